@@ -1,0 +1,523 @@
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
+
+use crate::error::Error;
+use crate::gonum;
+use crate::resolve::{Scalar, resolve_plain};
+use crate::value::{Map, Value};
+
+/// Deeper nesting than this is rejected rather than risking the stack; real charts nest a
+/// few dozen levels at most.
+const MAX_DEPTH: usize = 512;
+
+/// A parsed YAML node with go-yaml v2's resolved scalar types and its source position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub kind: NodeKind,
+    /// 1-based line where the node starts.
+    pub line: usize,
+    /// 1-based column where the node starts.
+    pub column: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// An integer too large for i64 but within u64, which go-yaml keeps as uint64.
+    Uint(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    /// Key/value pairs in document order, merge keys (`<<`) already expanded. A key may
+    /// repeat; as in go-yaml, the last occurrence wins.
+    Map(Vec<(Node, Node)>),
+}
+
+impl Node {
+    fn new(kind: NodeKind, span: &Span) -> Node {
+        Node {
+            kind,
+            line: span.start.line(),
+            column: span.start.col() + 1,
+        }
+    }
+
+    fn subtree_size(&self) -> usize {
+        match &self.kind {
+            NodeKind::Seq(items) => 1 + items.iter().map(Node::subtree_size).sum::<usize>(),
+            NodeKind::Map(pairs) => {
+                1 + pairs
+                    .iter()
+                    .map(|(k, v)| k.subtree_size() + v.subtree_size())
+                    .sum::<usize>()
+            }
+            _ => 1,
+        }
+    }
+
+    /// The value of the last pair whose key is the string `key`.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.kind {
+            NodeKind::Map(pairs) => pairs
+                .iter()
+                .rev()
+                .find(|(k, _)| k.as_map_key().as_deref() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// What this node becomes when decoded into a Go `string` field through
+    /// `sigs.k8s.io/yaml`: scalars are converted to text (floats at 32-bit precision, which
+    /// is why an unquoted `appVersion: 1.10` reads as `"1.1"`); null is the empty string;
+    /// lists and maps cannot be strings.
+    pub fn to_go_string(&self) -> Option<String> {
+        Some(match &self.kind {
+            NodeKind::Null => String::new(),
+            NodeKind::Bool(b) => b.to_string(),
+            NodeKind::Int(i) => i.to_string(),
+            NodeKind::Uint(u) => u.to_string(),
+            NodeKind::Float(f) => gonum::format_g(*f, true),
+            NodeKind::Str(s) => s.clone(),
+            NodeKind::Seq(_) | NodeKind::Map(_) => return None,
+        })
+    }
+
+    /// The JSON object key `sigs.k8s.io/yaml` makes of this node, if it can be one.
+    pub fn as_map_key(&self) -> Option<String> {
+        Some(match &self.kind {
+            NodeKind::Str(s) => s.clone(),
+            NodeKind::Bool(b) => b.to_string(),
+            NodeKind::Int(i) => i.to_string(),
+            NodeKind::Uint(u) => u.to_string(),
+            NodeKind::Float(f) => match gonum::format_g(*f, true).as_str() {
+                "+Inf" => ".inf".to_owned(),
+                "-Inf" => "-.inf".to_owned(),
+                "NaN" => ".nan".to_owned(),
+                other => other.to_owned(),
+            },
+            NodeKind::Null | NodeKind::Seq(_) | NodeKind::Map(_) => return None,
+        })
+    }
+
+    /// A short description of the node's kind for error messages.
+    pub fn kind_name(&self) -> &'static str {
+        match &self.kind {
+            NodeKind::Null => "null",
+            NodeKind::Bool(_) => "a boolean",
+            NodeKind::Int(_) | NodeKind::Uint(_) | NodeKind::Float(_) => "a number",
+            NodeKind::Str(_) => "a string",
+            NodeKind::Seq(_) => "a list",
+            NodeKind::Map(_) => "a map",
+        }
+    }
+
+    /// Converts to a JSON-like value the way Helm reads values: YAML to JSON, then JSON
+    /// decoded into `interface{}`, so every number becomes a float64 and every key a string.
+    pub fn to_value(&self) -> Result<Value, Error> {
+        Ok(match &self.kind {
+            NodeKind::Null => Value::Null,
+            NodeKind::Bool(b) => Value::Bool(*b),
+            NodeKind::Int(i) => Value::Float(*i as f64),
+            NodeKind::Uint(u) => Value::Float(*u as f64),
+            NodeKind::Float(f) if f.is_finite() => Value::Float(*f),
+            NodeKind::Float(_) => {
+                return Err(Error::at(
+                    self.line,
+                    self.column,
+                    "infinity and NaN cannot be represented in JSON; quote the value to keep it as a string",
+                ));
+            }
+            NodeKind::Str(s) => Value::String(s.clone()),
+            NodeKind::Seq(items) => {
+                Value::Seq(items.iter().map(Node::to_value).collect::<Result<_, _>>()?)
+            }
+            NodeKind::Map(pairs) => {
+                let mut map = Map::new();
+                for (key, value) in pairs {
+                    let Some(name) = key.as_map_key() else {
+                        return Err(Error::at(
+                            key.line,
+                            key.column,
+                            format!(
+                                "a map key must be a string, number or boolean, found {}",
+                                key.kind_name()
+                            ),
+                        ));
+                    };
+                    map.insert(name, value.to_value()?);
+                }
+                Value::Map(map)
+            }
+        })
+    }
+}
+
+/// Parses every document in a YAML stream. A stream with no documents gives an empty list.
+pub fn parse_documents(text: &str) -> Result<Vec<Node>, Error> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut builder = Builder::new();
+    for event in Parser::new_from_str(text) {
+        let (event, span) = event
+            .map_err(|e| Error::at(e.marker().line(), e.marker().col() + 1, e.info().to_owned()))?;
+        builder.event(event, span)?;
+    }
+    Ok(builder.documents)
+}
+
+/// Parses the first document of a YAML stream, as go-yaml's `Unmarshal` does; an empty
+/// stream is null.
+pub fn parse_node(text: &str) -> Result<Node, Error> {
+    Ok(parse_documents(text)?.into_iter().next().unwrap_or(Node {
+        kind: NodeKind::Null,
+        line: 1,
+        column: 1,
+    }))
+}
+
+enum Frame {
+    Seq {
+        node: Node,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        node: Node,
+        anchor: usize,
+        pairs: Vec<(Node, Node)>,
+        key: Option<Node>,
+        merge: bool,
+    },
+}
+
+struct Builder {
+    documents: Vec<Node>,
+    stack: Vec<Frame>,
+    anchors: HashMap<usize, Node>,
+    /// Nodes created so far, counting every node an alias copies.
+    expanded: usize,
+    /// Nodes that appear literally in the text.
+    parsed: usize,
+}
+
+impl Builder {
+    fn new() -> Builder {
+        Builder {
+            documents: Vec::new(),
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            expanded: 0,
+            parsed: 0,
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                self.parsed += 1;
+                self.expanded += 1;
+                let node = scalar(&text, style, tag.as_deref(), &span)?;
+                let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
+                self.finish(node, anchor, merge)
+            }
+            Event::SequenceStart(anchor, _) => self.open(
+                Frame::Seq {
+                    node: Node::new(NodeKind::Null, &span),
+                    anchor,
+                    items: Vec::new(),
+                },
+                &span,
+            ),
+            Event::MappingStart(anchor, _) => self.open(
+                Frame::Map {
+                    node: Node::new(NodeKind::Null, &span),
+                    anchor,
+                    pairs: Vec::new(),
+                    key: None,
+                    merge: false,
+                },
+                &span,
+            ),
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (node, anchor) = match self.stack.pop() {
+                    Some(Frame::Seq {
+                        mut node,
+                        anchor,
+                        items,
+                    }) => {
+                        node.kind = NodeKind::Seq(items);
+                        (node, anchor)
+                    }
+                    Some(Frame::Map {
+                        mut node,
+                        anchor,
+                        pairs,
+                        ..
+                    }) => {
+                        node.kind = NodeKind::Map(pairs);
+                        (node, anchor)
+                    }
+                    None => {
+                        return Err(Error::at(
+                            span.start.line(),
+                            span.start.col() + 1,
+                            "unbalanced collection end",
+                        ));
+                    }
+                };
+                self.finish(node, anchor, false)
+            }
+            Event::Alias(id) => {
+                let Some(target) = self.anchors.get(&id) else {
+                    return Err(Error::at(
+                        span.start.line(),
+                        span.start.col() + 1,
+                        "unknown anchor referenced by alias",
+                    ));
+                };
+                self.expanded += target.subtree_size();
+                let budget = 10_000 + 100 * self.parsed;
+                if self.expanded > budget {
+                    return Err(Error::at(
+                        span.start.line(),
+                        span.start.col() + 1,
+                        "document contains excessive aliasing (aliases expand to too many nodes)",
+                    ));
+                }
+                let node = target.clone();
+                self.finish(node, 0, false)
+            }
+            Event::DocumentStart(_) => {
+                self.anchors.clear();
+                Ok(())
+            }
+            Event::DocumentEnd => Ok(()),
+            Event::StreamStart | Event::StreamEnd | Event::Nothing => Ok(()),
+        }
+    }
+
+    fn open(&mut self, frame: Frame, span: &Span) -> Result<(), Error> {
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(Error::at(
+                span.start.line(),
+                span.start.col() + 1,
+                format!("nesting is deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        self.parsed += 1;
+        self.expanded += 1;
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    /// Attaches a completed node to its parent (or makes it a document).
+    fn finish(&mut self, node: Node, anchor: usize, is_merge_key: bool) -> Result<(), Error> {
+        if anchor != 0 {
+            self.anchors.insert(anchor, node.clone());
+        }
+        match self.stack.last_mut() {
+            None => self.documents.push(node),
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map {
+                pairs, key, merge, ..
+            }) => match key.take() {
+                None => {
+                    *merge = is_merge_key;
+                    *key = Some(node);
+                }
+                Some(k) if *merge => {
+                    *merge = false;
+                    merge_into(pairs, &k, node)?;
+                }
+                Some(k) => pairs.push((k, node)),
+            },
+        }
+        Ok(())
+    }
+}
+
+/// Expands a merge key: the pairs of the merged map(s) are inserted where `<<` stood, so
+/// keys written after it override them. In a list of maps earlier maps win, so they are
+/// inserted last.
+fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, value: Node) -> Result<(), Error> {
+    let not_a_map = |node: &Node| {
+        Error::at(
+            node.line,
+            node.column,
+            "map merge requires a map or a list of maps as the value",
+        )
+    };
+    match value.kind {
+        NodeKind::Map(merged) => pairs.extend(merged),
+        NodeKind::Seq(items) => {
+            for item in items.into_iter().rev() {
+                match item.kind {
+                    NodeKind::Map(merged) => pairs.extend(merged),
+                    _ => return Err(not_a_map(&item)),
+                }
+            }
+        }
+        _ => return Err(not_a_map(key)),
+    }
+    Ok(())
+}
+
+fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, span: &Span) -> Result<Node, Error> {
+    let kind = match tag {
+        None if style == ScalarStyle::Plain => match resolve_plain(text) {
+            Scalar::Null => NodeKind::Null,
+            Scalar::Bool(b) => NodeKind::Bool(b),
+            Scalar::Int(i) => NodeKind::Int(i),
+            Scalar::Uint(u) => NodeKind::Uint(u),
+            Scalar::Float(f) => NodeKind::Float(f),
+            Scalar::Str { .. } | Scalar::Merge => NodeKind::Str(text.to_owned()),
+        },
+        None => NodeKind::Str(text.to_owned()),
+        Some(tag) if tag.is_yaml_core_schema() => core_tagged(text, &tag.suffix, span)?,
+        // Application tags (`!foo`) mean nothing to Helm: the text is kept as a string.
+        Some(_) => NodeKind::Str(text.to_owned()),
+    };
+    Ok(Node::new(kind, span))
+}
+
+/// A scalar with an explicit `!!type` tag: the text must resolve to that type.
+fn core_tagged(text: &str, suffix: &str, span: &Span) -> Result<NodeKind, Error> {
+    let resolved = resolve_plain(text);
+    let mismatch = || {
+        Error::at(
+            span.start.line(),
+            span.start.col() + 1,
+            format!("cannot decode `{text}` as a !!{suffix}"),
+        )
+    };
+    Ok(match (suffix, resolved) {
+        ("str" | "timestamp", _) => NodeKind::Str(text.to_owned()),
+        ("binary", _) => {
+            let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(compact)
+                .map_err(|_| mismatch())?;
+            NodeKind::Str(String::from_utf8_lossy(&bytes).into_owned())
+        }
+        ("int", Scalar::Int(i)) => NodeKind::Int(i),
+        ("int", Scalar::Uint(u)) => NodeKind::Uint(u),
+        ("float", Scalar::Float(f)) => NodeKind::Float(f),
+        ("float", Scalar::Int(i)) => NodeKind::Float(i as f64),
+        ("float", Scalar::Uint(u)) => NodeKind::Float(u as f64),
+        ("bool", Scalar::Bool(b)) => NodeKind::Bool(b),
+        ("null", Scalar::Null) => NodeKind::Null,
+        ("int" | "float" | "bool" | "null", _) => return Err(mismatch()),
+        _ => NodeKind::Str(text.to_owned()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(text: &str) -> Value {
+        parse_node(text).unwrap().to_value().unwrap()
+    }
+
+    #[test]
+    fn keys_follow_yaml_1_1_like_helm() {
+        let v = value("y: yes\nn: ~\non: 1\n");
+        let map = v.as_map().unwrap();
+        assert_eq!(
+            map.get("true"),
+            Some(&Value::Float(1.0)),
+            "`on: 1` overrides `y: yes`"
+        );
+        assert_eq!(map.get("false"), Some(&Value::Null));
+        assert_eq!(
+            map.len(),
+            2,
+            "`n` and `on` collapse into the keys false and true: {map:?}"
+        );
+    }
+
+    #[test]
+    fn numbers_become_floats_in_values() {
+        assert_eq!(value("a: 1000000").lookup("a"), Some(&Value::Float(1e6)));
+        assert_eq!(value("a: 0777").lookup("a"), Some(&Value::Float(511.0)));
+        assert_eq!(value("a: '12'").lookup("a"), Some(&Value::from("12")));
+        assert_eq!(value("a: !!str 12").lookup("a"), Some(&Value::from("12")));
+        assert_eq!(
+            value("a: 2001-12-14").lookup("a"),
+            Some(&Value::from("2001-12-14"))
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_last_one_wins() {
+        assert_eq!(value("a: 1\na: 2\n").lookup("a"), Some(&Value::Float(2.0)));
+    }
+
+    #[test]
+    fn merge_keys_and_aliases() {
+        let v = value("base: &b {x: 1, z: 2}\nm:\n  x: 0\n  <<: *b\n  z: 3\nl: [*b]\n");
+        assert_eq!(v.lookup("m.x"), Some(&Value::Float(1.0)));
+        assert_eq!(v.lookup("m.z"), Some(&Value::Float(3.0)));
+        assert_eq!(
+            v.lookup("l").and_then(Value::as_seq).map(<[_]>::len),
+            Some(1)
+        );
+        let v = value("a: &a {k: 1}\nb: &b {k: 2}\nm:\n  <<: [*a, *b]\n");
+        assert_eq!(
+            v.lookup("m.k"),
+            Some(&Value::Float(1.0)),
+            "earlier maps in a merge list win"
+        );
+    }
+
+    #[test]
+    fn alias_bombs_are_refused() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for level in 1..10 {
+            let prev = level - 1;
+            text.push_str(&format!("a{level}: &a{level} [*a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}, *a{prev}]\n"));
+        }
+        let err = parse_documents(&text).unwrap_err();
+        assert!(err.message.contains("excessive aliasing"), "{err}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_crash() {
+        let text = "[".repeat(10_000);
+        assert!(parse_documents(&text).is_err());
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_position() {
+        let err = parse_documents("a: b\n c: d: e\n").unwrap_err();
+        assert_eq!(err.line, 2, "{err}");
+    }
+
+    #[test]
+    fn go_string_conversion_of_scalars() {
+        let node = parse_node("a: 1.10\nb: 1.0\nc: true\nd: 0x10\ne: ~\n").unwrap();
+        let s = |k: &str| node.get(k).unwrap().to_go_string().unwrap();
+        assert_eq!(s("a"), "1.1");
+        assert_eq!(s("b"), "1");
+        assert_eq!(s("c"), "true");
+        assert_eq!(s("d"), "16");
+        assert_eq!(s("e"), "");
+    }
+
+    #[test]
+    fn infinity_is_refused_in_values() {
+        assert!(parse_node("a: .inf").unwrap().to_value().is_err());
+    }
+
+    #[test]
+    fn documents_are_split() {
+        let docs = parse_documents("a: 1\n---\n---\nb: 2\n").unwrap();
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[1].kind, NodeKind::Null);
+        assert!(parse_documents("").unwrap().is_empty());
+    }
+}
