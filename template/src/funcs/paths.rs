@@ -1,0 +1,5 @@
+//! placeholder
+
+use super::Registry;
+
+pub(crate) fn register(_r: &mut Registry<'_>) {}
