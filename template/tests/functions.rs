@@ -61,6 +61,13 @@ const CASES: &[Case] = &[
     // Encoding and paths.
     ("{{ b64enc \"hello\" }}|{{ b64dec \"aGVsbG8=\" }}|{{ b64dec \"!!\" }}|{{ b32enc \"hello\" }}|{{ b32dec \"NBSWY3DP\" }}", "", "aGVsbG8=|hello|illegal base64 data at input byte 0|NBSWY3DP|hello"),
     ("{{ base \"a/b.txt\" }}|{{ dir \"a/b.txt\" }}|{{ clean \"a//b/../c\" }}|{{ ext \"a/b.tar.gz\" }}|{{ isAbs \"/a\" }}|{{ osBase \"/x/y\" }}", "", "b.txt|a|a/c|.gz|true|y"),
+    // Semver.
+    ("{{ semverCompare \">=1.19-0\" \"v1.35.0\" }}|{{ semver \"1.2.3-beta+x\" }}|{{ (semver \"v1.2.3\").Major }}|{{ typeOf (semver \"1.0.0\") }}|{{ semverCompare \"^1.2\" \"1.3.0\" }}|{{ semverCompare \"<1.25.0-0\" \"1.29.0\" }}|{{ (semver \"1.2.3\").LessThan (semver \"1.3.0\") }}", "", "true|1.2.3-beta+x|1|*semver.Version|true|false|true"),
+    // Regular expressions.
+    ("{{ regexMatch \"^\\\\w+$\" \"héllo\" }}|{{ regexFindAll \"[0-9]+\" \"a1b22c333\" 2 }}|{{ regexReplaceAll \"a(x*)b\" \"-ab-axxb-\" \"${1}W\" }}|{{ regexSplit \"a\" \"banana\" -1 }}|{{ regexQuoteMeta \"a.b\" }}|{{ regexFind \"b+\" \"abbbc\" }}|{{ regexReplaceAllLiteral \"a\" \"banana\" \"$1\" }}", "", "false|[1 22]|-W-xxW-|[b n n ]|a\\.b|bbb|b$1n$1n$1"),
+    // Dates (fixed inputs only; `now` differs between runs).
+    ("{{ toDate \"2006-01-02\" \"2023-03-04\" | date \"Jan 2, 2006 15:04 MST\" }}|{{ duration \"95\" }}|{{ durationRound \"2h10m\" }}|{{ toDate \"2006-01-02\" \"2023-03-04\" | unixEpoch }}|{{ dateInZone \"2006-01-02 15:04 MST\" (toDate \"2006-01-02\" \"2023-03-04\") \"America/New_York\" }}|{{ htmlDate 0 }}|{{ duration 95 }}", "", "Mar 4, 2023 00:00 UTC|1m35s|2h|1677888000|2023-03-03 19:00 EST|1970-01-01|0s"),
+    ("{{ dateModify \"1h30m\" (toDate \"2006-01-02\" \"2023-03-04\") | date \"15:04\" }}|{{ (toDate \"2006-01-02T15:04:05Z07:00\" \"2023-03-04T05:06:07+02:00\").Unix }}|{{ typeOf now }}|{{ now | date \"2006\" | len }}", "", "01:30|1677899167|time.Time|4"),
 ];
 
 #[test]
