@@ -68,6 +68,11 @@ const CASES: &[Case] = &[
     // Dates (fixed inputs only; `now` differs between runs).
     ("{{ toDate \"2006-01-02\" \"2023-03-04\" | date \"Jan 2, 2006 15:04 MST\" }}|{{ duration \"95\" }}|{{ durationRound \"2h10m\" }}|{{ toDate \"2006-01-02\" \"2023-03-04\" | unixEpoch }}|{{ dateInZone \"2006-01-02 15:04 MST\" (toDate \"2006-01-02\" \"2023-03-04\") \"America/New_York\" }}|{{ htmlDate 0 }}|{{ duration 95 }}", "", "Mar 4, 2023 00:00 UTC|1m35s|2h|1677888000|2023-03-03 19:00 EST|1970-01-01|0s"),
     ("{{ dateModify \"1h30m\" (toDate \"2006-01-02\" \"2023-03-04\") | date \"15:04\" }}|{{ (toDate \"2006-01-02T15:04:05Z07:00\" \"2023-03-04T05:06:07+02:00\").Unix }}|{{ typeOf now }}|{{ now | date \"2006\" | len }}", "", "01:30|1677899167|time.Time|4"),
+    // Crypto with deterministic results; random ones are checked for shape.
+    ("{{ sha1sum \"abc\" }}|{{ sha256sum \"abc\" }}|{{ sha512sum \"abc\" | trunc 16 }}|{{ adler32sum \"hello world\" }}", "", "a9993e364706816aba3e25717850c26c9cd0d89d|ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad|ddaf35a193617aba|436929629"),
+    ("{{ derivePassword 1 \"long\" \"password\" \"user\" \"example.com\" }}|{{ derivePassword 2 \"maximum\" \"pw\" \"u\" \"s\" }}|{{ derivePassword 1 \"nope\" \"pw\" \"u\" \"s\" }}", "", "ZedaFaxcZaso9*|S2$TYTKe9bU9YXWCqT@%|cannot find password template nope"),
+    ("{{ decryptAES \"secretkey\" \"RAITOCyZ037X6tIg4dueTy+bWQV4mTJI/R7Io1/oSj0=\" }}|{{ encryptAES \"k\" \"hello\" | decryptAES \"k\" }}|{{ encryptAES \"k\" \"\" }}", "", "plaintext|hello|"),
+    ("{{ bcrypt \"x\" | len }}|{{ bcrypt \"x\" | trunc 7 }}|{{ htpasswd \"a:b\" \"x\" }}|{{ randBytes 3 | len }}|{{ uuidv4 | len }}|{{ randAlphaNum 8 | len }}|{{ randNumeric 4 | regexMatch \"^[0-9]{4}$\" }}", "", "60|$2a$10$|invalid username: a:b|4|36|8|true"),
 ];
 
 #[test]

@@ -7,6 +7,7 @@ use crate::exec::Exec;
 use crate::value::{Ty, Value};
 
 pub(crate) mod builtins;
+pub(crate) mod certs;
 pub(crate) mod compare;
 pub(crate) mod convert;
 pub(crate) mod crypto;
