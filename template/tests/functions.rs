@@ -73,6 +73,10 @@ const CASES: &[Case] = &[
     ("{{ derivePassword 1 \"long\" \"password\" \"user\" \"example.com\" }}|{{ derivePassword 2 \"maximum\" \"pw\" \"u\" \"s\" }}|{{ derivePassword 1 \"nope\" \"pw\" \"u\" \"s\" }}", "", "ZedaFaxcZaso9*|S2$TYTKe9bU9YXWCqT@%|cannot find password template nope"),
     ("{{ decryptAES \"secretkey\" \"RAITOCyZ037X6tIg4dueTy+bWQV4mTJI/R7Io1/oSj0=\" }}|{{ encryptAES \"k\" \"hello\" | decryptAES \"k\" }}|{{ encryptAES \"k\" \"\" }}", "", "plaintext|hello|"),
     ("{{ bcrypt \"x\" | len }}|{{ bcrypt \"x\" | trunc 7 }}|{{ htpasswd \"a:b\" \"x\" }}|{{ randBytes 3 | len }}|{{ uuidv4 | len }}|{{ randAlphaNum 8 | len }}|{{ randNumeric 4 | regexMatch \"^[0-9]{4}$\" }}", "", "60|$2a$10$|invalid username: a:b|4|36|8|true"),
+    // TOML.
+    ("{{ toToml (dict \"b\" 1 \"a\" \"x\" \"t\" (dict \"k\" true \"n\" (dict \"z\" 1.5)) \"l\" (list 1 2)) }}|{{ toToml .Values }}|{{ fromToml \"a = 1\\nb = \\\"x\\\"\\n[t]\\nc = [1,2]\" }}|{{ toToml \"x\" }}", "b: 1\nlt: [{a: 1}, {b: 2}]", "a = \"x\"\nb = 1\nl = [1, 2]\n\n[t]\n  k = true\n  [t.n]\n    z = 1.5\n|b = 1.0\n\n[[lt]]\n  a = 1.0\n\n[[lt]]\n  b = 2.0\n|map[a:1 b:x t:map[c:[1 2]]]|\"x\""),
+    // URLs.
+    ("{{ urlParse \"https://user:p%40ss@example.com:8080/a%20b/c?x=1&y=2#fr%20ag\" }}|{{ urlJoin (dict \"scheme\" \"https\" \"host\" \"example.com:80\" \"path\" \"/a b\" \"query\" \"q=1\" \"fragment\" \"f g\" \"userinfo\" \"u:p\") }}|{{ urlParse \"mailto:x@y.com\" }}|{{ urlJoin (dict \"host\" \"h\" \"path\" \"p\") }}", "", "map[fragment:fr ag host:example.com:8080 hostname:example.com opaque: path:/a b/c query:x=1&y=2 scheme:https userinfo:user:p%40ss]|https://u:p@example.com:80/a%20b?q=1#f%20g|map[fragment: host: hostname: opaque:x@y.com path: query: scheme:mailto userinfo:]|//h/p"),
 ];
 
 #[test]

@@ -25,6 +25,7 @@ pub(crate) mod regex;
 pub(crate) mod semver;
 pub(crate) mod strings;
 pub(crate) mod toml;
+pub(crate) mod url;
 
 /// Why a function call failed. The executor adds `error calling NAME: `.
 #[derive(Debug)]
@@ -158,6 +159,7 @@ pub(crate) fn helm_functions() -> FuncMap {
     crypto::register(&mut r);
     json::register(&mut r);
     toml::register(&mut r);
+    url::register(&mut r);
     helm::register(&mut r);
     map
 }
