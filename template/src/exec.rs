@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use crate::error::{Error, ExecError};
 use crate::funcs::{Func, FuncError, Imp};
-use crate::value::{MethodSig, Object};
-use std::rc::Rc;
 use crate::parse::ast::*;
 use crate::print;
 use crate::set::TemplateSet;
 use crate::value::{ListKind, MapKind, Ty, Value};
+use crate::value::{MethodSig, Object};
+use std::rc::Rc;
 
 /// Go's limit on nested `{{template}}` calls.
 const MAX_EXEC_DEPTH: usize = 100_000;
@@ -335,10 +335,7 @@ impl<'s> Exec<'s> {
         f.node = Some(NodeRef::Node(node));
         let Some(tree) = self.lookup(&t.name) else {
             return Err(self
-                .errorf(
-                    f,
-                    format!("template {} not defined", print::quote(&t.name)),
-                )
+                .errorf(f, format!("template {} not defined", print::quote(&t.name)))
                 .into());
         };
         if f.depth == MAX_EXEC_DEPTH {
@@ -425,7 +422,8 @@ impl<'s> Exec<'s> {
             if pipe.is_assign {
                 self.set_var(f, &v.idents[0], Slot::plain(value.clone()))?;
             } else {
-                f.vars.push((v.idents[0].clone(), Slot::plain(value.clone())));
+                f.vars
+                    .push((v.idents[0].clone(), Slot::plain(value.clone())));
             }
         }
         Ok(value)
@@ -493,16 +491,19 @@ impl<'s> Exec<'s> {
             Arg::Nil(_) => Err(self.errorf(f, "nil is not a command".into())),
             Arg::Number(n) => self.ideal_constant(f, n),
             Arg::String { text, .. } => Ok(Value::str(text)),
-            other => Err(self.errorf(f, format!("can't evaluate command {}", print::quote(&other.to_string())))),
+            other => Err(self.errorf(
+                f,
+                format!(
+                    "can't evaluate command {}",
+                    print::quote(&other.to_string())
+                ),
+            )),
         }
     }
 
     fn ideal_constant(&self, f: &Frame<'_>, n: &NumberNode) -> EResult<Value> {
         if n.is_complex {
-            return Err(self.errorf(
-                f,
-                format!("complex constant {} is not supported", n.text),
-            ));
+            return Err(self.errorf(f, format!("complex constant {} is not supported", n.text)));
         }
         let text = &n.text;
         let is_hex_int = text.len() > 2
@@ -550,10 +551,7 @@ impl<'s> Exec<'s> {
     ) -> EResult<Slot> {
         f.node = Some(NodeRef::Arg(node));
         if matches!(*chain.node, Arg::Nil(_)) {
-            return Err(self.errorf(
-                f,
-                format!("indirection through explicit nil in {node}"),
-            ));
+            return Err(self.errorf(f, format!("indirection through explicit nil in {node}")));
         }
         let receiver = self.eval_arg(f, dot, None, &chain.node)?;
         self.eval_field_chain(
@@ -580,10 +578,7 @@ impl<'s> Exec<'s> {
         let value = self.var_value(f, &var.idents[0])?;
         if var.idents.len() == 1 {
             if args.is_empty() && final_value.is_some() {
-                return Err(self.errorf(
-                    f,
-                    format!("can't give argument to non-function {node}"),
-                ));
+                return Err(self.errorf(f, format!("can't give argument to non-function {node}")));
             }
             self.not_a_function(f, args, &final_value)?;
             return Ok(value);
@@ -622,10 +617,7 @@ impl<'s> Exec<'s> {
     ) -> EResult<Slot> {
         if receiver.v.is_nil() {
             if receiver.iface {
-                return Err(self.errorf(
-                    f,
-                    format!("nil pointer evaluating interface {{}}.{name}"),
-                ));
+                return Err(self.errorf(f, format!("nil pointer evaluating interface {{}}.{name}")));
             }
             if self.set.missing_key == MissingKey::Error {
                 return Err(self.errorf(
@@ -667,20 +659,16 @@ impl<'s> Exec<'s> {
                 }
                 if o.is_map() {
                     if has_args {
-                        return Err(self.errorf(
-                            f,
-                            format!("{name} is not a method but has arguments"),
-                        ));
+                        return Err(
+                            self.errorf(f, format!("{name} is not a method but has arguments"))
+                        );
                     }
                     return self.missing_key(f, name, true);
                 }
             }
             Value::Map(m) => {
                 if has_args {
-                    return Err(self.errorf(
-                        f,
-                        format!("{name} is not a method but has arguments"),
-                    ));
+                    return Err(self.errorf(f, format!("{name} is not a method but has arguments")));
                 }
                 let string_map = m.kind == MapKind::String;
                 return match m.get(name) {
@@ -701,10 +689,7 @@ impl<'s> Exec<'s> {
         } else {
             receiver.v.type_name()
         };
-        Err(self.errorf(
-            f,
-            format!("can't evaluate field {name} in type {typ}"),
-        ))
+        Err(self.errorf(f, format!("can't evaluate field {name} in type {typ}")))
     }
 
     fn missing_key(&self, f: &Frame<'_>, name: &str, iface: bool) -> EResult<Slot> {
@@ -803,7 +788,7 @@ impl<'s> Exec<'s> {
         }
         if let Some(fv) = final_value {
             let ty = match variadic {
-                Some(v) if num_in - 1 >= num_fixed => v,
+                Some(v) if num_in > num_fixed => v,
                 _ => params[num_in - 1],
             };
             argv.push(self.validate_type(f, fv, ty)?);
@@ -822,11 +807,7 @@ impl<'s> Exec<'s> {
             Ok(v) => Ok(v),
             Err(e) => {
                 f.node = Some(node);
-                Err(self.error_with(
-                    f,
-                    format!("error calling {name}: {}", e.message),
-                    e.cause,
-                ))
+                Err(self.error_with(f, format!("error calling {name}: {}", e.message), e.cause))
             }
         }
     }
@@ -897,10 +878,9 @@ impl<'s> Exec<'s> {
             Arg::Dot(_) => return check(self, f, dot.v.clone()),
             Arg::Nil(_) => {
                 return match ty {
-                    Some(t) if !t.nillable() => Err(self.errorf(
-                        f,
-                        format!("cannot assign nil to {}", t.go_name()),
-                    )),
+                    Some(t) if !t.nillable() => {
+                        Err(self.errorf(f, format!("cannot assign nil to {}", t.go_name())))
+                    }
                     _ => Ok(Value::Nil),
                 };
             }

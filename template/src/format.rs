@@ -241,7 +241,11 @@ impl Printer {
             self.out.push_str(s);
             return;
         }
-        let fill = if self.f.zero && !self.f.minus { '0' } else { ' ' };
+        let fill = if self.f.zero && !self.f.minus {
+            '0'
+        } else {
+            ' '
+        };
         if self.f.minus {
             self.out.push_str(s);
             self.out.extend(std::iter::repeat_n(' ', width - n));
@@ -401,7 +405,10 @@ impl Printer {
 
     fn fmt_q(&mut self, s: &str) {
         let s = self.truncate(s);
-        let quoted = if self.f.sharp && !s.contains('`') && s.chars().all(|c| c == '\t' || !c.is_control()) {
+        let quoted = if self.f.sharp
+            && !s.contains('`')
+            && s.chars().all(|c| c == '\t' || !c.is_control())
+        {
             format!("`{s}`")
         } else if self.f.plus {
             quote_ascii(s)
@@ -577,11 +584,7 @@ impl Printer {
         if self.f.sharp || sharp_v_hex {
             match base {
                 2 => s.push_str("0b"),
-                8 => {
-                    if !body.starts_with('0') {
-                        s.push('0');
-                    }
-                }
+                8 if !body.starts_with('0') => s.push('0'),
                 16 => {
                     s.push('0');
                     s.push(digits[16] as char);
@@ -641,7 +644,8 @@ impl Printer {
             let width = self.f.wid.unwrap_or(0);
             if width > full.len() {
                 self.out.push_str(sign);
-                self.out.extend(std::iter::repeat_n('0', width - full.len()));
+                self.out
+                    .extend(std::iter::repeat_n('0', width - full.len()));
                 self.out.push_str(&body);
                 return;
             }
@@ -678,7 +682,11 @@ pub fn format_float(x: f64, verb: char, prec: Option<usize>) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if x > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     match verb {
         'f' | 'F' => match prec {
@@ -707,7 +715,11 @@ pub fn format_float(x: f64, verb: char, prec: Option<usize>) -> String {
 /// `%.Ng`: N significant digits, exponent form when the exponent is < -4 or >= N.
 fn format_g_prec(x: f64, p: usize) -> String {
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let sci = format!("{:.*e}", p - 1, x);
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
@@ -762,18 +774,66 @@ mod tests {
 
     #[test]
     fn verbs() {
-        assert_eq!(p("%s-%d-%v", &[Value::str("a"), Value::Int(3), Value::Float(1.5)]), "a-3-1.5");
-        assert_eq!(p("%5.2f|%-5s|%05d|%+d", &[Value::Float(3.14159), Value::str("ab"), Value::Int(42), Value::Int(5)]), " 3.14|ab   |00042|+5");
-        assert_eq!(p("%x %X %o %b %c", &[Value::Int(255), Value::str("hi"), Value::Int(8), Value::Int(5), Value::Int(65)]), "ff 6869 10 101 A");
-        assert_eq!(p("%q %e %g", &[Value::str("a\"b"), Value::Float(1234.5678), Value::Float(1e21)]), "\"a\\\"b\" 1.234568e+03 1e+21");
-        assert_eq!(p("%t %T %T", &[Value::Bool(true), Value::Float(1.0), Value::list(vec![])]), "true float64 []interface {}");
+        assert_eq!(
+            p(
+                "%s-%d-%v",
+                &[Value::str("a"), Value::Int(3), Value::Float(1.5)]
+            ),
+            "a-3-1.5"
+        );
+        assert_eq!(
+            p(
+                "%5.2f|%-5s|%05d|%+d",
+                &[
+                    Value::Float(3.14659),
+                    Value::str("ab"),
+                    Value::Int(42),
+                    Value::Int(5)
+                ]
+            ),
+            " 3.15|ab   |00042|+5"
+        );
+        assert_eq!(
+            p(
+                "%x %X %o %b %c",
+                &[
+                    Value::Int(255),
+                    Value::str("hi"),
+                    Value::Int(8),
+                    Value::Int(5),
+                    Value::Int(65)
+                ]
+            ),
+            "ff 6869 10 101 A"
+        );
+        assert_eq!(
+            p(
+                "%q %e %g",
+                &[
+                    Value::str("a\"b"),
+                    Value::Float(1234.5678),
+                    Value::Float(1e21)
+                ]
+            ),
+            "\"a\\\"b\" 1.234568e+03 1e+21"
+        );
+        assert_eq!(
+            p(
+                "%t %T %T",
+                &[Value::Bool(true), Value::Float(1.0), Value::list(vec![])]
+            ),
+            "true float64 []interface {}"
+        );
     }
 
     #[test]
     fn errors_in_band() {
         assert_eq!(p("%d", &[Value::str("x")]), "%!d(string=x)");
         assert_eq!(p("%s %s", &[Value::str("x")]), "x %!s(MISSING)");
-        assert_eq!(p("%s", &[Value::str("x"), Value::Int(1)]), "x%!(EXTRA int=1)");
+        assert_eq!(
+            p("%s", &[Value::str("x"), Value::Int(1)]),
+            "x%!(EXTRA int=1)"
+        );
         assert_eq!(p("%s", &[Value::Nil]), "%!s(<nil>)");
         assert_eq!(p("%v", &[Value::Nil]), "<nil>");
         assert_eq!(p("%z", &[Value::Int(1)]), "%!z(int=1)");
@@ -784,7 +844,7 @@ mod tests {
     #[test]
     fn containers_apply_the_verb_to_elements() {
         let l = Value::list(vec![Value::str("a"), Value::Int(1), Value::Nil]);
-        assert_eq!(p("%s", &[l.clone()]), "[a %!s(int=1) <nil>]");
+        assert_eq!(p("%s", std::slice::from_ref(&l)), "[a %!s(int=1) <nil>]");
         assert_eq!(p("%v", &[l]), "[a 1 <nil>]");
     }
 

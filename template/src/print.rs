@@ -171,8 +171,7 @@ pub fn write_value(out: &mut String, v: &Value) {
 pub fn sprint_args(args: &[Value]) -> String {
     let mut out = String::new();
     for (i, arg) in args.iter().enumerate() {
-        if i > 0 && !matches!(arg, Value::String(_)) && !matches!(args[i - 1], Value::String(_))
-        {
+        if i > 0 && !matches!(arg, Value::String(_)) && !matches!(args[i - 1], Value::String(_)) {
             out.push(' ');
         }
         write_value(&mut out, arg);

@@ -255,7 +255,10 @@ fn exactly_helms_functions_are_defined() {
     expected.sort_unstable();
     let missing: Vec<_> = expected.iter().filter(|n| !ours.contains(n)).collect();
     let extra: Vec<_> = ours.iter().filter(|n| !expected.contains(n)).collect();
-    assert!(missing.is_empty() && extra.is_empty(), "missing {missing:?}, extra {extra:?}");
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, extra {extra:?}"
+    );
 }
 
 #[test]

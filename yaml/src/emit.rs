@@ -40,7 +40,11 @@ fn emit(value: &Value, flavour: Style2) -> String {
         out: String::new(),
         column: 0,
         flavour,
-        width: if flavour == Style2::V3 { usize::MAX } else { BEST_WIDTH },
+        width: if flavour == Style2::V3 {
+            usize::MAX
+        } else {
+            BEST_WIDTH
+        },
     };
     match value {
         Value::Map(map) if !map.is_empty() => emitter.map(map, 0),
@@ -657,14 +661,20 @@ mod tests {
     #[test]
     fn pretty_indents_sequences_and_keeps_go_floats() {
         let mut inner = Map::new();
-        inner.insert("l".into(), Value::Seq(vec![Value::Int(1), Value::Float(1e6)]));
+        inner.insert(
+            "l".into(),
+            Value::Seq(vec![Value::Int(1), Value::Float(1e6)]),
+        );
         inner.insert("s".into(), Value::String("x ".repeat(60)));
         let mut outer = Map::new();
         outer.insert("m".into(), Value::Map(inner));
         let out = to_yaml_pretty(&Value::Map(outer));
         assert_eq!(
             out,
-            format!("m:\n  l:\n    - 1\n    - 1e+06\n  s: '{}'\n", "x ".repeat(60))
+            format!(
+                "m:\n  l:\n    - 1\n    - 1e+06\n  s: '{}'\n",
+                "x ".repeat(60)
+            )
         );
     }
 

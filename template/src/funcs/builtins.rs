@@ -23,15 +23,21 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("le", &[R, R], compare::le);
     r.pure("gt", &[R, R], compare::gt);
     r.pure("ge", &[R, R], compare::ge);
-    r.variadic("print", &[], Ty::Any, |a| Ok(Value::string(print::sprint_args(a))));
+    r.variadic("print", &[], Ty::Any, |a| {
+        Ok(Value::string(print::sprint_args(a)))
+    });
     r.variadic("println", &[], Ty::Any, |a| {
         Ok(Value::string(print::sprintln_args(a)))
     });
     r.variadic("printf", &[Ty::String], Ty::Any, |a| {
         Ok(Value::string(sprintf(super::arg::str(&a[0]), &a[1..])))
     });
-    r.variadic("html", &[], Ty::Any, |a| Ok(Value::string(html_escape(&eval_args(a)))));
-    r.variadic("js", &[], Ty::Any, |a| Ok(Value::string(js_escape(&eval_args(a)))));
+    r.variadic("html", &[], Ty::Any, |a| {
+        Ok(Value::string(html_escape(&eval_args(a))))
+    });
+    r.variadic("js", &[], Ty::Any, |a| {
+        Ok(Value::string(js_escape(&eval_args(a))))
+    });
     r.variadic("urlquery", &[], Ty::Any, |a| {
         Ok(Value::string(query_escape(&eval_args(a))))
     });
@@ -143,11 +149,10 @@ fn index(a: &[Value]) -> Result<Value, String> {
             Value::Nil => return Err("index of nil pointer".into()),
             Value::List(l) => {
                 let x = index_arg(idx, l.items.len())?;
-                l.items.get(x).cloned().ok_or_else(|| {
-                    format!(
-                        "reflect: slice index out of range"
-                    )
-                })?
+                l.items
+                    .get(x)
+                    .cloned()
+                    .ok_or_else(|| "reflect: slice index out of range".to_owned())?
             }
             Value::String(s) => {
                 let x = index_arg(idx, s.len())?;
@@ -218,9 +223,9 @@ fn slice(a: &[Value]) -> Result<Value, String> {
         return Err(format!("invalid slice index: {} > {}", idx[1], idx[2]));
     }
     Ok(match item {
-        Value::String(s) => Value::string(
-            String::from_utf8_lossy(&s.as_bytes()[idx[0]..idx[1]]).into_owned(),
-        ),
+        Value::String(s) => {
+            Value::string(String::from_utf8_lossy(&s.as_bytes()[idx[0]..idx[1]]).into_owned())
+        }
         Value::Bytes(b) => Value::Bytes(Rc::from(&b[idx[0]..idx[1]])),
         Value::List(l) => Value::List(Rc::new(crate::value::List {
             kind: l.kind,

@@ -26,8 +26,12 @@ const L: Ty = Ty::List;
 const CERT: Ty = Ty::Object("sprig.certificate");
 
 pub(crate) fn register(r: &mut Registry<'_>) {
-    r.pure("genPrivateKey", &[S], |a| Ok(Value::string(gen_private_key(str(&a[0])))));
-    r.pure("buildCustomCert", &[S, S], |a| build_custom_cert(str(&a[0]), str(&a[1])));
+    r.pure("genPrivateKey", &[S], |a| {
+        Ok(Value::string(gen_private_key(str(&a[0]))))
+    });
+    r.pure("buildCustomCert", &[S, S], |a| {
+        build_custom_cert(str(&a[0]), str(&a[1]))
+    });
     r.pure("genCA", &[S, I], |a| {
         let key = Key::rsa(2048)?;
         gen_ca(str(&a[0]), int(&a[1]), key)
@@ -100,7 +104,11 @@ fn der_len(out: &mut Vec<u8>, len: usize) {
     if len < 0x80 {
         out.push(len as u8);
     } else {
-        let bytes: Vec<u8> = len.to_be_bytes().into_iter().skip_while(|b| *b == 0).collect();
+        let bytes: Vec<u8> = len
+            .to_be_bytes()
+            .into_iter()
+            .skip_while(|b| *b == 0)
+            .collect();
         out.push(0x80 | bytes.len() as u8);
         out.extend(bytes);
     }
@@ -150,9 +158,9 @@ fn bit_string(bytes: &[u8], unused: u8) -> Vec<u8> {
 }
 
 fn asn1_string(s: &str) -> Vec<u8> {
-    let printable = s.bytes().all(|b| {
-        b.is_ascii_alphanumeric() || b" '()+,-./:=?".contains(&b)
-    });
+    let printable = s
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b" '()+,-./:=?".contains(&b));
     tlv(if printable { 0x13 } else { 0x0c }, s.as_bytes())
 }
 
@@ -284,7 +292,10 @@ impl Key {
             "EC" => p256::SecretKey::from_sec1_der(&der)
                 .map(Key::Ecdsa)
                 .map_err(|e| format!("parsing EC private key from PEM: {e}")),
-            "DSA" => Err("parsing DSA private key from PEM: keys of this type cannot sign certificates".into()),
+            "DSA" => Err(
+                "parsing DSA private key from PEM: keys of this type cannot sign certificates"
+                    .into(),
+            ),
             _ => Err(format!("invalid private key type {label}")),
         }
     }
@@ -347,10 +358,14 @@ fn gen_private_key(kind: &str) -> String {
     let key = match kind {
         "" | "rsa" => Key::rsa(4096),
         "ecdsa" => Ok(Key::Ecdsa(p256::SecretKey::random(&mut OsRng))),
-        "ed25519" => Ok(Key::Ed25519(ed25519_dalek::SigningKey::generate(&mut OsRng))),
+        "ed25519" => Ok(Key::Ed25519(ed25519_dalek::SigningKey::generate(
+            &mut OsRng,
+        ))),
         "dsa" => {
             let components = dsa::Components::generate(&mut OsRng, dsa::KeySize::DSA_2048_256);
-            Ok(Key::Dsa(Box::new(dsa::SigningKey::generate(&mut OsRng, components))))
+            Ok(Key::Dsa(Box::new(dsa::SigningKey::generate(
+                &mut OsRng, components,
+            ))))
         }
         other => return format!("Unknown type {other}"),
     };
@@ -428,10 +443,7 @@ fn create(
 ) -> Result<(String, String), String> {
     let mut serial = [0u8; 16];
     OsRng.fill_bytes(&mut serial);
-    let subject = seq(&[tlv(
-        0x31,
-        &seq(&[oid(&[2, 5, 4, 3]), asn1_string(&t.cn)]),
-    )]);
+    let subject = seq(&[tlv(0x31, &seq(&[oid(&[2, 5, 4, 3]), asn1_string(&t.cn)]))]);
     let issuer = issuer_name.unwrap_or_else(|| subject.clone());
     let now = Utc::now();
     let not_after = now + chrono::Duration::hours(24 * t.days);
@@ -441,11 +453,18 @@ fn create(
 
     let mut extensions = Vec::new();
     let (usage, unused) = if t.is_ca { (0xA4u8, 2u8) } else { (0xA0, 5) };
-    extensions.push(extension(&[2, 5, 29, 15], true, bit_string(&[usage], unused)));
+    extensions.push(extension(
+        &[2, 5, 29, 15],
+        true,
+        bit_string(&[usage], unused),
+    ));
     extensions.push(extension(
         &[2, 5, 29, 37],
         false,
-        seq(&[oid(&[1, 3, 6, 1, 5, 5, 7, 3, 1]), oid(&[1, 3, 6, 1, 5, 5, 7, 3, 2])]),
+        seq(&[
+            oid(&[1, 3, 6, 1, 5, 5, 7, 3, 1]),
+            oid(&[1, 3, 6, 1, 5, 5, 7, 3, 2]),
+        ]),
     ));
     let basic = if t.is_ca {
         seq(&[tlv(0x01, &[0xff])])
@@ -581,7 +600,13 @@ fn gen_ca(cn: &str, days: i64, key: Key) -> Result<Value, String> {
     Ok(cert_value(cert, key_pem))
 }
 
-fn gen_self_signed(cn: &str, ips: &Value, dns: &Value, days: i64, key: Key) -> Result<Value, String> {
+fn gen_self_signed(
+    cn: &str,
+    ips: &Value,
+    dns: &Value,
+    days: i64,
+    key: Key,
+) -> Result<Value, String> {
     let t = template(cn, ips, dns, days)?;
     let (cert, key_pem) = create(&t, &key, None, None, &key)?;
     Ok(cert_value(cert, key_pem))
@@ -604,9 +629,8 @@ fn gen_signed(
         key: String::new(),
     });
     let (_, ca_der) = pem_decode(&ca.cert).ok_or("unable to decode certificate")?;
-    let (issuer, skid) = issuer_of(&ca_der).ok_or(
-        "error parsing certificate: decodedSignerCert.Bytes: x509: malformed certificate",
-    )?;
+    let (issuer, skid) = issuer_of(&ca_der)
+        .ok_or("error parsing certificate: decodedSignerCert.Bytes: x509: malformed certificate")?;
     let signer = Key::from_pem(&ca.key).map_err(|e| format!("error parsing private key: {e}"))?;
     let t = template(cn, ips, dns, days)?;
     let (cert, key_pem) = create(&t, &key, Some(issuer), skid, &signer)?;
@@ -624,7 +648,9 @@ fn build_custom_cert(b64cert: &str, b64key: &str) -> Result<Value, String> {
     let key = String::from_utf8_lossy(&key).into_owned();
     let (_, der) = pem_decode(&cert).ok_or("unable to decode certificate")?;
     if issuer_of(&der).is_none() {
-        return Err("error parsing certificate: decodedCert.Bytes: x509: malformed certificate".into());
+        return Err(
+            "error parsing certificate: decodedCert.Bytes: x509: malformed certificate".into(),
+        );
     }
     if let Err(e) = Key::from_pem(&key)
         && !key.contains("DSA PRIVATE KEY")
@@ -642,7 +668,9 @@ mod tests {
     fn ca_and_signed_cert_chain() {
         let key = Key::Ecdsa(p256::SecretKey::random(&mut OsRng));
         let ca = gen_ca("my-ca", 365, key).unwrap();
-        let Value::Object(o) = &ca else { panic!("not a certificate") };
+        let Value::Object(o) = &ca else {
+            panic!("not a certificate")
+        };
         let ca_cert = o.as_any().downcast_ref::<Certificate>().unwrap();
         assert!(ca_cert.cert.starts_with("-----BEGIN CERTIFICATE-----\n"));
         assert!(ca_cert.key.starts_with("-----BEGIN EC PRIVATE KEY-----\n"));
@@ -660,7 +688,9 @@ mod tests {
             leaf_key,
         )
         .unwrap();
-        let Value::Object(o) = &leaf else { panic!("not a certificate") };
+        let Value::Object(o) = &leaf else {
+            panic!("not a certificate")
+        };
         let leaf = o.as_any().downcast_ref::<Certificate>().unwrap();
         let (_, der) = pem_decode(&leaf.cert).unwrap();
         assert!(der.windows(9).any(|w| w == b"a.example"));

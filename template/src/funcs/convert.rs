@@ -13,7 +13,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.pure("int", &[Ty::Any], |a| Ok(Value::Int(to_int64(&a[0]))));
     r.pure("int64", &[Ty::Any], |a| Ok(Value::Int64(to_int64(&a[0]))));
-    r.pure("float64", &[Ty::Any], |a| Ok(Value::Float(to_float64(&a[0]))));
+    r.pure("float64", &[Ty::Any], |a| {
+        Ok(Value::Float(to_float64(&a[0])))
+    });
     r.pure("toDecimal", &[Ty::Any], |a| {
         let text = crate::print::sprint(&a[0]);
         Ok(Value::Int64(parse_radix(&text, 8).unwrap_or(0)))

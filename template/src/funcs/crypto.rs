@@ -15,15 +15,27 @@ use crate::value::{Ty, Value};
 const S: Ty = Ty::String;
 
 pub(crate) fn register(r: &mut Registry<'_>) {
-    r.pure("sha1sum", &[S], |a| Ok(Value::string(hex(&sha1::Sha1::digest(str(&a[0]).as_bytes())))));
+    r.pure("sha1sum", &[S], |a| {
+        Ok(Value::string(hex(&sha1::Sha1::digest(
+            str(&a[0]).as_bytes(),
+        ))))
+    });
     r.pure("sha256sum", &[S], |a| {
-        Ok(Value::string(hex(&sha2::Sha256::digest(str(&a[0]).as_bytes()))))
+        Ok(Value::string(hex(&sha2::Sha256::digest(
+            str(&a[0]).as_bytes(),
+        ))))
     });
     r.pure("sha512sum", &[S], |a| {
-        Ok(Value::string(hex(&sha2::Sha512::digest(str(&a[0]).as_bytes()))))
+        Ok(Value::string(hex(&sha2::Sha512::digest(
+            str(&a[0]).as_bytes(),
+        ))))
     });
-    r.pure("adler32sum", &[S], |a| Ok(Value::string(adler32(str(&a[0]).as_bytes()).to_string())));
-    r.pure("bcrypt", &[S], |a| Ok(Value::string(bcrypt_hash(str(&a[0])))));
+    r.pure("adler32sum", &[S], |a| {
+        Ok(Value::string(adler32(str(&a[0]).as_bytes()).to_string()))
+    });
+    r.pure("bcrypt", &[S], |a| {
+        Ok(Value::string(bcrypt_hash(str(&a[0]))))
+    });
     r.pure("htpasswd", &[S, S], |a| {
         let user = str(&a[0]);
         if user.contains(':') {
@@ -40,8 +52,12 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             str(&a[4]),
         )))
     });
-    r.pure("encryptAES", &[S, S], |a| Ok(Value::string(encrypt_aes(str(&a[0]), str(&a[1])))));
-    r.pure("decryptAES", &[S, S], |a| decrypt_aes(str(&a[0]), str(&a[1])).map(Value::string));
+    r.pure("encryptAES", &[S, S], |a| {
+        Ok(Value::string(encrypt_aes(str(&a[0]), str(&a[1]))))
+    });
+    r.pure("decryptAES", &[S, S], |a| {
+        decrypt_aes(str(&a[0]), str(&a[1])).map(Value::string)
+    });
     r.pure("randBytes", &[Ty::Int], |a| {
         let n = int(&a[0]);
         if n < 0 {
@@ -93,7 +109,14 @@ fn uuid_v4() -> String {
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex(&b);
-    format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
 }
 
 const MASTER_PASSWORD_SEED: &str = "com.lyndir.masterpassword";
@@ -102,11 +125,26 @@ fn password_templates(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "maximum" => &["anoxxxxxxxxxxxxxxxxx", "axxxxxxxxxxxxxxxxxno"],
         "long" => &[
-            "CvcvnoCvcvCvcv", "CvcvCvcvnoCvcv", "CvcvCvcvCvcvno", "CvccnoCvcvCvcv",
-            "CvccCvcvnoCvcv", "CvccCvcvCvcvno", "CvcvnoCvccCvcv", "CvcvCvccnoCvcv",
-            "CvcvCvccCvcvno", "CvcvnoCvcvCvcc", "CvcvCvcvnoCvcc", "CvcvCvcvCvccno",
-            "CvccnoCvccCvcv", "CvccCvccnoCvcv", "CvccCvccCvcvno", "CvcvnoCvccCvcc",
-            "CvcvCvccnoCvcc", "CvcvCvccCvccno", "CvccnoCvcvCvcc", "CvccCvcvnoCvcc",
+            "CvcvnoCvcvCvcv",
+            "CvcvCvcvnoCvcv",
+            "CvcvCvcvCvcvno",
+            "CvccnoCvcvCvcv",
+            "CvccCvcvnoCvcv",
+            "CvccCvcvCvcvno",
+            "CvcvnoCvccCvcv",
+            "CvcvCvccnoCvcv",
+            "CvcvCvccCvcvno",
+            "CvcvnoCvcvCvcc",
+            "CvcvCvcvnoCvcc",
+            "CvcvCvcvCvccno",
+            "CvccnoCvccCvcv",
+            "CvccCvccnoCvcv",
+            "CvccCvccCvcvno",
+            "CvcvnoCvccCvcc",
+            "CvcvCvccnoCvcc",
+            "CvcvCvccCvccno",
+            "CvccnoCvcvCvcc",
+            "CvccCvcvnoCvcc",
             "CvccCvcvCvccno",
         ],
         "medium" => &["CvcnoCvc", "CvcCvcno"],
@@ -228,7 +266,10 @@ mod tests {
     #[test]
     fn checksums() {
         assert_eq!(adler32(b"hello world"), 436929629);
-        assert_eq!(hex(&sha2::Sha256::digest(b"abc"))[..8].to_owned(), "ba7816bf");
+        assert_eq!(
+            hex(&sha2::Sha256::digest(b"abc"))[..8].to_owned(),
+            "ba7816bf"
+        );
     }
 
     #[test]

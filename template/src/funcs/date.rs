@@ -8,7 +8,9 @@
 use std::any::Any;
 use std::rc::Rc;
 
-use chrono::{DateTime, Datelike, Duration as ChronoDuration, FixedOffset, Offset, TimeZone, Timelike, Utc};
+use chrono::{
+    DateTime, Datelike, Duration as ChronoDuration, FixedOffset, Offset, TimeZone, Timelike, Utc,
+};
 
 use super::Registry;
 use super::arg::str;
@@ -20,14 +22,18 @@ const TIME: Ty = Ty::Object("time.Time");
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("now", &[], |_| Ok(Value::Object(Rc::new(GoTime::now()))));
-    r.pure("date", &[S, A], |a| Ok(Value::string(date_in_zone(str(&a[0]), &a[1], "Local"))));
+    r.pure("date", &[S, A], |a| {
+        Ok(Value::string(date_in_zone(str(&a[0]), &a[1], "Local")))
+    });
     r.pure("dateInZone", &[S, A, S], |a| {
         Ok(Value::string(date_in_zone(str(&a[0]), &a[1], str(&a[2]))))
     });
     r.pure("date_in_zone", &[S, A, S], |a| {
         Ok(Value::string(date_in_zone(str(&a[0]), &a[1], str(&a[2]))))
     });
-    r.pure("htmlDate", &[A], |a| Ok(Value::string(date_in_zone("2006-01-02", &a[0], "Local"))));
+    r.pure("htmlDate", &[A], |a| {
+        Ok(Value::string(date_in_zone("2006-01-02", &a[0], "Local")))
+    });
     r.pure("htmlDateInZone", &[A, S], |a| {
         Ok(Value::string(date_in_zone("2006-01-02", &a[0], str(&a[1]))))
     });
@@ -50,7 +56,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("ago", &[A], |a| {
         let t = time_from_arg(&a[0]).unwrap_or_else(GoTime::now);
         let since = GoTime::now().nanos_since_epoch() - t.nanos_since_epoch();
-        Ok(Value::string(format_duration(round_duration(since, 1_000_000_000))))
+        Ok(Value::string(format_duration(round_duration(
+            since,
+            1_000_000_000,
+        ))))
     });
     r.pure("duration", &[A], |a| {
         let n: i64 = match &a[0] {
@@ -265,11 +274,27 @@ fn date_in_zone(layout: &str, date: &Value, zone: &str) -> String {
 }
 
 const MONTHS: [&str; 12] = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September",
-    "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 ];
 const DAYS: [&str; 7] = [
-    "Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -489,9 +514,7 @@ pub(crate) fn format_time(t: &GoTime, layout: &str) -> String {
             Std::Month => out.push_str(&MONTHS[local.month0() as usize][..3]),
             Std::NumMonth => push_pad(&mut out, local.month() as i64, 0, '0'),
             Std::ZeroMonth => push_pad(&mut out, local.month() as i64, 2, '0'),
-            Std::LongWeekDay => {
-                out.push_str(DAYS[local.weekday().num_days_from_sunday() as usize])
-            }
+            Std::LongWeekDay => out.push_str(DAYS[local.weekday().num_days_from_sunday() as usize]),
             Std::WeekDay => {
                 out.push_str(&DAYS[local.weekday().num_days_from_sunday() as usize][..3])
             }
@@ -628,7 +651,11 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
                         v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
                     })
                     .ok_or_else(bad)?;
-                let len = if std == Std::Month { 3 } else { MONTHS[idx].len() };
+                let len = if std == Std::Month {
+                    3
+                } else {
+                    MONTHS[idx].len()
+                };
                 v = &v[len..];
                 month = idx as u32 + 1;
             }
@@ -640,7 +667,11 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
                         v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
                     })
                     .ok_or_else(bad)?;
-                let len = if std == Std::WeekDay { 3 } else { DAYS[idx].len() };
+                let len = if std == Std::WeekDay {
+                    3
+                } else {
+                    DAYS[idx].len()
+                };
                 v = &v[len..];
             }
             Std::ZeroDay => day = take_digits(&mut v, 2, 2).ok_or_else(bad)?,
@@ -779,7 +810,12 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
             hour = 0;
         }
     }
-    let range_err = || format!("parsing time {}: day out of range", crate::print::quote(value));
+    let range_err = || {
+        format!(
+            "parsing time {}: day out of range",
+            crate::print::quote(value)
+        )
+    };
     let naive = chrono::NaiveDate::from_ymd_opt(year, month, day)
         .and_then(|d| d.and_hms_nano_opt(hour, min, sec, nanos))
         .ok_or_else(range_err)?;
@@ -791,7 +827,14 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
                 .single()
                 .ok_or_else(bad)?
                 .with_timezone(&Utc);
-            (t, if off == 0 { "UTC".to_owned() } else { String::new() })
+            (
+                t,
+                if off == 0 {
+                    "UTC".to_owned()
+                } else {
+                    String::new()
+                },
+            )
         }
         None => match local_zone() {
             Some(tz) => {
@@ -860,7 +903,10 @@ pub(crate) fn parse_duration(s: &str) -> Result<i128, String> {
         let unit = &s[..unit_len];
         s = &s[unit_len..];
         if unit.is_empty() {
-            return Err(format!("time: missing unit in duration {}", crate::print::quote(orig)));
+            return Err(format!(
+                "time: missing unit in duration {}",
+                crate::print::quote(orig)
+            ));
         }
         let Some((_, scale)) = UNITS.iter().find(|(u, _)| *u == unit) else {
             return Err(format!(
@@ -869,10 +915,14 @@ pub(crate) fn parse_duration(s: &str) -> Result<i128, String> {
                 crate::print::quote(orig)
             ));
         };
-        let number: f64 = format!("{}.{}", if int_part.is_empty() { "0" } else { int_part }, frac_part)
-            .trim_end_matches('.')
-            .parse()
-            .map_err(|_| invalid())?;
+        let number: f64 = format!(
+            "{}.{}",
+            if int_part.is_empty() { "0" } else { int_part },
+            frac_part
+        )
+        .trim_end_matches('.')
+        .parse()
+        .map_err(|_| invalid())?;
         total += number * *scale as f64;
     }
     let nanos = total.round() as i128;
@@ -964,8 +1014,14 @@ mod tests {
     #[test]
     fn go_layouts() {
         let t = parse_time("2006-01-02T15:04:05Z07:00", "2023-03-04T05:06:07+02:00").unwrap();
-        assert_eq!(format_time(&t, "2006-01-02 15:04:05 -0700"), "2023-03-04 05:06:07 +0200");
-        assert_eq!(format_time(&t, "Jan _2 3:04PM Monday"), "Mar  4 5:06AM Saturday");
+        assert_eq!(
+            format_time(&t, "2006-01-02 15:04:05 -0700"),
+            "2023-03-04 05:06:07 +0200"
+        );
+        assert_eq!(
+            format_time(&t, "Jan _2 3:04PM Monday"),
+            "Mar  4 5:06AM Saturday"
+        );
         let u = GoTime::in_zone(t.instant, "UTC");
         assert_eq!(format_time(&u, time_rfc3339()), "2023-03-04T03:06:07Z");
         assert_eq!(u.instant.timestamp().to_string(), "1677899167");
@@ -978,7 +1034,10 @@ mod tests {
     #[test]
     fn durations() {
         assert_eq!(format_duration(90 * 1_000_000_000), "1m30s");
-        assert_eq!(format_duration(3_600_000_000_000 + 1_500_000_000), "1h0m1.5s");
+        assert_eq!(
+            format_duration(3_600_000_000_000 + 1_500_000_000),
+            "1h0m1.5s"
+        );
         assert_eq!(format_duration(1_500_000), "1.5ms");
         assert_eq!(parse_duration("1h30m").unwrap(), 5_400_000_000_000);
         assert_eq!(parse_duration("-1.5s").unwrap(), -1_500_000_000);

@@ -16,8 +16,12 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.variadic("coalesce", &[], A, |a| {
         Ok(a.iter().find(|v| !empty(v)).cloned().unwrap_or(Value::Nil))
     });
-    r.variadic("all", &[], A, |a| Ok(Value::Bool(a.iter().all(|v| !empty(v)))));
-    r.variadic("any", &[], A, |a| Ok(Value::Bool(a.iter().any(|v| !empty(v)))));
+    r.variadic("all", &[], A, |a| {
+        Ok(Value::Bool(a.iter().all(|v| !empty(v))))
+    });
+    r.variadic("any", &[], A, |a| {
+        Ok(Value::Bool(a.iter().any(|v| !empty(v))))
+    });
     r.pure("ternary", &[A, A, Ty::Bool], |a| {
         Ok(if matches!(a[2], Value::Bool(true)) {
             a[0].clone()

@@ -38,10 +38,14 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         }
         Ok(a[0].clone())
     });
-    r.pure("hasKey", &[M, S], |a| Ok(Value::Bool(map_get(&a[0], str(&a[1])).is_some())));
+    r.pure("hasKey", &[M, S], |a| {
+        Ok(Value::Bool(map_get(&a[0], str(&a[1])).is_some()))
+    });
     r.variadic("pluck", &[S], M, |a| {
         let key = str(&a[0]);
-        Ok(Value::list(a[1..].iter().filter_map(|d| map_get(d, key)).collect()))
+        Ok(Value::list(
+            a[1..].iter().filter_map(|d| map_get(d, key)).collect(),
+        ))
     });
     r.variadic("keys", &[], M, |a| {
         let mut keys = Vec::new();
@@ -83,10 +87,12 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         }
         Ok(Value::map(out))
     });
-    r.variadic("merge", &[M], M, |a| Ok(merge_all(a, false).unwrap_or_else(|e| {
-        let _ = e;
-        Value::str("")
-    })));
+    r.variadic("merge", &[M], M, |a| {
+        Ok(merge_all(a, false).unwrap_or_else(|e| {
+            let _ = e;
+            Value::str("")
+        }))
+    });
     r.variadic("mustMerge", &[M], M, |a| merge_all(a, false));
     r.variadic("mergeOverwrite", &[M], M, |a| {
         Ok(merge_all(a, true).unwrap_or_else(|_| Value::str("")))

@@ -9,7 +9,9 @@ use super::arg::str;
 use crate::value::{Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
-    r.pure("b64enc", &[Ty::String], |a| Ok(Value::string(STANDARD.encode(str(&a[0])))));
+    r.pure("b64enc", &[Ty::String], |a| {
+        Ok(Value::string(STANDARD.encode(str(&a[0]))))
+    });
     r.pure("b64dec", &[Ty::String], |a| {
         Ok(Value::string(match b64_decode(str(&a[0])) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
@@ -17,7 +19,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         }))
     });
     r.pure("b32enc", &[Ty::String], |a| {
-        Ok(Value::string(data_encoding::BASE32.encode(str(&a[0]).as_bytes())))
+        Ok(Value::string(
+            data_encoding::BASE32.encode(str(&a[0]).as_bytes()),
+        ))
     });
     r.pure("b32dec", &[Ty::String], |a| {
         Ok(Value::string(match b32_decode(str(&a[0])) {

@@ -32,7 +32,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(a[1].clone())
     });
     r.pure("fail", &[S], |a| Err(helm_warning(str(&a[0]))));
-    r.pure("toYaml", &[A], |a| Ok(Value::string(to_yaml(&a[0]).unwrap_or_default())));
+    r.pure("toYaml", &[A], |a| {
+        Ok(Value::string(to_yaml(&a[0]).unwrap_or_default()))
+    });
     r.pure("mustToYaml", &[A], |a| to_yaml(&a[0]).map(Value::string));
     r.pure("toYamlPretty", &[A], |a| {
         Ok(Value::string(to_yaml_pretty(&a[0]).unwrap_or_default()))
@@ -40,7 +42,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("fromYaml", &[S], |a| Ok(from_yaml(str(&a[0]))));
     r.pure("fromYamlArray", &[S], |a| Ok(from_yaml_array(str(&a[0]))));
     r.pure("toJson", &[A], |a| {
-        Ok(Value::string(json::encode(&a[0], true, None).unwrap_or_default()))
+        Ok(Value::string(
+            json::encode(&a[0], true, None).unwrap_or_default(),
+        ))
     });
     r.pure("fromJson", &[S], |a| Ok(from_json(str(&a[0]))));
     r.pure("fromJsonArray", &[S], |a| Ok(from_json_array(str(&a[0]))));
@@ -106,7 +110,10 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     match result {
         Ok(out) => Ok(Value::string(out.replace("<no value>", ""))),
         Err(e) => Err(FuncError {
-            message: format!("error during tpl function execution for {}: {e}", quote(text)),
+            message: format!(
+                "error during tpl function execution for {}: {e}",
+                quote(text)
+            ),
             cause: Some(e),
         }),
     }

@@ -12,16 +12,24 @@ use crate::value::{Entries, Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("toPrettyJson", &[Ty::Any], |a| {
-        Ok(Value::string(encode(&a[0], true, Some("  ")).unwrap_or_default()))
+        Ok(Value::string(
+            encode(&a[0], true, Some("  ")).unwrap_or_default(),
+        ))
     });
     r.pure("mustToPrettyJson", &[Ty::Any], |a| {
         encode(&a[0], true, Some("  ")).map(Value::string)
     });
     r.pure("toRawJson", &[Ty::Any], |a| {
-        Ok(Value::string(encode(&a[0], false, None).unwrap_or_default()))
+        Ok(Value::string(
+            encode(&a[0], false, None).unwrap_or_default(),
+        ))
     });
-    r.pure("mustToRawJson", &[Ty::Any], |a| encode(&a[0], false, None).map(Value::string));
-    r.pure("mustToJson", &[Ty::Any], |a| encode(&a[0], true, None).map(Value::string));
+    r.pure("mustToRawJson", &[Ty::Any], |a| {
+        encode(&a[0], false, None).map(Value::string)
+    });
+    r.pure("mustToJson", &[Ty::Any], |a| {
+        encode(&a[0], true, None).map(Value::string)
+    });
     r.pure("mustFromJson", &[Ty::String], |a| decode(str(&a[0])));
 }
 
@@ -455,8 +463,14 @@ mod tests {
     #[test]
     fn encoding_matches_go() {
         let v = decode(r#"{"b":[1,2.5,"<x>"],"a":null,"c":{}}"#).unwrap();
-        assert_eq!(encode(&v, true, None).unwrap(), r#"{"a":null,"b":[1,2.5,"\u003cx\u003e"],"c":{}}"#);
-        assert_eq!(encode(&v, false, None).unwrap(), r#"{"a":null,"b":[1,2.5,"<x>"],"c":{}}"#);
+        assert_eq!(
+            encode(&v, true, None).unwrap(),
+            r#"{"a":null,"b":[1,2.5,"\u003cx\u003e"],"c":{}}"#
+        );
+        assert_eq!(
+            encode(&v, false, None).unwrap(),
+            r#"{"a":null,"b":[1,2.5,"<x>"],"c":{}}"#
+        );
         assert_eq!(
             encode(&v, true, Some("  ")).unwrap(),
             "{\n  \"a\": null,\n  \"b\": [\n    1,\n    2.5,\n    \"\\u003cx\\u003e\"\n  ],\n  \"c\": {}\n}"
@@ -466,9 +480,18 @@ mod tests {
     #[test]
     fn decode_errors_match_go() {
         assert_eq!(decode("").unwrap_err(), "unexpected end of JSON input");
-        assert_eq!(decode("{x").unwrap_err(), "invalid character 'x' looking for beginning of object key string");
-        assert_eq!(decode("[1 2]").unwrap_err(), "invalid character '2' after array element");
+        assert_eq!(
+            decode("{x").unwrap_err(),
+            "invalid character 'x' looking for beginning of object key string"
+        );
+        assert_eq!(
+            decode("[1 2]").unwrap_err(),
+            "invalid character '2' after array element"
+        );
         assert_eq!(decode("tru").unwrap_err(), "unexpected end of JSON input");
-        assert_eq!(decode("1 x").unwrap_err(), "invalid character 'x' after top-level value");
+        assert_eq!(
+            decode("1 x").unwrap_err(),
+            "invalid character 'x' after top-level value"
+        );
     }
 }

@@ -16,7 +16,9 @@ const A: Ty = Ty::Any;
 /// What Go's reflection calls the kind of a non-slice value, for Sprig's messages.
 pub(crate) fn kind_for_error(v: &Value) -> Result<&'static str, String> {
     match v {
-        Value::Nil => Err("runtime error: invalid memory address or nil pointer dereference".into()),
+        Value::Nil => {
+            Err("runtime error: invalid memory address or nil pointer dereference".into())
+        }
         other => Ok(other.kind_name()),
     }
 }
@@ -58,18 +60,28 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     }
     for name in ["first", "mustFirst"] {
         r.pure(name, &[A], |a| {
-            Ok(items(&a[0], "find first")?.first().cloned().unwrap_or(Value::Nil))
+            Ok(items(&a[0], "find first")?
+                .first()
+                .cloned()
+                .unwrap_or(Value::Nil))
         });
     }
     for name in ["last", "mustLast"] {
         r.pure(name, &[A], |a| {
-            Ok(items(&a[0], "find last")?.last().cloned().unwrap_or(Value::Nil))
+            Ok(items(&a[0], "find last")?
+                .last()
+                .cloned()
+                .unwrap_or(Value::Nil))
         });
     }
     for name in ["rest", "mustRest"] {
         r.pure(name, &[A], |a| {
             let l = items(&a[0], "find rest")?;
-            Ok(if l.is_empty() { nil_list() } else { list(l[1..].to_vec()) })
+            Ok(if l.is_empty() {
+                nil_list()
+            } else {
+                list(l[1..].to_vec())
+            })
         });
     }
     for name in ["initial", "mustInitial"] {

@@ -11,9 +11,13 @@ const A: Ty = Ty::Any;
 const I: Ty = Ty::Int;
 
 pub(crate) fn register(r: &mut Registry<'_>) {
-    r.pure("add1", &[A], |a| Ok(Value::Int64(to_int64(&a[0]).wrapping_add(1))));
+    r.pure("add1", &[A], |a| {
+        Ok(Value::Int64(to_int64(&a[0]).wrapping_add(1)))
+    });
     r.variadic("add", &[], A, |a| {
-        Ok(Value::Int64(a.iter().fold(0i64, |acc, v| acc.wrapping_add(to_int64(v)))))
+        Ok(Value::Int64(
+            a.iter().fold(0i64, |acc, v| acc.wrapping_add(to_int64(v))),
+        ))
     });
     r.pure("sub", &[A, A], |a| {
         Ok(Value::Int64(to_int64(&a[0]).wrapping_sub(to_int64(&a[1]))))
@@ -34,7 +38,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.variadic("mul", &[A], A, |a| {
         Ok(Value::Int64(
-            a[1..].iter().fold(to_int64(&a[0]), |acc, v| acc.wrapping_mul(to_int64(v))),
+            a[1..]
+                .iter()
+                .fold(to_int64(&a[0]), |acc, v| acc.wrapping_mul(to_int64(v))),
         ))
     });
     r.pure("randInt", &[I, I], |a| {
@@ -45,8 +51,12 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         use rand::Rng;
         Ok(Value::Int(rand::rng().random_range(lo..hi)))
     });
-    r.pure("add1f", &[A], |a| Ok(decimal_op(&a[0], &[Value::Int(1)], Op::Add)));
-    r.variadic("addf", &[], A, |a| Ok(decimal_op(&Value::Float(0.0), a, Op::Add)));
+    r.pure("add1f", &[A], |a| {
+        Ok(decimal_op(&a[0], &[Value::Int(1)], Op::Add))
+    });
+    r.variadic("addf", &[], A, |a| {
+        Ok(decimal_op(&Value::Float(0.0), a, Op::Add))
+    });
     r.variadic("subf", &[A], A, |a| Ok(decimal_op(&a[0], &a[1..], Op::Sub)));
     r.variadic("mulf", &[A], A, |a| Ok(decimal_op(&a[0], &a[1..], Op::Mul)));
     r.variadic("divf", &[A], A, |a| {
@@ -69,16 +79,24 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.variadic("maxf", &[A], A, |a| {
         Ok(Value::Float(
-            a[1..].iter().map(to_float64).fold(to_float64(&a[0]), go_max),
+            a[1..]
+                .iter()
+                .map(to_float64)
+                .fold(to_float64(&a[0]), go_max),
         ))
     });
     r.variadic("minf", &[A], A, |a| {
         Ok(Value::Float(
-            a[1..].iter().map(to_float64).fold(to_float64(&a[0]), go_min),
+            a[1..]
+                .iter()
+                .map(to_float64)
+                .fold(to_float64(&a[0]), go_min),
         ))
     });
     r.pure("ceil", &[A], |a| Ok(Value::Float(to_float64(&a[0]).ceil())));
-    r.pure("floor", &[A], |a| Ok(Value::Float(to_float64(&a[0]).floor())));
+    r.pure("floor", &[A], |a| {
+        Ok(Value::Float(to_float64(&a[0]).floor()))
+    });
     r.variadic("round", &[A, I], Ty::Float64, |a| {
         let round_on = match a.get(2) {
             Some(Value::Float(f)) => *f,
@@ -102,7 +120,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("untilStep", &[I, I, I], |a| {
         Ok(int_list(until_step(int(&a[0]), int(&a[1]), int(&a[2]))))
     });
-    r.variadic("seq", &[], I, |a| Ok(Value::string(seq(&a.iter().map(int).collect::<Vec<_>>()))));
+    r.variadic("seq", &[], I, |a| {
+        Ok(Value::string(seq(&a.iter().map(int).collect::<Vec<_>>())))
+    });
 }
 
 fn go_max(a: f64, b: f64) -> f64 {
@@ -207,7 +227,10 @@ impl Decimal {
             return None;
         }
         if f == 0.0 {
-            return Some(Decimal { mantissa: 0, exp: 0 });
+            return Some(Decimal {
+                mantissa: 0,
+                exp: 0,
+            });
         }
         let s = format!("{f:e}");
         let (m, e) = s.split_once('e')?;
@@ -255,13 +278,16 @@ impl Decimal {
                 let shift = self.exp - other.exp + PLACES + 1;
                 let (num, den) = if shift >= 0 {
                     (
-                        self.mantissa.checked_mul(10i128.checked_pow(shift as u32)?)?,
+                        self.mantissa
+                            .checked_mul(10i128.checked_pow(shift as u32)?)?,
                         other.mantissa,
                     )
                 } else {
                     (
                         self.mantissa,
-                        other.mantissa.checked_mul(10i128.checked_pow((-shift) as u32)?)?,
+                        other
+                            .mantissa
+                            .checked_mul(10i128.checked_pow((-shift) as u32)?)?,
                     )
                 };
                 let q = num / den;
@@ -325,11 +351,30 @@ mod tests {
             Value::Float(f) => f,
             _ => f64::NAN,
         };
-        assert_eq!(f(decimal_op(&Value::Float(0.1), &[Value::Float(0.2)], Op::Add)), 0.3);
-        assert_eq!(f(decimal_op(&Value::Int(10), &[Value::Int(3)], Op::Div)), 3.3333333333333335);
-        assert_eq!(f(decimal_op(&Value::Float(1.1), &[Value::Int(3)], Op::Mul)), 3.3);
-        assert_eq!(f(decimal_op(&Value::Int(1), &[Value::Float(0.9)], Op::Sub)), 0.1);
-        assert_eq!(f(decimal_op(&Value::Int(2), &[Value::Int(3)], Op::Div)), 0.6666666666666667);
+        assert_eq!(
+            f(decimal_op(
+                &Value::Float(0.1),
+                &[Value::Float(0.2)],
+                Op::Add
+            )),
+            0.3
+        );
+        assert_eq!(
+            f(decimal_op(&Value::Int(10), &[Value::Int(3)], Op::Div)),
+            3.3333333333333335
+        );
+        assert_eq!(
+            f(decimal_op(&Value::Float(1.1), &[Value::Int(3)], Op::Mul)),
+            3.3
+        );
+        assert_eq!(
+            f(decimal_op(&Value::Int(1), &[Value::Float(0.9)], Op::Sub)),
+            0.1
+        );
+        assert_eq!(
+            f(decimal_op(&Value::Int(2), &[Value::Int(3)], Op::Div)),
+            0.6666666666666667
+        );
     }
 
     #[test]

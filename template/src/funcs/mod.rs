@@ -180,11 +180,4 @@ pub(crate) mod arg {
             _ => 0,
         }
     }
-
-    pub fn float(v: &Value) -> f64 {
-        match v {
-            Value::Float(f) => *f,
-            _ => 0.0,
-        }
-    }
 }

@@ -13,13 +13,17 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         r.pure(name, &[Ty::String], |a| Ok(Value::string(dir(str(&a[0])))));
     }
     for name in ["clean", "osClean"] {
-        r.pure(name, &[Ty::String], |a| Ok(Value::string(clean(str(&a[0])))));
+        r.pure(name, &[Ty::String], |a| {
+            Ok(Value::string(clean(str(&a[0]))))
+        });
     }
     for name in ["ext", "osExt"] {
         r.pure(name, &[Ty::String], |a| Ok(Value::str(ext(str(&a[0])))));
     }
     for name in ["isAbs", "osIsAbs"] {
-        r.pure(name, &[Ty::String], |a| Ok(Value::Bool(str(&a[0]).starts_with('/'))));
+        r.pure(name, &[Ty::String], |a| {
+            Ok(Value::Bool(str(&a[0]).starts_with('/')))
+        });
     }
 }
 

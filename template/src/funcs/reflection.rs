@@ -5,7 +5,9 @@ use super::arg::str;
 use crate::value::{Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
-    r.pure("typeOf", &[Ty::Any], |a| Ok(Value::string(a[0].type_name())));
+    r.pure("typeOf", &[Ty::Any], |a| {
+        Ok(Value::string(a[0].type_name()))
+    });
     r.pure("typeIs", &[Ty::String, Ty::Any], |a| {
         Ok(Value::Bool(str(&a[0]) == a[1].type_name()))
     });
@@ -18,7 +20,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("kindIs", &[Ty::String, Ty::Any], |a| {
         Ok(Value::Bool(str(&a[0]) == a[1].kind_name()))
     });
-    r.pure("deepEqual", &[Ty::Any, Ty::Any], |a| Ok(Value::Bool(deep_equal(&a[0], &a[1]))));
+    r.pure("deepEqual", &[Ty::Any, Ty::Any], |a| {
+        Ok(Value::Bool(deep_equal(&a[0], &a[1])))
+    });
 }
 
 /// `reflect.DeepEqual`: same Go type and equal contents.

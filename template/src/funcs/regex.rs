@@ -22,26 +22,46 @@ const I: Ty = Ty::Int;
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("regexMatch", &[S, S], |a| {
-        Ok(Value::Bool(compile(str(&a[0])).is_ok_and(|re| re.is_match(str(&a[1])))))
+        Ok(Value::Bool(
+            compile(str(&a[0])).is_ok_and(|re| re.is_match(str(&a[1]))),
+        ))
     });
     r.pure("mustRegexMatch", &[S, S], |a| {
         Ok(Value::Bool(compile_err(str(&a[0]))?.is_match(str(&a[1]))))
     });
-    r.pure("regexFindAll", &[S, S, I], |a| find_all(&must(str(&a[0]))?, str(&a[1]), int(&a[2])));
+    r.pure("regexFindAll", &[S, S, I], |a| {
+        find_all(&must(str(&a[0]))?, str(&a[1]), int(&a[2]))
+    });
     r.pure("mustRegexFindAll", &[S, S, I], |a| {
         find_all(&compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("regexFind", &[S, S], |a| {
-        Ok(Value::str(must(str(&a[0]))?.find(str(&a[1])).map_or("", |m| m.as_str())))
+        Ok(Value::str(
+            must(str(&a[0]))?
+                .find(str(&a[1]))
+                .map_or("", |m| m.as_str()),
+        ))
     });
     r.pure("mustRegexFind", &[S, S], |a| {
-        Ok(Value::str(compile_err(str(&a[0]))?.find(str(&a[1])).map_or("", |m| m.as_str())))
+        Ok(Value::str(
+            compile_err(str(&a[0]))?
+                .find(str(&a[1]))
+                .map_or("", |m| m.as_str()),
+        ))
     });
     r.pure("regexReplaceAll", &[S, S, S], |a| {
-        Ok(Value::string(must(str(&a[0]))?.replace_all(str(&a[1]), str(&a[2])).into_owned()))
+        Ok(Value::string(
+            must(str(&a[0]))?
+                .replace_all(str(&a[1]), str(&a[2]))
+                .into_owned(),
+        ))
     });
     r.pure("mustRegexReplaceAll", &[S, S, S], |a| {
-        Ok(Value::string(compile_err(str(&a[0]))?.replace_all(str(&a[1]), str(&a[2])).into_owned()))
+        Ok(Value::string(
+            compile_err(str(&a[0]))?
+                .replace_all(str(&a[1]), str(&a[2]))
+                .into_owned(),
+        ))
     });
     r.pure("regexReplaceAllLiteral", &[S, S, S], |a| {
         Ok(Value::string(
@@ -57,11 +77,15 @@ pub(crate) fn register(r: &mut Registry<'_>) {
                 .into_owned(),
         ))
     });
-    r.pure("regexSplit", &[S, S, I], |a| split(&must(str(&a[0]))?, str(&a[1]), int(&a[2])));
+    r.pure("regexSplit", &[S, S, I], |a| {
+        split(&must(str(&a[0]))?, str(&a[1]), int(&a[2]))
+    });
     r.pure("mustRegexSplit", &[S, S, I], |a| {
         split(&compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
-    r.pure("regexQuoteMeta", &[S], |a| Ok(Value::string(quote_meta(str(&a[0])))));
+    r.pure("regexQuoteMeta", &[S], |a| {
+        Ok(Value::string(quote_meta(str(&a[0]))))
+    });
 }
 
 thread_local! {
@@ -77,7 +101,10 @@ fn compile(pattern: &str) -> Result<Regex, String> {
         let compiled = Regex::new(&translate(pattern)).map_err(|e| {
             let msg = e.to_string();
             let last = msg.lines().last().unwrap_or(&msg).trim().to_owned();
-            format!("error parsing regexp: {}: `{pattern}`", last.trim_start_matches("error: "))
+            format!(
+                "error parsing regexp: {}: `{pattern}`",
+                last.trim_start_matches("error: ")
+            )
         });
         let mut cache = cache.borrow_mut();
         if cache.len() > 1024 {

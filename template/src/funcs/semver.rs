@@ -74,8 +74,12 @@ pub(crate) struct Version {
 const INVALID: &str = "Invalid Semantic Version";
 
 fn parse_segment(s: &str) -> Result<u64, String> {
-    s.parse::<u64>()
-        .map_err(|_| format!("Error parsing version segment: strconv.ParseUint: parsing {}: value out of range", crate::print::quote(s)))
+    s.parse::<u64>().map_err(|_| {
+        format!(
+            "Error parsing version segment: strconv.ParseUint: parsing {}: value out of range",
+            crate::print::quote(s)
+        )
+    })
 }
 
 impl Version {
@@ -137,7 +141,10 @@ fn compare_prerelease(a: &str, b: &str) -> Ordering {
     let ap: Vec<&str> = a.split('.').collect();
     let bp: Vec<&str> = b.split('.').collect();
     for i in 0..ap.len().max(bp.len()) {
-        let d = compare_pre_part(ap.get(i).copied().unwrap_or(""), bp.get(i).copied().unwrap_or(""));
+        let d = compare_pre_part(
+            ap.get(i).copied().unwrap_or(""),
+            bp.get(i).copied().unwrap_or(""),
+        );
         if d != Ordering::Equal {
             return d;
         }
@@ -269,7 +276,6 @@ impl Object for Version {
 
 struct Constraint {
     con: Version,
-    orig: String,
     op: String,
     minor_dirty: bool,
     patch_dirty: bool,
@@ -319,7 +325,6 @@ impl Constraint {
         if text.is_empty() {
             return Ok(Constraint {
                 con: Version::parse("0.0.0")?,
-                orig: String::new(),
                 op: String::new(),
                 minor_dirty: false,
                 patch_dirty: false,
@@ -349,7 +354,6 @@ impl Constraint {
         let con = Version::parse(&ver).map_err(|_| "constraint Parser Error".to_owned())?;
         Ok(Constraint {
             con,
-            orig: group(2).to_owned(),
             op: group(1).to_owned(),
             minor_dirty,
             patch_dirty,
@@ -435,14 +439,13 @@ impl Constraint {
         if v.compare(c) == Ordering::Less {
             return false;
         }
-        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty
-        {
+        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty {
             return true;
         }
         if v.major != c.major {
             return false;
         }
-        !(v.minor != c.minor && !self.minor_dirty)
+        v.minor == c.minor || self.minor_dirty
     }
 
     fn caret(&self, v: &Version) -> bool {
@@ -491,7 +494,10 @@ mod tests {
         for (c, v, want) in cases {
             assert_eq!(semver_compare(c, v).unwrap(), want, "{c} {v}");
         }
-        assert_eq!(semver_compare("foo", "1.0.0").unwrap_err(), "improper constraint: foo");
+        assert_eq!(
+            semver_compare("foo", "1.0.0").unwrap_err(),
+            "improper constraint: foo"
+        );
         assert_eq!(semver_compare(">1", "x").unwrap_err(), INVALID);
     }
 }

@@ -18,17 +18,27 @@ const A: Ty = Ty::Any;
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("hello", &[], |_| Ok(Value::str("Hello!")));
-    r.pure("abbrev", &[I, S], |a| Ok(Value::string(abbrev(int(&a[0]), str(&a[1])))));
-    r.pure("abbrevboth", &[I, I, S], |a| {
-        Ok(Value::string(abbrev_both(int(&a[0]), int(&a[1]), str(&a[2]))))
+    r.pure("abbrev", &[I, S], |a| {
+        Ok(Value::string(abbrev(int(&a[0]), str(&a[1]))))
     });
-    r.pure("trunc", &[I, S], |a| Ok(Value::string(trunc(int(&a[0]), str(&a[1])))));
+    r.pure("abbrevboth", &[I, I, S], |a| {
+        Ok(Value::string(abbrev_both(
+            int(&a[0]),
+            int(&a[1]),
+            str(&a[2]),
+        )))
+    });
+    r.pure("trunc", &[I, S], |a| {
+        Ok(Value::string(trunc(int(&a[0]), str(&a[1]))))
+    });
     r.pure("trim", &[S], |a| Ok(Value::str(str(&a[0]).trim())));
     r.pure("upper", &[S], |a| Ok(Value::string(go_upper(str(&a[0])))));
     r.pure("lower", &[S], |a| Ok(Value::string(go_lower(str(&a[0])))));
     r.pure("title", &[S], |a| Ok(Value::string(title(str(&a[0])))));
     r.pure("untitle", &[S], |a| Ok(Value::string(untitle(str(&a[0])))));
-    r.pure("substr", &[I, I, S], |a| substr(int(&a[0]), int(&a[1]), str(&a[2])));
+    r.pure("substr", &[I, I, S], |a| {
+        substr(int(&a[0]), int(&a[1]), str(&a[2]))
+    });
     r.pure("repeat", &[I, S], |a| {
         let n = int(&a[0]);
         if n < 0 {
@@ -36,8 +46,12 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         }
         Ok(Value::string(str(&a[1]).repeat(n as usize)))
     });
-    r.pure("trimall", &[S, S], |a| Ok(Value::str(trim_set(str(&a[1]), str(&a[0])))));
-    r.pure("trimAll", &[S, S], |a| Ok(Value::str(trim_set(str(&a[1]), str(&a[0])))));
+    r.pure("trimall", &[S, S], |a| {
+        Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
+    });
+    r.pure("trimAll", &[S, S], |a| {
+        Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
+    });
     r.pure("trimSuffix", &[S, S], |a| {
         let (suffix, s) = (str(&a[0]), str(&a[1]));
         Ok(Value::str(s.strip_suffix(suffix).unwrap_or(s)))
@@ -46,33 +60,65 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         let (prefix, s) = (str(&a[0]), str(&a[1]));
         Ok(Value::str(s.strip_prefix(prefix).unwrap_or(s)))
     });
-    r.pure("nospace", &[S], |a| Ok(Value::string(delete_white_space(str(&a[0])))));
-    r.pure("initials", &[S], |a| Ok(Value::string(initials(str(&a[0])))));
+    r.pure("nospace", &[S], |a| {
+        Ok(Value::string(delete_white_space(str(&a[0]))))
+    });
+    r.pure("initials", &[S], |a| {
+        Ok(Value::string(initials(str(&a[0]))))
+    });
     r.pure("randAlphaNum", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| c.is_ascii_alphanumeric())))
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            c.is_ascii_alphanumeric()
+        })))
     });
     r.pure("randAlpha", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| c.is_ascii_alphabetic())))
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            c.is_ascii_alphabetic()
+        })))
     });
     r.pure("randNumeric", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| c.is_ascii_digit())))
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            c.is_ascii_digit()
+        })))
     });
     r.pure("randAscii", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| (' '..='~').contains(&c))))
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            (' '..='~').contains(&c)
+        })))
     });
-    r.pure("swapcase", &[S], |a| Ok(Value::string(swap_case(str(&a[0])))));
+    r.pure("swapcase", &[S], |a| {
+        Ok(Value::string(swap_case(str(&a[0]))))
+    });
     r.pure("shuffle", &[S], |a| Ok(Value::string(shuffle(str(&a[0])))));
-    r.pure("snakecase", &[S], |a| Ok(Value::string(camel_to_lower(str(&a[0]), '_'))));
-    r.pure("kebabcase", &[S], |a| Ok(Value::string(camel_to_lower(str(&a[0]), '-'))));
-    r.pure("camelcase", &[S], |a| Ok(Value::string(to_camel_case(str(&a[0])))));
-    r.pure("wrap", &[I, S], |a| Ok(Value::string(wrap(str(&a[1]), int(&a[0]), "\n", false))));
+    r.pure("snakecase", &[S], |a| {
+        Ok(Value::string(camel_to_lower(str(&a[0]), '_')))
+    });
+    r.pure("kebabcase", &[S], |a| {
+        Ok(Value::string(camel_to_lower(str(&a[0]), '-')))
+    });
+    r.pure("camelcase", &[S], |a| {
+        Ok(Value::string(to_camel_case(str(&a[0]))))
+    });
+    r.pure("wrap", &[I, S], |a| {
+        Ok(Value::string(wrap(str(&a[1]), int(&a[0]), "\n", false)))
+    });
     r.pure("wrapWith", &[I, S, S], |a| {
-        let sep = if str(&a[1]).is_empty() { "\n" } else { str(&a[1]) };
+        let sep = if str(&a[1]).is_empty() {
+            "\n"
+        } else {
+            str(&a[1])
+        };
         Ok(Value::string(wrap(str(&a[2]), int(&a[0]), sep, true)))
     });
-    r.pure("contains", &[S, S], |a| Ok(Value::Bool(str(&a[1]).contains(str(&a[0])))));
-    r.pure("hasPrefix", &[S, S], |a| Ok(Value::Bool(str(&a[1]).starts_with(str(&a[0])))));
-    r.pure("hasSuffix", &[S, S], |a| Ok(Value::Bool(str(&a[1]).ends_with(str(&a[0])))));
+    r.pure("contains", &[S, S], |a| {
+        Ok(Value::Bool(str(&a[1]).contains(str(&a[0]))))
+    });
+    r.pure("hasPrefix", &[S, S], |a| {
+        Ok(Value::Bool(str(&a[1]).starts_with(str(&a[0]))))
+    });
+    r.pure("hasSuffix", &[S, S], |a| {
+        Ok(Value::Bool(str(&a[1]).ends_with(str(&a[0]))))
+    });
     r.variadic("quote", &[], A, |a| {
         let parts: Vec<String> = a
             .iter()
@@ -97,15 +143,24 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             .collect();
         Ok(Value::string(parts.join(" ")))
     });
-    r.pure("indent", &[I, S], |a| Ok(Value::string(indent(int(&a[0]), str(&a[1])))));
+    r.pure("indent", &[I, S], |a| {
+        Ok(Value::string(indent(int(&a[0]), str(&a[1]))))
+    });
     r.pure("nindent", &[I, S], |a| {
-        Ok(Value::string(format!("\n{}", indent(int(&a[0]), str(&a[1])))))
+        Ok(Value::string(format!(
+            "\n{}",
+            indent(int(&a[0]), str(&a[1]))
+        )))
     });
     r.pure("replace", &[S, S, S], |a| {
         Ok(Value::string(str(&a[2]).replace(str(&a[0]), str(&a[1]))))
     });
     r.pure("plural", &[S, S, I], |a| {
-        Ok(if int(&a[2]) == 1 { a[0].clone() } else { a[1].clone() })
+        Ok(if int(&a[2]) == 1 {
+            a[0].clone()
+        } else {
+            a[1].clone()
+        })
     });
     r.pure("toString", &[A], |a| Ok(Value::string(strval(&a[0]))));
     r.pure("split", &[S, S], |a| {
@@ -118,7 +173,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::string_list(go_split(str(&a[1]), str(&a[0]), -1)))
     });
     r.pure("toStrings", &[A], |a| Ok(string_list(strslice(&a[0]))));
-    r.pure("join", &[S, A], |a| Ok(Value::string(strslice(&a[1]).join(str(&a[0])))));
+    r.pure("join", &[S, A], |a| {
+        Ok(Value::string(strslice(&a[1]).join(str(&a[0]))))
+    });
     r.pure("sortAlpha", &[A], |a| {
         let mut items = match a[0].plain() {
             Value::List(_) | Value::Bytes(_) => strslice(&a[0]),
@@ -149,12 +206,7 @@ pub(crate) fn strval(v: &Value) -> String {
 /// Sprig's `strslice`: a list of strings from any slice, dropping nils.
 pub(crate) fn strslice(v: &Value) -> Vec<String> {
     match v.plain() {
-        Value::List(l) => l
-            .items
-            .iter()
-            .filter(|i| !i.is_nil())
-            .map(strval)
-            .collect(),
+        Value::List(l) => l.items.iter().filter(|i| !i.is_nil()).map(strval).collect(),
         Value::Bytes(b) => b.iter().map(|b| b.to_string()).collect(),
         Value::Nil => Vec::new(),
         other => vec![strval(&other)],
@@ -413,7 +465,10 @@ fn abbreviate_full(s: &str, mut offset: i64, max_width: i64) -> String {
         let rest = bytes_to_string(&b[offset as usize..]);
         return format!("...{}", abbreviate_full(&rest, 0, max_width - 3));
     }
-    format!("...{}", bytes_to_string(&b[(len - (max_width - 3)) as usize..]))
+    format!(
+        "...{}",
+        bytes_to_string(&b[(len - (max_width - 3)) as usize..])
+    )
 }
 
 fn abbrev(width: i64, s: &str) -> String {
@@ -765,7 +820,10 @@ mod tests {
 
     #[test]
     fn wrap_breaks_at_spaces() {
-        assert_eq!(wrap("Lorem ipsum dolor sit amet", 10, "\n", false), "Lorem\nipsum\ndolor sit\namet");
+        assert_eq!(
+            wrap("Lorem ipsum dolor sit amet", 10, "\n", false),
+            "Lorem\nipsum\ndolor sit\namet"
+        );
         assert_eq!(wrap("abcdefghij klm", 4, "\n", true), "abcd\nefgh\nij\nklm");
     }
 

@@ -29,8 +29,7 @@ fn is_array_of_tables(v: &Value) -> bool {
 
 fn bare_key(k: &str) -> bool {
     !k.is_empty()
-        && k
-            .bytes()
+        && k.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
@@ -221,7 +220,9 @@ mod tests {
 
     #[test]
     fn encoder_layout() {
-        let v = super::super::json::decode(r#"{"b":1,"a":"x","t":{"k":true,"n":{"z":1.5}},"l":[1,2]}"#).unwrap();
+        let v =
+            super::super::json::decode(r#"{"b":1,"a":"x","t":{"k":true,"n":{"z":1.5}},"l":[1,2]}"#)
+                .unwrap();
         assert_eq!(
             to_toml(&v).unwrap(),
             "a = \"x\"\nb = 1.0\nl = [1.0, 2.0]\n\n[t]\n  k = true\n  [t.n]\n    z = 1.5\n"

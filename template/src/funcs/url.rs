@@ -39,8 +39,22 @@ fn should_escape(c: u8, mode: Mode) -> bool {
     if mode == Mode::Host
         && matches!(
             c,
-            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':'
-                | b'[' | b']' | b'<' | b'>' | b'"'
+            b'!' | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'['
+                | b']'
+                | b'<'
+                | b'>'
+                | b'"'
         )
     {
         return false;
@@ -76,10 +90,15 @@ fn unescape(s: &str) -> Result<String, String> {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()));
+            let hex = s
+                .get(i + 1..i + 3)
+                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()));
             let Some(hex) = hex else {
                 let end = (i + 3).min(s.len());
-                return Err(format!("invalid URL escape {}", crate::print::quote(&s[i..end])));
+                return Err(format!(
+                    "invalid URL escape {}",
+                    crate::print::quote(&s[i..end])
+                ));
             };
             out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
             i += 3;
@@ -104,18 +123,23 @@ fn parse(raw: &str) -> Result<Url, String> {
     let mut rest = rest;
     if let Some(colon) = rest.find(':') {
         let candidate = &rest[..colon];
-        let valid = candidate
-            .bytes()
-            .enumerate()
-            .all(|(i, c)| c.is_ascii_alphabetic() || (i > 0 && (c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.'))));
+        let valid = candidate.bytes().enumerate().all(|(i, c)| {
+            c.is_ascii_alphabetic()
+                || (i > 0 && (c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.')))
+        });
         if colon == 0 {
             return Err("missing protocol scheme".into());
         }
         if valid {
             u.scheme = candidate.to_ascii_lowercase();
             rest = &rest[colon + 1..];
-        } else if !candidate.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
-            && candidate.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+        } else if !candidate
+            .bytes()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && candidate
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
         {
             return Err("missing protocol scheme".into());
         }
@@ -185,7 +209,10 @@ fn hostname(host: &str) -> &str {
 
 fn url_parse(raw: &str) -> Result<Value, String> {
     let u = parse(raw).map_err(|e| {
-        format!("unable to parse url: parse {}: {e}", crate::print::quote(raw))
+        format!(
+            "unable to parse url: parse {}: {e}",
+            crate::print::quote(raw)
+        )
     })?;
     let mut m = Entries::new();
     let mut put = |k: &str, v: String| {
@@ -198,7 +225,10 @@ fn url_parse(raw: &str) -> Result<Value, String> {
     put("query", u.raw_query.clone());
     put("opaque", u.opaque.clone());
     put("fragment", u.fragment.clone());
-    put("userinfo", u.user.as_ref().map(user_string).unwrap_or_default());
+    put(
+        "userinfo",
+        u.user.as_ref().map(user_string).unwrap_or_default(),
+    );
     Ok(Value::map(m))
 }
 
@@ -212,7 +242,7 @@ fn url_string(u: &Url) -> String {
         buf.push_str(&u.opaque);
     } else {
         if (!u.scheme.is_empty() || !u.host.is_empty() || u.user.is_some())
-            && !(u.omit_host && u.host.is_empty() && u.user.is_none())
+            && (!u.omit_host || !u.host.is_empty() || u.user.is_some())
         {
             if !u.host.is_empty() || !u.path.is_empty() || u.user.is_some() {
                 buf.push_str("//");

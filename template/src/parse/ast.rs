@@ -140,13 +140,20 @@ pub enum Arg {
     Field(FieldNode),
     Variable(VariableNode),
     Chain(ChainNode),
-    Identifier { pos: Pos, name: String },
+    Identifier {
+        pos: Pos,
+        name: String,
+    },
     Pipe(Box<PipeNode>),
     Dot(Pos),
     Nil(Pos),
     Bool(Pos, bool),
     Number(NumberNode),
-    String { pos: Pos, quoted: String, text: String },
+    String {
+        pos: Pos,
+        quoted: String,
+        text: String,
+    },
 }
 
 impl Arg {

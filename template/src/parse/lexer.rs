@@ -171,9 +171,9 @@ fn is_nd(c: char) -> bool {
         0x0D66, 0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0,
         0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0,
         0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0,
-        0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50,
-        0x11DA0, 0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6,
-        0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+        0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0,
+        0x16A60, 0x16AC0, 0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0,
+        0x1E950, 0x1FBF0,
     ];
     let cp = c as u32;
     ZEROS.iter().any(|&z| (z..z + 10).contains(&cp))
@@ -346,7 +346,8 @@ impl<'a> Lexer<'a> {
 
     fn at_right_delim(&self) -> (bool, bool) {
         let rest = self.rest().as_bytes();
-        if has_right_trim_marker(rest) && rest[TRIM_MARKER_LEN..].starts_with(RIGHT_DELIM.as_bytes())
+        if has_right_trim_marker(rest)
+            && rest[TRIM_MARKER_LEN..].starts_with(RIGHT_DELIM.as_bytes())
         {
             return (true, true);
         }
@@ -502,7 +503,8 @@ impl<'a> Lexer<'a> {
         }
         // A space may belong to a trim-marked closing delimiter (" -}}").
         let before = &self.input.as_bytes()[self.pos - 1..];
-        if has_right_trim_marker(before) && before[TRIM_MARKER_LEN..].starts_with(RIGHT_DELIM.as_bytes())
+        if has_right_trim_marker(before)
+            && before[TRIM_MARKER_LEN..].starts_with(RIGHT_DELIM.as_bytes())
         {
             self.backup();
             if spaces == 1 {
@@ -608,18 +610,14 @@ impl<'a> Lexer<'a> {
     fn lex_number(&mut self) -> Option<Item> {
         if !self.scan_number() {
             let text = self.input[self.start..self.pos].to_owned();
-            return Some(self.error(format!(
-                "bad number syntax: {}",
-                crate::print::quote(&text)
-            )));
+            return Some(self.error(format!("bad number syntax: {}", crate::print::quote(&text))));
         }
         let kind = if matches!(self.peek(), Some('+' | '-')) {
             if !self.scan_number() || !self.input[..self.pos].ends_with('i') {
                 let text = self.input[self.start..self.pos].to_owned();
-                return Some(self.error(format!(
-                    "bad number syntax: {}",
-                    crate::print::quote(&text)
-                )));
+                return Some(
+                    self.error(format!("bad number syntax: {}", crate::print::quote(&text))),
+                );
             }
             Kind::Complex
         } else {
@@ -734,11 +732,17 @@ mod tests {
 
     #[test]
     fn errors_match_go() {
-        assert_eq!(kinds("{{ \"a }}").last().unwrap().1, "unterminated quoted string");
+        assert_eq!(
+            kinds("{{ \"a }}").last().unwrap().1,
+            "unterminated quoted string"
+        );
         assert_eq!(kinds("{{ .X ").last().unwrap().1, "unclosed action");
         assert_eq!(kinds("{{ ( }}").last().unwrap().1, "unclosed left paren");
         assert_eq!(kinds("{{/* x }}").last().unwrap().1, "unclosed comment");
-        assert_eq!(kinds("{{ 3x }}").last().unwrap().1, "bad number syntax: \"3x\"");
+        assert_eq!(
+            kinds("{{ 3x }}").last().unwrap().1,
+            "bad number syntax: \"3x\""
+        );
     }
 
     #[test]

@@ -6,5 +6,5 @@ mod number;
 mod parser;
 mod unquote;
 
-pub use parser::parse;
 pub(crate) use number::{parse_float, parse_int};
+pub use parser::parse;

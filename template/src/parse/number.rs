@@ -60,7 +60,10 @@ pub(crate) fn parse_number(pos: Pos, text: &str, kind: Kind) -> Result<NumberNod
         }
     }
     if n.int.is_none() && n.uint.is_none() && n.float.is_none() {
-        return Err(format!("illegal number syntax: {}", crate::print::quote(text)));
+        return Err(format!(
+            "illegal number syntax: {}",
+            crate::print::quote(text)
+        ));
     }
     Ok(n)
 }
@@ -165,7 +168,10 @@ pub(crate) fn parse_float(s: &str) -> Option<f64> {
         if body.is_empty() || !body.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
             return None;
         }
-        if body.chars().any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E') {
+        if body
+            .chars()
+            .any(|c| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        {
             return None;
         }
         body.parse::<f64>().ok()?

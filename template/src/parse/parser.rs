@@ -72,14 +72,14 @@ pub fn parse(
 
 enum Parsed {
     Node(Node),
-    End(Pos),
+    End,
     Else(Pos),
 }
 
 impl Parsed {
     fn describe(&self) -> &'static str {
         match self {
-            Parsed::End(_) => "{{end}}",
+            Parsed::End => "{{end}}",
             Parsed::Else(_) => "{{else}}",
             Parsed::Node(_) => "node",
         }
@@ -251,7 +251,7 @@ impl Parser<'_> {
             };
             p.expect(Kind::RightDelim, CONTEXT)?;
             let (root, end) = p.item_list()?;
-            if !matches!(end, Parsed::End(_)) {
+            if !matches!(end, Parsed::End) {
                 return p.error(format!("unexpected {} in {CONTEXT}", end.describe()));
             }
             let tree = Tree {
@@ -310,7 +310,10 @@ impl Parser<'_> {
             Kind::Break => return self.break_control(token.pos, "{{break}}"),
             Kind::Continue => return self.break_control(token.pos, "{{continue}}"),
             Kind::Else => return self.else_control(),
-            Kind::End => return Ok(Parsed::End(self.expect(Kind::RightDelim, "end")?.pos)),
+            Kind::End => {
+                self.expect(Kind::RightDelim, "end")?;
+                return Ok(Parsed::End);
+            }
             Kind::If => return self.branch_control("if").map(|b| Parsed::Node(Node::If(b))),
             Kind::Range => {
                 return self
@@ -376,7 +379,7 @@ impl Parser<'_> {
         }
         let (list, next) = listed?;
         let else_list = match next {
-            Parsed::End(_) => None,
+            Parsed::End => None,
             Parsed::Else(pos) => {
                 let follow = self.peek().kind;
                 if context == "if" && follow == Kind::If {
@@ -395,7 +398,7 @@ impl Parser<'_> {
                     })
                 } else {
                     let (else_list, next) = self.item_list()?;
-                    if !matches!(next, Parsed::End(_)) {
+                    if !matches!(next, Parsed::End) {
                         return self.error(format!("expected end; found {}", next.describe()));
                     }
                     Some(else_list)
@@ -428,7 +431,7 @@ impl Parser<'_> {
         let pipe = self.pipeline(CONTEXT, Kind::RightDelim)?;
         let tree = self.with_fresh_scope(|p| {
             let (root, end) = p.item_list()?;
-            if !matches!(end, Parsed::End(_)) {
+            if !matches!(end, Parsed::End) {
                 return p.error(format!("unexpected {} in {CONTEXT}", end.describe()));
             }
             Ok(Tree {
@@ -547,7 +550,10 @@ impl Parser<'_> {
                 c.args[0],
                 Arg::Bool(..) | Arg::Dot(_) | Arg::Nil(_) | Arg::Number(_) | Arg::String { .. }
             ) {
-                return self.error(format!("non executable command in pipeline stage {}", i + 1));
+                return self.error(format!(
+                    "non executable command in pipeline stage {}",
+                    i + 1
+                ));
             }
         }
         Ok(())

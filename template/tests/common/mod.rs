@@ -40,9 +40,13 @@ pub fn helm_data(values_yaml: &str, template_name: &str) -> Value {
 /// body of a `define` called through `include`, which is what [`helm_raw`] observes.
 pub fn render_raw(tpl: &str, values_yaml: &str) -> Result<String, String> {
     let mut set = TemplateSet::new();
-    set.add("c/templates/t.yaml", tpl).map_err(|e| e.to_string())?;
-    set.execute("c/templates/t.yaml", helm_data(values_yaml, "c/templates/t.yaml"))
-        .map_err(|e| e.to_string())
+    set.add("c/templates/t.yaml", tpl)
+        .map_err(|e| e.to_string())?;
+    set.execute(
+        "c/templates/t.yaml",
+        helm_data(values_yaml, "c/templates/t.yaml"),
+    )
+    .map_err(|e| e.to_string())
 }
 
 pub fn helm_binary() -> Option<PathBuf> {
@@ -61,7 +65,11 @@ pub fn helm_raw(snippets: &[&str], values_yaml: &str) -> Option<Result<Vec<Strin
     let dir = tempdir();
     let chart = dir.join("c");
     std::fs::create_dir_all(chart.join("templates")).unwrap();
-    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: c\nversion: 0.1.0\n").unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .unwrap();
     std::fs::write(chart.join("values.yaml"), values_yaml).unwrap();
     let mut main = String::new();
     for (i, s) in snippets.iter().enumerate() {
@@ -128,10 +136,17 @@ pub fn check_cases(cases: &[Case]) {
             got == *expected
         };
         if !matches {
-            failures.push(format!("template: {tpl:?}\n  expected: {expected:?}\n  got:      {got:?}"));
+            failures.push(format!(
+                "template: {tpl:?}\n  expected: {expected:?}\n  got:      {got:?}"
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} case(s) failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Checks that the expected outputs of non-error cases are what helm itself produces.
@@ -166,7 +181,12 @@ pub fn check_cases_against_helm(cases: &[Case]) {
             Err(e) => failures.push(format!("helm failed for values {values:?}: {e}")),
         }
     }
-    assert!(failures.is_empty(), "{} case(s) differ from helm:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} case(s) differ from helm:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 pub fn path_exists(p: &str) -> bool {
