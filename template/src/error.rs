@@ -72,30 +72,71 @@ pub(crate) fn helm_warning(message: &str) -> String {
 }
 
 impl Error {
-    /// The message Helm's engine returns for this error (`cleanupParseError` and
-    /// `cleanupExecError`): `fail` and `required` messages become
-    /// `execution error at (FILE:LINE:COL): MESSAGE`, parse errors become
-    /// `parse error at (FILE:LINE): MESSAGE`, and other execution errors are Go's text.
+    /// The message `helm template` 4.x prints for this error (after `Error: `):
+    ///
+    /// - parse errors: `parse error at (FILE:LINE): MESSAGE` (Helm's `cleanupParseError`);
+    /// - `fail` and `required`: `execution error at (FILE:LINE:COL): MESSAGE`, with the
+    ///   outermost location (Helm's `cleanupExecError`);
+    /// - other execution errors: Helm 4's multi-line trace, one block per template
+    ///   (`FILE:LINE:COL`, `executing "NAME" at <NODE>:`, the message), following
+    ///   `include` calls inward. When the innermost failure is a function's error
+    ///   (`error calling ...`), Helm 4 prints Go's one-line text instead.
     pub fn helm_message(&self) -> String {
         match self {
             Error::Parse(p) => p.helm_message(),
             Error::Exec(e) => {
                 let full = e.to_string();
                 let mut tokens = full.splitn(3, ": ");
-                let (Some(_), Some(location), Some(rest)) =
+                if let (Some(_), Some(location), Some(rest)) =
                     (tokens.next(), tokens.next(), tokens.next())
-                else {
-                    return full;
-                };
-                if let Some(start) = rest.find(WARN_START) {
+                    && let Some(start) = rest.find(WARN_START)
+                {
                     let body = &rest[start + WARN_START.len()..];
                     if let Some(end) = body.rfind(WARN_END) {
                         return format!("execution error at ({location}): {}", &body[..end]);
                     }
                 }
-                full
+                trace(self).unwrap_or(full)
             }
             Error::NoTemplate { .. } => self.to_string(),
+        }
+    }
+}
+
+/// Helm 4's multi-line rendering of a chain of template errors, or `None` when it would
+/// fall back to Go's one-line text.
+fn trace(err: &Error) -> Option<String> {
+    let mut out = String::new();
+    let mut current = err;
+    loop {
+        match current {
+            Error::Exec(e) => {
+                let (location, context) = (e.location.as_ref()?, e.context.as_ref()?);
+                out.push_str(&format!(
+                    "{location}\n  executing {} at <{context}>:\n    ",
+                    crate::print::quote(&e.template)
+                ));
+                match (&e.cause, e.message.strip_prefix("error calling include: ")) {
+                    (Some(cause), Some(_)) => {
+                        out.push_str("error calling include:\n");
+                        current = cause;
+                    }
+                    _ => {
+                        // Helm 4 keeps Go's text when a function (other than include)
+                        // failed.
+                        if e.message.starts_with("error calling ") {
+                            return None;
+                        }
+                        out.push_str(&e.message);
+                        return Some(out);
+                    }
+                }
+            }
+            Error::NoTemplate { .. } => {
+                out.push_str(&current.to_string());
+                return Some(out);
+            }
+            Error::Parse(_) => return None,
         }
     }
 }

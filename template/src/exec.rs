@@ -791,7 +791,7 @@ impl<'s> Exec<'s> {
                 Some(v) if num_in > num_fixed => v,
                 _ => params[num_in - 1],
             };
-            argv.push(self.validate_type(f, fv, ty)?);
+            argv.push(self.validate_type(f, fv, false, ty)?);
         }
 
         let result = match callee {
@@ -828,8 +828,19 @@ impl<'s> Exec<'s> {
     }
 
     /// Checks an evaluated argument against its parameter type (Go's `validateType`).
-    fn validate_type(&self, f: &Frame<'_>, value: Value, ty: Ty) -> EResult<Value> {
+    /// A nil read from a map or slice element is a nil `interface {}`, which only an
+    /// `interface {}` parameter accepts; an absent value is accepted by any nillable one.
+    fn validate_type(&self, f: &Frame<'_>, value: Value, iface: bool, ty: Ty) -> EResult<Value> {
         if value.is_nil() {
+            if iface && !matches!(ty, Ty::Any | Ty::Reflect) {
+                return Err(self.errorf(
+                    f,
+                    format!(
+                        "wrong type for value; expected {}; got interface {{}}",
+                        ty.go_name()
+                    ),
+                ));
+            }
             if ty.nillable() {
                 return Ok(Value::Nil);
             }
@@ -870,12 +881,12 @@ impl<'s> Exec<'s> {
         arg: &'t Arg,
     ) -> EResult<Value> {
         f.node = Some(NodeRef::Arg(arg));
-        let check = |this: &Self, f: &Frame<'_>, v: Value| match ty {
-            Some(t) => this.validate_type(f, v, t),
-            None => Ok(v),
+        let check = |this: &Self, f: &Frame<'_>, slot: Slot| match ty {
+            Some(t) => this.validate_type(f, slot.v, slot.iface, t),
+            None => Ok(slot.v),
         };
         match arg {
-            Arg::Dot(_) => return check(self, f, dot.v.clone()),
+            Arg::Dot(_) => return check(self, f, dot.clone()),
             Arg::Nil(_) => {
                 return match ty {
                     Some(t) if !t.nillable() => {
@@ -885,26 +896,25 @@ impl<'s> Exec<'s> {
                 };
             }
             Arg::Field(field) => {
-                let v = self
-                    .eval_field_node(f, dot, field, arg, std::slice::from_ref(arg), None)?
-                    .v;
-                return check(self, f, v);
+                let slot =
+                    self.eval_field_node(f, dot, field, arg, std::slice::from_ref(arg), None)?;
+                return check(self, f, slot);
             }
             Arg::Variable(var) => {
-                let v = self.eval_variable_node(f, dot, var, arg, &[], None)?.v;
-                return check(self, f, v);
+                let slot = self.eval_variable_node(f, dot, var, arg, &[], None)?;
+                return check(self, f, slot);
             }
             Arg::Pipe(p) => {
                 let v = self.eval_pipeline(f, dot, p)?;
-                return check(self, f, v);
+                return check(self, f, Slot::plain(v));
             }
             Arg::Identifier { name, .. } => {
                 let v = self.eval_function(f, dot, name, arg, NodeRef::Arg(arg), &[], None)?;
-                return check(self, f, v);
+                return check(self, f, Slot::plain(v));
             }
             Arg::Chain(chain) => {
-                let v = self.eval_chain_node(f, dot, chain, arg, &[], None)?.v;
-                return check(self, f, v);
+                let slot = self.eval_chain_node(f, dot, chain, arg, &[], None)?;
+                return check(self, f, slot);
             }
             _ => {}
         }

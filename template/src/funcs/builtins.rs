@@ -115,7 +115,7 @@ fn len(a: &[Value]) -> Result<Value, String> {
         Value::Bytes(b) => b.len(),
         Value::List(l) => l.items.len(),
         Value::Map(m) => m.len(),
-        Value::Nil => return Err("len of nil pointer".into()),
+        Value::Nil => return Err("reflect: call of reflect.Value.Type on zero Value".into()),
         other => return Err(format!("len of type {}", other.type_name())),
     };
     Ok(Value::Int(n as i64))

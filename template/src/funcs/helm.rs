@@ -56,7 +56,10 @@ fn include(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     let name = str(&a[0]).to_owned();
     let count = exec.include_counts.entry(name.clone()).or_insert(0);
     if *count > RECURSION_MAX {
-        return Err(format!("rendering template has a nested reference name: {name}").into());
+        return Err(format!(
+            "rendering template has a nested reference name: {name}: unable to execute template"
+        )
+        .into());
     }
     *count += 1;
     let result = run_include(exec, &name, a[1].clone());

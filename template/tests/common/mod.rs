@@ -192,3 +192,59 @@ pub fn check_cases_against_helm(cases: &[Case]) {
 pub fn path_exists(p: &str) -> bool {
     Path::new(p).exists()
 }
+
+/// Renders the chart `c` made of `files` (paths under `templates/`) and returns the
+/// message `helm template` prints for the first failing template, as our engine words
+/// it. Templates render in Helm's order: `t.yaml` files are what the cases use.
+pub fn render_error(files: &[(&str, &str)]) -> String {
+    let mut set = TemplateSet::new();
+    let named: Vec<(String, &str)> = files
+        .iter()
+        .map(|(n, t)| (format!("c/templates/{n}"), *t))
+        .collect();
+    if let Err(e) = set.add_all(named.iter().map(|(n, t)| (n.as_str(), *t))) {
+        return e.helm_message();
+    }
+    let mut names: Vec<&String> = named
+        .iter()
+        .map(|(n, _)| n)
+        .filter(|n| !n.rsplit('/').next().unwrap_or("").starts_with('_'))
+        .collect();
+    names.sort_by(|a, b| chartkit_template::helm_parse_order(a, b));
+    for name in names {
+        if let Err(e) = set.render(name, helm_data("", name)) {
+            return e.helm_message();
+        }
+    }
+    "no error".into()
+}
+
+/// The error `helm template` prints for the chart `c` made of `files`, without the
+/// `Error: ` prefix and the `--debug` hint.
+pub fn helm_error(files: &[(&str, &str)]) -> Option<String> {
+    let helm = helm_binary()?;
+    let dir = tempdir();
+    let chart = dir.join("c");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    for (name, text) in files {
+        std::fs::write(chart.join("templates").join(name), text).unwrap();
+    }
+    let out = Command::new(helm)
+        .args(["template", "rel"])
+        .arg(&chart)
+        .args(["--namespace", "ns"])
+        .output()
+        .expect("run helm");
+    std::fs::remove_dir_all(&dir).ok();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let msg = stderr.strip_prefix("Error: ").unwrap_or(&stderr);
+    let msg = msg
+        .strip_suffix("\n\nUse --debug flag to render out invalid YAML\n")
+        .unwrap_or(msg);
+    Some(msg.trim_end_matches('\n').to_owned())
+}
