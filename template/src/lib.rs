@@ -13,6 +13,7 @@ mod error;
 mod exec;
 mod format;
 pub mod funcs;
+pub mod objects;
 pub mod parse;
 pub mod print;
 mod set;

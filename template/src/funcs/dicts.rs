@@ -119,16 +119,18 @@ fn writable(v: &Value) -> Result<&MapCell, String> {
 }
 
 fn merge_all(a: &[Value], overwrite: bool) -> Result<Value, String> {
-    let Value::Map(dst) = &a[0] else {
-        return Err("src and dst must not be nil".into());
+    // A nil destination map gets a fresh map (mergo sets the pointed-to map), and a nil
+    // source merges nothing.
+    let dst = match &a[0] {
+        Value::Map(m) => m.clone(),
+        _ => Rc::new(MapCell::new(MapKind::Interface, Entries::new())),
     };
     for src in &a[1..] {
-        let Value::Map(src) = src else {
-            return Err("src and dst must not be nil".into());
-        };
-        merge_maps(dst, src, overwrite);
+        if let Value::Map(src) = src {
+            merge_maps(&dst, src, overwrite);
+        }
     }
-    Ok(a[0].clone())
+    Ok(Value::Map(dst))
 }
 
 /// `mergo.Merge` / `mergo.MergeWithOverwrite` on `map[string]interface{}`: nested maps
