@@ -168,13 +168,17 @@ impl<'s> Exec<'s> {
             }
             Node::If(b) | Node::With(b) => {
                 let mark = f.vars.len();
-                let result = self.walk_if_or_with(f, dot, b, matches!(node, Node::With(_)), out);
+                let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+                    self.walk_if_or_with(f, dot, b, matches!(node, Node::With(_)), out)
+                });
                 f.vars.truncate(mark);
                 result?;
             }
             Node::Range(b) => {
                 let mark = f.vars.len();
-                let result = self.walk_range(f, dot, b, node, out);
+                let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+                    self.walk_range(f, dot, b, node, out)
+                });
                 f.vars.truncate(mark);
                 result?;
             }

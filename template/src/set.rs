@@ -136,3 +136,50 @@ pub fn helm_parse_order(a: &str, b: &str) -> std::cmp::Ordering {
     let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
     cb.cmp(&ca).then_with(|| b.cmp(a))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_sets_can_be_shared_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<TemplateSet>();
+    }
+
+    #[test]
+    fn helm_order_puts_deeper_paths_first() {
+        let mut names = vec![
+            "c/templates/a.yaml",
+            "c/charts/s/templates/_h.tpl",
+            "c/templates/b.yaml",
+        ];
+        names.sort_by(|a, b| helm_parse_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "c/charts/s/templates/_h.tpl",
+                "c/templates/b.yaml",
+                "c/templates/a.yaml"
+            ]
+        );
+    }
+
+    #[test]
+    fn parent_definitions_override_subchart_ones() {
+        let mut set = TemplateSet::new();
+        set.add_all([
+            ("c/templates/_h.tpl", r#"{{ define "x" }}parent{{ end }}"#),
+            (
+                "c/charts/s/templates/_h.tpl",
+                r#"{{ define "x" }}child{{ end }}"#,
+            ),
+            ("c/templates/t.yaml", r#"{{ template "x" }}"#),
+        ])
+        .unwrap();
+        assert_eq!(
+            set.render("c/templates/t.yaml", Value::Nil).unwrap(),
+            "parent"
+        );
+    }
+}

@@ -332,3 +332,19 @@ impl fmt::Display for Arg {
         }
     }
 }
+
+/// Dropping deeply nested `if`/`range`/`with` bodies recursively could overflow the
+/// stack, so nested lists are taken apart iteratively.
+impl Drop for ListNode {
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.nodes);
+        while let Some(node) = pending.pop() {
+            if let Node::If(mut b) | Node::Range(mut b) | Node::With(mut b) = node {
+                pending.append(&mut b.list.nodes);
+                if let Some(mut e) = b.else_list.take() {
+                    pending.append(&mut e.nodes);
+                }
+            }
+        }
+    }
+}

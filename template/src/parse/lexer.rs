@@ -4,6 +4,8 @@
 //! newline next to the dash) and the error texts follow Go's `text/template/parse`
 //! lexer, because parse errors surface verbatim in Helm's output.
 
+use std::borrow::Cow;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Error,
@@ -80,16 +82,17 @@ fn keyword(word: &str) -> Option<Kind> {
     })
 }
 
-/// One token. For errors, `val` holds the message instead of source text.
+/// One token. For errors, `val` holds the message instead of source text; otherwise it
+/// borrows the source, so tokens are cheap to copy around the parser's look-ahead.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Item {
+pub(crate) struct Item<'a> {
     pub kind: Kind,
     pub pos: usize,
-    pub val: String,
+    pub val: Cow<'a, str>,
     pub line: usize,
 }
 
-impl std::fmt::Display for Item {
+impl std::fmt::Display for Item<'_> {
     /// How Go names a token in "unexpected ..." parse errors.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.kind {
@@ -241,11 +244,11 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn item(&mut self, kind: Kind) -> Item {
+    fn item(&mut self, kind: Kind) -> Item<'a> {
         let item = Item {
             kind,
             pos: self.start,
-            val: self.input[self.start..self.pos].to_owned(),
+            val: Cow::Borrowed(&self.input[self.start..self.pos]),
             line: self.start_line,
         };
         self.start = self.pos;
@@ -259,12 +262,12 @@ impl<'a> Lexer<'a> {
         self.start_line = self.line;
     }
 
-    fn error(&mut self, message: String) -> Item {
+    fn error(&mut self, message: String) -> Item<'a> {
         self.state = State::Done;
         Item {
             kind: Kind::Error,
             pos: self.start,
-            val: message,
+            val: Cow::Owned(message),
             line: self.start_line,
         }
     }
@@ -290,7 +293,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token. After an error or EOF it keeps returning EOF.
-    pub(crate) fn next_item(&mut self) -> Item {
+    pub(crate) fn next_item(&mut self) -> Item<'a> {
         loop {
             let produced = match self.state {
                 State::Done => return self.item(Kind::Eof),
@@ -314,7 +317,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn lex_text(&mut self) -> Option<Item> {
+    fn lex_text(&mut self) -> Option<Item<'a>> {
         self.width = 0;
         if let Some(x) = self.rest().find(LEFT_DELIM) {
             self.pos += x;
@@ -354,7 +357,7 @@ impl<'a> Lexer<'a> {
         (rest.starts_with(RIGHT_DELIM.as_bytes()), false)
     }
 
-    fn lex_left_delim(&mut self) -> Option<Item> {
+    fn lex_left_delim(&mut self) -> Option<Item<'a>> {
         self.pos += LEFT_DELIM.len();
         let trim = has_left_trim_marker(self.rest().as_bytes());
         let after_marker = if trim { TRIM_MARKER_LEN } else { 0 };
@@ -372,7 +375,7 @@ impl<'a> Lexer<'a> {
         Some(item)
     }
 
-    fn lex_comment(&mut self) -> Option<Item> {
+    fn lex_comment(&mut self) -> Option<Item<'a>> {
         self.pos += LEFT_COMMENT.len();
         let Some(i) = self.rest().find(RIGHT_COMMENT) else {
             return Some(self.error("unclosed comment".into()));
@@ -394,7 +397,7 @@ impl<'a> Lexer<'a> {
         None
     }
 
-    fn lex_right_delim(&mut self) -> Option<Item> {
+    fn lex_right_delim(&mut self) -> Option<Item<'a>> {
         let trim = has_right_trim_marker(self.rest().as_bytes());
         if trim {
             self.pos += TRIM_MARKER_LEN;
@@ -410,7 +413,7 @@ impl<'a> Lexer<'a> {
         Some(item)
     }
 
-    fn lex_inside_action(&mut self) -> Option<Item> {
+    fn lex_inside_action(&mut self) -> Option<Item<'a>> {
         let (delim, _) = self.at_right_delim();
         if delim {
             if self.paren_depth == 0 {
@@ -492,7 +495,7 @@ impl<'a> Lexer<'a> {
         Some(item)
     }
 
-    fn lex_space(&mut self) -> Option<Item> {
+    fn lex_space(&mut self) -> Option<Item<'a>> {
         let mut spaces = 0;
         while let Some(c) = self.peek() {
             if !is_space(c) {
@@ -525,7 +528,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn bad_character(&mut self) -> Item {
+    fn bad_character(&mut self) -> Item<'a> {
         let shown = self.peek();
         let text = match shown {
             Some(c) => crate::print::unicode_notation(c),
@@ -534,7 +537,7 @@ impl<'a> Lexer<'a> {
         self.error(format!("bad character {text}"))
     }
 
-    fn lex_identifier(&mut self) -> Option<Item> {
+    fn lex_identifier(&mut self) -> Option<Item<'a>> {
         while let Some(c) = self.next_char() {
             if !is_alphanumeric(c) {
                 self.backup();
@@ -556,7 +559,7 @@ impl<'a> Lexer<'a> {
         Some(self.item(kind))
     }
 
-    fn lex_variable(&mut self) -> Option<Item> {
+    fn lex_variable(&mut self) -> Option<Item<'a>> {
         if self.at_terminator() {
             self.state = State::InsideAction;
             return Some(self.item(Kind::Variable));
@@ -564,7 +567,7 @@ impl<'a> Lexer<'a> {
         self.lex_field_or_variable(Kind::Variable)
     }
 
-    fn lex_field_or_variable(&mut self, kind: Kind) -> Option<Item> {
+    fn lex_field_or_variable(&mut self, kind: Kind) -> Option<Item<'a>> {
         if self.at_terminator() {
             self.state = State::InsideAction;
             let kind = if kind == Kind::Variable {
@@ -587,7 +590,7 @@ impl<'a> Lexer<'a> {
         Some(self.item(kind))
     }
 
-    fn lex_char(&mut self) -> Option<Item> {
+    fn lex_char(&mut self) -> Option<Item<'a>> {
         loop {
             match self.next_char() {
                 Some('\\') => match self.next_char() {
@@ -607,7 +610,7 @@ impl<'a> Lexer<'a> {
         Some(self.item(Kind::CharConstant))
     }
 
-    fn lex_number(&mut self) -> Option<Item> {
+    fn lex_number(&mut self) -> Option<Item<'a>> {
         if !self.scan_number() {
             let text = self.input[self.start..self.pos].to_owned();
             return Some(self.error(format!("bad number syntax: {}", crate::print::quote(&text))));
@@ -659,7 +662,7 @@ impl<'a> Lexer<'a> {
         true
     }
 
-    fn lex_quote(&mut self) -> Option<Item> {
+    fn lex_quote(&mut self) -> Option<Item<'a>> {
         loop {
             match self.next_char() {
                 Some('\\') => match self.next_char() {
@@ -677,7 +680,7 @@ impl<'a> Lexer<'a> {
         Some(self.item(Kind::String))
     }
 
-    fn lex_raw_quote(&mut self) -> Option<Item> {
+    fn lex_raw_quote(&mut self) -> Option<Item<'a>> {
         loop {
             match self.next_char() {
                 None => return Some(self.error("unterminated raw quoted string".into())),
@@ -700,7 +703,7 @@ mod tests {
         loop {
             let item = lexer.next_item();
             let done = matches!(item.kind, Kind::Eof | Kind::Error);
-            out.push((item.kind, item.val));
+            out.push((item.kind, item.val.into_owned()));
             if done {
                 return out;
             }

@@ -1,6 +1,7 @@
 //! Go's text/template parser: the same grammar, the same three-token look-ahead and the
 //! same error messages, so that `helm template` parse errors come out identical.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::ast::*;
@@ -28,19 +29,19 @@ pub fn parse(
             Item {
                 kind: Kind::Eof,
                 pos: 0,
-                val: String::new(),
+                val: Cow::Borrowed(""),
                 line: 1,
             },
             Item {
                 kind: Kind::Eof,
                 pos: 0,
-                val: String::new(),
+                val: Cow::Borrowed(""),
                 line: 1,
             },
             Item {
                 kind: Kind::Eof,
                 pos: 0,
-                val: String::new(),
+                val: Cow::Borrowed(""),
                 line: 1,
             },
         ],
@@ -88,7 +89,7 @@ impl Parsed {
 
 struct Parser<'f> {
     lexer: Lexer<'f>,
-    token: [Item; 3],
+    token: [Item<'f>; 3],
     peek_count: usize,
     vars: Vec<String>,
     action_line: usize,
@@ -102,8 +103,8 @@ struct Parser<'f> {
 
 type PResult<T> = Result<T, ParseError>;
 
-impl Parser<'_> {
-    fn next(&mut self) -> Item {
+impl<'f> Parser<'f> {
+    fn next(&mut self) -> Item<'f> {
         if self.peek_count > 0 {
             self.peek_count -= 1;
         } else {
@@ -116,18 +117,18 @@ impl Parser<'_> {
         self.peek_count += 1;
     }
 
-    fn backup2(&mut self, t1: Item) {
+    fn backup2(&mut self, t1: Item<'f>) {
         self.token[1] = t1;
         self.peek_count = 2;
     }
 
-    fn backup3(&mut self, t2: Item, t1: Item) {
+    fn backup3(&mut self, t2: Item<'f>, t1: Item<'f>) {
         self.token[1] = t1;
         self.token[2] = t2;
         self.peek_count = 3;
     }
 
-    fn peek(&mut self) -> Item {
+    fn peek(&mut self) -> Item<'f> {
         if self.peek_count > 0 {
             return self.token[self.peek_count - 1].clone();
         }
@@ -136,7 +137,7 @@ impl Parser<'_> {
         self.token[0].clone()
     }
 
-    fn next_non_space(&mut self) -> Item {
+    fn next_non_space(&mut self) -> Item<'f> {
         loop {
             let token = self.next();
             if token.kind != Kind::Space {
@@ -145,7 +146,7 @@ impl Parser<'_> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Item {
+    fn peek_non_space(&mut self) -> Item<'f> {
         let token = self.next_non_space();
         self.backup();
         token
@@ -159,7 +160,7 @@ impl Parser<'_> {
         })
     }
 
-    fn expect(&mut self, expected: Kind, context: &str) -> PResult<Item> {
+    fn expect(&mut self, expected: Kind, context: &str) -> PResult<Item<'f>> {
         let token = self.next_non_space();
         if token.kind != expected {
             return self.unexpected(&token, context);
@@ -167,7 +168,7 @@ impl Parser<'_> {
         Ok(token)
     }
 
-    fn unexpected<T>(&self, token: &Item, context: &str) -> PResult<T> {
+    fn unexpected<T>(&self, token: &Item<'_>, context: &str) -> PResult<T> {
         if token.kind == Kind::Error {
             let mut extra = String::new();
             if self.action_line != 0 && self.action_line != token.line {
@@ -363,7 +364,9 @@ impl Parser<'_> {
 
     fn branch_control(&mut self, context: &str) -> PResult<BranchNode> {
         let mark = self.vars.len();
-        let result = self.branch_body(context);
+        // Control structures may nest arbitrarily deep, as in Go; grow the stack on the
+        // heap rather than overflow it.
+        let result = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.branch_body(context));
         self.vars.truncate(mark);
         result
     }
@@ -414,7 +417,7 @@ impl Parser<'_> {
         })
     }
 
-    fn template_name(&mut self, token: &Item, context: &str) -> PResult<String> {
+    fn template_name(&mut self, token: &Item<'_>, context: &str) -> PResult<String> {
         match token.kind {
             Kind::String | Kind::RawString => match unquote(&token.val) {
                 Ok(s) => Ok(s),
@@ -493,12 +496,12 @@ impl Parser<'_> {
                 pipe.is_assign = next.kind == Kind::Assign;
                 self.next_non_space();
                 pipe.decl.push(declared);
-                self.vars.push(v.val.clone());
+                self.vars.push(v.val.to_string());
                 break;
             } else if next.kind == Kind::Char && next.val == "," {
                 self.next_non_space();
                 pipe.decl.push(declared);
-                self.vars.push(v.val.clone());
+                self.vars.push(v.val.to_string());
                 if context == "range" && pipe.decl.len() < 2 {
                     match self.peek_non_space().kind {
                         Kind::Variable | Kind::RightDelim | Kind::RightParen => continue,
@@ -639,7 +642,7 @@ impl Parser<'_> {
                 }
                 Arg::Identifier {
                     pos: token.pos,
-                    name: token.val,
+                    name: token.val.into_owned(),
                 }
             }
             Kind::Dot => Arg::Dot(token.pos),
@@ -673,14 +676,16 @@ impl Parser<'_> {
                     return self.error("max expression depth exceeded");
                 }
                 self.paren_depth += 1;
-                let pipe = self.pipeline("parenthesized pipeline", Kind::RightParen);
+                let pipe = stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+                    self.pipeline("parenthesized pipeline", Kind::RightParen)
+                });
                 self.paren_depth -= 1;
                 Arg::Pipe(Box::new(pipe?))
             }
             Kind::String | Kind::RawString => match unquote(&token.val) {
                 Ok(text) => Arg::String {
                     pos: token.pos,
-                    quoted: token.val,
+                    quoted: token.val.into_owned(),
                     text,
                 },
                 Err(e) => return self.error(e),
