@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use chartkit_template::objects::{Capabilities, Files, HelmVersion};
 use chartkit_template::{Entries, MapKind, TemplateSet, Value};
 
 /// The data Helm passes to a chart template, for a chart named `c` released as `rel` in
@@ -33,7 +34,42 @@ pub fn helm_data(values_yaml: &str, template_name: &str) -> Value {
     tmpl.insert("Name".into(), Value::str(template_name));
     tmpl.insert("BasePath".into(), Value::str("c/templates"));
     top.insert("Template".into(), Value::map_of(MapKind::Values, tmpl));
+    top.insert("Capabilities".into(), capabilities());
+    top.insert(
+        "Files".into(),
+        Files::new(
+            CHART_FILES
+                .iter()
+                .map(|(n, d)| (n.to_string(), d.as_bytes().to_vec())),
+        )
+        .into_value(),
+    );
     Value::map_of(MapKind::Values, top)
+}
+
+/// Non-template files of the test chart, visible through `.Files`.
+pub const CHART_FILES: &[(&str, &str)] = &[
+    ("files/a.conf", "x=1\n"),
+    ("files/b.conf", "y=2\n"),
+    ("files/sub/c.txt", "hello\nworld\n"),
+];
+
+/// `helm template`'s default capabilities (only the API versions the tests ask about).
+pub fn capabilities() -> Value {
+    Capabilities {
+        kube_version: "v1.35.0".into(),
+        kube_major: "1".into(),
+        kube_minor: "35".into(),
+        api_versions: vec!["v1".into(), "apps/v1".into(), "batch/v1".into()],
+        helm_version: HelmVersion {
+            version: "v4.1.4".into(),
+            git_commit: "05fa37973dc9e42b76e1d2883494c87174b6074f".into(),
+            git_tree_state: "clean".into(),
+            go_version: "go1.25.9".into(),
+            kube_client_version: "v1.35".into(),
+        },
+    }
+    .into_value()
 }
 
 /// Renders `tpl` as Go's executor outputs it (before Helm removes `<no value>`), as the
@@ -71,6 +107,11 @@ pub fn helm_raw(snippets: &[&str], values_yaml: &str) -> Option<Result<Vec<Strin
     )
     .unwrap();
     std::fs::write(chart.join("values.yaml"), values_yaml).unwrap();
+    for (name, data) in CHART_FILES {
+        let path = chart.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, data).unwrap();
+    }
     let mut main = String::new();
     for (i, s) in snippets.iter().enumerate() {
         std::fs::write(
