@@ -629,10 +629,7 @@ impl Printer {
             return;
         }
         let prec = self.f.prec.or(default_prec);
-        let mut num = format_float(x, verb, prec);
-        if self.f.sharp_v && verb == 'g' && !num.contains(['.', 'e']) {
-            num.push_str(".0");
-        }
+        let num = format_float(x, verb, prec);
         let (sign, body) = match num.strip_prefix('-') {
             Some(rest) => ("-", rest.to_owned()),
             None if self.f.plus => ("+", num.clone()),

@@ -204,13 +204,7 @@ fn write_go_syntax(out: &mut String, v: &Value, top: bool) {
         Value::Nil => out.push_str(if top { "<nil>" } else { "interface {}(nil)" }),
         Value::Bool(_) | Value::Int(_) | Value::Int64(_) => write_value(out, v),
         Value::Uint8(u) => out.push_str(&format!("0x{u:x}")),
-        Value::Float(f) => {
-            let s = gonum::format_g(*f, false);
-            out.push_str(&s);
-            if !s.contains(['.', 'e', 'I', 'N']) {
-                out.push_str(".0");
-            }
-        }
+        Value::Float(f) => out.push_str(&gonum::format_g(*f, false)),
         Value::String(s) => out.push_str(&quote(s)),
         Value::Bytes(b) => {
             out.push_str("[]byte{");

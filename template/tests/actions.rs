@@ -173,6 +173,63 @@ const CASES: &[Case] = &[
         "",
         "rel-ns-c-c/templates/t.yaml",
     ),
+    // Methods and fields of host objects.
+    (
+        "{{ .Capabilities.KubeVersion }}|{{ .Capabilities.KubeVersion.Version }}|{{ .Capabilities.KubeVersion.GitVersion }}|{{ .Capabilities.KubeVersion.Major }}.{{ .Capabilities.KubeVersion.Minor }}|{{ .Capabilities.APIVersions.Has \"apps/v1\" }}|{{ .Capabilities.APIVersions.Has \"nope/v1\" }}|{{ .Capabilities.HelmVersion.Version }}|{{ typeOf .Capabilities }}|{{ semverCompare \">=1.20-0\" .Capabilities.KubeVersion.GitVersion }}",
+        "",
+        "v1.35.0|v1.35.0|v1.35.0|1.35|true|false|v4.1.4|*common.Capabilities|true",
+    ),
+    (
+        "{{ .Files.Get \"files/a.conf\" }}|{{ .Files.Get \"nope\" }}|{{ .Files.GetBytes \"files/a.conf\" }}|{{ .Files.Lines \"files/sub/c.txt\" }}|{{ range $k, $v := .Files.Glob \"files/*.conf\" }}{{ $k }};{{ end }}",
+        "",
+        "x=1\n||[120 61 49 10]|[hello world]|files/a.conf;files/b.conf;",
+    ),
+    (
+        "{{ (.Files.Glob \"files/*.conf\").AsConfig }}|{{ (.Files.Glob \"files/**.txt\").AsSecrets }}|{{ typeOf .Files }}|{{ len (.Files.Glob \"files/**\") }}",
+        "",
+        "a.conf: |\n  x=1\nb.conf: |\n  y=2|c.txt: aGVsbG8Kd29ybGQK|engine.files|3",
+    ),
+    (
+        "{{ .Capabilities.KubeVersion.Nope }}",
+        "",
+        "ERR:can't evaluate field Nope in type common.KubeVersion",
+    ),
+    (
+        "{{ .Files.Get }}",
+        "",
+        "ERR:wrong number of args for Get: want 1 got 0",
+    ),
+    (
+        "{{ .Values.a.b \"x\" }}",
+        "a: {b: 1}",
+        "ERR:b is not a method but has arguments",
+    ),
+    // printf and Go value printing.
+    (
+        "{{ printf \"%5.2f|%-5s|%05d|%+d|%x|%X|%o|%b|%c|%q|%e|%g|%t|%8.3e|%-8d|\" 3.14159 \"ab\" 42 5 255 \"hi\" 8 5 65 \"q\" 1234.5678 0.000012 true 1234.5678 7 }}",
+        "",
+        " 3.14|ab   |00042|+5|ff|6869|10|101|A|\"q\"|1.234568e+03|1.2e-05|true|1.235e+03|7       |",
+    ),
+    (
+        "{{ printf \"%v|%+v|%#v|%T\" .Values.m .Values.m .Values.m .Values.m }}",
+        "m: {a: 1, b: [x, true]}",
+        "map[a:1 b:[x true]]|map[a:1 b:[x true]]|map[string]interface {}{\"a\":1, \"b\":[]interface {}{\"x\", true}}|map[string]interface {}",
+    ),
+    (
+        "{{ printf \"%d|%s|%s %s|%s\" \"x\" 1 \"a\" }}|{{ printf \"%s\" \"a\" 1 2.5 }}|{{ printf \"%!|%z|%\" 1 }}|{{ printf \"%[2]s-%[1]s\" \"a\" \"b\" }}|{{ printf \"%*d|%.*f\" 5 42 2 3.14159 }}",
+        "",
+        "%!d(string=x)|%!s(int=1)|a %!s(MISSING)|%!s(MISSING)|a%!(EXTRA int=1, float64=2.5)|%!!(int=1)|%!z(MISSING)|%!(NOVERB)|b-a|   42|3.14",
+    ),
+    (
+        "{{ printf \"%v %v %v %v\" 1e6 1e21 100000.0 0.00001 }}|{{ 1e6 }}|{{ .Values.f }}|{{ printf \"%.2f %6.1f %g\" .Values.f .Values.f .Values.f }}",
+        "f: 2.5",
+        "1e+06 1e+21 100000 1e-05|1e+06|2.5|2.50    2.5 2.5",
+    ),
+    (
+        "{{ printf \"%s|%v|%d\" .Values.l .Values.l .Values.l }}|{{ printf \"%q\" .Values.l }}|{{ printf \"%x\" \"héllo\" }}|{{ printf \"%5t|%-7v|\" true nil }}",
+        "l: [a, 1, null]",
+        "[a %!s(float64=1) <nil>]|[a 1 <nil>]|[%!d(string=a) %!d(float64=1) <nil>]|[\"a\" %!q(float64=1) <nil>]|68c3a96c6c6f| true|<nil>  |",
+    ),
 ];
 
 /// Cases that cannot run inside the `define` the helm comparison wraps them in.

@@ -166,6 +166,21 @@ const CASES: &[ErrorCase] = &[
         &[("t.yaml", "x: {{ index (list 1) 5 }}")],
         "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <index (list 1) 5>: error calling index: index out of range: 5",
     ),
+    (
+        &[
+            ("t.yaml", "x: {{ eq .Values.replicas 1 }}"),
+            ("../values.yaml", "replicas: 1\n"),
+        ],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <eq .Values.replicas 1>: error calling eq: incompatible types for comparison: float64 and int",
+    ),
+    (
+        &[("t.yaml", "x: {{ lt 1 2.5 }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <lt 1 2.5>: error calling lt: incompatible types for comparison: int and float64",
+    ),
+    (
+        &[("t.yaml", "x: {{ lt true false }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <lt true false>: error calling lt: invalid type for comparison",
+    ),
 ];
 
 #[test]

@@ -303,6 +303,12 @@ const CASES: &[Case] = &[
         "",
         "sprig.certificate|-----BEGIN CERTIFICATE-----|-----BEGIN RSA PRIVATE KEY-----|-----BEGIN CERTIFICATE-----|true|-----BEGIN EC PRIVATE KEY-----|-----BEGIN PRIVATE KEY-----|Unknown type x|-----BEGIN EC PRIVATE KEY-----|struct",
     ),
+    // toYaml edge cases: quoting, literal blocks, folding, nesting, numbers.
+    (
+        "{{ toYaml .Values }}",
+        "s1: \"yes\"\ns2: \"1.0\"\ns3: \"0777\"\ns4: \"~\"\ns5: \"\"\ns6: \" lead\"\ns7: \"a: b\"\ns8: \"multi\\nline\\n\"\ns9: \"trail \\nx\"\ne1: \"😀\"\nl: [{a: 1, b: [x, {c: d}]}, [], {}]\nlong: \"aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll mmmm nnnn oooo pppp qqqq rrrr\"\nf: 1.5e-7\nbig: 12345678901234567890",
+        "big: 12345678901234567000\ne1: \"\\U0001F600\"\nf: 1.5e-07\nl:\n- a: 1\n  b:\n  - x\n  - c: d\n- []\n- {}\nlong: aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll mmmm nnnn oooo pppp\n  qqqq rrrr\ns1: \"yes\"\ns2: \"1.0\"\ns3: \"0777\"\ns4: \"~\"\ns5: \"\"\ns6: ' lead'\ns7: 'a: b'\ns8: |\n  multi\n  line\ns9: \"trail \\nx\"",
+    ),
 ];
 
 #[test]

@@ -239,8 +239,13 @@ pub fn path_exists(p: &str) -> bool {
 /// it. Templates render in Helm's order: `t.yaml` files are what the cases use.
 pub fn render_error(files: &[(&str, &str)]) -> String {
     let mut set = TemplateSet::new();
+    let values = files
+        .iter()
+        .find(|(n, _)| *n == "../values.yaml")
+        .map_or("", |(_, t)| *t);
     let named: Vec<(String, &str)> = files
         .iter()
+        .filter(|(n, _)| !n.starts_with("../"))
         .map(|(n, t)| (format!("c/templates/{n}"), *t))
         .collect();
     if let Err(e) = set.add_all(named.iter().map(|(n, t)| (n.as_str(), *t))) {
@@ -253,7 +258,7 @@ pub fn render_error(files: &[(&str, &str)]) -> String {
         .collect();
     names.sort_by(|a, b| chartkit_template::helm_parse_order(a, b));
     for name in names {
-        if let Err(e) = set.render(name, helm_data("", name)) {
+        if let Err(e) = set.render(name, helm_data(values, name)) {
             return e.helm_message();
         }
     }
