@@ -181,6 +181,13 @@ const CASES: &[ErrorCase] = &[
         &[("t.yaml", "x: {{ lt true false }}")],
         "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <lt true false>: error calling lt: invalid type for comparison",
     ),
+    (
+        &[
+            ("t.yaml", "x: {{ call .Values.f 1 }}"),
+            ("../values.yaml", "f: 1\n"),
+        ],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <call .Values.f 1>: error calling call: non-function .Values.f of type float64",
+    ),
 ];
 
 #[test]

@@ -309,6 +309,72 @@ const CASES: &[Case] = &[
         "s1: \"yes\"\ns2: \"1.0\"\ns3: \"0777\"\ns4: \"~\"\ns5: \"\"\ns6: \" lead\"\ns7: \"a: b\"\ns8: \"multi\\nline\\n\"\ns9: \"trail \\nx\"\ne1: \"😀\"\nl: [{a: 1, b: [x, {c: d}]}, [], {}]\nlong: \"aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll mmmm nnnn oooo pppp qqqq rrrr\"\nf: 1.5e-7\nbig: 12345678901234567890",
         "big: 12345678901234567000\ne1: \"\\U0001F600\"\nf: 1.5e-07\nl:\n- a: 1\n  b:\n  - x\n  - c: d\n- []\n- {}\nlong: aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk llll mmmm nnnn oooo pppp\n  qqqq rrrr\ns1: \"yes\"\ns2: \"1.0\"\ns3: \"0777\"\ns4: \"~\"\ns5: \"\"\ns6: ' lead'\ns7: 'a: b'\ns8: |\n  multi\n  line\ns9: \"trail \\nx\"",
     ),
+    // The remaining aliases and `must` variants.
+    (
+        "{{ tuple 1 \"a\" }}|{{ push (list 1) 2 }}|{{ mustPush (list 1) 2 }}|{{ mustAppend (list 1) 2 }}|{{ mustPrepend (list 1) 0 }}|{{ mustFirst (list 1 2) }}|{{ mustLast (list 1 2) }}|{{ mustRest (list 1 2) }}|{{ mustInitial (list 1 2) }}|{{ mustReverse (list 1 2) }}|{{ mustUniq (list 1 1) }}|{{ mustWithout (list 1 2) 1 }}|{{ mustHas 1 (list 1) }}|{{ mustSlice (list 1 2 3) 1 2 }}|{{ mustCompact (list 0 1) }}|{{ mustChunk 1 (list 1 2) }}",
+        "",
+        "[1 a]|[1 2]|[1 2]|[1 2]|[0 1]|1|2|[2]|[1]|[2 1]|[1]|[2]|true|[2]|[1]|[[1] [2]]",
+    ),
+    (
+        "{{ mustAppend \"x\" 1 }}",
+        "",
+        "ERR:error calling mustAppend: Cannot push on type string",
+    ),
+    (
+        "{{ $d := dict \"a\" 1 \"b\" 2 }}{{ $_ := unset $d \"b\" }}{{ values $d }}|{{ mustMerge (dict \"a\" 1) (dict \"a\" 2 \"b\" 3) }}|{{ mustMergeOverwrite (dict \"a\" 1) (dict \"a\" 2) }}|{{ mustDeepCopy (dict \"a\" (list 1)) }}",
+        "",
+        "[1]|map[a:1 b:3]|map[a:2]|map[a:[1]]",
+    ),
+    (
+        "{{ mustRegexMatch \"^a\" \"ab\" }}|{{ mustRegexFind \"b+\" \"abb\" }}|{{ mustRegexFindAll \"b\" \"abb\" -1 }}|{{ mustRegexReplaceAll \"b\" \"abb\" \"c\" }}|{{ mustRegexReplaceAllLiteral \"b\" \"abb\" \"$1\" }}|{{ mustRegexSplit \"b\" \"abba\" -1 }}",
+        "",
+        "true|bb|[b b]|acc|a$1$1|[a  a]",
+    ),
+    (
+        "{{ mustRegexMatch \"(\" \"x\" }}",
+        "",
+        "ERR:error calling mustRegexMatch: error parsing regexp",
+    ),
+    (
+        "{{ mustToJson (dict \"a\" \"<\") }}|{{ mustToRawJson (dict \"a\" \"<\") }}|{{ mustToPrettyJson (list 1) }}|{{ mustToYaml (list 1 \"a\") }}",
+        "",
+        "{\"a\":\"\\u003c\"}|{\"a\":\"<\"}|[\n  1\n]|- 1\n- a",
+    ),
+    (
+        "{{ trimall \"-\" \"--a--\" }}|{{ osClean \"a//b/../c\" }}|{{ osDir \"/a/b\" }}|{{ osExt \"x.tgz\" }}|{{ osIsAbs \"a\" }}",
+        "",
+        "a|a/c|/a|.tgz|false",
+    ),
+    (
+        "{{ $t := mustToDate \"2006-01-02\" \"2023-03-04\" }}{{ date_in_zone \"15:04 MST\" $t \"Asia/Tokyo\" }}|{{ htmlDateInZone $t \"America/Los_Angeles\" }}|{{ date_modify \"-1h\" $t | date \"2006-01-02 15\" }}|{{ mustDateModify \"30m\" $t | date \"15:04\" }}|{{ must_date_modify \"2h\" $t | date \"15:04\" }}|{{ dateModify \"bad\" $t | date \"15:04\" }}",
+        "",
+        "09:00 JST|2023-03-03|2023-03-03 23|00:30|02:00|00:00",
+    ),
+    (
+        "{{ mustToDate \"2006-01-02\" \"bad\" }}",
+        "",
+        "ERR:error calling mustToDate: parsing time \"bad\" as \"2006-01-02\": cannot parse \"bad\" as \"2006\"",
+    ),
+    (
+        "{{ ago now }}|{{ randAlpha 5 | len }}|{{ randAscii 7 | len }}|{{ shuffle \"abc\" | len }}|{{ randInt 3 4 }}",
+        "",
+        "0s|5|7|3|3",
+    ),
+    (
+        "{{ $ca := genCA \"ca\" 1 }}{{ $k := genPrivateKey \"ecdsa\" }}{{ (genCAWithKey \"c2\" 1 $k).Key | eq $k }}|{{ (genSelfSignedCertWithKey \"s\" (list \"1.2.3.4\") (list \"a\") 1 $k).Cert | trunc 27 }}|{{ (genSignedCert \"x\" nil nil 1 $ca).Cert | trunc 27 }}|{{ (buildCustomCert ($ca.Cert | b64enc) ($ca.Key | b64enc)).Key | eq $ca.Key }}",
+        "",
+        "true|-----BEGIN CERTIFICATE-----|-----BEGIN CERTIFICATE-----|true",
+    ),
+    (
+        "{{ mustToDate \"2006-01-02 15:04\" \"2023-03-04 1x\" }}",
+        "",
+        "ERR:error calling mustToDate: parsing time \"2023-03-04 1x\" as \"2006-01-02 15:04\": cannot parse \"x\" as \":\"",
+    ),
+    (
+        "{{ (toDate \"Jan _2 3:04PM\" \"Mar  4 5:06AM\").Format \"2006-01-02T15:04\" }}|{{ (toDate \"02/01/06 15:04:05.000\" \"04/03/23 10:11:12.345\").Format \"2006-01-02 15:04:05.999\" }}",
+        "",
+        "0000-03-04T05:06|2023-03-04 10:11:12.345",
+    ),
 ];
 
 #[test]

@@ -606,17 +606,20 @@ fn format_offset(out: &mut String, offset: i32, colon: bool, seconds: bool, shor
 
 /// `time.ParseInLocation(layout, value, time.Local)` for the common layout elements.
 fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
-    let bad = || {
+    // Go names the remaining input and the layout element it failed on.
+    let mut value_elem = value;
+    let mut layout_elem = layout;
+    let failure = |value_elem: &str, layout_elem: &str| {
         format!(
             "parsing time {} as {}: cannot parse {} as {}",
             crate::print::quote(value),
             crate::print::quote(layout),
-            crate::print::quote(value),
-            crate::print::quote(layout)
+            crate::print::quote(value_elem),
+            crate::print::quote(layout_elem)
         )
     };
     let (mut year, mut month, mut day, mut hour, mut min, mut sec, mut nanos) =
-        (1i32, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32);
+        (0i32, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32);
     let mut pm: Option<bool> = None;
     let mut offset: Option<i32> = None;
     let mut rest_layout = layout;
@@ -632,8 +635,14 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
     };
     loop {
         let (prefix, std, tail) = next_chunk(rest_layout);
-        v = v.strip_prefix(prefix).ok_or_else(bad)?;
+        let Some(after) = v.strip_prefix(prefix) else {
+            return Err(failure(v, prefix));
+        };
+        v = after;
         let Some(std) = std else { break };
+        value_elem = v;
+        layout_elem = &rest_layout[prefix.len()..rest_layout.len() - tail.len()];
+        let bad = || failure(value_elem, layout_elem);
         rest_layout = tail;
         match std {
             Std::LongYear => year = take_digits(&mut v, 4, 4).ok_or_else(bad)? as i32,
@@ -676,14 +685,16 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
             }
             Std::ZeroDay => day = take_digits(&mut v, 2, 2).ok_or_else(bad)?,
             Std::Day | Std::UnderDay => {
-                v = v.trim_start_matches(' ');
+                if std == Std::UnderDay {
+                    v = v.strip_prefix(' ').unwrap_or(v);
+                }
                 day = take_digits(&mut v, 1, 2).ok_or_else(bad)?;
             }
             Std::UnderYearDay | Std::ZeroYearDay => {
                 v = v.trim_start_matches(' ');
                 take_digits(&mut v, 1, 3).ok_or_else(bad)?;
             }
-            Std::Hour => hour = take_digits(&mut v, 2, 2).ok_or_else(bad)?,
+            Std::Hour => hour = take_digits(&mut v, 1, 2).ok_or_else(bad)?,
             Std::Hour12 => hour = take_digits(&mut v, 1, 2).ok_or_else(bad)?,
             Std::ZeroHour12 => hour = take_digits(&mut v, 2, 2).ok_or_else(bad)?,
             Std::Minute => min = take_digits(&mut v, 1, 2).ok_or_else(bad)?,
@@ -821,11 +832,12 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
         .ok_or_else(range_err)?;
     let (instant, zone) = match offset {
         Some(off) => {
-            let fixed = FixedOffset::east_opt(off).ok_or_else(bad)?;
+            let fixed =
+                FixedOffset::east_opt(off).ok_or_else(|| failure(value_elem, layout_elem))?;
             let t = fixed
                 .from_local_datetime(&naive)
                 .single()
-                .ok_or_else(bad)?
+                .ok_or_else(|| failure(value_elem, layout_elem))?
                 .with_timezone(&Utc);
             (
                 t,
@@ -841,7 +853,7 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
                 let t = tz
                     .from_local_datetime(&naive)
                     .earliest()
-                    .ok_or_else(bad)?
+                    .ok_or_else(|| failure(value_elem, layout_elem))?
                     .with_timezone(&Utc);
                 return Ok(GoTime::in_zone(t, "Local"));
             }
