@@ -2,10 +2,10 @@
 //! chart's own default values, compared document by document with the recorded
 //! `helm template` output for the `default` case.
 //!
-//! Values are not coalesced here (that is the render pipeline's job): a subchart sees
-//! only its own defaults, not its parent's overrides or globals, so documents that
-//! depend on those legitimately differ. The test therefore reports per-chart agreement
-//! and guards against regressions with a floor, rather than demanding every document.
+//! Values coalescing is the render pipeline's job; this harness does a rough version
+//! (case values over chart defaults, parent sections and globals into subcharts) that is
+//! enough for the corpus. Templates helm itself renders differently on every run
+//! (listed in `cases.tsv`) are skipped; every other template must match exactly.
 
 mod corpus;
 
@@ -15,6 +15,25 @@ use chartkit_template::TemplateSet;
 
 const GOLDEN: &str = "/work/shared/corpus/golden/helm-4.1.4";
 const CASES: &str = "/work/shared/corpus/cases.tsv";
+
+/// Templates whose `default` output helm itself does not reproduce from run to run
+/// (random passwords, certificates, names, and checksums of those), from `cases.tsv`.
+fn nondeterministic_templates(chart: &str) -> Vec<String> {
+    let Ok(cases) = std::fs::read_to_string(CASES) else {
+        return Vec::new();
+    };
+    let Some(row) = cases.lines().find(|l| {
+        let cols: Vec<&str> = l.split('\t').collect();
+        cols.len() > 9 && cols[0] == chart && cols[1] == "default"
+    }) else {
+        return Vec::new();
+    };
+    let column = row.split('\t').nth(9).unwrap_or("-");
+    column
+        .split("; ")
+        .filter_map(|d| d.split_once(' ').map(|(t, _)| t.to_owned()))
+        .collect()
+}
 
 /// The values file of a chart's `default` case, if it has one.
 fn default_case_values(chart: &str) -> Option<chartkit_yaml::Map> {
@@ -29,6 +48,43 @@ fn default_case_values(chart: &str) -> Option<chartkit_yaml::Map> {
     }
     let text = std::fs::read_to_string(format!("/work/shared/corpus/{file}")).ok()?;
     chartkit_yaml::parse_values(&text).ok()
+}
+
+/// A rough version of Helm's value coalescing for subcharts: each subchart's defaults are
+/// overlaid with its parent's section for it, the parent's `global` is overlaid on the
+/// subchart's, and the parent then sees the coalesced section. Enough to render most subchart templates as Helm does; the real
+/// coalescing (import-values, aliases, tags) belongs to the render pipeline.
+fn scope_subchart_values(charts: &mut [corpus::Chart]) {
+    let mut order: Vec<usize> = (0..charts.len()).collect();
+    order.sort_by_key(|&i| charts[i].path.len());
+    for &i in &order {
+        let Some((parent_path, name)) = charts[i].path.rsplit_once("/charts/") else {
+            continue;
+        };
+        let (parent_path, name) = (parent_path.to_owned(), name.to_owned());
+        let Some(parent) = charts.iter().find(|c| c.path == parent_path) else {
+            continue;
+        };
+        let section = parent.values.get(&name).cloned();
+        let global = parent.values.get("global").cloned();
+        let child = &mut charts[i].values;
+        if let Some(chartkit_yaml::Value::Map(section)) = section {
+            overlay(child, &section);
+        }
+        if let Some(chartkit_yaml::Value::Map(global)) = global {
+            let mut merged = match child.get("global") {
+                Some(chartkit_yaml::Value::Map(g)) => g.clone(),
+                _ => chartkit_yaml::Map::new(),
+            };
+            overlay(&mut merged, &global);
+            child.insert("global".into(), chartkit_yaml::Value::Map(merged));
+        }
+        // The parent sees the coalesced section, subchart defaults included.
+        let coalesced = chartkit_yaml::Value::Map(child.clone());
+        if let Some(parent) = charts.iter_mut().find(|c| c.path == parent_path) {
+            parent.values.insert(name, coalesced);
+        }
+    }
 }
 
 /// Overlays user values on chart defaults the way Helm's coalescing does for the root
@@ -101,6 +157,7 @@ fn corpus_templates_match_helm_output() {
             continue;
         };
         let golden = golden_documents(&golden_text);
+        let random = nondeterministic_templates(chart_name);
         let entries = corpus::files(pkg);
         let mut charts = corpus::charts(&entries);
         if let Some(user) = default_case_values(chart_name)
@@ -108,6 +165,7 @@ fn corpus_templates_match_helm_output() {
         {
             overlay(&mut root.values, &user);
         }
+        scope_subchart_values(&mut charts);
         let mut set = TemplateSet::new();
         let all: Vec<(String, String)> = charts
             .iter()
@@ -137,7 +195,7 @@ fn corpus_templates_match_helm_output() {
             {
                 let data = datas[i].clone();
                 corpus::set_template(&data, chart, name);
-                let Some(expected) = golden.get(name) else {
+                let Some(expected) = golden.get(name).filter(|_| !random.contains(name)) else {
                     let _ = set.render(name, data);
                     continue;
                 };
@@ -171,10 +229,9 @@ fn corpus_templates_match_helm_output() {
         compared += chart_compared;
         matched += chart_matched;
     }
-    eprintln!("total: {matched}/{compared} templates identical to helm's default render");
-    assert!(compared > 300, "too few templates compared: {compared}");
-    assert!(
-        matched * 100 >= compared * 60,
-        "only {matched}/{compared} templates match helm's output"
+    eprintln!(
+        "total: {matched}/{compared} deterministic templates identical to helm's default render"
     );
+    assert!(compared > 400, "too few templates compared: {compared}");
+    assert_eq!(matched, compared, "templates differ from helm's output");
 }
