@@ -175,29 +175,28 @@ pub fn charts(entries: &[Entry]) -> Vec<Chart> {
     out
 }
 
+/// The API versions `helm template` 4.1.4 assumes without a cluster.
+pub const DEFAULT_API_VERSIONS: &str = "v1 admissionregistration.k8s.io/v1 admissionregistration.k8s.io/v1alpha1 admissionregistration.k8s.io/v1beta1 internal.apiserver.k8s.io/v1alpha1 apps/v1 apps/v1beta1 apps/v1beta2 authentication.k8s.io/v1 authentication.k8s.io/v1alpha1 authentication.k8s.io/v1beta1 authorization.k8s.io/v1 authorization.k8s.io/v1beta1 autoscaling/v1 autoscaling/v2 autoscaling/v2beta1 autoscaling/v2beta2 batch/v1 batch/v1beta1 certificates.k8s.io/v1 certificates.k8s.io/v1beta1 certificates.k8s.io/v1alpha1 coordination.k8s.io/v1alpha2 coordination.k8s.io/v1beta1 coordination.k8s.io/v1 discovery.k8s.io/v1 discovery.k8s.io/v1beta1 events.k8s.io/v1 events.k8s.io/v1beta1 extensions/v1beta1 flowcontrol.apiserver.k8s.io/v1 flowcontrol.apiserver.k8s.io/v1beta1 flowcontrol.apiserver.k8s.io/v1beta2 flowcontrol.apiserver.k8s.io/v1beta3 networking.k8s.io/v1 networking.k8s.io/v1beta1 node.k8s.io/v1 node.k8s.io/v1alpha1 node.k8s.io/v1beta1 policy/v1 policy/v1beta1 rbac.authorization.k8s.io/v1 rbac.authorization.k8s.io/v1beta1 rbac.authorization.k8s.io/v1alpha1 resource.k8s.io/v1 resource.k8s.io/v1beta2 resource.k8s.io/v1beta1 resource.k8s.io/v1alpha3 scheduling.k8s.io/v1alpha1 scheduling.k8s.io/v1beta1 scheduling.k8s.io/v1 storage.k8s.io/v1beta1 storage.k8s.io/v1 storage.k8s.io/v1alpha1 storagemigration.k8s.io/v1beta1 apiextensions.k8s.io/v1beta1 apiextensions.k8s.io/v1";
+
 /// Helm's default capabilities for `helm template` 4.1.4.
 pub fn capabilities() -> Value {
+    capabilities_for("v1.35.0", &[])
+}
+
+/// Capabilities for `--kube-version` and extra `--api-versions`.
+pub fn capabilities_for(kube_version: &str, extra_api_versions: &[&str]) -> Value {
+    let trimmed = kube_version.trim_start_matches('v');
+    let mut parts = trimmed.split('.');
+    let major = parts.next().unwrap_or("1").to_owned();
+    let minor = parts.next().unwrap_or("0").to_owned();
+    let mut api_versions: Vec<String> =
+        DEFAULT_API_VERSIONS.split(' ').map(str::to_owned).collect();
+    api_versions.extend(extra_api_versions.iter().map(|s| s.to_string()));
     Capabilities {
-        kube_version: "v1.35.0".into(),
-        kube_major: "1".into(),
-        kube_minor: "35".into(),
-        api_versions: [
-            "v1",
-            "apps/v1",
-            "batch/v1",
-            "policy/v1",
-            "autoscaling/v2",
-            "networking.k8s.io/v1",
-            "rbac.authorization.k8s.io/v1",
-            "admissionregistration.k8s.io/v1",
-            "apiextensions.k8s.io/v1",
-            "storage.k8s.io/v1",
-            "coordination.k8s.io/v1",
-            "discovery.k8s.io/v1",
-            "scheduling.k8s.io/v1",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
+        kube_version: format!("v{trimmed}"),
+        kube_major: major,
+        kube_minor: minor,
+        api_versions,
         helm_version: HelmVersion {
             version: "v4.1.4".into(),
             git_commit: "05fa37973dc9e42b76e1d2883494c87174b6074f".into(),
@@ -274,6 +273,11 @@ pub fn set_template(data: &Value, chart: &Chart, template: &str) {
 /// The top-level data Helm passes to a chart's templates (values not coalesced: each
 /// chart sees its own defaults).
 pub fn render_data(chart: &Chart, is_root: bool, template: &str) -> Value {
+    render_data_with(chart, is_root, template, capabilities())
+}
+
+/// Like [`render_data`], with the given capabilities.
+pub fn render_data_with(chart: &Chart, is_root: bool, template: &str, caps: Value) -> Value {
     let mut top = Entries::new();
     top.insert("Values".into(), Value::values_from_data(&chart.values));
     top.insert("Chart".into(), chart_metadata(&chart.metadata, is_root));
@@ -285,7 +289,7 @@ pub fn render_data(chart: &Chart, is_root: bool, template: &str) -> Value {
     release.insert("Revision".into(), Value::Int(1));
     release.insert("Service".into(), Value::str("Helm"));
     top.insert("Release".into(), Value::map(release));
-    top.insert("Capabilities".into(), capabilities());
+    top.insert("Capabilities".into(), caps);
     top.insert("Files".into(), Files::new(chart.files.clone()).into_value());
     top.insert("Subcharts".into(), Value::empty_map());
     let mut tmpl = Entries::new();
