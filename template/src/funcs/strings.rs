@@ -44,7 +44,11 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         if n < 0 {
             return Err("strings: negative Repeat count".into());
         }
-        Ok(Value::string(str(&a[1]).repeat(n as usize)))
+        let s = str(&a[1]);
+        if s.len().checked_mul(n as usize).is_none_or(|total| total > isize::MAX as usize) {
+            return Err("strings: Repeat output length overflow".into());
+        }
+        Ok(Value::string(s.repeat(n as usize)))
     });
     r.pure("trimall", &[S, S], |a| {
         Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
