@@ -22,4 +22,4 @@ pub use file::File;
 pub use load::{LoadOptions, load, load_archive, load_dir, load_files};
 pub use lock::Lock;
 pub use metadata::{ApiVersion, ChartType, Dependency, Maintainer, Metadata};
-pub use package::{PackageError, PackageOptions, Packaged, package, package_to_bytes};
+pub use package::{PackageError, PackageOptions, Packaged, package, package_all, package_to_bytes};

@@ -65,8 +65,54 @@ pub enum PackageError {
 }
 
 /// Loads the chart in `dir`, applies the overrides and writes
-/// `<destination>/<name>-<version>.tgz` atomically.
+/// `<destination>/<name>-<version>.tgz` durably.
 pub fn package(dir: &Path, options: &PackageOptions) -> Result<Packaged, PackageError> {
+    let (packaged, bytes) = prepare(dir, options)?;
+    write_packages(&[(packaged.path.clone(), bytes)])?;
+    Ok(packaged)
+}
+
+/// Packages several chart directories: archives are built in parallel and written in one
+/// durable batch. Like `helm package`, it stops at the first chart that fails; the
+/// packages before it are written and returned with the error.
+pub fn package_all(
+    dirs: &[PathBuf],
+    options: &PackageOptions,
+) -> (Vec<Packaged>, Option<(PathBuf, PackageError)>) {
+    use rayon::prelude::*;
+    let prepared: Vec<_> = dirs.par_iter().map(|dir| prepare(dir, options)).collect();
+    let mut done = Vec::new();
+    let mut outputs = Vec::new();
+    let mut failure = None;
+    for (dir, result) in dirs.iter().zip(prepared) {
+        match result {
+            Ok((packaged, bytes)) => {
+                outputs.push((packaged.path.clone(), bytes));
+                done.push(packaged);
+            }
+            Err(e) => {
+                failure = Some((dir.clone(), e));
+                break;
+            }
+        }
+    }
+    if let Err(e) = write_packages(&outputs) {
+        return (Vec::new(), Some((dirs[0].clone(), e)));
+    }
+    (done, failure)
+}
+
+fn write_packages(outputs: &[(PathBuf, Vec<u8>)]) -> Result<(), PackageError> {
+    chartkit_durable::write_all(outputs, chartkit_durable::Options::default()).map_err(|e| {
+        PackageError::Io {
+            path: e.path,
+            source: e.source,
+        }
+    })
+}
+
+/// Loads, checks and serialises one chart, without writing it.
+fn prepare(dir: &Path, options: &PackageOptions) -> Result<(Packaged, Vec<u8>), PackageError> {
     let mut chart = load_dir(dir, &options.load)?;
     if let Some(version) = &options.version {
         chartkit_version::Version::parse(version)
@@ -88,36 +134,21 @@ pub fn package(dir: &Path, options: &PackageOptions) -> Result<Packaged, Package
     }
     let bytes = package_to_bytes(&chart, options.mtime)?;
     let file_name = format!("{}-{}.tgz", chart.name(), chart.metadata.version);
-    let path = options.destination.join(file_name);
-    write_atomically(&path, &bytes)?;
-    Ok(Packaged {
-        path,
-        sha256: hex::encode(Sha256::digest(&bytes)),
-        chart,
-    })
-}
-
-/// Writes a file so that readers see either the old content or the complete new one:
-/// temporary file in the same directory, fsync, rename.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), PackageError> {
-    let io = |source| PackageError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    temp.write_all(bytes).map_err(io)?;
-    temp.as_file().sync_all().map_err(io)?;
-    temp.persist(path).map_err(|e| io(e.error))?;
-    // Make the rename itself durable.
-    if let Ok(handle) = std::fs::File::open(dir) {
-        let _ = handle.sync_all();
-    }
-    Ok(())
+    let destination =
+        std::path::absolute(&options.destination).map_err(|source| PackageError::Io {
+            path: options.destination.clone(),
+            source,
+        })?;
+    let path = destination.join(file_name);
+    let sha256 = hex::encode(Sha256::digest(&bytes));
+    Ok((
+        Packaged {
+            path,
+            sha256,
+            chart,
+        },
+        bytes,
+    ))
 }
 
 /// Serialises a loaded chart into Helm's package layout.

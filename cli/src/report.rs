@@ -23,10 +23,15 @@ pub fn error(error: &anyhow::Error) -> ExitCode {
             hints.push(hint.0.clone());
             continue;
         }
+        let text = cause.to_string();
+        // Library errors already print their source; do not repeat it.
+        if message.ends_with(&text) {
+            continue;
+        }
         if i > 0 && !message.is_empty() {
             message.push_str(": ");
         }
-        message.push_str(&cause.to_string());
+        message.push_str(&text);
     }
     eprintln!("error: {message}");
     for hint in hints {

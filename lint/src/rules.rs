@@ -231,16 +231,6 @@ fn chart_name(metadata: &Metadata) -> Result<(), String> {
     if name.contains('/') {
         return Err(format!("chart name {name:?} is invalid"));
     }
-    let valid = name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-');
-    if !valid {
-        return Err(format!(
-            "chart name {name:?} is invalid; chart names must contain lowercase letters, numbers, and dashes, and must start and end with a lowercase letter or number"
-        ));
-    }
     Ok(())
 }
 
@@ -554,13 +544,13 @@ mod tests {
         let messages = lint_files(&[
             (
                 "Chart.yaml",
-                "apiVersion: v3\nname: Demo_x\nversion: 1.0\nicon: not-a-url\nsources: [nope]\nmaintainers: [{email: a@b.c}]\nextra: 1\n",
+                "apiVersion: v3\nname: demo/x\nversion: 1.0\nicon: not-a-url\nsources: [nope]\nmaintainers: [{email: a@b.c}]\nextra: 1\n",
             ),
             ("templates/a.yaml", "kind: A\n"),
         ]);
         for expected in [
             "[WARNING] Chart.yaml: failed to strictly parse chart metadata file\n\tunknown field \"extra\"",
-            "[ERROR] Chart.yaml: chart name \"Demo_x\" is invalid; chart names must contain lowercase letters, numbers, and dashes, and must start and end with a lowercase letter or number",
+            "[ERROR] Chart.yaml: chart name \"demo/x\" is invalid",
             "[ERROR] Chart.yaml: apiVersion 'v3' is not valid. The value must be either \"v1\" or \"v2\"",
             "[ERROR] Chart.yaml: version should be of type string but it's of type float64",
             "[ERROR] Chart.yaml: each maintainer requires a name",

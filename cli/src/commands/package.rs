@@ -1,7 +1,6 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
-use chartkit_chart::{PackageOptions, package};
+use chartkit_chart::{PackageOptions, package_all};
 
 use crate::cli::PackageArgs;
 use crate::env;
@@ -21,14 +20,20 @@ pub fn run(args: PackageArgs) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
-        let packaged = package(path, &options)
-            .with_context(|| format!("cannot package `{}`", path.display()))?;
-        for warning in &packaged.chart.warnings {
+    }
+    let (packaged, failure) = package_all(&args.paths, &options);
+    for done in &packaged {
+        for warning in &done.chart.warnings {
             eprintln!("warning: {warning}");
         }
         println!(
             "Successfully packaged chart and saved it to: {}",
-            packaged.path.display()
+            done.path.display()
+        );
+    }
+    if let Some((path, error)) = failure {
+        return Err(
+            anyhow::Error::new(error).context(format!("cannot package `{}`", path.display()))
         );
     }
     Ok(ExitCode::SUCCESS)
