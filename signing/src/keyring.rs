@@ -63,10 +63,6 @@ impl Keyring {
                 .next()
                 .unwrap_or_default()
                 .to_owned();
-            let end_marker = format!("-----END PGP {kind}-----");
-            let end = block.find(&end_marker).ok_or_else(|| KeyError::Parse {
-                reason: format!("armored block `BEGIN PGP {kind}` has no `{end_marker}` line"),
-            })? + end_marker.len();
             if kind != "PUBLIC KEY BLOCK" && kind != "PRIVATE KEY BLOCK" {
                 return Err(KeyError::Parse {
                     reason: format!(
@@ -74,6 +70,10 @@ impl Keyring {
                     ),
                 });
             }
+            let end_marker = format!("-----END PGP {kind}-----");
+            let end = block.find(&end_marker).ok_or_else(|| KeyError::Parse {
+                reason: format!("armored block `BEGIN PGP {kind}` has no `{end_marker}` line"),
+            })? + end_marker.len();
             blocks += 1;
             match PublicOrSecret::from_armor_many(&block.as_bytes()[..end]) {
                 Ok((keys, _headers)) => self.add_all(keys),
