@@ -63,13 +63,14 @@ pub enum KeyError {
         fingerprint: String,
     },
 
-    /// Neither the primary key nor any secret subkey is allowed to make signatures.
-    #[error(
-        "key {fingerprint} has no secret key that is allowed to sign (no signing capability in its self-signatures)"
-    )]
+    /// The key cannot make signatures now: it was revoked or has expired, or neither the
+    /// primary key nor any secret subkey is allowed to sign.
+    #[error("key {fingerprint} cannot sign: {reason}; use another key")]
     CannotSign {
         /// Fingerprint of the primary key.
         fingerprint: String,
+        /// Why (`it has been revoked by its owner`, `it expired on 2025-01-01`, ...).
+        reason: String,
     },
 
     /// The secret key is protected by a passphrase and none was given.

@@ -138,8 +138,16 @@ pub fn sign_chart_digest(
         })?;
         return clearsign(&body, k, &password, &fingerprint);
     }
+    let reason = if key.is_revoked() {
+        "it has been revoked by its owner".to_owned()
+    } else if let Some(t) = key.expires().filter(|&t| t <= now_unix()) {
+        format!("it expired on {}", format_date(t))
+    } else {
+        "neither its primary key nor a secret subkey in the keyring may sign (self-signature key flags, revoked or expired subkeys)".to_owned()
+    };
     Err(KeyError::CannotSign {
         fingerprint: key.fingerprint().to_owned(),
+        reason,
     })
 }
 
