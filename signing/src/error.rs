@@ -38,7 +38,7 @@ pub enum KeyError {
 
     /// No key in the keyring matches the name, email or fingerprint asked for.
     #[error(
-        "no key in the keyring matches {query:?}; list the keys with `gpg --show-keys KEYRING` and pass a name, email or fingerprint shown there"
+        "no key in the keyring matches {query:?}; pass a name, email or fingerprint of a key in it"
     )]
     NotFound {
         /// The name, email, key id or fingerprint that was looked up.

@@ -28,6 +28,7 @@ pub use key::{
 };
 pub use keyring::Keyring;
 pub use provenance::{
-    Provenance, Sha256Digest, Verification, provenance_body, provenance_file_name, sign_chart,
-    sign_chart_digest, verify, verify_digest, verify_package_file,
+    Provenance, Sha256Digest, Verification, check_signing_key, provenance_body,
+    provenance_file_name, sign_chart, sign_chart_digest, verify, verify_digest,
+    verify_package_file,
 };

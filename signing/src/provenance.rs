@@ -110,20 +110,45 @@ pub fn sign_chart_digest(
     passphrase: Option<&str>,
 ) -> Result<String, KeyError> {
     let body = provenance_body(metadata_yaml, package_file_name, digest);
+    let password = Password::from(passphrase.unwrap_or_default());
+    match signing_key(key, passphrase, &password)? {
+        SigningPart::Primary(k) => clearsign(&body, k, &password, key.fingerprint()),
+        SigningPart::Subkey(k, fingerprint) => clearsign(&body, k, &password, &fingerprint),
+    }
+}
+
+/// Checks that `key` can sign now with `passphrase` — it holds a usable secret key and
+/// the passphrase unlocks it — without signing anything, so a command can fail before
+/// doing other work. Returns the same errors [`sign_chart`] would.
+pub fn check_signing_key(key: &Key, passphrase: Option<&str>) -> Result<(), KeyError> {
+    let password = Password::from(passphrase.unwrap_or_default());
+    signing_key(key, passphrase, &password).map(|_| ())
+}
+
+enum SigningPart<'k> {
+    Primary(&'k pgp::packet::SecretKey),
+    Subkey(&'k pgp::packet::SecretSubkey, String),
+}
+
+/// Picks the secret key that signs: the primary when it may sign, otherwise a signing
+/// subkey whose secret part is present; and checks that the passphrase unlocks it.
+fn signing_key<'k>(
+    key: &'k Key,
+    passphrase: Option<&str>,
+    password: &Password,
+) -> Result<SigningPart<'k>, KeyError> {
     let secret = key.secret().ok_or_else(|| KeyError::NoSecretKey {
         fingerprint: key.fingerprint().to_owned(),
     })?;
-    let password = Password::from(passphrase.unwrap_or_default());
     let primary = key.primary();
     let usable = |c: &Component| c.can_sign && !c.revoked && !expired(c);
     if usable(primary) {
         let k = &secret.primary_key;
         check_unlock(k.secret_params(), passphrase, &primary.fingerprint, || {
-            k.unlock(&password, |_, _| Ok(())).is_ok()
+            k.unlock(password, |_, _| Ok(())).is_ok()
         })?;
-        return clearsign(&body, k, &password, &primary.fingerprint);
+        return Ok(SigningPart::Primary(k));
     }
-    // The primary may not sign: use a signing subkey whose secret part is present.
     for sub in &secret.secret_subkeys {
         let fingerprint = format!("{:X}", sub.key.fingerprint());
         let Some(component) = key.subkeys().iter().find(|c| c.fingerprint == fingerprint) else {
@@ -134,9 +159,9 @@ pub fn sign_chart_digest(
         }
         let k = &sub.key;
         check_unlock(k.secret_params(), passphrase, &fingerprint, || {
-            k.unlock(&password, |_, _| Ok(())).is_ok()
+            k.unlock(password, |_, _| Ok(())).is_ok()
         })?;
-        return clearsign(&body, k, &password, &fingerprint);
+        return Ok(SigningPart::Subkey(k, fingerprint));
     }
     let reason = if key.is_revoked() {
         "it has been revoked by its owner".to_owned()
