@@ -41,6 +41,7 @@ impl fmt::Debug for SecretKeyArmored {
 pub struct PublicKeyArmored(String);
 
 impl PublicKeyArmored {
+    /// The armored text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -225,11 +226,16 @@ fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyError
 pub enum Algorithm {
     /// Ed25519, in either its legacy EdDSA or its RFC 9580 encoding.
     Ed25519,
+    /// Ed448 (RFC 9580).
     Ed448,
+    /// RSA with a modulus of `bits` bits.
     Rsa {
+        /// Modulus size, e.g. 3072.
         bits: usize,
     },
+    /// DSA, found only in old keys.
     Dsa,
+    /// ECDSA on a NIST or Brainpool curve.
     Ecdsa,
     /// Any other algorithm, by its OpenPGP algorithm id.
     Other(u8),

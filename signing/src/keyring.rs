@@ -134,10 +134,12 @@ impl Keyring {
         &self.skipped
     }
 
+    /// Whether the keyring holds no keys.
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
+    /// The number of distinct keys.
     pub fn len(&self) -> usize {
         self.keys.len()
     }
