@@ -23,6 +23,11 @@ pub enum Command {
     /// Show information about a chart.
     #[command(subcommand)]
     Show(ShowCommand),
+    /// Verify that a packaged chart is signed by a trusted key and unmodified.
+    Verify(VerifyArgs),
+    /// Create and list OpenPGP keys for signing charts.
+    #[command(subcommand)]
+    Key(KeyCommand),
 }
 
 #[derive(Debug, Args)]
@@ -45,6 +50,59 @@ pub struct PackageArgs {
     /// Set the app version.
     #[arg(long = "app-version")]
     pub app_version: Option<String>,
+    /// Sign the package, writing NAME-VERSION.tgz.prov beside it.
+    #[arg(long, requires_all = ["key", "keyring"])]
+    pub sign: bool,
+    /// Key to sign with: a name, an email or a fingerprint from the keyring.
+    #[arg(long, requires = "sign")]
+    pub key: Option<String>,
+    /// Keyring holding the secret key (armored or binary, e.g. `gpg --export-secret-keys`).
+    #[arg(long, requires = "sign")]
+    pub keyring: Option<PathBuf>,
+    /// File whose first line is the secret key's passphrase; `-` reads it from stdin.
+    #[arg(long = "passphrase-file", requires = "sign")]
+    pub passphrase_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The packaged chart (.tgz); its provenance file is CHART.prov.
+    pub chart: PathBuf,
+    /// Keyring with the public keys of trusted signers (armored or binary).
+    #[arg(long)]
+    pub keyring: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Generate an Ed25519 signing key: DIR/secret.asc (mode 0600) and DIR/public.asc.
+    Generate(KeyGenerateArgs),
+    /// List the keys in a keyring.
+    List(KeyListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeyGenerateArgs {
+    /// Name in the key's user id.
+    #[arg(long)]
+    pub name: String,
+    /// Email in the key's user id.
+    #[arg(long)]
+    pub email: String,
+    /// Protect the secret key with the passphrase on this file's first line; `-` reads
+    /// it from stdin.
+    #[arg(long = "passphrase-file")]
+    pub passphrase_file: Option<PathBuf>,
+    /// Directory to write secret.asc and public.asc to (created if missing).
+    #[arg(short = 'o', long = "output", default_value = ".")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyListArgs {
+    /// Keyring file to list (armored or binary, public or secret).
+    #[arg(long)]
+    pub keyring: PathBuf,
 }
 
 #[derive(Debug, Args)]

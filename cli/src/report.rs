@@ -2,9 +2,18 @@
 
 use std::process::ExitCode;
 
-/// A next step for the user, attached to an error with `.context(Hint(..))`-style wrapping.
+/// A next step for the user. Attach one with [`with_hint`]; [`error`] prints it on its own
+/// line after the message.
 #[derive(Debug)]
 pub struct Hint(pub String);
+
+/// Wraps an error so that its message is printed as usual, followed by `hint: ...`.
+pub fn with_hint(error: impl Into<anyhow::Error>, hint: impl Into<String>) -> anyhow::Error {
+    let error = error.into();
+    // The hint goes at the root of the chain, where `error` can find it by type; the
+    // message (with its causes) becomes the context above it.
+    anyhow::Error::new(Hint(hint.into())).context(format!("{error:#}"))
+}
 
 impl std::fmt::Display for Hint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

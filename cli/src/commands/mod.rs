@@ -1,7 +1,9 @@
 mod create;
+mod key;
 mod lint;
 mod package;
 mod show;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -17,6 +19,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Package(args) => package::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Show(command) => show::run(command),
+        Command::Verify(args) => verify::run(args),
+        Command::Key(command) => key::run(command),
     }
 }
 
@@ -34,4 +38,40 @@ pub fn limits() -> anyhow::Result<Limits> {
 
 pub fn load_options() -> anyhow::Result<LoadOptions> {
     Ok(LoadOptions { limits: limits()? })
+}
+
+/// Reads a keyring file (armored or binary), warning about keys that had to be skipped.
+pub fn read_keyring(path: &std::path::Path) -> anyhow::Result<chartkit_signing::Keyring> {
+    use anyhow::Context;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read keyring `{}`", path.display()))?;
+    let keyring = chartkit_signing::Keyring::from_bytes(&bytes)
+        .with_context(|| format!("cannot use keyring `{}`", path.display()))?;
+    for skipped in keyring.skipped() {
+        eprintln!("warning: {}: {skipped}", path.display());
+    }
+    Ok(keyring)
+}
+
+/// Reads a passphrase the way `helm package --passphrase-file` does: the file's first line
+/// without its line ending, from stdin when the path is `-`.
+pub fn read_passphrase(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::BufRead;
+
+    use anyhow::Context;
+    let mut line = String::new();
+    if path == std::path::Path::new("-") {
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .context("cannot read the passphrase from stdin")?;
+    } else {
+        let file = std::fs::File::open(path)
+            .with_context(|| format!("cannot read passphrase file `{}`", path.display()))?;
+        std::io::BufReader::new(file)
+            .read_line(&mut line)
+            .with_context(|| format!("cannot read passphrase file `{}`", path.display()))?;
+    }
+    let passphrase = line.trim_end_matches(['\n', '\r']).to_owned();
+    Ok(passphrase)
 }
