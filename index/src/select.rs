@@ -30,23 +30,42 @@ pub fn get<'a>(
     versions: &'a [ChartVersion],
     version: &str,
 ) -> Result<&'a ChartVersion, SelectError> {
+    let name = versions.first().map_or("", |v| v.name());
+    get_by(versions, version, name)
+}
+
+/// A version as selection sees it: its text. Lets the same rules run on parsed entries and
+/// on the compact form.
+pub trait Candidate {
+    fn version_text(&self) -> &str;
+}
+
+impl Candidate for ChartVersion {
+    fn version_text(&self) -> &str {
+        self.version()
+    }
+}
+
+/// [`get`] over any candidates; `name` only feeds the error message.
+pub fn get_by<'a, T: Candidate>(
+    versions: &'a [T],
+    version: &str,
+    name: &str,
+) -> Result<&'a T, SelectError> {
     if versions.is_empty() {
         return Err(SelectError::Empty);
     }
     let range = VersionRange::parse(if version.is_empty() { "*" } else { version })?;
     if !version.is_empty()
-        && let Some(exact) = versions.iter().find(|v| v.version() == version)
+        && let Some(exact) = versions.iter().find(|v| v.version_text() == version)
     {
         return Ok(exact);
     }
     versions
         .iter()
-        .find(|v| {
-            v.parsed_version()
-                .is_some_and(|parsed| range.matches(&parsed))
-        })
+        .find(|v| Version::parse(v.version_text()).is_ok_and(|parsed| range.matches(&parsed)))
         .ok_or_else(|| SelectError::NoMatch {
-            name: versions[0].name().to_owned(),
+            name: name.to_owned(),
             requested: version.to_owned(),
         })
 }
@@ -70,6 +89,16 @@ pub fn search<'a>(
     devel: bool,
     all_versions: bool,
 ) -> Result<Vec<&'a ChartVersion>, RangeError> {
+    search_by(versions, range, devel, all_versions)
+}
+
+/// [`search`] over any candidates.
+pub fn search_by<'a, T: Candidate>(
+    versions: &'a [T],
+    range: Option<&str>,
+    devel: bool,
+    all_versions: bool,
+) -> Result<Vec<&'a T>, RangeError> {
     let text = match range {
         Some(r) if !r.is_empty() => r,
         _ if devel => DEVEL_RANGE,
@@ -78,15 +107,18 @@ pub fn search<'a>(
     let range = VersionRange::parse(text)?;
     // Helm's search index is keyed by version text, so of two entries with the same text
     // only the later one in sorted order survives.
-    let mut kept: Vec<(&ChartVersion, Version)> = Vec::new();
+    let mut kept: Vec<(&T, Version)> = Vec::new();
+    let mut slots: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for v in versions {
-        let Some(parsed) = v.parsed_version() else {
+        let Ok(parsed) = Version::parse(v.version_text()) else {
             continue;
         };
-        if let Some(slot) = kept.iter_mut().find(|(k, _)| k.version() == v.version()) {
-            *slot = (v, parsed);
-        } else {
-            kept.push((v, parsed));
+        match slots.get(v.version_text()) {
+            Some(&slot) => kept[slot] = (v, parsed),
+            None => {
+                slots.insert(v.version_text(), kept.len());
+                kept.push((v, parsed));
+            }
         }
     }
     let mut found = Vec::new();
