@@ -10,6 +10,7 @@ packages=${PACKAGES:-2000}
 index_mb=${INDEX_MB:-50}
 fuzz_seconds=${FUZZ_SECONDS:-30}
 corpus=${CHARTKIT_CORPUS:-$root/../shared/corpus}
+[[ -d $corpus/charts ]] || corpus=/work/shared/corpus
 helm=${CHARTKIT_HELM:-$HOME/.cache/chartkit-peers/helm}
 mkdir -p "$out"
 [[ -x $helm ]] || { echo "helm not found at $helm (run shared/tools/get-peers)" >&2; exit 1; }
@@ -22,9 +23,11 @@ chartkit=$root/target/release/chartkit
 rows=()
 measure() {
   local label=$1; shift
+  local start end wall rss
+  start=$(date +%s%N)
   /usr/bin/time -v "$@" >"$out/last.out" 2>"$out/last.time" || { cat "$out/last.time" >&2; exit 1; }
-  local wall rss
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$out/last.time" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
+  end=$(date +%s%N)
+  wall=$(awk -v ns=$((end - start)) 'BEGIN {printf "%.3f", ns / 1e9}')
   rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2/1024}' "$out/last.time")
   rows+=("| $label | $wall | $rss |")
 }
@@ -53,18 +56,19 @@ diff <(grep -v 'created:\|generated:' "$out/helm-index.yaml") <(grep -v 'created
 
 # (b) load a synthetic index and resolve ^1.2.
 idx=$out/index-${index_mb}mb.yaml
-[[ -f $idx ]] || python3 "$root/bench/make_inputs.py" index "$idx" "$index_mb" >/dev/null
+[[ -f $idx.charts ]] || python3 "$root/bench/make_inputs.py" index "$idx" "$index_mb" >"$idx.charts"
+chart=$(printf 'chart-%04d' $(( $(cat "$idx.charts") / 2 )))
 idx_mb=$(du -m --apparent-size "$idx" | cut -f1)
 hh=$out/helm-home
 mkdir -p "$hh/config/helm" "$hh/cache/helm/repository"
 printf 'apiVersion: ""\ngenerated: "0001-01-01T00:00:00Z"\nrepositories:\n- name: bench\n  url: http://127.0.0.1:9/\n' >"$hh/config/helm/repositories.yaml"
 cp "$idx" "$hh/cache/helm/repository/bench-index.yaml"
 measure "helm search repo --version ^1.2 (${idx_mb} MB index)" env HELM_CONFIG_HOME="$hh/config/helm" HELM_CACHE_HOME="$hh/cache/helm" HELM_DATA_HOME="$hh/data" \
-  "$helm" search repo bench/chart-0042 --version ^1.2 -o json
+  "$helm" search repo bench/$chart --version ^1.2 -o json
 helm_answer=$(jq -r '.[0].version' "$out/last.out" 2>/dev/null || python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))[0]["version"])' "$out/last.out")
 rm -f "$idx.ckidx-v1"
-measure "chartkit repo query --version ^1.2, first load (parses, writes cache)" "$chartkit" repo query "$idx" chart-0042 --version ^1.2
-measure "chartkit repo query --version ^1.2, cached" "$chartkit" repo query "$idx" chart-0042 --version ^1.2
+measure "chartkit repo query --version ^1.2, first load (parses, writes cache)" "$chartkit" repo query "$idx" "$chart" --version ^1.2
+measure "chartkit repo query --version ^1.2, cached" "$chartkit" repo query "$idx" "$chart" --version ^1.2
 ours=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))[0]["version"])' "$out/last.out")
 echo "resolve ^1.2: helm chose $helm_answer, chartkit chose $ours"
 
