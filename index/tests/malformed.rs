@@ -88,10 +88,10 @@ proptest! {
 
     #[test]
     fn ranges_never_panic(text in "[ 0-9xX*vV.,|<>=!~^+a-z-]{0,40}", version in "[0-9]{1,2}\\.[0-9]{1,2}\\.[0-9]{1,2}(-[a-z0-9.]{1,6})?") {
-        if let Ok(range) = chartkit_version::VersionRange::parse(&text) {
-            if let Ok(v) = chartkit_version::Version::parse(&version) {
-                let _ = range.matches(&v);
-            }
+        if let Ok(range) = chartkit_version::VersionRange::parse(&text)
+            && let Ok(v) = chartkit_version::Version::parse(&version)
+        {
+            let _ = range.matches(&v);
         }
     }
 }
