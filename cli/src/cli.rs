@@ -28,6 +28,59 @@ pub enum Command {
     /// Create and list OpenPGP keys for signing charts.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Work with chart repositories.
+    #[command(subcommand)]
+    Repo(RepoCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// Generate an index file for a directory of packaged charts (`*.tgz` and `*/*.tgz`).
+    ///
+    /// Writes DIR/index.yaml atomically. Packages unchanged since the last run keep their
+    /// entry and `created` time and are not read again.
+    Index(RepoIndexArgs),
+    /// Choose chart versions from an index file, as `helm search repo` and `helm pull` do.
+    ///
+    /// Prints JSON like `helm search repo -o json`. The parsed index is cached beside the file
+    /// (INDEX.ckidx-v1) and reused while the index's digest is unchanged.
+    Query(RepoQueryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RepoIndexArgs {
+    /// Directory holding the chart packages.
+    pub dir: PathBuf,
+    /// URL of the chart repository; chart URLs are made from it.
+    #[arg(long, default_value = "")]
+    pub url: String,
+    /// Merge the generated index into this index file (created if missing).
+    #[arg(long)]
+    pub merge: Option<PathBuf>,
+    /// Write the index as JSON (the file is still index.yaml).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RepoQueryArgs {
+    /// The index file (YAML or JSON).
+    pub index: PathBuf,
+    /// Chart name.
+    pub chart: String,
+    /// A version or version range (Helm's semver constraints).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Include pre-releases (like `--version '>0.0.0-0'`); ignored with --version.
+    #[arg(long)]
+    pub devel: bool,
+    /// List every matching version, newest first, instead of the newest only.
+    #[arg(short = 'l', long)]
+    pub versions: bool,
+    /// Choose as `helm pull --version` does (an exact version text wins) and print the
+    /// full entry.
+    #[arg(long)]
+    pub pull: bool,
 }
 
 #[derive(Debug, Args)]

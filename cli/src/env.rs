@@ -8,6 +8,23 @@ pub const MAX_CHART_SIZE: &str = "CHARTKIT_MAX_CHART_SIZE";
 /// (the reproducible-builds convention; default 0).
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 
+/// Directory for chartkit's caches (default `$XDG_CACHE_HOME/chartkit`, then
+/// `$HOME/.cache/chartkit`).
+pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
+/// The XDG cache base directory.
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// The user's home directory.
+pub const HOME: &str = "HOME";
+
+/// chartkit's cache directory, from the environment.
+pub fn cache_home() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(CACHE_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("chartkit")))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".cache/chartkit")))
+}
+
 /// Reads a variable; unset and empty are the same.
 pub fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())

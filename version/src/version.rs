@@ -182,7 +182,7 @@ fn compare_prerelease_part(s: &str, o: &str) -> Ordering {
     }
 }
 
-fn compare_prerelease(s: &str, o: &str) -> Ordering {
+pub(crate) fn compare_prerelease(s: &str, o: &str) -> Ordering {
     let sparts: Vec<&str> = s.split('.').collect();
     let oparts: Vec<&str> = o.split('.').collect();
     for i in 0..sparts.len().max(oparts.len()) {

@@ -2,6 +2,8 @@ mod create;
 mod key;
 mod lint;
 mod package;
+mod repo_index;
+mod repo_query;
 mod show;
 mod verify;
 
@@ -10,7 +12,7 @@ use std::process::ExitCode;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, RepoCommand};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -21,6 +23,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Show(command) => show::run(command),
         Command::Verify(args) => verify::run(args),
         Command::Key(command) => key::run(command),
+        Command::Repo(RepoCommand::Index(args)) => repo_index::run(args),
+        Command::Repo(RepoCommand::Query(args)) => repo_query::run(args),
     }
 }
 
