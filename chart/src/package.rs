@@ -103,6 +103,14 @@ pub fn package_all(
 }
 
 fn write_packages(outputs: &[(PathBuf, Vec<u8>)]) -> Result<(), PackageError> {
+    for (path, _) in outputs {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| PackageError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+    }
     chartkit_durable::write_all(outputs, chartkit_durable::Options::default()).map_err(|e| {
         PackageError::Io {
             path: e.path,

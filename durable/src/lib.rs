@@ -27,8 +27,9 @@ impl std::error::Error for WriteError {
 /// Options for new files.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {
-    /// Unix permission bits for the new file (e.g. 0o600 for secrets); the temporary file
-    /// has them from the start, so the content is never readable more widely.
+    /// Unix permission bits for the new file; `None` means 0o644, what Helm gives packages
+    /// and indexes. Secrets use 0o600. The temporary file has the mode from the start, so
+    /// the content is never readable more widely.
     pub mode: Option<u32>,
 }
 
@@ -42,7 +43,7 @@ pub fn write_with(path: &Path, bytes: &[u8], options: Options) -> Result<(), Wri
     write_all(&[(path.to_path_buf(), bytes)], options)
 }
 
-/// Writes several files durably. Their syncs run concurrently, then each is renamed into
+/// Writes several files durably; their directories must exist. Their syncs run concurrently, then each is renamed into
 /// place and every directory involved is synced once.
 pub fn write_all<B: AsRef<[u8]> + Sync>(
     files: &[(PathBuf, B)],
@@ -55,13 +56,14 @@ pub fn write_all<B: AsRef<[u8]> + Sync>(
     let mut staged = Vec::with_capacity(files.len());
     for (path, bytes) in files {
         let dir = parent_dir(path);
-        std::fs::create_dir_all(dir).map_err(error(path))?;
         let mut builder = tempfile::Builder::new();
         builder.prefix(".chartkit-").suffix(".tmp");
         #[cfg(unix)]
-        if let Some(mode) = options.mode {
+        {
             use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(mode));
+            builder.permissions(std::fs::Permissions::from_mode(
+                options.mode.unwrap_or(0o644),
+            ));
         }
         let mut temp = builder.tempfile_in(dir).map_err(error(path))?;
         temp.write_all(bytes.as_ref()).map_err(error(path))?;
@@ -124,7 +126,7 @@ mod tests {
     #[test]
     fn writes_replace_whole_files_and_leave_no_temporaries() {
         let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("sub/a.txt");
+        let a = dir.path().join("a.txt");
         write(&a, b"first").unwrap();
         write(&a, b"second").unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), b"second");

@@ -107,7 +107,7 @@ impl IndexCache {
         {
             // Same content, new mtime: refresh the stamp and keep the compact form.
             compact::restamp(&mut existing, size, mtime);
-            let _ = crate::atomic::write_atomically(&compact_path, &existing);
+            let _ = crate::write_durably(&compact_path, &existing);
             return Self::open(&compact_path, Vec::new(), false);
         }
         let loaded = chartkit_index::parse_index(&bytes, &index_path.display().to_string())
@@ -123,11 +123,9 @@ impl IndexCache {
                 mtime_ns: mtime,
             },
         );
-        crate::atomic::write_atomically(&compact_path, &encoded).map_err(|source| {
-            CacheError::Io {
-                path: compact_path.clone(),
-                source,
-            }
+        crate::write_durably(&compact_path, &encoded).map_err(|source| CacheError::Io {
+            path: compact_path.clone(),
+            source,
         })?;
         Self::open(&compact_path, loaded.warnings, true)
     }

@@ -5,16 +5,20 @@
 //! - [`IndexCache`]: a downloaded index.yaml with its compact form beside it, rebuilt only
 //!   when the index's digest changes.
 
-mod atomic;
 mod cache;
 mod clock;
 mod package;
 mod repo_index;
 mod urljoin;
 
-pub use atomic::write_atomically;
 pub use cache::{CacheError, FileSource, IndexCache, compact_path_for};
 pub use clock::now;
 pub use package::{PackageError, read_package_metadata};
 pub use repo_index::{IndexDirOptions, IndexDirReport, RepoIndexError, index_directory};
 pub use urljoin::url_join;
+
+/// Writes a file durably (temporary file, fsync, rename), as an `io::Error` naming the path.
+pub(crate) fn write_durably(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    chartkit_durable::write(path, bytes)
+        .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))
+}

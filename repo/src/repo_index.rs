@@ -171,7 +171,7 @@ pub fn index_directory(
         Some(path) => {
             let empty = IndexFile::new(crate::clock::now());
             let text = render(&empty, options.json);
-            crate::atomic::write_atomically(path, text.as_bytes()).map_err(io_error(path))?;
+            crate::write_durably(path, text.as_bytes()).map_err(io_error(path))?;
             Some(empty)
         }
         None => None,
@@ -240,13 +240,13 @@ pub fn index_directory(
     }
     index.sort_entries();
     let text = render(&index, options.json);
-    crate::atomic::write_atomically(&out_path, text.as_bytes()).map_err(io_error(&out_path))?;
+    crate::write_durably(&out_path, text.as_bytes()).map_err(io_error(&out_path))?;
     if let Some(cache) = &options.digest_cache {
         // The cache only saves work; failing to write it must not fail the command.
         if let Some(parent) = cache.parent() {
             let _ = std::fs::create_dir_all(parent);
         }
-        let _ = crate::atomic::write_atomically(cache, cache_lines.as_bytes());
+        let _ = crate::write_durably(cache, cache_lines.as_bytes());
     }
     Ok(report)
 }

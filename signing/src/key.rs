@@ -1,5 +1,4 @@
 use std::fmt;
-use std::io::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -185,39 +184,12 @@ pub fn write_public_key_file(path: &Path, key: &PublicKeyArmored) -> Result<(), 
 }
 
 fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyError> {
-    let io_err = |action, source| KeyError::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".chartkit-key-");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // The temporary file is created with the final mode, so secret bytes never sit in a
-        // file with wider permissions.
-        builder.permissions(std::fs::Permissions::from_mode(mode));
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    let mut tmp = builder
-        .tempfile_in(dir)
-        .map_err(|e| io_err("creating a temporary file for", e))?;
-    tmp.write_all(bytes).map_err(|e| io_err("writing", e))?;
-    tmp.as_file().sync_all().map_err(|e| io_err("syncing", e))?;
-    tmp.persist(path)
-        .map_err(|e| io_err("renaming a temporary file to", e.error))?;
-    // The rename is only durable once the directory entry is synced too.
-    #[cfg(unix)]
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io_err("syncing the directory of", e))?;
-    Ok(())
+    chartkit_durable::write_with(path, bytes, chartkit_durable::Options { mode: Some(mode) })
+        .map_err(|e| KeyError::Io {
+            action: "writing",
+            path: e.path,
+            source: e.source,
+        })
 }
 
 /// The public-key algorithm of a key, named the way `gpg --list-keys` names it.
