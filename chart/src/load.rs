@@ -165,15 +165,7 @@ pub fn load_files(
         let name = file.name.as_str();
         match name {
             CHART_FILE => {}
-            "Chart.lock" => {
-                chart.lock =
-                    Some(
-                        Lock::from_yaml(&file.text()).map_err(|source| LoadError::Lock {
-                            file: path_of(name),
-                            source,
-                        })?,
-                    );
-            }
+            "Chart.lock" => chart.lock = Some(lock(&file, &path_of(name))?),
             VALUES_FILE => {
                 chart.values = chartkit_yaml::parse_values(&file.text()).map_err(|source| {
                     LoadError::Values {
@@ -183,46 +175,20 @@ pub fn load_files(
                 })?;
             }
             SCHEMA_FILE => chart.schema = Some(file.data),
-            "requirements.yaml" => {
-                let text = file.text();
-                let node = chartkit_yaml::parse_node(&text).map_err(|e| LoadError::Metadata {
-                    file: path_of(name),
-                    source: MetadataYamlError::Yaml(e),
-                })?;
-                let fields =
-                    Fields::of(&node, "requirements.yaml").map_err(|e| LoadError::Metadata {
-                        file: path_of(name),
-                        source: MetadataYamlError::Metadata(e.into()),
-                    })?;
-                if fields.get("dependencies").is_some() {
-                    metadata.dependencies =
-                        decode_dependencies(&fields).map_err(|e| LoadError::Metadata {
-                            file: path_of(name),
-                            source: MetadataYamlError::Metadata(e),
-                        })?;
+            "requirements.yaml" | "requirements.lock" => {
+                if name == "requirements.yaml" {
+                    if let Some(dependencies) = requirements(&file, &path_of(name))? {
+                        metadata.dependencies = dependencies;
+                    }
+                } else {
+                    chart.lock = Some(lock(&file, &path_of(name))?);
                 }
+                // v1 charts keep these files; v2 charts should not have them at all.
                 if metadata.api() == ApiVersion::V1 {
                     chart.files.push(file);
                 } else {
                     chart.warnings.push(format!(
-                        "{}: dependencies are declared in Chart.yaml since apiVersion v2; move them there",
-                        path_of(name)
-                    ));
-                }
-            }
-            "requirements.lock" => {
-                chart.lock =
-                    Some(
-                        Lock::from_yaml(&file.text()).map_err(|source| LoadError::Lock {
-                            file: path_of(name),
-                            source,
-                        })?,
-                    );
-                if metadata.api() == ApiVersion::V1 {
-                    chart.files.push(file);
-                } else {
-                    chart.warnings.push(format!(
-                        "{}: dependency locks live in Chart.lock since apiVersion v2; run `chartkit dependency update`",
+                        "{}: since apiVersion v2, dependencies and their lock belong in Chart.yaml and Chart.lock; move them there",
                         path_of(name)
                     ));
                 }
@@ -295,6 +261,35 @@ pub fn load_files(
         chart.dependencies.push(subchart);
     }
     Ok(chart)
+}
+
+/// Reads a lock file (Chart.lock, or requirements.lock for v1 charts).
+fn lock(file: &File, path: &str) -> Result<Lock, LoadError> {
+    Lock::from_yaml(&file.text()).map_err(|source| LoadError::Lock {
+        file: path.to_owned(),
+        source,
+    })
+}
+
+/// The `dependencies` of a v1 chart's requirements.yaml, if it declares any.
+fn requirements(
+    file: &File,
+    path: &str,
+) -> Result<Option<Vec<crate::metadata::Dependency>>, LoadError> {
+    let error = |source| LoadError::Metadata {
+        file: path.to_owned(),
+        source,
+    };
+    let node =
+        chartkit_yaml::parse_node(&file.text()).map_err(|e| error(MetadataYamlError::Yaml(e)))?;
+    let fields = Fields::of(&node, "requirements.yaml")
+        .map_err(|e| error(MetadataYamlError::Metadata(e.into())))?;
+    if fields.get("dependencies").is_none() {
+        return Ok(None);
+    }
+    decode_dependencies(&fields)
+        .map(Some)
+        .map_err(|e| error(MetadataYamlError::Metadata(e)))
 }
 
 #[cfg(test)]
