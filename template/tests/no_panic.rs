@@ -109,11 +109,11 @@ const FRAGMENTS: &[&str] = &[
 ];
 
 fn random_template(rng: &mut StdRng) -> String {
-    let n = rng.random_range(1..40);
+    let n = rng.gen_range(1..40);
     (0..n)
-        .map(|_| FRAGMENTS[rng.random_range(0..FRAGMENTS.len())])
+        .map(|_| FRAGMENTS[rng.gen_range(0..FRAGMENTS.len())])
         .collect::<Vec<_>>()
-        .join(if rng.random_bool(0.5) { " " } else { "" })
+        .join(if rng.gen_bool(0.5) { " " } else { "" })
 }
 
 #[test]

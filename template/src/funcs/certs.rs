@@ -13,7 +13,8 @@ use std::rc::Rc;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chrono::{Datelike, Timelike, Utc};
-use rand_core06::{OsRng, RngCore};
+use rand::RngCore;
+use rand::rngs::OsRng;
 use sha2::Digest;
 
 use super::Registry;

@@ -64,7 +64,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             return Err("runtime error: makeslice: len out of range".into());
         }
         let mut buf = vec![0u8; n as usize];
-        rand::rng().fill_bytes(&mut buf);
+        rand::thread_rng().fill_bytes(&mut buf);
         Ok(Value::string(STANDARD.encode(buf)))
     });
     r.pure("uuidv4", &[], |_| Ok(Value::string(uuid_v4())));
@@ -105,7 +105,7 @@ fn bcrypt_hash(input: &str) -> String {
 
 fn uuid_v4() -> String {
     let mut b = [0u8; 16];
-    rand::rng().fill_bytes(&mut b);
+    rand::thread_rng().fill_bytes(&mut b);
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let h = hex(&b);
@@ -220,7 +220,7 @@ fn encrypt_aes(password: &str, plaintext: &str) -> String {
         return String::new();
     }
     let mut iv = [0u8; 16];
-    rand::rng().fill_bytes(&mut iv);
+    rand::thread_rng().fill_bytes(&mut iv);
     let key = aes_key(password);
     let encryptor = cbc::Encryptor::<aes::Aes256>::new(&key.into(), &iv.into());
     let ciphertext =

@@ -49,7 +49,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             return Err("invalid argument to Intn".into());
         }
         use rand::Rng;
-        Ok(Value::Int(rand::rng().random_range(lo..hi)))
+        Ok(Value::Int(rand::thread_rng().gen_range(lo..hi)))
     });
     r.pure("add1f", &[A], |a| {
         Ok(decimal_op(&a[0], &[Value::Int(1)], Op::Add))

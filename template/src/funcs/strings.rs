@@ -45,7 +45,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             return Err("strings: negative Repeat count".into());
         }
         let s = str(&a[1]);
-        if s.len().checked_mul(n as usize).is_none_or(|total| total > isize::MAX as usize) {
+        if s.len()
+            .checked_mul(n as usize)
+            .is_none_or(|total| total > isize::MAX as usize)
+        {
             return Err("strings: Repeat output length overflow".into());
         }
         Ok(Value::string(s.repeat(n as usize)))
@@ -541,17 +544,17 @@ fn random_from(count: i64, keep: fn(char) -> bool) -> String {
         return String::new();
     }
     let alphabet: Vec<char> = (' '..='~').filter(|c| keep(*c)).collect();
-    let mut rng = rand::rng();
+    let mut rng = rand::thread_rng();
     (0..count)
-        .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+        .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
         .collect()
 }
 
 fn shuffle(s: &str) -> String {
     let mut chars: Vec<char> = s.chars().collect();
-    let mut rng = rand::rng();
+    let mut rng = rand::thread_rng();
     for i in (1..chars.len()).rev() {
-        let j = rng.random_range(0..=i);
+        let j = rng.gen_range(0..=i);
         chars.swap(i, j);
     }
     chars.into_iter().collect()

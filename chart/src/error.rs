@@ -1,0 +1,66 @@
+use std::io;
+use std::path::PathBuf;
+
+use crate::archive::ArchiveError;
+use crate::helmignore::RuleError;
+use crate::metadata::{MetadataError, MetadataYamlError};
+
+/// Why a chart could not be loaded. Every variant names the file it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Reading a file or directory failed.
+    #[error("cannot read `{path}`: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    /// A path given as a chart is neither a chart directory nor a chart archive.
+    #[error("`{path}` {reason}")]
+    NotAChart { path: PathBuf, reason: String },
+    /// The archive is damaged or hostile.
+    #[error("`{origin}`: {source}")]
+    Archive {
+        origin: String,
+        source: ArchiveError,
+    },
+    /// `.helmignore` has a pattern Helm refuses.
+    #[error("`{origin}/.helmignore`: {source}")]
+    HelmIgnore { origin: String, source: RuleError },
+    /// Devices, sockets and other non-regular files cannot be part of a chart.
+    #[error("cannot load `{0}`: it is not a regular file (device, socket or fifo)")]
+    IrregularFile(PathBuf),
+    /// One file beyond the per-file limit.
+    #[error("`{path}` is larger than the {limit}-byte limit per chart file")]
+    FileTooLarge { path: PathBuf, limit: u64 },
+    /// The chart's files together beyond the total limit.
+    #[error("the chart in `{origin}` is larger than the {limit}-byte limit")]
+    TooLarge { origin: String, limit: u64 },
+    /// No Chart.yaml at the top of the chart.
+    #[error("`{origin}` has no Chart.yaml; a chart needs Chart.yaml at its top level")]
+    MissingChartYaml { origin: String },
+    /// Chart.yaml or requirements.yaml is not valid YAML or has wrongly typed fields.
+    #[error("`{file}`: {source}")]
+    Metadata {
+        file: String,
+        source: MetadataYamlError,
+    },
+    /// Chart.yaml breaks one of the rules every chart must follow.
+    #[error("`{file}`: {source}")]
+    Invalid { file: String, source: MetadataError },
+    /// Chart.lock or requirements.lock cannot be read.
+    #[error("`{file}`: {source}")]
+    Lock {
+        file: String,
+        source: MetadataYamlError,
+    },
+    /// values.yaml is not valid YAML or not a map.
+    #[error("`{file}`: {source}")]
+    Values {
+        file: String,
+        source: chartkit_yaml::Error,
+    },
+    /// An archive under `charts/` holds something other than the expected file.
+    #[error("`{origin}`: subchart archive `{expected}` is malformed (found `{found}`)")]
+    SubchartLayout {
+        origin: String,
+        expected: String,
+        found: String,
+    },
+}

@@ -1,0 +1,25 @@
+//! The Helm chart: model, loader, `.helmignore`, packager and starter chart.
+//!
+//! Loading follows Helm's own loader step by step (file classification, subcharts, BOM
+//! stripping, validation and its string sanitising) so that everything built on top —
+//! rendering, indexing, signing — sees the same chart Helm would.
+
+pub mod archive;
+mod chart;
+pub mod create;
+mod error;
+mod file;
+pub mod helmignore;
+mod load;
+mod lock;
+mod metadata;
+mod package;
+mod yaml_fields;
+
+pub use chart::{CHART_FILE, Chart, SCHEMA_FILE, VALUES_FILE};
+pub use error::LoadError;
+pub use file::File;
+pub use load::{LoadOptions, load, load_archive, load_dir, load_files};
+pub use lock::Lock;
+pub use metadata::{ApiVersion, ChartType, Dependency, Maintainer, Metadata};
+pub use package::{PackageError, PackageOptions, Packaged, package, package_all, package_to_bytes};

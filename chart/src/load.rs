@@ -1,0 +1,403 @@
+//! Loading charts from directories, archives and in-memory files, step for step as Helm's
+//! loader does, so later stages see the same chart Helm would.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::archive::{self, Limits};
+use crate::chart::{CHART_FILE, Chart, SCHEMA_FILE, VALUES_FILE};
+use crate::error::LoadError;
+use crate::file::File;
+use crate::helmignore::{HELMIGNORE, Rules};
+use crate::lock::Lock;
+use crate::metadata::{ApiVersion, Metadata, MetadataYamlError, decode_dependencies};
+use crate::yaml_fields::Fields;
+
+/// Options for loading charts.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoadOptions {
+    pub limits: Limits,
+}
+
+/// Loads a chart from a directory or an archive file.
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
+    let io = |source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if metadata.is_dir() {
+        return load_dir(path, options);
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        let name = path.to_string_lossy();
+        let reason = if name.ends_with(".yaml") || name.ends_with(".yml") {
+            "looks like a YAML file, but a chart directory or .tgz archive was expected".to_owned()
+        } else {
+            "is not a chart: expected a chart directory or a gzipped .tgz archive".to_owned()
+        };
+        return Err(LoadError::NotAChart {
+            path: path.to_path_buf(),
+            reason,
+        });
+    }
+    load_archive(&bytes, &path.display().to_string(), options)
+}
+
+/// Loads a chart from archive bytes; `origin` names the archive in errors.
+pub fn load_archive(bytes: &[u8], origin: &str, options: &LoadOptions) -> Result<Chart, LoadError> {
+    let files =
+        archive::read_archive(bytes, &options.limits).map_err(|source| LoadError::Archive {
+            origin: origin.to_owned(),
+            source,
+        })?;
+    load_files(files, origin, options)
+}
+
+/// Loads a chart from a directory, skipping what `.helmignore` ignores.
+pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
+    let origin = dir.display().to_string();
+    let ignore_path = dir.join(HELMIGNORE);
+    let rules = match std::fs::read_to_string(&ignore_path) {
+        Ok(text) => Rules::parse(&text).map_err(|source| LoadError::HelmIgnore {
+            origin: origin.clone(),
+            source,
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Rules::default(),
+        Err(source) => {
+            return Err(LoadError::Io {
+                path: ignore_path,
+                source,
+            });
+        }
+    }
+    .with_defaults();
+
+    let limits = &options.limits;
+    let mut files = Vec::new();
+    let mut total: u64 = 0;
+    let mut walker = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+        .min_depth(1)
+        .into_iter();
+    while let Some(entry) = walker.next() {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(dir).to_path_buf();
+            LoadError::Io {
+                path,
+                source: e
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("symbolic link loop")),
+            }
+        })?;
+        let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
+        let name = relative.to_string_lossy().replace('\\', "/");
+        let file_type = entry.file_type();
+        if file_type.is_dir() {
+            if rules.ignores(&name, true) {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
+        if rules.ignores(&name, false) {
+            continue;
+        }
+        if !file_type.is_file() {
+            return Err(LoadError::IrregularFile(entry.path().to_path_buf()));
+        }
+        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        if size > limits.max_file_size {
+            return Err(LoadError::FileTooLarge {
+                path: entry.path().to_path_buf(),
+                limit: limits.max_file_size,
+            });
+        }
+        total += size;
+        if total > limits.max_total_size {
+            return Err(LoadError::TooLarge {
+                origin,
+                limit: limits.max_total_size,
+            });
+        }
+        let mut data = std::fs::read(entry.path()).map_err(|source| LoadError::Io {
+            path: entry.path().to_path_buf(),
+            source,
+        })?;
+        if data.starts_with(b"\xEF\xBB\xBF") {
+            data.drain(..3);
+        }
+        files.push(File { name, data });
+    }
+    load_files(files, &origin, options)
+}
+
+/// Builds a chart from its files (names relative to the chart root), loading subcharts
+/// from `charts/` recursively. `origin` names the chart in errors.
+pub fn load_files(
+    files: Vec<File>,
+    origin: &str,
+    options: &LoadOptions,
+) -> Result<Chart, LoadError> {
+    let path_of = |name: &str| format!("{origin}/{name}");
+    let Some(chart_yaml) = files.iter().find(|f| f.name == CHART_FILE) else {
+        return Err(LoadError::MissingChartYaml {
+            origin: origin.to_owned(),
+        });
+    };
+    let mut metadata =
+        Metadata::from_yaml(&chart_yaml.text()).map_err(|source| LoadError::Metadata {
+            file: path_of(CHART_FILE),
+            source,
+        })?;
+    if metadata.api_version.is_empty() {
+        // Helm 2 charts may omit apiVersion; Helm treats them as v1.
+        metadata.api_version = "v1".to_owned();
+    }
+
+    let mut chart = Chart::default();
+    let mut subcharts: BTreeMap<String, Vec<File>> = BTreeMap::new();
+    for file in &files {
+        chart.raw.push(file.clone());
+    }
+    for file in files {
+        let name = file.name.as_str();
+        match name {
+            CHART_FILE => {}
+            "Chart.lock" => chart.lock = Some(lock(&file, &path_of(name))?),
+            VALUES_FILE => {
+                chart.values = chartkit_yaml::parse_values(&file.text()).map_err(|source| {
+                    LoadError::Values {
+                        file: path_of(name),
+                        source,
+                    }
+                })?;
+            }
+            SCHEMA_FILE => chart.schema = Some(file.data),
+            "requirements.yaml" | "requirements.lock" => {
+                if name == "requirements.yaml" {
+                    if let Some(dependencies) = requirements(&file, &path_of(name))? {
+                        metadata.dependencies = dependencies;
+                    }
+                } else {
+                    chart.lock = Some(lock(&file, &path_of(name))?);
+                }
+                // v1 charts keep these files; v2 charts should not have them at all.
+                if metadata.api() == ApiVersion::V1 {
+                    chart.files.push(file);
+                } else {
+                    chart.warnings.push(format!(
+                        "{}: since apiVersion v2, dependencies and their lock belong in Chart.yaml and Chart.lock; move them there",
+                        path_of(name)
+                    ));
+                }
+            }
+            _ if name.starts_with("templates/") => chart.templates.push(file),
+            _ if name.starts_with("charts/") => {
+                if name.ends_with(".prov") {
+                    chart.files.push(file);
+                    continue;
+                }
+                let inner = &name["charts/".len()..];
+                let group = inner.split('/').next().unwrap_or(inner).to_owned();
+                let inner = inner.to_owned();
+                subcharts.entry(group).or_default().push(File {
+                    name: inner,
+                    data: file.data,
+                });
+            }
+            _ => chart.files.push(file),
+        }
+    }
+
+    metadata.validate().map_err(|source| LoadError::Invalid {
+        file: path_of(CHART_FILE),
+        source,
+    })?;
+    chart.metadata = metadata;
+
+    for (group, files) in subcharts {
+        // Helm skips entries such as `charts/_helpers` or `charts/.git`.
+        if group.starts_with('_') || group.starts_with('.') {
+            continue;
+        }
+        let sub_origin = format!("{origin}/charts/{group}");
+        let subchart = if group.ends_with(".tgz") {
+            let [file] = files.as_slice() else {
+                let found = files
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .find(|n| *n != group)
+                    .unwrap_or(&group)
+                    .to_owned();
+                return Err(LoadError::SubchartLayout {
+                    origin: origin.to_owned(),
+                    expected: group,
+                    found,
+                });
+            };
+            if file.name != group {
+                return Err(LoadError::SubchartLayout {
+                    origin: origin.to_owned(),
+                    expected: group,
+                    found: file.name.clone(),
+                });
+            }
+            load_archive(&file.data, &sub_origin, options)?
+        } else {
+            let inner: Vec<File> = files
+                .into_iter()
+                .filter_map(|f| {
+                    let (_, rest) = f.name.split_once('/')?;
+                    Some(File {
+                        name: rest.to_owned(),
+                        data: f.data,
+                    })
+                })
+                .collect();
+            load_files(inner, &sub_origin, options)?
+        };
+        chart.dependencies.push(subchart);
+    }
+    Ok(chart)
+}
+
+/// Reads a lock file (Chart.lock, or requirements.lock for v1 charts).
+fn lock(file: &File, path: &str) -> Result<Lock, LoadError> {
+    Lock::from_yaml(&file.text()).map_err(|source| LoadError::Lock {
+        file: path.to_owned(),
+        source,
+    })
+}
+
+/// The `dependencies` of a v1 chart's requirements.yaml, if it declares any.
+fn requirements(
+    file: &File,
+    path: &str,
+) -> Result<Option<Vec<crate::metadata::Dependency>>, LoadError> {
+    let error = |source| LoadError::Metadata {
+        file: path.to_owned(),
+        source,
+    };
+    let node =
+        chartkit_yaml::parse_node(&file.text()).map_err(|e| error(MetadataYamlError::Yaml(e)))?;
+    let fields = Fields::of(&node, "requirements.yaml")
+        .map_err(|e| error(MetadataYamlError::Metadata(e.into())))?;
+    if fields.get("dependencies").is_none() {
+        return Ok(None);
+    }
+    decode_dependencies(&fields)
+        .map(Some)
+        .map_err(|e| error(MetadataYamlError::Metadata(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(entries: &[(&str, &str)]) -> Vec<File> {
+        entries
+            .iter()
+            .map(|(n, d)| File::new(*n, d.as_bytes()))
+            .collect()
+    }
+
+    #[test]
+    fn classifies_files_like_helm() {
+        let chart = load_files(
+            files(&[
+                ("Chart.yaml", "apiVersion: v2\nname: web\nversion: 1.0.0\n"),
+                ("values.yaml", "replicas: 2\n"),
+                ("values.schema.json", "{}"),
+                ("templates/a.yaml", "kind: A"),
+                ("README.md", "# web"),
+                ("crds/c.yaml", "kind: CRD"),
+                (
+                    "charts/sub/Chart.yaml",
+                    "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+                ),
+                ("charts/sub/templates/b.yaml", "kind: B"),
+                ("charts/_skip/x", "ignored"),
+                ("charts/sub-0.1.0.tgz.prov", "sig"),
+            ]),
+            "web",
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(chart.name(), "web");
+        assert_eq!(chart.templates.len(), 1);
+        assert_eq!(
+            chart
+                .files
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>(),
+            ["README.md", "crds/c.yaml", "charts/sub-0.1.0.tgz.prov"]
+        );
+        assert_eq!(chart.dependencies.len(), 1);
+        assert_eq!(chart.dependencies[0].templates[0].name, "templates/b.yaml");
+        assert!(chart.schema.is_some());
+        assert_eq!(chart.crds()[0].0, "web/crds/c.yaml");
+        assert_eq!(chart.raw.len(), 10);
+    }
+
+    #[test]
+    fn v1_charts_take_dependencies_from_requirements() {
+        let chart = load_files(
+            files(&[
+                ("Chart.yaml", "name: old\nversion: 1.0.0\n"),
+                (
+                    "requirements.yaml",
+                    "dependencies:\n- name: db\n  version: 1.x\n  repository: https://r\n",
+                ),
+            ]),
+            "old",
+            &LoadOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(chart.metadata.api_version, "v1");
+        assert_eq!(chart.metadata.dependencies[0].name, "db");
+        assert_eq!(chart.files[0].name, "requirements.yaml");
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let err = load_files(
+            files(&[("values.yaml", "a: 1")]),
+            "web",
+            &LoadOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`web` has no Chart.yaml; a chart needs Chart.yaml at its top level"
+        );
+        let err = load_files(
+            files(&[
+                ("Chart.yaml", "apiVersion: v2\nname: web\nversion: 1.0.0\n"),
+                ("values.yaml", "a: [1\n"),
+            ]),
+            "web",
+            &LoadOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("`web/values.yaml`: line "),
+            "{err}"
+        );
+        let err = load_files(
+            files(&[
+                ("Chart.yaml", "apiVersion: v2\nname: web\nversion: 1.0.0\n"),
+                ("charts/sub/Chart.yaml", "apiVersion: v2\nname: sub\n"),
+            ]),
+            "web",
+            &LoadOptions::default(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`web/charts/sub/Chart.yaml`: chart.metadata.version is required"
+        );
+    }
+}

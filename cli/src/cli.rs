@@ -1,0 +1,202 @@
+//! Command-line definitions. Help text is written once, here, in doc comments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// A fast, offline-first Helm chart toolkit and chart repository server.
+#[derive(Debug, Parser)]
+#[command(name = "chartkit", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a new chart with a working starter layout.
+    Create(CreateArgs),
+    /// Package chart directories into versioned chart archives.
+    Package(PackageArgs),
+    /// Examine charts for possible issues.
+    Lint(LintArgs),
+    /// Show information about a chart.
+    #[command(subcommand)]
+    Show(ShowCommand),
+    /// Verify that a packaged chart is signed by a trusted key and unmodified.
+    Verify(VerifyArgs),
+    /// Create and list OpenPGP keys for signing charts.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Work with chart repositories.
+    #[command(subcommand)]
+    Repo(RepoCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RepoCommand {
+    /// Generate an index file for a directory of packaged charts (`*.tgz` and `*/*.tgz`).
+    ///
+    /// Writes DIR/index.yaml atomically. Packages unchanged since the last run keep their
+    /// entry and `created` time and are not read again.
+    Index(RepoIndexArgs),
+    /// Choose chart versions from an index file, as `helm search repo` and `helm pull` do.
+    ///
+    /// Prints JSON like `helm search repo -o json`. The parsed index is cached beside the file
+    /// (INDEX.ckidx-v1) and reused while the index's digest is unchanged.
+    Query(RepoQueryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RepoIndexArgs {
+    /// Directory holding the chart packages.
+    pub dir: PathBuf,
+    /// URL of the chart repository; chart URLs are made from it.
+    #[arg(long, default_value = "")]
+    pub url: String,
+    /// Merge the generated index into this index file (created if missing).
+    #[arg(long)]
+    pub merge: Option<PathBuf>,
+    /// Write the index as JSON (the file is still index.yaml).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RepoQueryArgs {
+    /// The index file (YAML or JSON).
+    pub index: PathBuf,
+    /// Chart name.
+    pub chart: String,
+    /// A version or version range (Helm's semver constraints).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Include pre-releases (like `--version '>0.0.0-0'`); ignored with --version.
+    #[arg(long)]
+    pub devel: bool,
+    /// List every matching version, newest first, instead of the newest only.
+    #[arg(short = 'l', long)]
+    pub versions: bool,
+    /// Choose as `helm pull --version` does (an exact version text wins) and print the
+    /// full entry.
+    #[arg(long)]
+    pub pull: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Directory to create; the chart is named after its last component.
+    pub name: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct PackageArgs {
+    /// Chart directories to package.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Directory to write the packages to.
+    #[arg(short = 'd', long = "destination", default_value = ".")]
+    pub destination: PathBuf,
+    /// Set the chart version (a semantic version).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Set the app version.
+    #[arg(long = "app-version")]
+    pub app_version: Option<String>,
+    /// Sign the package, writing NAME-VERSION.tgz.prov beside it.
+    #[arg(long, requires_all = ["key", "keyring"])]
+    pub sign: bool,
+    /// Key to sign with: a name, an email or a fingerprint from the keyring.
+    #[arg(long, requires = "sign")]
+    pub key: Option<String>,
+    /// Keyring holding the secret key (armored or binary, e.g. `gpg --export-secret-keys`).
+    #[arg(long, requires = "sign")]
+    pub keyring: Option<PathBuf>,
+    /// File whose first line is the secret key's passphrase; `-` reads it from stdin.
+    #[arg(long = "passphrase-file", requires = "sign")]
+    pub passphrase_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The packaged chart (.tgz); its provenance file is CHART.prov.
+    pub chart: PathBuf,
+    /// Keyring with the public keys of trusted signers (armored or binary).
+    #[arg(long)]
+    pub keyring: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Generate an Ed25519 signing key: DIR/secret.asc (mode 0600) and DIR/public.asc.
+    Generate(KeyGenerateArgs),
+    /// List the keys in a keyring.
+    List(KeyListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeyGenerateArgs {
+    /// Name in the key's user id.
+    #[arg(long)]
+    pub name: String,
+    /// Email in the key's user id.
+    #[arg(long)]
+    pub email: String,
+    /// Protect the secret key with the passphrase on this file's first line; `-` reads
+    /// it from stdin.
+    #[arg(long = "passphrase-file")]
+    pub passphrase_file: Option<PathBuf>,
+    /// Directory to write secret.asc and public.asc to (created if missing).
+    #[arg(short = 'o', long = "output", default_value = ".")]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyListArgs {
+    /// Keyring file to list (armored or binary, public or secret).
+    #[arg(long)]
+    pub keyring: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct LintArgs {
+    /// Chart directories or packaged charts.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Fail on warnings as well as errors.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print only warnings and errors.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ShowCommand {
+    /// Show the chart's Chart.yaml as Helm reads it.
+    Chart(ShowArgs),
+    /// Show the chart's values.yaml.
+    Values(ShowArgs),
+    /// Show the chart's README.
+    Readme(ShowArgs),
+    /// Show the chart's CRDs.
+    Crds(ShowArgs),
+    /// Show all of the above.
+    All(ShowArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A chart directory or a packaged chart (.tgz).
+    pub chart: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,43 @@
+use std::process::ExitCode;
+
+use chartkit_lint::{LintOptions, Severity, lint};
+
+use crate::cli::LintArgs;
+
+/// Prints findings in `helm lint`'s format; fails when any chart fails.
+pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
+    let options = LintOptions {
+        limits: super::limits()?,
+    };
+    let mut failed = 0;
+    for path in &args.paths {
+        let report = lint(path, &options);
+        let chart_failed = report.failed(args.strict);
+        if chart_failed {
+            failed += 1;
+        }
+        let shown: Vec<_> = report
+            .messages
+            .iter()
+            .filter(|m| !args.quiet || m.severity >= Severity::Warning)
+            .collect();
+        if args.quiet && shown.is_empty() {
+            continue;
+        }
+        println!("==> Linting {}", report.chart);
+        for message in shown {
+            println!("{message}");
+        }
+        println!();
+    }
+    let summary = format!(
+        "{} chart(s) linted, {failed} chart(s) failed",
+        args.paths.len()
+    );
+    if failed > 0 {
+        eprintln!("error: {summary}");
+        return Ok(ExitCode::FAILURE);
+    }
+    println!("{summary}");
+    Ok(ExitCode::SUCCESS)
+}

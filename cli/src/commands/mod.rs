@@ -1,0 +1,81 @@
+mod create;
+mod key;
+mod lint;
+mod package;
+mod repo_index;
+mod repo_query;
+mod show;
+mod verify;
+
+use std::process::ExitCode;
+
+use chartkit_chart::LoadOptions;
+use chartkit_chart::archive::Limits;
+
+use crate::cli::{Cli, Command, RepoCommand};
+use crate::env;
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Create(args) => create::run(args),
+        Command::Package(args) => package::run(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Show(command) => show::run(command),
+        Command::Verify(args) => verify::run(args),
+        Command::Key(command) => key::run(command),
+        Command::Repo(RepoCommand::Index(args)) => repo_index::run(args),
+        Command::Repo(RepoCommand::Query(args)) => repo_query::run(args),
+    }
+}
+
+/// Archive and chart size limits, from the environment or Helm's defaults.
+pub fn limits() -> anyhow::Result<Limits> {
+    let mut limits = Limits::default();
+    if let Some(size) = env::number(env::MAX_FILE_SIZE)? {
+        limits.max_file_size = size;
+    }
+    if let Some(size) = env::number(env::MAX_CHART_SIZE)? {
+        limits.max_total_size = size;
+    }
+    Ok(limits)
+}
+
+pub fn load_options() -> anyhow::Result<LoadOptions> {
+    Ok(LoadOptions { limits: limits()? })
+}
+
+/// Reads a keyring file (armored or binary), warning about keys that had to be skipped.
+pub fn read_keyring(path: &std::path::Path) -> anyhow::Result<chartkit_signing::Keyring> {
+    use anyhow::Context;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read keyring `{}`", path.display()))?;
+    let keyring = chartkit_signing::Keyring::from_bytes(&bytes)
+        .with_context(|| format!("cannot use keyring `{}`", path.display()))?;
+    for skipped in keyring.skipped() {
+        eprintln!("warning: {}: {skipped}", path.display());
+    }
+    Ok(keyring)
+}
+
+/// Reads a passphrase the way `helm package --passphrase-file` does: the file's first line
+/// without its line ending, from stdin when the path is `-`.
+pub fn read_passphrase(path: &std::path::Path) -> anyhow::Result<String> {
+    use std::io::BufRead;
+
+    use anyhow::Context;
+    let mut line = String::new();
+    if path == std::path::Path::new("-") {
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .context("cannot read the passphrase from stdin")?;
+    } else {
+        let file = std::fs::File::open(path)
+            .with_context(|| format!("cannot read passphrase file `{}`", path.display()))?;
+        std::io::BufReader::new(file)
+            .read_line(&mut line)
+            .with_context(|| format!("cannot read passphrase file `{}`", path.display()))?;
+    }
+    let passphrase = line.trim_end_matches(['\n', '\r']).to_owned();
+    Ok(passphrase)
+}

@@ -1,0 +1,41 @@
+//! Every environment variable chartkit reads, in one place.
+
+/// Largest single file in a chart, in bytes (default 5 MiB).
+pub const MAX_FILE_SIZE: &str = "CHARTKIT_MAX_FILE_SIZE";
+/// Largest total size of a chart's files, in bytes (default 100 MiB).
+pub const MAX_CHART_SIZE: &str = "CHARTKIT_MAX_CHART_SIZE";
+/// Seconds since the epoch written as the modification time of packaged files
+/// (the reproducible-builds convention; default 0).
+pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
+
+/// Directory for chartkit's caches (default `$XDG_CACHE_HOME/chartkit`, then
+/// `$HOME/.cache/chartkit`).
+pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
+/// The XDG cache base directory.
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// The user's home directory.
+pub const HOME: &str = "HOME";
+
+/// chartkit's cache directory, from the environment.
+pub fn cache_home() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(CACHE_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("chartkit")))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".cache/chartkit")))
+}
+
+/// Reads a variable; unset and empty are the same.
+pub fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Reads a numeric variable, naming it when the value is not a number.
+pub fn number(name: &str) -> anyhow::Result<Option<u64>> {
+    match var(name) {
+        None => Ok(None),
+        Some(text) => text.parse().map(Some).map_err(|_| {
+            anyhow::anyhow!("environment variable `{name}` must be a whole number, found `{text}`")
+        }),
+    }
+}

@@ -1,0 +1,19 @@
+//! The `chartkit` command line. `main.rs` only calls [`run`].
+
+mod cli;
+mod commands;
+mod env;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Parses the command line, runs the command and reports errors.
+pub fn run() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::dispatch(cli) {
+        Ok(code) => code,
+        Err(error) => report::error(&error),
+    }
+}

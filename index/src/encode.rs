@@ -1,0 +1,323 @@
+//! Writing an index exactly as Helm does: `yaml.Marshal` (JSON field rules, then go-yaml v2
+//! with sorted keys) or `json.MarshalIndent` with two spaces. Output depends only on the
+//! index, so it is deterministic.
+
+use std::collections::BTreeMap;
+
+use chartkit_yaml::Value;
+
+use crate::gotime::ZERO_TIME;
+use crate::metadata::{ChartMetadata, Dependency, Maintainer};
+use crate::model::{ChartVersion, IndexFile};
+
+/// A JSON value with object keys in output order (struct fields in declaration order, map
+/// keys sorted), which is what Go's encoder produces.
+#[derive(Debug, Clone, PartialEq)]
+enum Out {
+    Null,
+    Bool(bool),
+    Str(String),
+    Value(Value),
+    Seq(Vec<Out>),
+    Obj(Vec<(String, Out)>),
+}
+
+struct Fields(Vec<(String, Out)>);
+
+impl Fields {
+    fn new() -> Fields {
+        Fields(Vec::new())
+    }
+    fn put(&mut self, key: &str, value: Out) {
+        self.0.push((key.to_owned(), value));
+    }
+    fn text(&mut self, key: &str, value: &str) {
+        if !value.is_empty() {
+            self.put(key, Out::Str(value.to_owned()));
+        }
+    }
+    fn list(&mut self, key: &str, values: &[String]) {
+        if !values.is_empty() {
+            self.put(key, strings(values));
+        }
+    }
+    fn flag(&mut self, key: &str, value: bool) {
+        if value {
+            self.put(key, Out::Bool(true));
+        }
+    }
+}
+
+fn strings(values: &[String]) -> Out {
+    Out::Seq(values.iter().map(|s| Out::Str(s.clone())).collect())
+}
+
+fn sorted_strings<'a>(pairs: impl IntoIterator<Item = (&'a String, &'a String)>) -> Out {
+    let mut pairs: Vec<_> = pairs.into_iter().collect();
+    pairs.sort();
+    Out::Obj(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (k.clone(), Out::Str(v.clone())))
+            .collect(),
+    )
+}
+
+fn maintainer(m: &Option<Maintainer>) -> Out {
+    let Some(m) = m else { return Out::Null };
+    let mut f = Fields::new();
+    f.text("name", &m.name);
+    f.text("email", &m.email);
+    f.text("url", &m.url);
+    Out::Obj(f.0)
+}
+
+fn dependency(d: &Option<Dependency>) -> Out {
+    let Some(d) = d else { return Out::Null };
+    let mut f = Fields::new();
+    f.put("name", Out::Str(d.name.clone()));
+    f.text("version", &d.version);
+    f.put("repository", Out::Str(d.repository.clone()));
+    f.text("condition", &d.condition);
+    f.list("tags", &d.tags);
+    f.flag("enabled", d.enabled);
+    if !d.import_values.is_empty() {
+        f.put(
+            "import-values",
+            Out::Seq(d.import_values.iter().cloned().map(Out::Value).collect()),
+        );
+    }
+    f.text("alias", &d.alias);
+    Out::Obj(f.0)
+}
+
+fn metadata_fields(m: &ChartMetadata, f: &mut Fields) {
+    f.text("name", &m.name);
+    f.text("home", &m.home);
+    f.list("sources", &m.sources);
+    f.text("version", &m.version);
+    f.text("description", &m.description);
+    f.list("keywords", &m.keywords);
+    if !m.maintainers.is_empty() {
+        f.put(
+            "maintainers",
+            Out::Seq(m.maintainers.iter().map(maintainer).collect()),
+        );
+    }
+    f.text("icon", &m.icon);
+    f.text("apiVersion", &m.api_version);
+    f.text("condition", &m.condition);
+    f.text("tags", &m.tags);
+    f.text("appVersion", &m.app_version);
+    f.flag("deprecated", m.deprecated);
+    if !m.annotations.is_empty() {
+        let map: BTreeMap<&String, &String> = m.annotations.iter().map(|(k, v)| (k, v)).collect();
+        f.put("annotations", sorted_strings(map));
+    }
+    f.text("kubeVersion", &m.kube_version);
+    if !m.dependencies.is_empty() {
+        f.put(
+            "dependencies",
+            Out::Seq(m.dependencies.iter().map(dependency).collect()),
+        );
+    }
+    f.text("type", &m.chart_type);
+}
+
+fn entry(v: &ChartVersion) -> Out {
+    let mut f = Fields::new();
+    metadata_fields(&v.metadata, &mut f);
+    f.put("urls", v.urls.as_deref().map_or(Out::Null, strings));
+    f.put(
+        "created",
+        Out::Str(
+            v.created
+                .as_ref()
+                .map_or(ZERO_TIME, |t| t.as_str())
+                .to_owned(),
+        ),
+    );
+    f.flag("removed", v.removed);
+    f.text("digest", &v.digest);
+    f.text("checksum", &v.checksum);
+    f.text("engine", &v.engine);
+    f.text("tillerVersion", &v.tiller_version);
+    f.text("url", &v.url);
+    Out::Obj(f.0)
+}
+
+fn index(i: &IndexFile) -> Out {
+    let mut f = Fields::new();
+    if let Some(info) = i.server_info.as_ref().filter(|m| !m.is_empty()) {
+        f.put("serverInfo", Out::Value(Value::Map(info.clone())));
+    }
+    f.put("apiVersion", Out::Str(i.api_version.clone()));
+    f.put(
+        "generated",
+        Out::Str(
+            i.generated
+                .as_ref()
+                .map_or(ZERO_TIME, |t| t.as_str())
+                .to_owned(),
+        ),
+    );
+    f.put(
+        "entries",
+        Out::Obj(
+            i.entries
+                .iter()
+                .map(|(name, versions)| {
+                    (name.clone(), Out::Seq(versions.iter().map(entry).collect()))
+                })
+                .collect(),
+        ),
+    );
+    f.list("publicKeys", &i.public_keys);
+    if !i.annotations.is_empty() {
+        f.put("annotations", sorted_strings(&i.annotations));
+    }
+    Out::Obj(f.0)
+}
+
+fn to_value(out: Out) -> Value {
+    match out {
+        Out::Null => Value::Null,
+        Out::Bool(b) => Value::Bool(b),
+        Out::Str(s) => Value::String(s),
+        Out::Value(v) => v,
+        Out::Seq(items) => Value::Seq(items.into_iter().map(to_value).collect()),
+        Out::Obj(pairs) => Value::Map(pairs.into_iter().map(|(k, v)| (k, to_value(v))).collect()),
+    }
+}
+
+/// The index as `helm repo index` writes index.yaml.
+pub fn to_yaml(i: &IndexFile) -> String {
+    chartkit_yaml::to_yaml(&to_value(index(i)))
+}
+
+/// The index as `helm repo index --json` writes it (no trailing newline, like Go).
+pub fn to_json(i: &IndexFile) -> String {
+    let mut out = String::new();
+    write_json(&mut out, &index(i), 0);
+    out
+}
+
+/// One entry as compact JSON, the form the cache stores.
+pub fn entry_to_json(v: &ChartVersion) -> String {
+    let mut out = String::new();
+    write_json_compact(&mut out, &entry(v));
+    out
+}
+
+fn indent(out: &mut String, level: usize) {
+    out.push('\n');
+    for _ in 0..level {
+        out.push_str("  ");
+    }
+}
+
+fn write_json(out: &mut String, value: &Out, level: usize) {
+    match value {
+        Out::Seq(items) if !items.is_empty() => {
+            out.push('[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                indent(out, level + 1);
+                write_json(out, item, level + 1);
+            }
+            indent(out, level);
+            out.push(']');
+        }
+        Out::Obj(pairs) if !pairs.is_empty() => {
+            out.push('{');
+            for (n, (key, item)) in pairs.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                indent(out, level + 1);
+                json_string(out, key);
+                out.push_str(": ");
+                write_json(out, item, level + 1);
+            }
+            indent(out, level);
+            out.push('}');
+        }
+        Out::Value(v) => write_json(out, &from_value(v), level),
+        other => write_json_compact(out, other),
+    }
+}
+
+fn from_value(v: &Value) -> Out {
+    match v {
+        Value::Map(map) => Out::Obj(
+            map.iter()
+                .map(|(k, v)| (k.clone(), from_value(v)))
+                .collect(),
+        ),
+        Value::Seq(items) => Out::Seq(items.iter().map(from_value).collect()),
+        other => Out::Value(other.clone()),
+    }
+}
+
+fn write_json_compact(out: &mut String, value: &Out) {
+    match value {
+        Out::Null => out.push_str("null"),
+        Out::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Out::Str(s) => json_string(out, s),
+        Out::Value(v) => match v {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => out.push_str(&i.to_string()),
+            Value::Float(f) => out
+                .push_str(&chartkit_yaml::gonum::format_json(*f).unwrap_or_else(|| "null".into())),
+            Value::String(s) => json_string(out, s),
+            Value::Seq(_) | Value::Map(_) => write_json_compact(out, &from_value(v)),
+        },
+        Out::Seq(items) => {
+            out.push('[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                write_json_compact(out, item);
+            }
+            out.push(']');
+        }
+        Out::Obj(pairs) => {
+            out.push('{');
+            for (n, (key, item)) in pairs.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                json_string(out, key);
+                out.push(':');
+                write_json_compact(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Go's JSON string escaping, HTML-safe as `json.Marshal` does by default.
+fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}

@@ -1,0 +1,112 @@
+//! `helm lint` rules that need no rendering.
+//!
+//! Each rule reports with the same severity, path label and wording as Helm, so that a
+//! user switching tools sees the same findings.
+
+mod rules;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use chartkit_chart::archive::Limits;
+
+pub use rules::lint_chart_dir;
+
+/// How serious a finding is. Only errors fail a lint (warnings too with `--strict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "INFO",
+            Severity::Warning => "WARNING",
+            Severity::Error => "ERROR",
+        })
+    }
+}
+
+/// One finding: `[SEVERITY] path: text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub severity: Severity,
+    /// What the finding is about: a file (`Chart.yaml`), a directory (`templates/`) or the
+    /// chart itself.
+    pub path: String,
+    pub text: String,
+}
+
+impl fmt::Display for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}] {}: {}", self.severity, self.path, self.text)
+    }
+}
+
+/// The findings for one chart.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The path as the user gave it.
+    pub chart: String,
+    pub messages: Vec<Message>,
+}
+
+impl Report {
+    /// Whether the chart fails: any error, or with `strict` any warning.
+    pub fn failed(&self, strict: bool) -> bool {
+        let threshold = if strict {
+            Severity::Warning
+        } else {
+            Severity::Error
+        };
+        self.messages.iter().any(|m| m.severity >= threshold)
+    }
+
+    pub fn highest(&self) -> Option<Severity> {
+        self.messages.iter().map(|m| m.severity).max()
+    }
+}
+
+/// Options for a lint run.
+#[derive(Debug, Clone, Default)]
+pub struct LintOptions {
+    pub limits: Limits,
+}
+
+/// Lints a chart directory or a packaged chart (which is unpacked into a temporary
+/// directory first, as Helm does).
+pub fn lint(path: &Path, options: &LintOptions) -> Report {
+    let chart = path.display().to_string();
+    if path.is_dir() {
+        return Report {
+            chart,
+            messages: lint_chart_dir(path, path, options),
+        };
+    }
+    let messages = match unpack_for_lint(path, options) {
+        Ok((_temp, dir)) => lint_chart_dir(&dir, path, options),
+        Err(text) => vec![Message {
+            severity: Severity::Error,
+            path: chart.clone(),
+            text,
+        }],
+    };
+    Report { chart, messages }
+}
+
+fn unpack_for_lint(
+    path: &Path,
+    options: &LintOptions,
+) -> Result<(tempfile::TempDir, PathBuf), String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("unable to open tarball: {e}"))?;
+    let temp = tempfile::Builder::new()
+        .prefix("chartkit-lint")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    let dir = chartkit_chart::archive::unpack(&bytes, temp.path(), &options.limits)
+        .map_err(|e| format!("unable to extract tarball: {e}"))?;
+    Ok((temp, dir))
+}

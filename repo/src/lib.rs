@@ -1,0 +1,24 @@
+//! Chart repositories on disk.
+//!
+//! - [`index_directory`]: `helm repo index DIR [--url] [--merge] [--json]`, in parallel,
+//!   reading only Chart.yaml from each package and skipping unchanged packages.
+//! - [`IndexCache`]: a downloaded index.yaml with its compact form beside it, rebuilt only
+//!   when the index's digest changes.
+
+mod cache;
+mod clock;
+mod package;
+mod repo_index;
+mod urljoin;
+
+pub use cache::{CacheError, FileSource, IndexCache, compact_path_for};
+pub use clock::now;
+pub use package::{PackageError, read_package_metadata};
+pub use repo_index::{IndexDirOptions, IndexDirReport, RepoIndexError, index_directory};
+pub use urljoin::url_join;
+
+/// Writes a file durably (temporary file, fsync, rename), as an `io::Error` naming the path.
+pub(crate) fn write_durably(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    chartkit_durable::write(path, bytes)
+        .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))
+}

@@ -1,0 +1,107 @@
+//! `chartkit lint` against the `helm lint` output recorded in the corpus.
+
+use chartkit_tests::corpus::{corpus_or_skip, packages};
+use chartkit_tests::{TestContext, stdout};
+
+/// The recorded lint messages for a corpus lint file, and whether helm passed.
+fn recorded(text: &str) -> (bool, Vec<String>) {
+    let passed = text.contains("## lint: pass");
+    let start = text
+        .find("## lint stdout:\n")
+        .map_or(0, |i| i + "## lint stdout:\n".len());
+    let end = text.find("## lint stderr:").unwrap_or(text.len());
+    let messages = text[start..end]
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .map(str::to_owned)
+        .collect();
+    (passed, messages)
+}
+
+/// Template findings and values-against-schema findings need the render pipeline (values
+/// coalescing and JSON Schema validation); everything else must match now.
+fn without_render_findings(messages: Vec<String>) -> Vec<String> {
+    let mut kept: Vec<String> = messages
+        .into_iter()
+        .filter(|m| {
+            !m.contains("] templates/") || m.ends_with("templates/: directory does not exist")
+        })
+        .filter(|m| !m.starts_with("[ERROR] values.yaml: - at "))
+        .map(|m| match m.find("/tmp/helm-lint") {
+            // Helm names the chart by its temporary unpack directory; chartkit by its path.
+            Some(start) => format!(
+                "{}<chart>{}",
+                &m[..start],
+                &m[start..][m[start..].find(": ").unwrap_or(0)..]
+            ),
+            None => m,
+        })
+        .map(|m| match m.rsplit_once(": ") {
+            Some((head, list)) if head.contains("missing these dependencies") => {
+                let mut names: Vec<&str> = list.split(',').collect();
+                names.sort();
+                format!("{head}: {}", names.join(","))
+            }
+            _ => m,
+        })
+        .collect();
+    kept.sort();
+    kept
+}
+
+#[test]
+fn lint_findings_match_helm_for_every_corpus_chart() {
+    let Some(corpus) = corpus_or_skip("lint_findings_match_helm_for_every_corpus_chart") else {
+        return;
+    };
+    let context = TestContext::new();
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for package in packages(&corpus) {
+        let relative = package.strip_prefix(corpus.join("charts")).unwrap();
+        let lint_file = match relative.parent().filter(|p| !p.as_os_str().is_empty()) {
+            Some(dir) => corpus.join("lint").join(format!("{}.txt", dir.display())),
+            None => {
+                let stem = relative
+                    .to_string_lossy()
+                    .trim_end_matches(".tgz")
+                    .to_owned();
+                let cut = stem.char_indices().rev().find(|(i, c)| {
+                    *c == '-' && stem[i + 1..].starts_with(|d: char| d.is_ascii_digit())
+                });
+                corpus.join("lint").join(format!(
+                    "{}.txt",
+                    &stem[..cut.map_or(stem.len(), |(i, _)| i)]
+                ))
+            }
+        };
+        let Ok(text) = std::fs::read_to_string(&lint_file) else {
+            continue;
+        };
+        let (_, expected) = recorded(&text);
+        let output = context.run(&["lint", package.to_str().unwrap()]);
+        let ours: Vec<String> = stdout(&output)
+            .lines()
+            .filter(|l| l.starts_with('['))
+            .map(|l| l.replace(&package.display().to_string(), "<chart>"))
+            .collect();
+        let (expected, ours) = (
+            without_render_findings(expected),
+            without_render_findings(ours),
+        );
+        compared += 1;
+        if expected != ours {
+            failures.push(format!(
+                "{}:\n  helm:     {expected:?}\n  chartkit: {ours:?}",
+                package.display()
+            ));
+        }
+    }
+    assert!(compared >= 60, "only {compared} charts compared");
+    assert!(
+        failures.is_empty(),
+        "{} charts lint differently:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
