@@ -1,7 +1,7 @@
-//! Sprig's `semver` and `semverCompare`, following Masterminds/semver v3: versions
-//! may have a `v` prefix and omit minor and patch; constraints support `=`, `!=`,
-//! `>`, `<`, `>=`, `<=`, `~`, `^`, wildcards, hyphen ranges, `,`/space (and) and `||`
-//! (or), and a prerelease version only satisfies a constraint that names a prerelease.
+//! Sprig's `semver` and `semverCompare` over Masterminds/semver v3.4.0, the version
+//! Helm 4.1.4 uses. Parsing and range matching come from `chartkit-version`, which
+//! implements that library for the whole workspace; this module adds the template side:
+//! the `*semver.Version` object with its methods, and Masterminds' error texts.
 
 use std::any::Any;
 use std::cmp::Ordering;
@@ -25,38 +25,32 @@ pub(crate) fn register(r: &mut Registry<'_>) {
 }
 
 pub(crate) fn semver_compare(constraint: &str, version: &str) -> Result<bool, String> {
-    let c = Constraints::parse(constraint)?;
-    let v = Version::parse(version)?;
-    Ok(c.check(&v))
+    let range = chartkit_version::VersionRange::parse(constraint).map_err(|e| match e {
+        chartkit_version::RangeError::Improper { part, .. } => {
+            format!("improper constraint: {part}")
+        }
+        chartkit_version::RangeError::BadVersion { .. } => "constraint parser error".to_owned(),
+    })?;
+    let v = chartkit_version::Version::parse(version).map_err(version_error)?;
+    Ok(range.matches(&v))
+}
+
+/// Masterminds' wording for a version it refuses.
+fn version_error(e: chartkit_version::VersionError) -> String {
+    match e {
+        chartkit_version::VersionError::LeadingZero(_) => "version segment starts with 0".into(),
+        _ => INVALID.into(),
+    }
 }
 
 const VERSION_PATTERN: &str = r"v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
-const CONSTRAINT_VERSION: &str = r"v?([0-9|x|X|\*]+)(\.[0-9|x|X|\*]+)?(\.[0-9|x|X|\*]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
-const OPS: &str = r"=||!=|>|<|>=|=>|<=|=<|~|~>|\^";
 
-struct Patterns {
-    version: Regex,
-    constraint: Regex,
-    range: Regex,
-    find: Regex,
-    valid: Regex,
-}
-
-fn patterns() -> &'static Patterns {
-    static P: OnceLock<Patterns> = OnceLock::new();
+/// Splits a version (already validated by `chartkit-version`) into its parts.
+fn version_pattern() -> &'static Regex {
+    static P: OnceLock<Regex> = OnceLock::new();
     P.get_or_init(|| {
-        let compile = |p: String| Regex::new(&p).unwrap_or_else(|e| panic!("semver pattern: {e}"));
-        Patterns {
-            version: compile(format!("^{VERSION_PATTERN}$")),
-            constraint: compile(format!(r"^\s*({OPS})\s*({CONSTRAINT_VERSION})\s*$")),
-            range: compile(format!(
-                r"\s*({CONSTRAINT_VERSION})\s+-\s+({CONSTRAINT_VERSION})\s*"
-            )),
-            find: compile(format!(r"({OPS})\s*({CONSTRAINT_VERSION})")),
-            valid: compile(format!(
-                r"^(\s*({OPS})\s*({CONSTRAINT_VERSION})\s*)((?:\s+|,\s*)({OPS})\s*({CONSTRAINT_VERSION})\s*)*$"
-            )),
-        }
+        Regex::new(&format!("^{VERSION_PATTERN}$"))
+            .unwrap_or_else(|e| panic!("semver pattern: {e}"))
     })
 }
 
@@ -71,7 +65,7 @@ pub(crate) struct Version {
     original: String,
 }
 
-const INVALID: &str = "Invalid Semantic Version";
+const INVALID: &str = "invalid semantic version";
 
 fn parse_segment(s: &str) -> Result<u64, String> {
     s.parse::<u64>().map_err(|_| {
@@ -84,7 +78,8 @@ fn parse_segment(s: &str) -> Result<u64, String> {
 
 impl Version {
     pub(crate) fn parse(s: &str) -> Result<Version, String> {
-        let m = patterns().version.captures(s).ok_or(INVALID)?;
+        chartkit_version::Version::parse(s).map_err(version_error)?;
+        let m = version_pattern().captures(s).ok_or(INVALID)?;
         let group = |i: usize| m.get(i).map_or("", |g| g.as_str());
         let v = Version {
             major: parse_segment(group(1))?,
@@ -274,201 +269,6 @@ impl Object for Version {
     }
 }
 
-struct Constraint {
-    con: Version,
-    op: String,
-    minor_dirty: bool,
-    patch_dirty: bool,
-    dirty: bool,
-}
-
-struct Constraints {
-    or: Vec<Vec<Constraint>>,
-}
-
-fn is_x(s: &str) -> bool {
-    matches!(s, "x" | "X" | "*")
-}
-
-impl Constraints {
-    fn parse(text: &str) -> Result<Constraints, String> {
-        let p = patterns();
-        let mut rewritten = text.to_owned();
-        for caps in p.range.captures_iter(text) {
-            let whole = caps.get(0).map_or("", |m| m.as_str());
-            let replacement = format!(">= {}, <= {}", &caps[1], &caps[11]);
-            rewritten = rewritten.replacen(whole, &replacement, 1);
-        }
-        let mut or = Vec::new();
-        for part in rewritten.split("||") {
-            if !p.valid.is_match(part) {
-                return Err(format!("improper constraint: {part}"));
-            }
-            let found: Vec<&str> = p.find.find_iter(part).map(|m| m.as_str()).collect();
-            let pieces = if found.is_empty() { vec![part] } else { found };
-            let mut and = Vec::new();
-            for piece in pieces {
-                and.push(Constraint::parse(piece)?);
-            }
-            or.push(and);
-        }
-        Ok(Constraints { or })
-    }
-
-    fn check(&self, v: &Version) -> bool {
-        self.or.iter().any(|and| and.iter().all(|c| c.check(v)))
-    }
-}
-
-impl Constraint {
-    fn parse(text: &str) -> Result<Constraint, String> {
-        if text.is_empty() {
-            return Ok(Constraint {
-                con: Version::parse("0.0.0")?,
-                op: String::new(),
-                minor_dirty: false,
-                patch_dirty: false,
-                dirty: true,
-            });
-        }
-        let m = patterns()
-            .constraint
-            .captures(text)
-            .ok_or_else(|| format!("improper constraint: {text}"))?;
-        let group = |i: usize| m.get(i).map_or("", |g| g.as_str());
-        let (mut minor_dirty, mut patch_dirty, mut dirty) = (false, false, false);
-        let mut ver = group(2).to_owned();
-        let (g3, g4, g5, g6) = (group(3), group(4), group(5), group(6));
-        if is_x(g3) || g3.is_empty() {
-            ver = format!("0.0.0{g6}");
-            dirty = true;
-        } else if is_x(g4.trim_start_matches('.')) || g4.is_empty() {
-            minor_dirty = true;
-            dirty = true;
-            ver = format!("{g3}.0.0{g6}");
-        } else if is_x(g5.trim_start_matches('.')) || g5.is_empty() {
-            dirty = true;
-            patch_dirty = true;
-            ver = format!("{g3}{g4}.0{g6}");
-        }
-        let con = Version::parse(&ver).map_err(|_| "constraint Parser Error".to_owned())?;
-        Ok(Constraint {
-            con,
-            op: group(1).to_owned(),
-            minor_dirty,
-            patch_dirty,
-            dirty,
-        })
-    }
-
-    fn check(&self, v: &Version) -> bool {
-        let c = &self.con;
-        if !v.pre.is_empty() && c.pre.is_empty() {
-            return false;
-        }
-        match self.op.as_str() {
-            "" | "=" => {
-                if self.dirty {
-                    self.tilde(v)
-                } else {
-                    v.compare(c) == Ordering::Equal
-                }
-            }
-            "!=" => self.not_equal(v),
-            ">" => self.greater(v),
-            "<" => v.compare(c) == Ordering::Less,
-            ">=" | "=>" => v.compare(c) != Ordering::Less,
-            "<=" | "=<" => self.less_equal(v),
-            "~" | "~>" => self.tilde(v),
-            "^" => self.caret(v),
-            _ => false,
-        }
-    }
-
-    fn not_equal(&self, v: &Version) -> bool {
-        let c = &self.con;
-        if self.dirty {
-            if c.major != v.major {
-                return true;
-            }
-            if c.minor != v.minor && !self.minor_dirty {
-                return true;
-            } else if self.minor_dirty {
-                return false;
-            } else if c.patch != v.patch && !self.patch_dirty {
-                return true;
-            } else if self.patch_dirty {
-                if !v.pre.is_empty() || !c.pre.is_empty() {
-                    return compare_prerelease(&v.pre, &c.pre) != Ordering::Equal;
-                }
-                return false;
-            }
-        }
-        v.compare(c) != Ordering::Equal
-    }
-
-    fn greater(&self, v: &Version) -> bool {
-        let c = &self.con;
-        if !self.dirty {
-            return v.compare(c) == Ordering::Greater;
-        }
-        if v.major > c.major {
-            true
-        } else if v.major < c.major || self.minor_dirty {
-            false
-        } else if self.patch_dirty {
-            v.minor > c.minor
-        } else {
-            v.compare(c) == Ordering::Greater
-        }
-    }
-
-    fn less_equal(&self, v: &Version) -> bool {
-        let c = &self.con;
-        if !self.dirty {
-            return v.compare(c) != Ordering::Greater;
-        }
-        if v.major > c.major {
-            return false;
-        }
-        !(v.major == c.major && v.minor > c.minor && !self.minor_dirty)
-    }
-
-    fn tilde(&self, v: &Version) -> bool {
-        let c = &self.con;
-        if v.compare(c) == Ordering::Less {
-            return false;
-        }
-        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty {
-            return true;
-        }
-        if v.major != c.major {
-            return false;
-        }
-        v.minor == c.minor || self.minor_dirty
-    }
-
-    fn caret(&self, v: &Version) -> bool {
-        let c = &self.con;
-        if v.compare(c) == Ordering::Less {
-            return false;
-        }
-        if c.major > 0 || self.minor_dirty {
-            return v.major == c.major;
-        }
-        if c.major == 0 && v.major > 0 {
-            return false;
-        }
-        if c.minor > 0 || self.patch_dirty {
-            return v.minor == c.minor;
-        }
-        if c.minor == 0 && v.minor > 0 {
-            return false;
-        }
-        c.patch == v.patch
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,6 +289,8 @@ mod tests {
             ("!=4.1", "4.1.5", false),
             (">=1.2.0", "1.3.0-beta", false),
             (">=1.2.0-0", "1.3.0-beta", true),
+            (">=1.0.0-0, <2.0.0", "1.5.0-beta", true),
+            ("<2.0.0", "1.5.0-beta", false),
             ("*", "0.0.1", true),
         ];
         for (c, v, want) in cases {
@@ -498,6 +300,17 @@ mod tests {
             semver_compare("foo", "1.0.0").unwrap_err(),
             "improper constraint: foo"
         );
-        assert_eq!(semver_compare(">1", "x").unwrap_err(), INVALID);
+        assert_eq!(
+            semver_compare(">1", "x").unwrap_err(),
+            "invalid semantic version"
+        );
+        assert_eq!(
+            semver_compare(">=1.0.0-01", "1.2.3").unwrap_err(),
+            "constraint parser error"
+        );
+        assert_eq!(
+            Version::parse("1.2.3-01").unwrap_err(),
+            "version segment starts with 0"
+        );
     }
 }
