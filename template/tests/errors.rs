@@ -147,6 +147,18 @@ const CASES: &[ErrorCase] = &[
         "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <tpl \"{{ if }}\" .>: error calling tpl: cannot parse template \"{{ if }}\": template: gotpl:1: missing value for if",
     ),
     (
+        &[("t.yaml", "{{ semverCompare \"bad\" \"1.0.0\" }}")],
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <semverCompare \"bad\" \"1.0.0\">: error calling semverCompare: improper constraint: bad",
+    ),
+    (
+        &[("t.yaml", "{{ semverCompare \">=1.0\" \"x.y\" }}")],
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <semverCompare \">=1.0\" \"x.y\">: error calling semverCompare: invalid semantic version",
+    ),
+    (
+        &[("t.yaml", "{{ semver \"nope\" }}")],
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <semver \"nope\">: error calling semver: invalid semantic version",
+    ),
+    (
         &[("t.yaml", "x: {{ first nil }}")],
         "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <first nil>: error calling first: runtime error: invalid memory address or nil pointer dereference",
     ),

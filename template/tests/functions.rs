@@ -247,6 +247,11 @@ const CASES: &[Case] = &[
         "",
         "true|1.2.3-beta+x|1|*semver.Version|true|false|true",
     ),
+    (
+        "{{ semverCompare \">=1.0.0-0, <2.0.0\" \"1.5.0-beta\" }}|{{ semverCompare \"~1.2\" \"1.2.9\" }}|{{ semverCompare \">1.0 || <0.5\" \"0.4.0\" }}|{{ semverCompare \"1.x\" \"1.9.9\" }}|{{ semverCompare \"!=1.2.3\" \"1.2.3\" }}|{{ semverCompare \"^0.2.3\" \"0.3.0\" }}|{{ semverCompare \">=1.0\" \"01.2.3\" }}",
+        "",
+        "true|true|true|true|false|false|true",
+    ),
     // Regular expressions.
     (
         "{{ regexMatch \"^\\\\w+$\" \"héllo\" }}|{{ regexFindAll \"[0-9]+\" \"a1b22c333\" 2 }}|{{ regexReplaceAll \"a(x*)b\" \"-ab-axxb-\" \"${1}W\" }}|{{ regexSplit \"a\" \"banana\" -1 }}|{{ regexQuoteMeta \"a.b\" }}|{{ regexFind \"b+\" \"abbbc\" }}|{{ regexReplaceAllLiteral \"a\" \"banana\" \"$1\" }}",
