@@ -210,6 +210,11 @@ const CASES: &[Case] = &[
         "[x]|map[Error:error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}]|[1 a]|map[]",
     ),
     (
+        "{{ fromYamlArray \"a: 1\" }}|{{ fromYamlArray \"\" }}|{{ fromYaml \"a: null\" }}",
+        "",
+        "[error unmarshaling JSON: while decoding JSON: json: cannot unmarshal object into Go value of type []interface {}]|[]|map[a:<nil>]",
+    ),
+    (
         "{{ toYamlPretty (dict \"a\" (list 1 2) \"b\" (dict \"c\" 1.5)) }}",
         "",
         "a:\n  - 1\n  - 2\nb:\n  c: 1.5",
