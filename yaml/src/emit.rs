@@ -18,9 +18,33 @@ const MAX_SIMPLE_KEY: usize = 128;
 /// with a newline. Infinite and NaN floats, which Helm refuses earlier, are written as
 /// `.inf` and `.nan`.
 pub fn to_yaml(value: &Value) -> String {
+    emit(value, Style2::V2)
+}
+
+/// Writes a value as go-yaml v3's encoder does with `SetIndent(2)`, which is Helm's
+/// `toYamlPretty`: sequences are indented under their key, long lines are not folded and
+/// floats keep Go's `%g` form (`1e+06`) because the value is not first turned into JSON.
+pub fn to_yaml_pretty(value: &Value) -> String {
+    emit(value, Style2::V3)
+}
+
+/// Which go-yaml encoder to imitate.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style2 {
+    V2,
+    V3,
+}
+
+fn emit(value: &Value, flavour: Style2) -> String {
     let mut emitter = Emitter {
         out: String::new(),
         column: 0,
+        flavour,
+        width: if flavour == Style2::V3 {
+            usize::MAX
+        } else {
+            BEST_WIDTH
+        },
     };
     match value {
         Value::Map(map) if !map.is_empty() => emitter.map(map, 0),
@@ -226,6 +250,9 @@ struct Emitter {
     out: String,
     /// Characters written since the last newline.
     column: usize,
+    flavour: Style2,
+    /// The column after which long scalars are folded.
+    width: usize,
 }
 
 impl Emitter {
@@ -278,6 +305,11 @@ impl Emitter {
                 self.map(map, indent + BEST_INDENT);
             }
             Value::Seq(items) if !items.is_empty() => {
+                let indent = if self.flavour == Style2::V3 {
+                    indent + BEST_INDENT
+                } else {
+                    indent
+                };
                 self.line(indent);
                 self.seq(items, indent);
             }
@@ -307,6 +339,14 @@ impl Emitter {
             Value::Null => self.write("null"),
             Value::Bool(b) => self.write(if *b { "true" } else { "false" }),
             Value::Int(i) => self.write(&i.to_string()),
+            Value::Float(f) if self.flavour == Style2::V3 => {
+                self.write(&match gonum::format_g(*f, false).as_str() {
+                    "+Inf" => ".inf".to_owned(),
+                    "-Inf" => "-.inf".to_owned(),
+                    "NaN" => ".nan".to_owned(),
+                    other => other.to_owned(),
+                })
+            }
             Value::Float(f) => self.write(&float_text(*f)),
             Value::String(s) => self.string(s, indent, simple_key),
             Value::Seq(_) => self.write("[]"),
@@ -331,7 +371,7 @@ impl Emitter {
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
                 let next_is_space = chars.get(i + 1) == Some(&' ');
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && !next_is_space {
+                if allow_breaks && !spaces && self.column > self.width && !next_is_space {
                     self.line(indent);
                 } else {
                     self.write_char(c);
@@ -355,7 +395,7 @@ impl Emitter {
                 let next_is_space = chars.get(i + 1) == Some(&' ');
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.width
                     && i != 0
                     && i != last
                     && !next_is_space
@@ -433,7 +473,7 @@ impl Emitter {
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && i != 0 && i != last {
+                if allow_breaks && !spaces && self.column > self.width && i != 0 && i != last {
                     self.line(indent);
                     if chars.get(i + 1) == Some(&' ') {
                         self.write_char('\\');
@@ -615,6 +655,26 @@ mod tests {
         assert_eq!(
             to_yaml(&Value::Map(map)),
             format!("? |-\n  k\n  k\n: 1\n? {long_key}\n: 2\n")
+        );
+    }
+
+    #[test]
+    fn pretty_indents_sequences_and_keeps_go_floats() {
+        let mut inner = Map::new();
+        inner.insert(
+            "l".into(),
+            Value::Seq(vec![Value::Int(1), Value::Float(1e6)]),
+        );
+        inner.insert("s".into(), Value::String("x ".repeat(60)));
+        let mut outer = Map::new();
+        outer.insert("m".into(), Value::Map(inner));
+        let out = to_yaml_pretty(&Value::Map(outer));
+        assert_eq!(
+            out,
+            format!(
+                "m:\n  l:\n    - 1\n    - 1e+06\n  s: '{}'\n",
+                "x ".repeat(60)
+            )
         );
     }
 

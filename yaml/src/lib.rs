@@ -18,7 +18,7 @@ mod node;
 mod resolve;
 mod value;
 
-pub use emit::to_yaml;
+pub use emit::{to_yaml, to_yaml_pretty};
 pub use error::Error;
 pub use node::{Node, NodeKind, parse_documents, parse_node};
 pub use value::{Map, Value};

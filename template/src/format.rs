@@ -1,0 +1,855 @@
+//! Go's `fmt.Sprintf`, for the `printf` builtin and Sprig functions that format.
+//!
+//! Flags, width, precision, argument indexes and Go's in-band error notation
+//! (`%!d(string=x)`, `%!s(MISSING)`, `%!(EXTRA int=1)`) are reproduced; pointer and
+//! complex verbs have no Helm use and are reported as bad verbs.
+
+use chartkit_yaml::gonum;
+
+use crate::print::{quote, quote_ascii, quote_rune};
+use crate::value::{ListKind, MapKind, Value};
+
+#[derive(Default, Clone, Copy)]
+struct Flags {
+    plus: bool,
+    minus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    plus_v: bool,
+    sharp_v: bool,
+    wid: Option<usize>,
+    prec: Option<usize>,
+}
+
+struct Printer {
+    out: String,
+    f: Flags,
+}
+
+const DIGITS_LOWER: &[u8] = b"0123456789abcdefx";
+const DIGITS_UPPER: &[u8] = b"0123456789ABCDEFX";
+
+/// `fmt.Sprintf(format, args...)`.
+pub fn sprintf(format: &str, args: &[Value]) -> String {
+    let mut p = Printer {
+        out: String::with_capacity(format.len() + 16),
+        f: Flags::default(),
+    };
+    p.do_printf(format, args);
+    p.out
+}
+
+fn parse_num(s: &[u8], start: usize, end: usize) -> (Option<usize>, usize) {
+    if start >= end {
+        return (None, end);
+    }
+    let mut num: usize = 0;
+    let mut newi = start;
+    let mut isnum = false;
+    while newi < end && s[newi].is_ascii_digit() {
+        if num > 1_000_000 {
+            return (None, end);
+        }
+        num = num * 10 + (s[newi] - b'0') as usize;
+        isnum = true;
+        newi += 1;
+    }
+    (if isnum { Some(num) } else { None }, newi)
+}
+
+/// Parses `[n]`: returns (index, width consumed, ok).
+fn parse_arg_number(s: &[u8]) -> (usize, usize, bool) {
+    if s.len() < 3 {
+        return (0, 1, false);
+    }
+    for i in 1..s.len() {
+        if s[i] == b']' {
+            let (n, newi) = parse_num(s, 1, i);
+            return match n {
+                Some(n) if newi == i && n >= 1 => (n - 1, i + 1, true),
+                Some(_) if newi == i => (usize::MAX, i + 1, true),
+                _ => (0, i + 1, false),
+            };
+        }
+    }
+    (0, 1, false)
+}
+
+fn int_from_arg(args: &[Value], arg_num: &mut usize) -> Option<i64> {
+    let mut result = None;
+    if *arg_num < args.len() {
+        result = match &args[*arg_num] {
+            Value::Int(i) | Value::Int64(i) => Some(*i),
+            Value::Uint8(u) => Some(*u as i64),
+            _ => None,
+        };
+        *arg_num += 1;
+        if result.is_some_and(|n| n.unsigned_abs() > 1_000_000) {
+            result = None;
+        }
+    }
+    result
+}
+
+impl Printer {
+    fn do_printf(&mut self, format: &str, args: &[Value]) {
+        let s = format.as_bytes();
+        let end = s.len();
+        let mut arg_num = 0usize;
+        let mut after_index;
+        let mut reordered = false;
+        let mut good_arg_num;
+        let mut i = 0;
+        while i < end {
+            good_arg_num = true;
+            let lasti = i;
+            while i < end && s[i] != b'%' {
+                i += 1;
+            }
+            if i > lasti {
+                self.out.push_str(&format[lasti..i]);
+            }
+            if i >= end {
+                break;
+            }
+            i += 1;
+            self.f = Flags::default();
+            while i < end {
+                match s[i] {
+                    b'#' => self.f.sharp = true,
+                    b'0' => self.f.zero = !self.f.minus,
+                    b'+' => self.f.plus = true,
+                    b'-' => {
+                        self.f.minus = true;
+                        self.f.zero = false;
+                    }
+                    b' ' => self.f.space = true,
+                    _ => break,
+                }
+                i += 1;
+            }
+            // Argument index.
+            let mut arg_index = |i: &mut usize, arg_num: &mut usize, good: &mut bool| -> bool {
+                if *i >= end || s[*i] != b'[' {
+                    return false;
+                }
+                reordered = true;
+                let (index, wid, ok) = parse_arg_number(&s[*i..]);
+                *i += wid;
+                if ok && index < args.len() {
+                    *arg_num = index;
+                    return true;
+                }
+                *good = false;
+                ok
+            };
+            after_index = arg_index(&mut i, &mut arg_num, &mut good_arg_num);
+            // Width.
+            if i < end && s[i] == b'*' {
+                i += 1;
+                match int_from_arg(args, &mut arg_num) {
+                    Some(w) => {
+                        if w < 0 {
+                            self.f.minus = true;
+                            self.f.zero = false;
+                        }
+                        self.f.wid = Some(w.unsigned_abs() as usize);
+                    }
+                    None => self.out.push_str("%!(BADWIDTH)"),
+                }
+                after_index = false;
+            } else {
+                let (w, newi) = parse_num(s, i, end);
+                self.f.wid = w;
+                i = newi;
+                if after_index && w.is_some() {
+                    good_arg_num = false;
+                }
+            }
+            // Precision.
+            if i + 1 < end && s[i] == b'.' {
+                i += 1;
+                if after_index {
+                    good_arg_num = false;
+                }
+                after_index = arg_index(&mut i, &mut arg_num, &mut good_arg_num);
+                if i < end && s[i] == b'*' {
+                    i += 1;
+                    match int_from_arg(args, &mut arg_num) {
+                        Some(p) if p >= 0 => self.f.prec = Some(p as usize),
+                        Some(_) => self.f.prec = None,
+                        None => self.out.push_str("%!(BADPREC)"),
+                    }
+                    after_index = false;
+                } else {
+                    let (p, newi) = parse_num(s, i, end);
+                    self.f.prec = Some(p.unwrap_or(0));
+                    i = newi;
+                }
+            }
+            if !after_index {
+                after_index = arg_index(&mut i, &mut arg_num, &mut good_arg_num);
+            }
+            let _ = after_index;
+            if i >= end {
+                self.out.push_str("%!(NOVERB)");
+                break;
+            }
+            let verb = format[i..].chars().next().unwrap_or('?');
+            i += verb.len_utf8();
+            if verb == '%' {
+                self.out.push('%');
+            } else if !good_arg_num {
+                self.out.push_str(&format!("%!{verb}(BADINDEX)"));
+            } else if arg_num >= args.len() {
+                self.out.push_str(&format!("%!{verb}(MISSING)"));
+            } else {
+                if verb == 'v' {
+                    self.f.sharp_v = self.f.sharp;
+                    self.f.sharp = false;
+                    self.f.plus_v = self.f.plus;
+                    self.f.plus = false;
+                }
+                self.print_arg(&args[arg_num], verb);
+                arg_num += 1;
+            }
+        }
+        if !reordered && arg_num < args.len() {
+            self.f = Flags::default();
+            self.out.push_str("%!(EXTRA ");
+            for (n, arg) in args[arg_num..].iter().enumerate() {
+                if n > 0 {
+                    self.out.push_str(", ");
+                }
+                if arg.is_nil() {
+                    self.out.push_str("<nil>");
+                } else {
+                    self.out.push_str(&arg.type_name());
+                    self.out.push('=');
+                    self.print_arg(arg, 'v');
+                }
+            }
+            self.out.push(')');
+        }
+    }
+
+    fn pad(&mut self, s: &str) {
+        let width = self.f.wid.unwrap_or(0);
+        let n = s.chars().count();
+        if width <= n {
+            self.out.push_str(s);
+            return;
+        }
+        let fill = if self.f.zero && !self.f.minus {
+            '0'
+        } else {
+            ' '
+        };
+        if self.f.minus {
+            self.out.push_str(s);
+            self.out.extend(std::iter::repeat_n(' ', width - n));
+        } else {
+            self.out.extend(std::iter::repeat_n(fill, width - n));
+            self.out.push_str(s);
+        }
+    }
+
+    fn bad_verb(&mut self, verb: char, arg: &Value) {
+        self.out.push_str("%!");
+        self.out.push(verb);
+        self.out.push('(');
+        if arg.is_nil() {
+            self.out.push_str("<nil>");
+        } else {
+            self.out.push_str(&arg.type_name());
+            self.out.push('=');
+            let saved = self.f;
+            self.f.sharp_v = false;
+            self.f.plus_v = false;
+            self.print_arg(arg, 'v');
+            self.f = saved;
+        }
+        self.out.push(')');
+    }
+
+    fn print_arg(&mut self, arg: &Value, verb: char) {
+        if arg.is_nil() {
+            match verb {
+                'T' | 'v' => self.pad("<nil>"),
+                _ => self.bad_verb(verb, arg),
+            }
+            return;
+        }
+        if verb == 'T' {
+            let t = arg.type_name();
+            let saved = self.f;
+            self.f.zero = false;
+            self.fmt_s(&t);
+            self.f = saved;
+            return;
+        }
+        match arg {
+            Value::Bool(b) => match verb {
+                't' | 'v' => self.pad(if *b { "true" } else { "false" }),
+                _ => self.bad_verb(verb, arg),
+            },
+            Value::Int(i) | Value::Int64(i) => self.fmt_integer(*i as i128, true, verb, arg),
+            Value::Uint8(u) => self.fmt_integer(*u as i128, false, verb, arg),
+            Value::Float(x) => self.fmt_float_verb(*x, verb, arg),
+            Value::String(s) => self.fmt_string(s, verb, arg),
+            Value::Bytes(b) => self.fmt_bytes(b, verb, arg),
+            Value::List(_) | Value::Map(_) => self.print_value(arg, verb, 0),
+            Value::Object(o) => match verb {
+                'v' | 's' => {
+                    let s = o.format();
+                    self.pad(&s);
+                }
+                _ => match o.underlying() {
+                    Some(u) => self.print_arg(&u, verb),
+                    None => self.bad_verb(verb, arg),
+                },
+            },
+            Value::Nil => {}
+        }
+    }
+
+    /// Printing inside containers (Go's reflection path).
+    fn print_value(&mut self, v: &Value, verb: char, depth: usize) {
+        match v {
+            Value::Nil => {
+                if depth == 0 {
+                    self.print_arg(v, verb);
+                } else if self.f.sharp_v {
+                    self.out.push_str("interface {}(nil)");
+                } else {
+                    self.out.push_str("<nil>");
+                }
+            }
+            Value::List(l) => {
+                if self.f.sharp_v {
+                    self.out.push_str(&v.type_name());
+                    self.out.push('{');
+                    for (i, item) in l.items.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push_str(", ");
+                        }
+                        self.print_value(item, verb, depth + 1);
+                    }
+                    self.out.push('}');
+                } else {
+                    self.out.push('[');
+                    for (i, item) in l.items.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push(' ');
+                        }
+                        self.print_value(item, verb, depth + 1);
+                    }
+                    self.out.push(']');
+                }
+                let _ = ListKind::Interface;
+            }
+            Value::Map(m) => {
+                if self.f.sharp_v {
+                    self.out.push_str(&v.type_name());
+                    self.out.push('{');
+                } else {
+                    self.out.push_str("map[");
+                }
+                for (i, (k, item)) in m.borrow().iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(if self.f.sharp_v { ", " } else { " " });
+                    }
+                    self.print_value(&Value::String(k.clone()), verb, depth + 1);
+                    self.out.push(':');
+                    self.print_value(item, verb, depth + 1);
+                }
+                self.out.push(if self.f.sharp_v { '}' } else { ']' });
+                let _ = MapKind::Interface;
+            }
+            other => self.print_arg(other, verb),
+        }
+    }
+
+    fn fmt_string(&mut self, s: &str, verb: char, arg: &Value) {
+        match verb {
+            'v' => {
+                if self.f.sharp_v {
+                    self.fmt_q(s);
+                } else {
+                    self.fmt_s(s);
+                }
+            }
+            's' => self.fmt_s(s),
+            'x' => self.fmt_sx(s.as_bytes(), DIGITS_LOWER),
+            'X' => self.fmt_sx(s.as_bytes(), DIGITS_UPPER),
+            'q' => self.fmt_q(s),
+            _ => self.bad_verb(verb, arg),
+        }
+    }
+
+    fn truncate<'a>(&self, s: &'a str) -> &'a str {
+        match self.f.prec {
+            Some(p) => match s.char_indices().nth(p) {
+                Some((i, _)) => &s[..i],
+                None => s,
+            },
+            None => s,
+        }
+    }
+
+    fn fmt_s(&mut self, s: &str) {
+        let s = self.truncate(s).to_owned();
+        self.pad(&s);
+    }
+
+    fn fmt_q(&mut self, s: &str) {
+        let s = self.truncate(s);
+        let quoted = if self.f.sharp
+            && !s.contains('`')
+            && s.chars().all(|c| c == '\t' || !c.is_control())
+        {
+            format!("`{s}`")
+        } else if self.f.plus {
+            quote_ascii(s)
+        } else {
+            quote(s)
+        };
+        self.pad(&quoted);
+    }
+
+    fn fmt_sx(&mut self, b: &[u8], digits: &[u8]) {
+        let len = match self.f.prec {
+            Some(p) if p < b.len() => p,
+            _ => b.len(),
+        };
+        let mut out = String::new();
+        for (i, byte) in b[..len].iter().enumerate() {
+            if self.f.space && i > 0 {
+                out.push(' ');
+            }
+            if self.f.sharp && (self.f.space || i == 0) {
+                out.push('0');
+                out.push(digits[16] as char);
+            }
+            out.push(digits[(byte >> 4) as usize] as char);
+            out.push(digits[(byte & 0xf) as usize] as char);
+        }
+        self.pad(&out);
+    }
+
+    fn fmt_bytes(&mut self, b: &[u8], verb: char, arg: &Value) {
+        match verb {
+            'v' | 'd' => {
+                if self.f.sharp_v {
+                    let mut s = String::from("[]byte{");
+                    for (i, byte) in b.iter().enumerate() {
+                        if i > 0 {
+                            s.push_str(", ");
+                        }
+                        s.push_str(&format!("0x{byte:x}"));
+                    }
+                    s.push('}');
+                    self.out.push_str(&s);
+                } else {
+                    self.out.push('[');
+                    for (i, byte) in b.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push(' ');
+                        }
+                        self.fmt_integer(*byte as i128, false, verb, arg);
+                    }
+                    self.out.push(']');
+                }
+            }
+            's' => {
+                let s = String::from_utf8_lossy(b).into_owned();
+                self.fmt_s(&s);
+            }
+            'x' => self.fmt_sx(b, DIGITS_LOWER),
+            'X' => self.fmt_sx(b, DIGITS_UPPER),
+            'q' => {
+                let s = String::from_utf8_lossy(b).into_owned();
+                self.fmt_q(&s);
+            }
+            _ => {
+                self.out.push('[');
+                for (i, byte) in b.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(' ');
+                    }
+                    self.fmt_integer(*byte as i128, false, verb, &Value::Uint8(*byte));
+                }
+                self.out.push(']');
+            }
+        }
+    }
+
+    fn fmt_integer(&mut self, v: i128, signed: bool, verb: char, arg: &Value) {
+        match verb {
+            'v' => {
+                if self.f.sharp_v && !signed {
+                    self.fmt_int_base(v, 16, true, DIGITS_LOWER);
+                } else {
+                    self.fmt_int_base(v, 10, false, DIGITS_LOWER);
+                }
+            }
+            'd' => self.fmt_int_base(v, 10, false, DIGITS_LOWER),
+            'b' => self.fmt_int_base(v, 2, false, DIGITS_LOWER),
+            'o' | 'O' => {
+                if verb == 'O' {
+                    self.f.sharp = false;
+                }
+                self.fmt_int_base_prefixed(v, 8, verb == 'O', DIGITS_LOWER)
+            }
+            'x' => self.fmt_int_base(v, 16, false, DIGITS_LOWER),
+            'X' => self.fmt_int_base(v, 16, false, DIGITS_UPPER),
+            'c' => {
+                let c = u32::try_from(v)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{FFFD}');
+                self.pad(&c.to_string());
+            }
+            'q' => {
+                let c = u32::try_from(v)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .unwrap_or('\u{FFFD}');
+                self.pad(&quote_rune(c));
+            }
+            'U' => {
+                let mut s = format!("U+{:04X}", v);
+                if self.f.sharp
+                    && let Some(c) = u32::try_from(v).ok().and_then(char::from_u32)
+                    && crate::print::is_print(c)
+                {
+                    s.push_str(&format!(" '{c}'"));
+                }
+                self.pad(&s);
+            }
+            _ => self.bad_verb(verb, arg),
+        }
+    }
+
+    fn fmt_int_base_prefixed(&mut self, v: i128, base: u32, force_0o: bool, digits: &[u8]) {
+        if force_0o {
+            // %O always writes the 0o prefix.
+            let neg = v < 0;
+            let body = to_base(v.unsigned_abs(), base, digits);
+            let mut s = String::new();
+            if neg {
+                s.push('-');
+            } else if self.f.plus {
+                s.push('+');
+            } else if self.f.space {
+                s.push(' ');
+            }
+            s.push_str("0o");
+            s.push_str(&body);
+            self.pad(&s);
+        } else {
+            self.fmt_int_base(v, base, false, digits);
+        }
+    }
+
+    fn fmt_int_base(&mut self, v: i128, base: u32, sharp_v_hex: bool, digits: &[u8]) {
+        let neg = v < 0;
+        let mut body = to_base(v.unsigned_abs(), base, digits);
+        // Precision is the minimum number of digits; zero padding to the width acts as one.
+        let mut prec = self.f.prec;
+        if prec.is_none() && self.f.zero && !self.f.minus && self.f.wid.is_some() {
+            let mut p = self.f.wid.unwrap_or(0);
+            if neg || self.f.plus || self.f.space {
+                p = p.saturating_sub(1);
+            }
+            prec = Some(p);
+        }
+        if let Some(p) = prec {
+            if p == 0 && v == 0 {
+                body.clear();
+            }
+            while body.len() < p {
+                body.insert(0, '0');
+            }
+        }
+        let mut s = String::new();
+        if neg {
+            s.push('-');
+        } else if self.f.plus {
+            s.push('+');
+        } else if self.f.space {
+            s.push(' ');
+        }
+        if self.f.sharp || sharp_v_hex {
+            match base {
+                2 => s.push_str("0b"),
+                8 if !body.starts_with('0') => s.push('0'),
+                16 => {
+                    s.push('0');
+                    s.push(digits[16] as char);
+                }
+                _ => {}
+            }
+        }
+        s.push_str(&body);
+        let saved = self.f.zero;
+        self.f.zero = false;
+        self.pad(&s);
+        self.f.zero = saved;
+    }
+
+    fn fmt_float_verb(&mut self, x: f64, verb: char, arg: &Value) {
+        match verb {
+            'v' => self.fmt_float(x, 'g', None),
+            'g' | 'G' => self.fmt_float(x, verb, None),
+            'f' | 'F' | 'e' | 'E' => self.fmt_float(x, verb, Some(6)),
+            _ => self.bad_verb(verb, arg),
+        }
+    }
+
+    fn fmt_float(&mut self, x: f64, verb: char, default_prec: Option<usize>) {
+        if x.is_nan() || x.is_infinite() {
+            let body = if x.is_nan() { "NaN" } else { "Inf" };
+            let sign = if x < 0.0 {
+                "-"
+            } else if self.f.plus {
+                "+"
+            } else if self.f.space {
+                " "
+            } else if x.is_nan() {
+                ""
+            } else {
+                "+"
+            };
+            let saved = self.f.zero;
+            self.f.zero = false;
+            self.pad(&format!("{sign}{body}"));
+            self.f.zero = saved;
+            return;
+        }
+        let prec = self.f.prec.or(default_prec);
+        let num = format_float(x, verb, prec);
+        let (sign, body) = match num.strip_prefix('-') {
+            Some(rest) => ("-", rest.to_owned()),
+            None if self.f.plus => ("+", num.clone()),
+            None if self.f.space => (" ", num.clone()),
+            None => ("", num.clone()),
+        };
+        let full = format!("{sign}{body}");
+        if self.f.zero && !self.f.minus && !sign.is_empty() {
+            let width = self.f.wid.unwrap_or(0);
+            if width > full.len() {
+                self.out.push_str(sign);
+                self.out
+                    .extend(std::iter::repeat_n('0', width - full.len()));
+                self.out.push_str(&body);
+                return;
+            }
+        }
+        self.pad(&full);
+    }
+}
+
+fn to_base(mut v: u128, base: u32, digits: &[u8]) -> String {
+    if v == 0 {
+        return "0".to_owned();
+    }
+    let mut buf = Vec::new();
+    while v > 0 {
+        buf.push(digits[(v % base as u128) as usize]);
+        v /= base as u128;
+    }
+    buf.reverse();
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Go's exponent notation: at least two exponent digits, explicit sign.
+fn go_exponent(rust: &str, upper: bool) -> String {
+    let (mantissa, exp) = rust.split_once('e').unwrap_or((rust, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let e = if upper { 'E' } else { 'e' };
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mantissa}{e}{sign}{:02}", exp.unsigned_abs())
+}
+
+/// `strconv.FormatFloat(x, verb, prec, 64)`.
+pub fn format_float(x: f64, verb: char, prec: Option<usize>) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    match verb {
+        'f' | 'F' => match prec {
+            Some(p) => format!("{x:.p$}"),
+            // Shortest digits in positional form, which Rust's Display also gives.
+            None => format!("{x}"),
+        },
+        'e' | 'E' => {
+            let s = match prec {
+                Some(p) => format!("{x:.p$e}"),
+                None => format!("{x:e}"),
+            };
+            go_exponent(&s, verb == 'E')
+        }
+        'g' | 'G' => {
+            let s = match prec {
+                None => gonum::format_g(x, false),
+                Some(p) => format_g_prec(x, p.max(1)),
+            };
+            if verb == 'G' { s.to_uppercase() } else { s }
+        }
+        _ => gonum::format_g(x, false),
+    }
+}
+
+/// `%.Ng`: N significant digits, exponent form when the exponent is < -4 or >= N.
+fn format_g_prec(x: f64, p: usize) -> String {
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let sci = format!("{:.*e}", p - 1, x);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let neg = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let nd = digits.len() as i32;
+    let dp = exp + 1;
+    let mut eprec = p as i32;
+    if eprec > nd && nd >= dp {
+        eprec = nd;
+    }
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if exp < -4 || exp >= eprec {
+        out.push_str(&digits[..1]);
+        if nd > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", exp.unsigned_abs()));
+        return out;
+    }
+    if dp <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-dp) as usize));
+        out.push_str(digits);
+    } else if dp >= nd {
+        out.push_str(digits);
+        out.extend(std::iter::repeat_n('0', (dp - nd) as usize));
+    } else {
+        out.push_str(&digits[..dp as usize]);
+        out.push('.');
+        out.push_str(&digits[dp as usize..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(format: &str, args: &[Value]) -> String {
+        sprintf(format, args)
+    }
+
+    #[test]
+    fn verbs() {
+        assert_eq!(
+            p(
+                "%s-%d-%v",
+                &[Value::str("a"), Value::Int(3), Value::Float(1.5)]
+            ),
+            "a-3-1.5"
+        );
+        assert_eq!(
+            p(
+                "%5.2f|%-5s|%05d|%+d",
+                &[
+                    Value::Float(3.14659),
+                    Value::str("ab"),
+                    Value::Int(42),
+                    Value::Int(5)
+                ]
+            ),
+            " 3.15|ab   |00042|+5"
+        );
+        assert_eq!(
+            p(
+                "%x %X %o %b %c",
+                &[
+                    Value::Int(255),
+                    Value::str("hi"),
+                    Value::Int(8),
+                    Value::Int(5),
+                    Value::Int(65)
+                ]
+            ),
+            "ff 6869 10 101 A"
+        );
+        assert_eq!(
+            p(
+                "%q %e %g",
+                &[
+                    Value::str("a\"b"),
+                    Value::Float(1234.5678),
+                    Value::Float(1e21)
+                ]
+            ),
+            "\"a\\\"b\" 1.234568e+03 1e+21"
+        );
+        assert_eq!(
+            p(
+                "%t %T %T",
+                &[Value::Bool(true), Value::Float(1.0), Value::list(vec![])]
+            ),
+            "true float64 []interface {}"
+        );
+    }
+
+    #[test]
+    fn errors_in_band() {
+        assert_eq!(p("%d", &[Value::str("x")]), "%!d(string=x)");
+        assert_eq!(p("%s %s", &[Value::str("x")]), "x %!s(MISSING)");
+        assert_eq!(
+            p("%s", &[Value::str("x"), Value::Int(1)]),
+            "x%!(EXTRA int=1)"
+        );
+        assert_eq!(p("%s", &[Value::Nil]), "%!s(<nil>)");
+        assert_eq!(p("%v", &[Value::Nil]), "<nil>");
+        assert_eq!(p("%z", &[Value::Int(1)]), "%!z(int=1)");
+        assert_eq!(p("100%%", &[]), "100%");
+        assert_eq!(p("%", &[]), "%!(NOVERB)");
+    }
+
+    #[test]
+    fn containers_apply_the_verb_to_elements() {
+        let l = Value::list(vec![Value::str("a"), Value::Int(1), Value::Nil]);
+        assert_eq!(p("%s", std::slice::from_ref(&l)), "[a %!s(int=1) <nil>]");
+        assert_eq!(p("%v", &[l]), "[a 1 <nil>]");
+    }
+
+    #[test]
+    fn g_precision() {
+        assert_eq!(format_g_prec(1234567.0, 3), "1.23e+06");
+        assert_eq!(format_g_prec(100.0, 5), "100");
+        assert_eq!(format_g_prec(0.0001, 2), "0.0001");
+        assert_eq!(format_g_prec(0.5, 1), "0.5");
+    }
+}

@@ -1,0 +1,201 @@
+//! Helm's own template functions: `include`, `tpl`, `required`, `fail`, the YAML, JSON
+//! and TOML converters, and the offline `lookup` and `getHostByName`.
+
+use std::rc::Rc;
+
+use super::arg::str;
+use super::{FuncError, Registry, json};
+use crate::error::{Error, helm_warning};
+use crate::exec::Exec;
+use crate::print::quote;
+use crate::set::ROOT_NAME;
+use crate::value::{Entries, Ty, Value};
+
+/// Helm refuses to nest one template name deeper than this through `include`.
+const RECURSION_MAX: usize = 1000;
+
+const S: Ty = Ty::String;
+const A: Ty = Ty::Any;
+
+pub(crate) fn register(r: &mut Registry<'_>) {
+    r.exec("include", &[S, A], None, include);
+    r.exec("tpl", &[S, A], None, tpl);
+    r.pure("required", &[S, A], |a| {
+        let missing = match &a[1] {
+            Value::Nil => true,
+            Value::String(s) => s.is_empty(),
+            _ => false,
+        };
+        if missing {
+            return Err(helm_warning(str(&a[0])));
+        }
+        Ok(a[1].clone())
+    });
+    r.pure("fail", &[S], |a| Err(helm_warning(str(&a[0]))));
+    r.pure("toYaml", &[A], |a| {
+        Ok(Value::string(to_yaml(&a[0]).unwrap_or_default()))
+    });
+    r.pure("mustToYaml", &[A], |a| to_yaml(&a[0]).map(Value::string));
+    r.pure("toYamlPretty", &[A], |a| {
+        Ok(Value::string(to_yaml_pretty(&a[0]).unwrap_or_default()))
+    });
+    r.pure("fromYaml", &[S], |a| Ok(from_yaml(str(&a[0]))));
+    r.pure("fromYamlArray", &[S], |a| Ok(from_yaml_array(str(&a[0]))));
+    r.pure("toJson", &[A], |a| {
+        Ok(Value::string(
+            json::encode(&a[0], true, None).unwrap_or_default(),
+        ))
+    });
+    r.pure("fromJson", &[S], |a| Ok(from_json(str(&a[0]))));
+    r.pure("fromJsonArray", &[S], |a| Ok(from_json_array(str(&a[0]))));
+    r.pure("lookup", &[S, S, S, S], |_| Ok(Value::empty_map()));
+    r.pure("getHostByName", &[S], |_| Ok(Value::str("")));
+}
+
+fn include(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
+    let name = str(&a[0]).to_owned();
+    let count = exec.include_counts.entry(name.clone()).or_insert(0);
+    if *count > RECURSION_MAX {
+        return Err(format!(
+            "rendering template has a nested reference name: {name}: unable to execute template"
+        )
+        .into());
+    }
+    *count += 1;
+    let result = run_include(exec, &name, a[1].clone());
+    if let Some(count) = exec.include_counts.get_mut(&name) {
+        *count = count.saturating_sub(1);
+    }
+    result
+}
+
+fn run_include(exec: &mut Exec<'_>, name: &str, data: Value) -> Result<Value, FuncError> {
+    let Some(tree) = exec.lookup(name) else {
+        let err = Error::NoTemplate {
+            name: name.to_owned(),
+            set: ROOT_NAME.to_owned(),
+        };
+        return Err(FuncError {
+            message: err.to_string(),
+            cause: Some(Box::new(err)),
+        });
+    };
+    let mut out = String::new();
+    match exec.execute(&tree, data, &mut out) {
+        Ok(()) => Ok(Value::string(out)),
+        Err(e) => Err(FuncError {
+            message: e.to_string(),
+            cause: Some(e),
+        }),
+    }
+}
+
+/// Helm's `tpl`: the text is parsed as a template named `gotpl` in a copy of the
+/// template set (its `define`s are visible only while it runs) and executed with the
+/// given data; `<no value>` is removed from the result.
+fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
+    let text = str(&a[0]);
+    let mut trees = match exec.set.parse(ROOT_NAME, text) {
+        Ok(t) => t,
+        Err(e) => {
+            return Err(FuncError {
+                message: format!("cannot parse template {}: {e}", quote(text)),
+                cause: Some(Box::new(Error::Parse(e))),
+            });
+        }
+    };
+    let main = trees.remove(0);
+    let data = a[1].clone();
+    let result = exec.with_overlay(trees, |exec| {
+        let mut out = String::new();
+        exec.execute(&main, data, &mut out).map(|()| out)
+    });
+    match result {
+        Ok(out) => Ok(Value::string(out.replace("<no value>", ""))),
+        Err(e) => Err(FuncError {
+            message: format!(
+                "error during tpl function execution for {}: {e}",
+                quote(text)
+            ),
+            cause: Some(e),
+        }),
+    }
+}
+
+/// `toYaml`: the value's JSON form written by go-yaml v2, without the final newline.
+/// Values JSON cannot hold (NaN) give an error, which `toYaml` turns into "".
+pub(crate) fn to_yaml(v: &Value) -> Result<String, String> {
+    json::encode(v, true, None)?;
+    let out = chartkit_yaml::to_yaml(&v.to_data());
+    Ok(out.strip_suffix('\n').unwrap_or(&out).to_owned())
+}
+
+/// `toYamlPretty`: go-yaml v3 with two-space indentation, which indents sequences
+/// under their key and does not fold long lines.
+fn to_yaml_pretty(v: &Value) -> Result<String, String> {
+    let out = chartkit_yaml::to_yaml_pretty(&v.to_data());
+    Ok(out.strip_suffix('\n').unwrap_or(&out).to_owned())
+}
+
+fn yaml_document(text: &str) -> Result<Value, String> {
+    let node = chartkit_yaml::parse_node(text)
+        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
+    let data = node
+        .to_value()
+        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
+    Ok(Value::from_data(&data))
+}
+
+fn error_map(message: String) -> Value {
+    let mut m = Entries::new();
+    m.insert(Rc::from("Error"), Value::string(message));
+    Value::map(m)
+}
+
+fn from_yaml(text: &str) -> Value {
+    match yaml_document(text) {
+        Ok(Value::Map(m)) => Value::Map(m),
+        Ok(Value::Nil) => Value::empty_map(),
+        Ok(other) => error_map(format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json::json_kind(&other)
+        )),
+        Err(e) => error_map(e),
+    }
+}
+
+fn from_yaml_array(text: &str) -> Value {
+    match yaml_document(text) {
+        Ok(Value::List(l)) => Value::List(l),
+        Ok(Value::Nil) => Value::list(Vec::new()),
+        Ok(other) => Value::list(vec![Value::string(format!(
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
+            json::json_kind(&other)
+        ))]),
+        Err(e) => Value::list(vec![Value::string(e)]),
+    }
+}
+
+fn from_json(text: &str) -> Value {
+    match json::decode(text) {
+        Ok(Value::Map(m)) => Value::Map(m),
+        Ok(Value::Nil) => Value::empty_map(),
+        Ok(other) => error_map(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            json::json_kind(&other)
+        )),
+        Err(e) => error_map(e),
+    }
+}
+
+fn from_json_array(text: &str) -> Value {
+    match json::decode(text) {
+        Ok(Value::List(l)) => Value::List(l),
+        Ok(Value::Nil) => Value::list(Vec::new()),
+        Ok(other) => Value::list(vec![Value::string(format!(
+            "json: cannot unmarshal {} into Go value of type []interface {{}}",
+            json::json_kind(&other)
+        ))]),
+        Err(e) => Value::list(vec![Value::string(e)]),
+    }
+}

@@ -1,0 +1,316 @@
+//! Sprig's `semver` and `semverCompare` over Masterminds/semver v3.4.0, the version
+//! Helm 4.1.4 uses. Parsing and range matching come from `chartkit-version`, which
+//! implements that library for the whole workspace; this module adds the template side:
+//! the `*semver.Version` object with its methods, and Masterminds' error texts.
+
+use std::any::Any;
+use std::cmp::Ordering;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::Registry;
+use super::arg::str;
+use crate::value::{MethodSig, Object, Ty, Value};
+
+pub(crate) fn register(r: &mut Registry<'_>) {
+    r.pure("semver", &[Ty::String], |a| {
+        let v = Version::parse(str(&a[0]))?;
+        Ok(Value::Object(Rc::new(v)))
+    });
+    r.pure("semverCompare", &[Ty::String, Ty::String], |a| {
+        Ok(Value::Bool(semver_compare(str(&a[0]), str(&a[1]))?))
+    });
+}
+
+pub(crate) fn semver_compare(constraint: &str, version: &str) -> Result<bool, String> {
+    let range = chartkit_version::VersionRange::parse(constraint).map_err(|e| match e {
+        chartkit_version::RangeError::Improper { part, .. } => {
+            format!("improper constraint: {part}")
+        }
+        chartkit_version::RangeError::BadVersion { .. } => "constraint parser error".to_owned(),
+    })?;
+    let v = chartkit_version::Version::parse(version).map_err(version_error)?;
+    Ok(range.matches(&v))
+}
+
+/// Masterminds' wording for a version it refuses.
+fn version_error(e: chartkit_version::VersionError) -> String {
+    match e {
+        chartkit_version::VersionError::LeadingZero(_) => "version segment starts with 0".into(),
+        _ => INVALID.into(),
+    }
+}
+
+const VERSION_PATTERN: &str = r"v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
+
+/// Splits a version (already validated by `chartkit-version`) into its parts.
+fn version_pattern() -> &'static Regex {
+    static P: OnceLock<Regex> = OnceLock::new();
+    P.get_or_init(|| {
+        Regex::new(&format!("^{VERSION_PATTERN}$"))
+            .unwrap_or_else(|e| panic!("semver pattern: {e}"))
+    })
+}
+
+/// A parsed semantic version; in templates it is Masterminds' `*semver.Version`.
+#[derive(Debug, Clone)]
+pub(crate) struct Version {
+    major: u64,
+    minor: u64,
+    patch: u64,
+    pre: String,
+    metadata: String,
+    original: String,
+}
+
+const INVALID: &str = "invalid semantic version";
+
+fn parse_segment(s: &str) -> Result<u64, String> {
+    s.parse::<u64>().map_err(|_| {
+        format!(
+            "Error parsing version segment: strconv.ParseUint: parsing {}: value out of range",
+            crate::print::quote(s)
+        )
+    })
+}
+
+impl Version {
+    pub(crate) fn parse(s: &str) -> Result<Version, String> {
+        chartkit_version::Version::parse(s).map_err(version_error)?;
+        let m = version_pattern().captures(s).ok_or(INVALID)?;
+        let group = |i: usize| m.get(i).map_or("", |g| g.as_str());
+        let v = Version {
+            major: parse_segment(group(1))?,
+            minor: if group(2).is_empty() {
+                0
+            } else {
+                parse_segment(&group(2)[1..])?
+            },
+            patch: if group(3).is_empty() {
+                0
+            } else {
+                parse_segment(&group(3)[1..])?
+            },
+            pre: group(5).to_owned(),
+            metadata: group(8).to_owned(),
+            original: s.to_owned(),
+        };
+        for part in v.pre.split('.') {
+            if part.len() > 1 && part.starts_with('0') && part.bytes().all(|b| b.is_ascii_digit()) {
+                return Err("Version segment starts with 0".into());
+            }
+        }
+        Ok(v)
+    }
+
+    fn compare(&self, o: &Version) -> Ordering {
+        self.major
+            .cmp(&o.major)
+            .then(self.minor.cmp(&o.minor))
+            .then(self.patch.cmp(&o.patch))
+            .then_with(|| match (self.pre.is_empty(), o.pre.is_empty()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                (false, false) => compare_prerelease(&self.pre, &o.pre),
+            })
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
+        if !self.pre.is_empty() {
+            write!(f, "-{}", self.pre)?;
+        }
+        if !self.metadata.is_empty() {
+            write!(f, "+{}", self.metadata)?;
+        }
+        Ok(())
+    }
+}
+
+fn compare_prerelease(a: &str, b: &str) -> Ordering {
+    let ap: Vec<&str> = a.split('.').collect();
+    let bp: Vec<&str> = b.split('.').collect();
+    for i in 0..ap.len().max(bp.len()) {
+        let d = compare_pre_part(
+            ap.get(i).copied().unwrap_or(""),
+            bp.get(i).copied().unwrap_or(""),
+        );
+        if d != Ordering::Equal {
+            return d;
+        }
+    }
+    Ordering::Equal
+}
+
+fn compare_pre_part(s: &str, o: &str) -> Ordering {
+    if s == o {
+        return Ordering::Equal;
+    }
+    let numeric = |x: &str| x.parse::<u64>().ok();
+    if o.is_empty() {
+        return if numeric(s).is_some() {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+    }
+    if s.is_empty() {
+        return if numeric(o).is_some() {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
+    }
+    match (numeric(s), numeric(o)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => s.cmp(o),
+    }
+}
+
+const METHODS0: MethodSig = MethodSig {
+    params: &[],
+    variadic: None,
+};
+const METHOD_VERSION: MethodSig = MethodSig {
+    params: &[Ty::Object("*semver.Version")],
+    variadic: None,
+};
+
+impl Object for Version {
+    fn type_name(&self) -> String {
+        "*semver.Version".into()
+    }
+
+    fn kind(&self) -> &'static str {
+        "ptr"
+    }
+
+    fn method(&self, name: &str) -> Option<MethodSig> {
+        match name {
+            "Major" | "Minor" | "Patch" | "Prerelease" | "Metadata" | "Original" | "String"
+            | "IncMajor" | "IncMinor" | "IncPatch" => Some(METHODS0),
+            "LessThan" | "GreaterThan" | "Equal" | "Compare" | "LessThanEqual"
+            | "GreaterThanEqual" => Some(METHOD_VERSION),
+            _ => None,
+        }
+    }
+
+    fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
+        let other = || -> Result<Version, String> {
+            match args.first() {
+                Some(Value::Object(o)) => o
+                    .as_any()
+                    .downcast_ref::<Version>()
+                    .cloned()
+                    .ok_or_else(|| "not a version".to_owned()),
+                _ => Err("runtime error: invalid memory address or nil pointer dereference".into()),
+            }
+        };
+        let bump = |major: u64, minor: u64, patch: u64| {
+            let mut v = Version {
+                major,
+                minor,
+                patch,
+                pre: String::new(),
+                metadata: String::new(),
+                original: String::new(),
+            };
+            v.original = v.to_string();
+            Value::Object(Rc::new(v))
+        };
+        Ok(match name {
+            "Major" => Value::Int64(self.major as i64),
+            "Minor" => Value::Int64(self.minor as i64),
+            "Patch" => Value::Int64(self.patch as i64),
+            "Prerelease" => Value::str(&self.pre),
+            "Metadata" => Value::str(&self.metadata),
+            "Original" => Value::str(&self.original),
+            "String" => Value::string(self.to_string()),
+            "IncMajor" => bump(self.major + 1, 0, 0),
+            "IncMinor" => bump(self.major, self.minor + 1, 0),
+            "IncPatch" => {
+                if self.pre.is_empty() {
+                    bump(self.major, self.minor, self.patch + 1)
+                } else {
+                    bump(self.major, self.minor, self.patch)
+                }
+            }
+            "LessThan" => Value::Bool(self.compare(&other()?) == Ordering::Less),
+            "GreaterThan" => Value::Bool(self.compare(&other()?) == Ordering::Greater),
+            "Equal" => Value::Bool(self.compare(&other()?) == Ordering::Equal),
+            "LessThanEqual" => Value::Bool(self.compare(&other()?) != Ordering::Greater),
+            "GreaterThanEqual" => Value::Bool(self.compare(&other()?) != Ordering::Less),
+            "Compare" => Value::Int(match self.compare(&other()?) {
+                Ordering::Less => -1,
+                Ordering::Equal => 0,
+                Ordering::Greater => 1,
+            }),
+            other => return Err(format!("no method {other}")),
+        })
+    }
+
+    fn format(&self) -> String {
+        self.to_string()
+    }
+
+    fn to_data(&self) -> Value {
+        Value::string(self.to_string())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constraints_like_masterminds() {
+        let cases = [
+            (">=1.19-0", "v1.35.0", true),
+            ("<1.25.0-0", "v1.35.0", false),
+            (">=1.16.0-0", "1.29.0", true),
+            ("^1.2.3", "1.9.0", true),
+            ("^1.2.3", "2.0.0", false),
+            ("~1.2.3", "1.2.9", true),
+            ("~1.2.3", "1.3.0", false),
+            (">= 1.2, < 3.0.0 || >= 4.2.3", "4.5.0", true),
+            ("1.2 - 1.4.5", "1.4.5", true),
+            ("1.2.x", "1.2.99", true),
+            ("!=4.1", "4.1.5", false),
+            (">=1.2.0", "1.3.0-beta", false),
+            (">=1.2.0-0", "1.3.0-beta", true),
+            (">=1.0.0-0, <2.0.0", "1.5.0-beta", true),
+            ("<2.0.0", "1.5.0-beta", false),
+            ("*", "0.0.1", true),
+        ];
+        for (c, v, want) in cases {
+            assert_eq!(semver_compare(c, v).unwrap(), want, "{c} {v}");
+        }
+        assert_eq!(
+            semver_compare("foo", "1.0.0").unwrap_err(),
+            "improper constraint: foo"
+        );
+        assert_eq!(
+            semver_compare(">1", "x").unwrap_err(),
+            "invalid semantic version"
+        );
+        assert_eq!(
+            semver_compare(">=1.0.0-01", "1.2.3").unwrap_err(),
+            "constraint parser error"
+        );
+        assert_eq!(
+            Version::parse("1.2.3-01").unwrap_err(),
+            "version segment starts with 0"
+        );
+    }
+}

@@ -1,0 +1,842 @@
+//! Sprig's string functions. Several of Sprig's helpers work on bytes rather than
+//! characters (`trunc`, `substr`, `wrap`, `nospace`, `initials`); that is kept, so
+//! multi-byte text comes out as Go's does.
+
+use std::rc::Rc;
+
+use rand::Rng;
+
+use super::Registry;
+use super::arg::{int, str};
+use crate::format::sprintf;
+use crate::print;
+use crate::value::{Entries, List, ListKind, MapKind, Ty, Value};
+
+const S: Ty = Ty::String;
+const I: Ty = Ty::Int;
+const A: Ty = Ty::Any;
+
+pub(crate) fn register(r: &mut Registry<'_>) {
+    r.pure("hello", &[], |_| Ok(Value::str("Hello!")));
+    r.pure("abbrev", &[I, S], |a| {
+        Ok(Value::string(abbrev(int(&a[0]), str(&a[1]))))
+    });
+    r.pure("abbrevboth", &[I, I, S], |a| {
+        Ok(Value::string(abbrev_both(
+            int(&a[0]),
+            int(&a[1]),
+            str(&a[2]),
+        )))
+    });
+    r.pure("trunc", &[I, S], |a| {
+        Ok(Value::string(trunc(int(&a[0]), str(&a[1]))))
+    });
+    r.pure("trim", &[S], |a| Ok(Value::str(str(&a[0]).trim())));
+    r.pure("upper", &[S], |a| Ok(Value::string(go_upper(str(&a[0])))));
+    r.pure("lower", &[S], |a| Ok(Value::string(go_lower(str(&a[0])))));
+    r.pure("title", &[S], |a| Ok(Value::string(title(str(&a[0])))));
+    r.pure("untitle", &[S], |a| Ok(Value::string(untitle(str(&a[0])))));
+    r.pure("substr", &[I, I, S], |a| {
+        substr(int(&a[0]), int(&a[1]), str(&a[2]))
+    });
+    r.pure("repeat", &[I, S], |a| {
+        let n = int(&a[0]);
+        if n < 0 {
+            return Err("strings: negative Repeat count".into());
+        }
+        let s = str(&a[1]);
+        if s.len()
+            .checked_mul(n as usize)
+            .is_none_or(|total| total > isize::MAX as usize)
+        {
+            return Err("strings: Repeat output length overflow".into());
+        }
+        Ok(Value::string(s.repeat(n as usize)))
+    });
+    r.pure("trimall", &[S, S], |a| {
+        Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
+    });
+    r.pure("trimAll", &[S, S], |a| {
+        Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
+    });
+    r.pure("trimSuffix", &[S, S], |a| {
+        let (suffix, s) = (str(&a[0]), str(&a[1]));
+        Ok(Value::str(s.strip_suffix(suffix).unwrap_or(s)))
+    });
+    r.pure("trimPrefix", &[S, S], |a| {
+        let (prefix, s) = (str(&a[0]), str(&a[1]));
+        Ok(Value::str(s.strip_prefix(prefix).unwrap_or(s)))
+    });
+    r.pure("nospace", &[S], |a| {
+        Ok(Value::string(delete_white_space(str(&a[0]))))
+    });
+    r.pure("initials", &[S], |a| {
+        Ok(Value::string(initials(str(&a[0]))))
+    });
+    r.pure("randAlphaNum", &[I], |a| {
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            c.is_ascii_alphanumeric()
+        })))
+    });
+    r.pure("randAlpha", &[I], |a| {
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            c.is_ascii_alphabetic()
+        })))
+    });
+    r.pure("randNumeric", &[I], |a| {
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            c.is_ascii_digit()
+        })))
+    });
+    r.pure("randAscii", &[I], |a| {
+        Ok(Value::string(random_from(int(&a[0]), |c| {
+            (' '..='~').contains(&c)
+        })))
+    });
+    r.pure("swapcase", &[S], |a| {
+        Ok(Value::string(swap_case(str(&a[0]))))
+    });
+    r.pure("shuffle", &[S], |a| Ok(Value::string(shuffle(str(&a[0])))));
+    r.pure("snakecase", &[S], |a| {
+        Ok(Value::string(camel_to_lower(str(&a[0]), '_')))
+    });
+    r.pure("kebabcase", &[S], |a| {
+        Ok(Value::string(camel_to_lower(str(&a[0]), '-')))
+    });
+    r.pure("camelcase", &[S], |a| {
+        Ok(Value::string(to_camel_case(str(&a[0]))))
+    });
+    r.pure("wrap", &[I, S], |a| {
+        Ok(Value::string(wrap(str(&a[1]), int(&a[0]), "\n", false)))
+    });
+    r.pure("wrapWith", &[I, S, S], |a| {
+        let sep = if str(&a[1]).is_empty() {
+            "\n"
+        } else {
+            str(&a[1])
+        };
+        Ok(Value::string(wrap(str(&a[2]), int(&a[0]), sep, true)))
+    });
+    r.pure("contains", &[S, S], |a| {
+        Ok(Value::Bool(str(&a[1]).contains(str(&a[0]))))
+    });
+    r.pure("hasPrefix", &[S, S], |a| {
+        Ok(Value::Bool(str(&a[1]).starts_with(str(&a[0]))))
+    });
+    r.pure("hasSuffix", &[S, S], |a| {
+        Ok(Value::Bool(str(&a[1]).ends_with(str(&a[0]))))
+    });
+    r.variadic("quote", &[], A, |a| {
+        let parts: Vec<String> = a
+            .iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| print::quote(&strval(v)))
+            .collect();
+        Ok(Value::string(parts.join(" ")))
+    });
+    r.variadic("squote", &[], A, |a| {
+        let parts: Vec<String> = a
+            .iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| format!("'{}'", sprintf("%v", std::slice::from_ref(v))))
+            .collect();
+        Ok(Value::string(parts.join(" ")))
+    });
+    r.variadic("cat", &[], A, |a| {
+        let parts: Vec<String> = a
+            .iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| sprintf("%v", std::slice::from_ref(v)))
+            .collect();
+        Ok(Value::string(parts.join(" ")))
+    });
+    r.pure("indent", &[I, S], |a| {
+        Ok(Value::string(indent(int(&a[0]), str(&a[1]))))
+    });
+    r.pure("nindent", &[I, S], |a| {
+        Ok(Value::string(format!(
+            "\n{}",
+            indent(int(&a[0]), str(&a[1]))
+        )))
+    });
+    r.pure("replace", &[S, S, S], |a| {
+        Ok(Value::string(str(&a[2]).replace(str(&a[0]), str(&a[1]))))
+    });
+    r.pure("plural", &[S, S, I], |a| {
+        Ok(if int(&a[2]) == 1 {
+            a[0].clone()
+        } else {
+            a[1].clone()
+        })
+    });
+    r.pure("toString", &[A], |a| Ok(Value::string(strval(&a[0]))));
+    r.pure("split", &[S, S], |a| {
+        Ok(indexed_parts(go_split(str(&a[1]), str(&a[0]), -1)))
+    });
+    r.pure("splitn", &[S, I, S], |a| {
+        Ok(indexed_parts(go_split(str(&a[2]), str(&a[0]), int(&a[1]))))
+    });
+    r.pure("splitList", &[S, S], |a| {
+        Ok(Value::string_list(go_split(str(&a[1]), str(&a[0]), -1)))
+    });
+    r.pure("toStrings", &[A], |a| Ok(string_list(strslice(&a[0]))));
+    r.pure("join", &[S, A], |a| {
+        Ok(Value::string(strslice(&a[1]).join(str(&a[0]))))
+    });
+    r.pure("sortAlpha", &[A], |a| {
+        let mut items = match a[0].plain() {
+            Value::List(_) | Value::Bytes(_) => strslice(&a[0]),
+            other => vec![strval(&other)],
+        };
+        items.sort();
+        Ok(string_list(items))
+    });
+}
+
+fn string_list(items: Vec<String>) -> Value {
+    Value::List(Rc::new(List {
+        kind: ListKind::String,
+        items: items.into_iter().map(Value::string).collect(),
+    }))
+}
+
+/// Sprig's `strval`: strings as they are, byte slices as text, objects through their
+/// `String` method, anything else as `%v` prints it.
+pub(crate) fn strval(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        other => sprintf("%v", std::slice::from_ref(other)),
+    }
+}
+
+/// Sprig's `strslice`: a list of strings from any slice, dropping nils.
+pub(crate) fn strslice(v: &Value) -> Vec<String> {
+    match v.plain() {
+        Value::List(l) => l.items.iter().filter(|i| !i.is_nil()).map(strval).collect(),
+        Value::Bytes(b) => b.iter().map(|b| b.to_string()).collect(),
+        Value::Nil => Vec::new(),
+        other => vec![strval(&other)],
+    }
+}
+
+fn indexed_parts(parts: Vec<String>) -> Value {
+    let mut entries = Entries::new();
+    for (i, p) in parts.into_iter().enumerate() {
+        entries.insert(Rc::from(format!("_{i}")), Value::string(p));
+    }
+    Value::map_of(MapKind::String, entries)
+}
+
+/// `strings.SplitN` (`n < 0`: all parts, `n == 0`: none).
+pub(crate) fn go_split(s: &str, sep: &str, n: i64) -> Vec<String> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if sep.is_empty() {
+        let chars: Vec<String> = s.chars().map(String::from).collect();
+        if n > 0 && chars.len() > n as usize {
+            let mut head: Vec<String> = chars[..n as usize - 1].to_vec();
+            let consumed: usize = head.iter().map(String::len).sum();
+            head.push(s[consumed..].to_owned());
+            return head;
+        }
+        return chars;
+    }
+    if n < 0 {
+        s.split(sep).map(str::to_owned).collect()
+    } else {
+        s.splitn(n as usize, sep).map(str::to_owned).collect()
+    }
+}
+
+fn trim_set<'a>(s: &'a str, cutset: &str) -> &'a str {
+    s.trim_matches(|c| cutset.contains(c))
+}
+
+fn indent(spaces: i64, s: &str) -> String {
+    let pad = " ".repeat(spaces.max(0) as usize);
+    let mut out = String::with_capacity(s.len() + pad.len() * 4);
+    out.push_str(&pad);
+    for (i, line) in s.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(&pad);
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Go's `unicode.ToUpper` maps one character to one; where Unicode upper-cases to
+/// several (ß), Go leaves the character alone.
+pub(crate) fn char_upper(c: char) -> char {
+    let mut up = c.to_uppercase();
+    match (up.next(), up.next()) {
+        (Some(u), None) => u,
+        _ => c,
+    }
+}
+
+pub(crate) fn char_lower(c: char) -> char {
+    c.to_lowercase().next().unwrap_or(c)
+}
+
+pub(crate) fn go_upper(s: &str) -> String {
+    s.chars().map(char_upper).collect()
+}
+
+pub(crate) fn go_lower(s: &str) -> String {
+    s.chars().map(char_lower).collect()
+}
+
+fn is_go_upper(c: char) -> bool {
+    c.is_uppercase() && char_lower(c) != c
+}
+
+fn is_go_lower(c: char) -> bool {
+    c.is_lowercase() && char_upper(c) != c
+}
+
+fn is_title_case(c: char) -> bool {
+    matches!(c as u32, 0x01C5 | 0x01C8 | 0x01CB | 0x01F2 | 0x1F88..=0x1F8F | 0x1F98..=0x1F9F | 0x1FA8..=0x1FAF | 0x1FBC | 0x1FCC | 0x1FFC)
+}
+
+fn to_title(c: char) -> char {
+    match c as u32 {
+        0x01C4..=0x01C6 => '\u{01C5}',
+        0x01C7..=0x01C9 => '\u{01C8}',
+        0x01CA..=0x01CC => '\u{01CB}',
+        0x01F1..=0x01F3 => '\u{01F2}',
+        _ => char_upper(c),
+    }
+}
+
+/// `strings.Title`: upper-cases the first letter of each word.
+fn title(s: &str) -> String {
+    let is_separator = |c: char| {
+        if c.is_ascii() {
+            !(c.is_ascii_alphanumeric() || c == '_')
+        } else if c.is_alphabetic() || c.is_numeric() {
+            false
+        } else {
+            c.is_whitespace()
+        }
+    };
+    let mut prev = ' ';
+    s.chars()
+        .map(|c| {
+            let out = if is_separator(prev) { to_title(c) } else { c };
+            prev = c;
+            out
+        })
+        .collect()
+}
+
+fn untitle(s: &str) -> String {
+    let mut next = true;
+    s.chars()
+        .map(|c| {
+            if c.is_whitespace() {
+                next = true;
+                c
+            } else if next {
+                next = false;
+                char_lower(c)
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn swap_case(s: &str) -> String {
+    let mut whitespace = true;
+    s.chars()
+        .map(|c| {
+            if is_go_upper(c) || is_title_case(c) {
+                whitespace = false;
+                char_lower(c)
+            } else if is_go_lower(c) {
+                if whitespace {
+                    whitespace = false;
+                    to_title(c)
+                } else {
+                    char_upper(c)
+                }
+            } else {
+                whitespace = c.is_whitespace();
+                c
+            }
+        })
+        .collect()
+}
+
+/// Byte-wise helpers of goutils treat every byte as the character with that code.
+fn latin1_is_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' | 0x85 | 0xA0)
+}
+
+fn delete_white_space(s: &str) -> String {
+    if !s.bytes().any(latin1_is_space) {
+        return s.to_owned();
+    }
+    s.bytes()
+        .filter(|b| !latin1_is_space(*b))
+        .map(|b| b as char)
+        .collect()
+}
+
+fn initials(s: &str) -> String {
+    let mut out = String::new();
+    let mut gap = true;
+    for b in s.bytes() {
+        if latin1_is_space(b) {
+            gap = true;
+        } else if gap {
+            out.push(b as char);
+            gap = false;
+        }
+    }
+    out
+}
+
+fn bytes_to_string(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn trunc(c: i64, s: &str) -> String {
+    let len = s.len() as i64;
+    if c < 0 && len + c > 0 {
+        return bytes_to_string(&s.as_bytes()[(len + c) as usize..]);
+    }
+    if c >= 0 && len > c {
+        return bytes_to_string(&s.as_bytes()[..c as usize]);
+    }
+    s.to_owned()
+}
+
+fn out_of_range(lo: i64, hi: i64, len: usize) -> String {
+    if hi > len as i64 || hi < 0 {
+        format!("runtime error: slice bounds out of range [:{hi}] with length {len}")
+    } else {
+        format!("runtime error: slice bounds out of range [{lo}:{hi}]")
+    }
+}
+
+fn substr(start: i64, end: i64, s: &str) -> Result<Value, String> {
+    let b = s.as_bytes();
+    let len = b.len() as i64;
+    let (lo, hi) = if start < 0 {
+        (0, end)
+    } else if end < 0 || end > len {
+        (start, len)
+    } else {
+        (start, end)
+    };
+    if hi < 0 || hi > len {
+        return Err(out_of_range(lo, hi, b.len()));
+    }
+    if lo > hi {
+        return Err(out_of_range(lo, hi, b.len()));
+    }
+    Ok(Value::string(bytes_to_string(&b[lo as usize..hi as usize])))
+}
+
+/// goutils `AbbreviateFull`, errors becoming the empty string as Sprig ignores them.
+fn abbreviate_full(s: &str, mut offset: i64, max_width: i64) -> String {
+    let len = s.len() as i64;
+    if s.is_empty() {
+        return String::new();
+    }
+    if max_width < 4 {
+        return String::new();
+    }
+    if len <= max_width {
+        return s.to_owned();
+    }
+    if offset > len {
+        offset = len;
+    }
+    if len - offset < max_width - 3 {
+        offset = len - (max_width - 3);
+    }
+    let b = s.as_bytes();
+    if offset <= 4 {
+        return format!("{}...", bytes_to_string(&b[..(max_width - 3) as usize]));
+    }
+    if max_width < 7 {
+        return String::new();
+    }
+    if offset + max_width - 3 < len {
+        let rest = bytes_to_string(&b[offset as usize..]);
+        return format!("...{}", abbreviate_full(&rest, 0, max_width - 3));
+    }
+    format!(
+        "...{}",
+        bytes_to_string(&b[(len - (max_width - 3)) as usize..])
+    )
+}
+
+fn abbrev(width: i64, s: &str) -> String {
+    if width < 4 {
+        return s.to_owned();
+    }
+    abbreviate_full(s, 0, width)
+}
+
+fn abbrev_both(left: i64, right: i64, s: &str) -> String {
+    if right < 4 || (left > 0 && right < 7) {
+        return s.to_owned();
+    }
+    abbreviate_full(s, left, right)
+}
+
+/// goutils `WrapCustom`, which measures in bytes and breaks only at spaces.
+fn wrap(s: &str, width: i64, newline: &str, wrap_long: bool) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let width = width.max(1) as usize;
+    let b = s.as_bytes();
+    let len = b.len();
+    let mut offset = 0usize;
+    let mut out: Vec<u8> = Vec::with_capacity(len + 8);
+    while len - offset > width {
+        if b[offset] == b' ' {
+            offset += 1;
+            continue;
+        }
+        let end = (width + offset + 1).min(len);
+        let space = b[offset..end].iter().rposition(|&c| c == b' ');
+        if let Some(sp) = space {
+            let at = sp + offset;
+            out.extend_from_slice(&b[offset..at]);
+            out.extend_from_slice(newline.as_bytes());
+            offset = at + 1;
+        } else if wrap_long {
+            let end = width + offset;
+            out.extend_from_slice(&b[offset..end]);
+            out.extend_from_slice(newline.as_bytes());
+            offset += width;
+        } else {
+            let end = width + offset;
+            match b[end..].iter().position(|&c| c == b' ') {
+                Some(i) => {
+                    let at = i + end;
+                    out.extend_from_slice(&b[offset..at]);
+                    out.extend_from_slice(newline.as_bytes());
+                    offset = at + 1;
+                }
+                None => {
+                    out.extend_from_slice(&b[offset..]);
+                    offset = len;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[offset..]);
+    bytes_to_string(&out)
+}
+
+fn random_from(count: i64, keep: fn(char) -> bool) -> String {
+    if count <= 0 {
+        return String::new();
+    }
+    let alphabet: Vec<char> = (' '..='~').filter(|c| keep(*c)).collect();
+    let mut rng = rand::thread_rng();
+    (0..count)
+        .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+        .collect()
+}
+
+fn shuffle(s: &str) -> String {
+    let mut chars: Vec<char> = s.chars().collect();
+    let mut rng = rand::thread_rng();
+    for i in (1..chars.len()).rev() {
+        let j = rng.gen_range(0..=i);
+        chars.swap(i, j);
+    }
+    chars.into_iter().collect()
+}
+
+fn is_connector(c: char) -> bool {
+    c == '-' || c == '_' || c.is_whitespace()
+}
+
+/// xstrings' notion of an alphabet letter: letters other than CJK ideographs.
+fn is_alphabet(c: char) -> bool {
+    if !c.is_alphabetic() || c.is_numeric() {
+        return false;
+    }
+    let cp = c as u32;
+    if cp < 0x3400 {
+        return true;
+    }
+    !((0x4E00..=0x9FCC).contains(&cp)
+        || (0x3400..=0x4D85).contains(&cp)
+        || (0x20000..=0x2B81D).contains(&cp))
+}
+
+fn is_punct(c: char) -> bool {
+    c.is_ascii_punctuation() && !matches!(c, '$' | '+' | '<' | '=' | '>' | '^' | '`' | '|' | '~')
+        || (!c.is_ascii()
+            && !c.is_alphanumeric()
+            && !c.is_whitespace()
+            && !c.is_control()
+            && matches!(c as u32, 0x2010..=0x2027 | 0x3001..=0x3003 | 0xFF01..=0xFF0F))
+}
+
+fn to_camel_case(s: &str) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut r0 = '\0';
+    let mut first_upper = false;
+    let mut found = false;
+    while i < chars.len() {
+        r0 = chars[i];
+        i += 1;
+        if !is_connector(r0) {
+            first_upper = is_go_upper(r0);
+            // Sprig's xstrings version upper-cases the first letter (Pascal case).
+            r0 = char_upper(r0);
+            found = true;
+            break;
+        }
+        out.push(r0);
+    }
+    if i >= chars.len() {
+        if found {
+            out.push(r0);
+        }
+        return out;
+    }
+    while i < chars.len() {
+        let r1 = r0;
+        r0 = chars[i];
+        i += 1;
+        if is_connector(r0) && is_connector(r1) {
+            out.push(r1);
+            continue;
+        }
+        if is_connector(r1) {
+            first_upper = is_go_upper(r0);
+            r0 = char_upper(r0);
+        } else {
+            if first_upper {
+                if is_go_upper(r0) {
+                    r0 = char_lower(r0);
+                } else {
+                    first_upper = false;
+                }
+            }
+            out.push(r1);
+        }
+    }
+    out.push(r0);
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Word {
+    Invalid,
+    Number,
+    Upper,
+    Alphabet,
+    Connector,
+    Punct,
+    Other,
+}
+
+/// Splits off the next word, as xstrings does for snake and kebab case.
+fn next_word(s: &str) -> (Word, &str, &str) {
+    let mut chars = s.char_indices().peekable();
+    let Some((_, first)) = chars.next() else {
+        return (Word::Invalid, "", "");
+    };
+    let end_of = |pred: &dyn Fn(char) -> bool, from: usize| -> usize {
+        let mut end = from;
+        for (i, c) in s[from..].char_indices() {
+            if !pred(c) {
+                return from + i;
+            }
+            end = from + i + c.len_utf8();
+        }
+        end
+    };
+    let start_next = first.len_utf8();
+    let (kind, end) = if is_connector(first) {
+        (Word::Connector, end_of(&is_connector, start_next))
+    } else if is_punct(first) {
+        (Word::Punct, end_of(&is_punct, start_next))
+    } else if is_go_upper(first) {
+        match s[start_next..].chars().next() {
+            None => (Word::Upper, start_next),
+            Some(c) if is_go_upper(c) => {
+                let end = end_of(&is_go_upper, start_next);
+                // "HTTPStatus" splits as "HTTP" + "Status".
+                match s[end..].chars().next() {
+                    Some(n) if is_alphabet(n) => {
+                        let last = s[..end].chars().next_back().map_or(0, char::len_utf8);
+                        (Word::Upper, end - last)
+                    }
+                    _ => (Word::Upper, end),
+                }
+            }
+            Some(c) if is_alphabet(c) => (
+                Word::Upper,
+                end_of(&|c| is_alphabet(c) && !is_go_upper(c), start_next),
+            ),
+            Some(_) => (Word::Upper, start_next),
+        }
+    } else if is_alphabet(first) {
+        (
+            Word::Alphabet,
+            end_of(&|c| is_alphabet(c) && !is_go_upper(c), start_next),
+        )
+    } else if first.is_numeric() {
+        (Word::Number, end_of(&|c: char| c.is_numeric(), start_next))
+    } else {
+        (
+            Word::Other,
+            end_of(
+                &|c| !(is_connector(c) || is_alphabet(c) || c.is_numeric() || is_punct(c)),
+                start_next,
+            ),
+        )
+    };
+    (kind, &s[..end], &s[end..])
+}
+
+fn push_lower(out: &mut String, kind: Word, word: &str, connector: char) {
+    if kind != Word::Upper && kind != Word::Connector {
+        out.push_str(word);
+        return;
+    }
+    for c in word.chars() {
+        if is_connector(c) {
+            out.push(connector);
+        } else if is_go_upper(c) {
+            out.push(char_lower(c));
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// xstrings' `ToSnakeCase`/`ToKebabCase`.
+fn camel_to_lower(s: &str, connector: char) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let mut out = String::with_capacity(s.len() + 4);
+    let (mut wt, mut word, mut remaining) = next_word(s);
+    while !remaining.is_empty() {
+        if wt != Word::Connector {
+            push_lower(&mut out, wt, word, connector);
+        }
+        let prev = wt;
+        let last = word;
+        (wt, word, remaining) = next_word(remaining);
+        match prev {
+            Word::Number => {
+                while wt == Word::Alphabet || wt == Word::Number {
+                    push_lower(&mut out, wt, word, connector);
+                    (wt, word, remaining) = next_word(remaining);
+                }
+                if wt != Word::Invalid && wt != Word::Punct && wt != Word::Connector {
+                    out.push(connector);
+                }
+            }
+            Word::Connector => push_lower(&mut out, prev, last, connector),
+            Word::Punct => {}
+            _ => {
+                if wt != Word::Number {
+                    if wt != Word::Connector && wt != Word::Punct {
+                        out.push(connector);
+                    }
+                    continue;
+                }
+                if remaining.is_empty() {
+                    continue;
+                }
+                let last = word;
+                (wt, word, remaining) = next_word(remaining);
+                if wt != Word::Alphabet {
+                    push_lower(&mut out, Word::Number, last, connector);
+                    if wt != Word::Connector && wt != Word::Punct {
+                        out.push(connector);
+                    }
+                    continue;
+                }
+                out.push(connector);
+                push_lower(&mut out, Word::Number, last, connector);
+                while wt == Word::Alphabet || wt == Word::Number {
+                    push_lower(&mut out, wt, word, connector);
+                    (wt, word, remaining) = next_word(remaining);
+                }
+                if wt != Word::Invalid && wt != Word::Connector && wt != Word::Punct {
+                    out.push(connector);
+                }
+            }
+        }
+    }
+    push_lower(&mut out, wt, word, connector);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_conversions_match_xstrings() {
+        let snake = [
+            ("FirstName", "first_name"),
+            ("HTTPServer", "http_server"),
+            ("NoHTTPS", "no_https"),
+            ("GO_PATH", "go_path"),
+            ("GO PATH", "go_path"),
+            ("GO-PATH", "go_path"),
+            ("http2xx", "http_2xx"),
+            ("HTTP20xOK", "http_20x_ok"),
+            ("Duration2m3s", "duration_2m3s"),
+            ("Bld4Floor3rd", "bld4_floor_3rd"),
+        ];
+        for (input, want) in snake {
+            assert_eq!(camel_to_lower(input, '_'), want, "{input}");
+        }
+        let camel = [
+            ("some_words", "SomeWords"),
+            ("http_server", "HttpServer"),
+            ("no_https", "NoHttps"),
+            ("_complex__case_", "_Complex_Case_"),
+            ("some words", "SomeWords"),
+            ("GOLANG_IS_GREAT", "GolangIsGreat"),
+            ("a", "A"),
+            ("ab_", "Ab_"),
+        ];
+        for (input, want) in camel {
+            assert_eq!(to_camel_case(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces() {
+        assert_eq!(
+            wrap("Lorem ipsum dolor sit amet", 10, "\n", false),
+            "Lorem\nipsum\ndolor sit\namet"
+        );
+        assert_eq!(wrap("abcdefghij klm", 4, "\n", true), "abcd\nefgh\nij\nklm");
+    }
+
+    #[test]
+    fn abbreviations() {
+        assert_eq!(abbrev(5, "hello world"), "he...");
+        assert_eq!(abbrev_both(5, 10, "1234 5678 9123"), "...5678...");
+    }
+}

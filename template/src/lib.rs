@@ -1,0 +1,26 @@
+//! Go's text/template with Sprig and Helm's template functions, reproducing what
+//! `helm template` renders byte for byte.
+//!
+//! - [`TemplateSet`]: parse a chart's templates once (`define`s are shared across the
+//!   set, later definitions override earlier ones in Helm's order), then render any
+//!   template with its own data.
+//! - [`Value`]: the runtime value: shared, mutable maps with Go's reference semantics,
+//!   typed numbers and slices, and host [`Object`]s with methods.
+//! - Errors read like Go's (`template: x.yaml:3:12: executing "x.yaml" at <.a.b>: ...`);
+//!   [`Error::helm_message`] applies Helm's rewording.
+
+mod error;
+mod exec;
+mod format;
+pub mod funcs;
+pub mod objects;
+pub mod parse;
+pub mod print;
+mod set;
+mod value;
+
+pub use error::{Error, ExecError, ParseError};
+pub use exec::MissingKey;
+pub use format::sprintf;
+pub use set::{ROOT_NAME, TemplateSet, helm_parse_order};
+pub use value::{Entries, List, ListKind, MapCell, MapKind, MethodSig, Object, Ty, Value};

@@ -1,0 +1,483 @@
+//! Helm's host objects as templates see them: `.Files` and `.Capabilities`.
+//!
+//! The render pipeline fills them; their methods, printing and Go type names are
+//! template behaviour, so they live here.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::value::{Entries, List, ListKind, MethodSig, Object, Ty, Value};
+
+const NO_ARGS: MethodSig = MethodSig {
+    params: &[],
+    variadic: None,
+};
+const ONE_STRING: MethodSig = MethodSig {
+    params: &[Ty::String],
+    variadic: None,
+};
+
+/// `.Files`: the chart's non-template files (Helm's `engine.files`, a
+/// `map[string][]byte` with methods).
+#[derive(Debug, Clone, Default)]
+pub struct Files {
+    files: BTreeMap<String, Rc<[u8]>>,
+}
+
+impl Files {
+    pub fn new(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Files {
+        Files {
+            files: files
+                .into_iter()
+                .map(|(name, data)| (name, Rc::from(data)))
+                .collect(),
+        }
+    }
+
+    pub fn into_value(self) -> Value {
+        Value::Object(Rc::new(self))
+    }
+
+    fn bytes(&self, name: &str) -> Rc<[u8]> {
+        self.files
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| Rc::from(&[][..]))
+    }
+
+    fn base_map(&self, encode: impl Fn(&[u8]) -> String) -> String {
+        let mut m = Entries::new();
+        for (name, data) in &self.files {
+            let base = name.rsplit('/').next().unwrap_or(name);
+            m.insert(Rc::from(base), Value::string(encode(data)));
+        }
+        crate::funcs::helm::to_yaml(&Value::map(m)).unwrap_or_default()
+    }
+}
+
+impl Object for Files {
+    fn type_name(&self) -> String {
+        "engine.files".into()
+    }
+
+    fn kind(&self) -> &'static str {
+        "map"
+    }
+
+    fn is_map(&self) -> bool {
+        true
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        self.files.get(name).map(|b| Value::Bytes(b.clone()))
+    }
+
+    fn method(&self, name: &str) -> Option<MethodSig> {
+        match name {
+            "Get" | "GetBytes" | "Glob" | "Lines" => Some(ONE_STRING),
+            "AsConfig" | "AsSecrets" => Some(NO_ARGS),
+            _ => None,
+        }
+    }
+
+    fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
+        let arg = || args.first().and_then(Value::as_str).unwrap_or("");
+        Ok(match name {
+            "Get" => Value::string(String::from_utf8_lossy(&self.bytes(arg())).into_owned()),
+            "GetBytes" => Value::Bytes(self.bytes(arg())),
+            "Glob" => {
+                let pattern = glob::Pattern::new(arg());
+                Files {
+                    files: self
+                        .files
+                        .iter()
+                        .filter(|(n, _)| pattern.matches(n))
+                        .map(|(n, d)| (n.clone(), d.clone()))
+                        .collect(),
+                }
+                .into_value()
+            }
+            "Lines" => {
+                let Some(data) = self.files.get(arg()) else {
+                    return Ok(Value::string_list(Vec::new()));
+                };
+                let text = String::from_utf8_lossy(data);
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                Value::string_list(text.split('\n').map(str::to_owned).collect())
+            }
+            "AsConfig" => Value::string(self.base_map(|d| String::from_utf8_lossy(d).into_owned())),
+            "AsSecrets" => Value::string(self.base_map(|d| {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD.encode(d)
+            })),
+            other => return Err(format!("no method {other}")),
+        })
+    }
+
+    fn format(&self) -> String {
+        crate::print::sprint(&self.underlying().unwrap_or_default())
+    }
+
+    fn to_data(&self) -> Value {
+        self.underlying().unwrap_or_default()
+    }
+
+    fn underlying(&self) -> Option<Value> {
+        Some(Value::map(
+            self.files
+                .iter()
+                .map(|(k, v)| (Rc::from(k.as_str()), Value::Bytes(v.clone())))
+                .collect(),
+        ))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// gobwas/glob with `/` as separator, as `Files.Glob` uses it: `*` and `?` stay within
+/// a path segment, `**` crosses segments, `[...]`/`[!...]` are classes and `{a,b}`
+/// alternatives. An invalid pattern matches everything, as Helm falls back to `**`.
+mod glob {
+    #[derive(Debug, Clone)]
+    enum Token {
+        Literal(char),
+        Any,
+        AnyDeep,
+        One,
+        Class(bool, Vec<(char, char)>),
+        Alt(Vec<Vec<Token>>),
+    }
+
+    pub struct Pattern(Option<Vec<Token>>);
+
+    impl Pattern {
+        pub fn new(pattern: &str) -> Pattern {
+            let chars: Vec<char> = pattern.chars().collect();
+            let mut i = 0;
+            Pattern(parse(&chars, &mut i, false))
+        }
+
+        pub fn matches(&self, text: &str) -> bool {
+            match &self.0 {
+                Some(tokens) => {
+                    let chars: Vec<char> = text.chars().collect();
+                    match_tokens(tokens, &chars)
+                }
+                None => true,
+            }
+        }
+    }
+
+    fn parse(chars: &[char], i: &mut usize, in_alt: bool) -> Option<Vec<Token>> {
+        let mut out = Vec::new();
+        while *i < chars.len() {
+            let c = chars[*i];
+            match c {
+                '*' => {
+                    if chars.get(*i + 1) == Some(&'*') {
+                        *i += 1;
+                        out.push(Token::AnyDeep);
+                    } else {
+                        out.push(Token::Any);
+                    }
+                }
+                '?' => out.push(Token::One),
+                '\\' => {
+                    *i += 1;
+                    out.push(Token::Literal(*chars.get(*i)?));
+                }
+                '[' => {
+                    *i += 1;
+                    let negate = chars.get(*i) == Some(&'!');
+                    if negate {
+                        *i += 1;
+                    }
+                    let mut ranges = Vec::new();
+                    loop {
+                        let c = *chars.get(*i)?;
+                        if c == ']' {
+                            break;
+                        }
+                        if chars.get(*i + 1) == Some(&'-')
+                            && chars.get(*i + 2).is_some_and(|c| *c != ']')
+                        {
+                            ranges.push((c, chars[*i + 2]));
+                            *i += 3;
+                        } else {
+                            ranges.push((c, c));
+                            *i += 1;
+                        }
+                    }
+                    out.push(Token::Class(negate, ranges));
+                }
+                '{' => {
+                    *i += 1;
+                    let mut alts = Vec::new();
+                    loop {
+                        alts.push(parse(chars, i, true)?);
+                        match chars.get(*i) {
+                            Some(',') => *i += 1,
+                            Some('}') => break,
+                            _ => return None,
+                        }
+                    }
+                    out.push(Token::Alt(alts));
+                }
+                ',' | '}' if in_alt => return Some(out),
+                c => out.push(Token::Literal(c)),
+            }
+            *i += 1;
+        }
+        if in_alt { None } else { Some(out) }
+    }
+
+    fn match_tokens(tokens: &[Token], text: &[char]) -> bool {
+        let Some((first, rest)) = tokens.split_first() else {
+            return text.is_empty();
+        };
+        match first {
+            Token::Literal(c) => text.first() == Some(c) && match_tokens(rest, &text[1..]),
+            Token::One => text.first().is_some_and(|c| *c != '/') && match_tokens(rest, &text[1..]),
+            Token::Class(negate, ranges) => {
+                text.first().is_some_and(|c| {
+                    let inside = ranges.iter().any(|(lo, hi)| (lo..=hi).contains(&c));
+                    inside != *negate
+                }) && match_tokens(rest, &text[1..])
+            }
+            Token::Any => (0..=text.len())
+                .take_while(|&n| n == 0 || text[n - 1] != '/')
+                .any(|n| match_tokens(rest, &text[n..])),
+            Token::AnyDeep => (0..=text.len()).any(|n| match_tokens(rest, &text[n..])),
+            Token::Alt(alts) => alts.iter().any(|alt| {
+                let mut joined = alt.clone();
+                joined.extend_from_slice(rest);
+                match_tokens(&joined, text)
+            }),
+        }
+    }
+}
+
+/// `.Capabilities`: the Kubernetes version and API versions a render targets.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    pub kube_version: String,
+    pub kube_major: String,
+    pub kube_minor: String,
+    pub api_versions: Vec<String>,
+    pub helm_version: HelmVersion,
+}
+
+/// Helm's build information (`.Capabilities.HelmVersion`).
+#[derive(Debug, Clone)]
+pub struct HelmVersion {
+    pub version: String,
+    pub git_commit: String,
+    pub git_tree_state: String,
+    pub go_version: String,
+    pub kube_client_version: String,
+}
+
+impl Capabilities {
+    pub fn into_value(self) -> Value {
+        Value::Object(Rc::new(self))
+    }
+}
+
+#[derive(Debug, Clone)]
+struct KubeVersion {
+    version: String,
+    major: String,
+    minor: String,
+}
+
+impl Object for KubeVersion {
+    fn type_name(&self) -> String {
+        "common.KubeVersion".into()
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        match name {
+            "Version" => Some(Value::str(&self.version)),
+            "Major" => Some(Value::str(&self.major)),
+            "Minor" => Some(Value::str(&self.minor)),
+            _ => None,
+        }
+    }
+
+    fn method(&self, name: &str) -> Option<MethodSig> {
+        matches!(name, "String" | "GitVersion").then_some(NO_ARGS)
+    }
+
+    fn call(&self, _name: &str, _args: &[Value]) -> Result<Value, String> {
+        Ok(Value::str(&self.version))
+    }
+
+    fn format(&self) -> String {
+        self.version.clone()
+    }
+
+    fn to_data(&self) -> Value {
+        let mut m = Entries::new();
+        m.insert(Rc::from("Version"), Value::str(&self.version));
+        m.insert(Rc::from("Major"), Value::str(&self.major));
+        m.insert(Rc::from("Minor"), Value::str(&self.minor));
+        Value::map(m)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+struct VersionSet(Vec<String>);
+
+impl Object for VersionSet {
+    fn type_name(&self) -> String {
+        "common.VersionSet".into()
+    }
+
+    fn kind(&self) -> &'static str {
+        "slice"
+    }
+
+    fn method(&self, name: &str) -> Option<MethodSig> {
+        (name == "Has").then_some(ONE_STRING)
+    }
+
+    fn call(&self, _name: &str, args: &[Value]) -> Result<Value, String> {
+        let wanted = args.first().and_then(Value::as_str).unwrap_or("");
+        Ok(Value::Bool(self.0.iter().any(|v| v == wanted)))
+    }
+
+    fn format(&self) -> String {
+        format!("[{}]", self.0.join(" "))
+    }
+
+    fn to_data(&self) -> Value {
+        self.underlying().unwrap_or_default()
+    }
+
+    fn underlying(&self) -> Option<Value> {
+        Some(Value::List(Rc::new(List {
+            kind: ListKind::String,
+            items: self.0.iter().map(|s| Value::str(s)).collect(),
+        })))
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Object for HelmVersion {
+    fn type_name(&self) -> String {
+        "version.BuildInfo".into()
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        Some(Value::str(match name {
+            "Version" => &self.version,
+            "GitCommit" => &self.git_commit,
+            "GitTreeState" => &self.git_tree_state,
+            "GoVersion" => &self.go_version,
+            "KubeClientVersion" => &self.kube_client_version,
+            _ => return None,
+        }))
+    }
+
+    fn format(&self) -> String {
+        format!(
+            "{{{} {} {} {} {}}}",
+            self.version,
+            self.git_commit,
+            self.git_tree_state,
+            self.go_version,
+            self.kube_client_version
+        )
+    }
+
+    fn to_data(&self) -> Value {
+        let mut m = Entries::new();
+        m.insert(Rc::from("version"), Value::str(&self.version));
+        m.insert(Rc::from("git_commit"), Value::str(&self.git_commit));
+        m.insert(Rc::from("git_tree_state"), Value::str(&self.git_tree_state));
+        m.insert(Rc::from("go_version"), Value::str(&self.go_version));
+        m.insert(
+            Rc::from("kube_client_version"),
+            Value::str(&self.kube_client_version),
+        );
+        Value::map(m)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Object for Capabilities {
+    fn type_name(&self) -> String {
+        "*common.Capabilities".into()
+    }
+
+    fn kind(&self) -> &'static str {
+        "ptr"
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        Some(match name {
+            "KubeVersion" => Value::Object(Rc::new(KubeVersion {
+                version: self.kube_version.clone(),
+                major: self.kube_major.clone(),
+                minor: self.kube_minor.clone(),
+            })),
+            "APIVersions" => Value::Object(Rc::new(VersionSet(self.api_versions.clone()))),
+            "HelmVersion" => Value::Object(Rc::new(self.helm_version.clone())),
+            _ => return None,
+        })
+    }
+
+    fn format(&self) -> String {
+        format!(
+            "&{{{{{} {} {}}} [{}] {}}}",
+            self.kube_version,
+            self.kube_major,
+            self.kube_minor,
+            self.api_versions.join(" "),
+            self.helm_version.format()
+        )
+    }
+
+    fn to_data(&self) -> Value {
+        let mut m = Entries::new();
+        for key in ["KubeVersion", "APIVersions", "HelmVersion"] {
+            let v = match self.field(key) {
+                Some(Value::Object(o)) => o.to_data(),
+                _ => Value::Nil,
+            };
+            m.insert(Rc::from(key), v);
+        }
+        Value::map(m)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob::Pattern;
+
+    #[test]
+    fn globs_like_gobwas() {
+        assert!(Pattern::new("files/*.conf").matches("files/a.conf"));
+        assert!(!Pattern::new("files/*.conf").matches("files/x/a.conf"));
+        assert!(Pattern::new("files/**.conf").matches("files/x/a.conf"));
+        assert!(Pattern::new("{a,b}/[!x]?").matches("b/yz"));
+        assert!(Pattern::new("[").matches("anything"));
+    }
+}

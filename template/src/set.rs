@@ -1,0 +1,185 @@
+//! A set of parsed templates sharing their `define`s, as Helm builds one per render.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use crate::error::{Error, ParseError};
+use crate::exec::{Exec, MissingKey};
+use crate::funcs::{FuncMap, helm_functions};
+use crate::parse::{self, ast::Tree};
+use crate::value::Value;
+
+/// The name of Helm's root template, which error messages mention
+/// (`associated with template "gotpl"`) and which `tpl` parses its text under.
+pub const ROOT_NAME: &str = "gotpl";
+
+fn functions() -> &'static FuncMap {
+    static FUNCS: OnceLock<FuncMap> = OnceLock::new();
+    FUNCS.get_or_init(helm_functions)
+}
+
+/// Parsed templates by name. Parsing happens once; the set can then render any number of
+/// times, from any thread, with different data.
+pub struct TemplateSet {
+    trees: HashMap<String, Arc<Tree>>,
+    pub(crate) funcs: &'static FuncMap,
+    pub(crate) missing_key: MissingKey,
+}
+
+impl Default for TemplateSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TemplateSet {
+    pub fn new() -> Self {
+        TemplateSet {
+            trees: HashMap::new(),
+            funcs: functions(),
+            missing_key: MissingKey::Zero,
+        }
+    }
+
+    /// Sets what a missing map key evaluates to: Helm renders with `Zero` and lints
+    /// with `--strict` using `Error`.
+    pub fn set_missing_key(&mut self, missing_key: MissingKey) {
+        self.missing_key = missing_key;
+    }
+
+    /// Whether a template function of this name exists (what the parser checks).
+    pub fn has_function(name: &str) -> bool {
+        functions().contains_key(name)
+    }
+
+    /// All function names, sorted.
+    pub fn function_names() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = functions().keys().copied().collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Parses `text` as the template `name` and adds it with the templates it defines.
+    /// A later definition of a name replaces an earlier one unless it is empty, as in Go.
+    pub fn add(&mut self, name: &str, text: &str) -> Result<(), ParseError> {
+        let trees = self.parse(name, text)?;
+        for tree in trees {
+            self.associate(tree);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn parse(&self, name: &str, text: &str) -> Result<Vec<Tree>, ParseError> {
+        let funcs = self.funcs;
+        parse::parse(name, text, &|f| funcs.contains_key(f))
+    }
+
+    fn associate(&mut self, tree: Tree) {
+        if tree.is_empty() && self.trees.contains_key(&tree.name) {
+            return;
+        }
+        self.trees.insert(tree.name.clone(), Arc::new(tree));
+    }
+
+    /// Adds a chart's templates in the order Helm parses them, so that the same
+    /// definition wins when several files define a name: deeper paths first, and
+    /// within a depth in reverse lexical order (parent charts override subcharts).
+    pub fn add_all<'a>(
+        &mut self,
+        templates: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<(), ParseError> {
+        let mut templates: Vec<(&str, &str)> = templates.into_iter().collect();
+        templates.sort_by(|a, b| helm_parse_order(a.0, b.0));
+        for (name, text) in templates {
+            self.add(name, text)?;
+        }
+        Ok(())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.trees.contains_key(name)
+    }
+
+    pub(crate) fn tree(&self, name: &str) -> Option<Arc<Tree>> {
+        self.trees.get(name).cloned()
+    }
+
+    /// Executes the template `name` with `data` as dot and returns Go's raw output,
+    /// `<no value>` markers included.
+    pub fn execute(&self, name: &str, data: Value) -> Result<String, Error> {
+        let Some(tree) = self.tree(name) else {
+            return Err(Error::NoTemplate {
+                name: name.to_owned(),
+                set: ROOT_NAME.to_owned(),
+            });
+        };
+        let mut out = String::new();
+        let mut exec = Exec::new(self);
+        exec.execute(&tree, data, &mut out).map_err(|e| *e)?;
+        Ok(out)
+    }
+
+    /// Executes like [`TemplateSet::execute`] and then removes every `<no value>`, as
+    /// Helm's engine does with each rendered file.
+    pub fn render(&self, name: &str, data: Value) -> Result<String, Error> {
+        let out = self.execute(name, data)?;
+        Ok(if out.contains("<no value>") {
+            out.replace("<no value>", "")
+        } else {
+            out
+        })
+    }
+}
+
+/// Helm's `sortTemplates` order: more path segments first, then reverse lexical.
+pub fn helm_parse_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
+    cb.cmp(&ca).then_with(|| b.cmp(a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_sets_can_be_shared_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<TemplateSet>();
+    }
+
+    #[test]
+    fn helm_order_puts_deeper_paths_first() {
+        let mut names = vec![
+            "c/templates/a.yaml",
+            "c/charts/s/templates/_h.tpl",
+            "c/templates/b.yaml",
+        ];
+        names.sort_by(|a, b| helm_parse_order(a, b));
+        assert_eq!(
+            names,
+            [
+                "c/charts/s/templates/_h.tpl",
+                "c/templates/b.yaml",
+                "c/templates/a.yaml"
+            ]
+        );
+    }
+
+    #[test]
+    fn parent_definitions_override_subchart_ones() {
+        let mut set = TemplateSet::new();
+        set.add_all([
+            ("c/templates/_h.tpl", r#"{{ define "x" }}parent{{ end }}"#),
+            (
+                "c/charts/s/templates/_h.tpl",
+                r#"{{ define "x" }}child{{ end }}"#,
+            ),
+            ("c/templates/t.yaml", r#"{{ template "x" }}"#),
+        ])
+        .unwrap();
+        assert_eq!(
+            set.render("c/templates/t.yaml", Value::Nil).unwrap(),
+            "parent"
+        );
+    }
+}

@@ -1,0 +1,403 @@
+//! The runtime value of template execution.
+//!
+//! Go templates see Helm's data as `map[string]interface{}` trees plus a few typed values
+//! and host objects. Charts rely on Go's reference semantics (`set`, `merge` and `unset`
+//! mutate a map that other variables and later templates also see), so maps are shared
+//! and mutable (`Rc<MapCell>`), lists and strings are shared and immutable, and cloning a
+//! `Value` never copies data.
+
+use std::any::Any;
+use std::cell::{Ref, RefCell, RefMut};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::rc::Rc;
+
+use chartkit_yaml::Value as Data;
+
+/// Map entries, in Go's sorted key order.
+pub type Entries = BTreeMap<Rc<str>, Value>;
+
+#[derive(Clone, Default)]
+pub enum Value {
+    /// Go's untyped nil: a missing map key, an unset variable, `nil`.
+    #[default]
+    Nil,
+    Bool(bool),
+    /// Go `int`: literals, `len`, `atoi`, `int`.
+    Int(i64),
+    /// Go `int64`: Sprig arithmetic, `int64`, values given with `--set`.
+    Int64(i64),
+    /// Go `uint8`: `index` into a string.
+    Uint8(u8),
+    /// Go `float64`: every number read from YAML or JSON.
+    Float(f64),
+    String(Rc<str>),
+    /// Go `[]byte`.
+    Bytes(Rc<[u8]>),
+    List(Rc<List>),
+    Map(Rc<MapCell>),
+    /// A value with Go methods or struct fields supplied by the host (`.Files`,
+    /// `.Capabilities`, certificates, times).
+    Object(Rc<dyn Object>),
+}
+
+/// The element type of a Go slice, which `typeOf`, `%T` and argument checks can see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// `[]interface {}`
+    Interface,
+    /// `[]string`
+    String,
+    /// `[]int`
+    Int,
+}
+
+#[derive(Clone)]
+pub struct List {
+    pub kind: ListKind,
+    pub items: Vec<Value>,
+}
+
+/// The Go type of a map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapKind {
+    /// `map[string]interface {}`
+    Interface,
+    /// `map[string]string`, from `split`.
+    String,
+    /// Helm's named `common.Values` map type (`.`, `.Values`, `.Template`).
+    Values,
+}
+
+pub struct MapCell {
+    pub kind: MapKind,
+    entries: RefCell<Entries>,
+}
+
+impl MapCell {
+    pub fn new(kind: MapKind, entries: Entries) -> Self {
+        MapCell {
+            kind,
+            entries: RefCell::new(entries),
+        }
+    }
+
+    pub fn borrow(&self) -> Ref<'_, Entries> {
+        self.entries.borrow()
+    }
+
+    pub fn borrow_mut(&self) -> RefMut<'_, Entries> {
+        self.entries.borrow_mut()
+    }
+
+    /// A map key's value; Go's zero value for the element type when absent.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.entries.borrow().get(key).cloned()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.borrow().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.borrow().is_empty()
+    }
+}
+
+/// The parameter types of template functions and methods. Go checks each argument against
+/// its parameter type before the call, and its error messages name these types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// `interface {}`: anything, nil included.
+    Any,
+    /// The `reflect.Value` parameters of Go's builtins: anything, nil included.
+    Reflect,
+    String,
+    Int,
+    Int64,
+    Uint32,
+    Float64,
+    Bool,
+    /// `map[string]interface {}`
+    Map,
+    /// `[]interface {}`
+    List,
+    /// A host object type, named as Go names it (`time.Time`, `sprig.certificate`).
+    Object(&'static str),
+}
+
+impl Ty {
+    pub fn go_name(self) -> &'static str {
+        match self {
+            Ty::Any => "interface {}",
+            Ty::Reflect => "reflect.Value",
+            Ty::String => "string",
+            Ty::Int => "int",
+            Ty::Int64 => "int64",
+            Ty::Uint32 => "uint32",
+            Ty::Float64 => "float64",
+            Ty::Bool => "bool",
+            Ty::Map => "map[string]interface {}",
+            Ty::List => "[]interface {}",
+            Ty::Object(name) => name,
+        }
+    }
+
+    /// Whether Go can pass an untyped nil for this parameter.
+    pub fn nillable(self) -> bool {
+        matches!(self, Ty::Any | Ty::Reflect | Ty::Map | Ty::List)
+    }
+}
+
+/// A method's parameter list.
+#[derive(Debug, Clone, Copy)]
+pub struct MethodSig {
+    pub params: &'static [Ty],
+    pub variadic: Option<Ty>,
+}
+
+/// A host value with Go methods or fields.
+pub trait Object: Any {
+    /// The Go type as `%T` and `typeOf` print it, e.g. `*common.Capabilities`.
+    fn type_name(&self) -> String;
+    /// The reflect kind as `kindOf` prints it: `struct`, `ptr`, `map`, `slice`.
+    fn kind(&self) -> &'static str {
+        "struct"
+    }
+    /// A struct field, or a map entry for map-typed objects. `None` when there is none.
+    fn field(&self, _name: &str) -> Option<Value> {
+        None
+    }
+    /// Whether the object is a map, so that unknown names read as missing keys instead
+    /// of failing.
+    fn is_map(&self) -> bool {
+        false
+    }
+    /// The signature of a method, if the object has one by that name.
+    fn method(&self, _name: &str) -> Option<MethodSig> {
+        None
+    }
+    /// Calls a method after its arguments were checked against [`Object::method`].
+    fn call(&self, name: &str, _args: &[Value]) -> Result<Value, String> {
+        Err(format!("no method {name}"))
+    }
+    /// How `fmt.Sprint` prints the value.
+    fn format(&self) -> String;
+    /// The value as `encoding/json` sees it, for `toJson`, `toYaml` and `deepCopy`.
+    fn to_data(&self) -> Value {
+        Value::Nil
+    }
+    /// The plain slice or map underneath a named slice or map type, which `range`,
+    /// `index`, `len` and printing use.
+    fn underlying(&self) -> Option<Value> {
+        None
+    }
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Object(o) => write!(f, "Object({})", o.type_name()),
+            other => write!(f, "{}", crate::print::go_syntax(other)),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    /// Go's `reflect.DeepEqual`.
+    fn eq(&self, other: &Self) -> bool {
+        crate::funcs::reflection::deep_equal(self, other)
+    }
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::String(Rc::from(s))
+    }
+
+    pub fn string(s: String) -> Value {
+        Value::String(Rc::from(s))
+    }
+
+    pub fn list(items: Vec<Value>) -> Value {
+        Value::List(Rc::new(List {
+            kind: ListKind::Interface,
+            items,
+        }))
+    }
+
+    pub fn string_list(items: Vec<String>) -> Value {
+        Value::List(Rc::new(List {
+            kind: ListKind::String,
+            items: items.into_iter().map(Value::string).collect(),
+        }))
+    }
+
+    pub fn map(entries: Entries) -> Value {
+        Value::Map(Rc::new(MapCell::new(MapKind::Interface, entries)))
+    }
+
+    pub fn map_of(kind: MapKind, entries: Entries) -> Value {
+        Value::Map(Rc::new(MapCell::new(kind, entries)))
+    }
+
+    pub fn empty_map() -> Value {
+        Value::map(Entries::new())
+    }
+
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Go's `isTrue`: the zero value of any type is false, structs are always true.
+    pub fn truth(&self) -> bool {
+        match self {
+            Value::Nil => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) | Value::Int64(i) => *i != 0,
+            Value::Uint8(u) => *u != 0,
+            Value::Float(f) => *f != 0.0,
+            Value::String(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
+            Value::List(l) => !l.items.is_empty(),
+            Value::Map(m) => !m.is_empty(),
+            Value::Object(o) => o.underlying().is_none_or(|u| u.truth()),
+        }
+    }
+
+    /// The Go type name, as `%T` and `typeOf` print it.
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::Nil => "<nil>".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::Int(_) => "int".into(),
+            Value::Int64(_) => "int64".into(),
+            Value::Uint8(_) => "uint8".into(),
+            Value::Float(_) => "float64".into(),
+            Value::String(_) => "string".into(),
+            Value::Bytes(_) => "[]uint8".into(),
+            Value::List(l) => match l.kind {
+                ListKind::Interface => "[]interface {}",
+                ListKind::String => "[]string",
+                ListKind::Int => "[]int",
+            }
+            .into(),
+            Value::Map(m) => match m.kind {
+                MapKind::Interface => "map[string]interface {}",
+                MapKind::String => "map[string]string",
+                MapKind::Values => "common.Values",
+            }
+            .into(),
+            Value::Object(o) => o.type_name(),
+        }
+    }
+
+    /// The reflect kind, as `kindOf` prints it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "invalid",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Int64(_) => "int64",
+            Value::Uint8(_) => "uint8",
+            Value::Float(_) => "float64",
+            Value::String(_) => "string",
+            Value::Bytes(_) | Value::List(_) => "slice",
+            Value::Map(_) => "map",
+            Value::Object(o) => o.kind(),
+        }
+    }
+
+    /// Replaces a host object by the plain slice or map it stands for, if any.
+    pub fn plain(&self) -> Value {
+        match self {
+            Value::Object(o) => o.underlying().unwrap_or_else(|| self.clone()),
+            other => other.clone(),
+        }
+    }
+
+    /// Reads Helm data (values, `fromYaml` results) into a runtime value. Integers in the
+    /// data are `int64`, which is what Helm's `--set` parser produces.
+    pub fn from_data(data: &Data) -> Value {
+        match data {
+            Data::Null => Value::Nil,
+            Data::Bool(b) => Value::Bool(*b),
+            Data::Int(i) => Value::Int64(*i),
+            Data::Float(f) => Value::Float(*f),
+            Data::String(s) => Value::str(s),
+            Data::Seq(items) => Value::list(items.iter().map(Value::from_data).collect()),
+            Data::Map(map) => Value::map(
+                map.iter()
+                    .map(|(k, v)| (Rc::from(k.as_str()), Value::from_data(v)))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Like [`Value::from_data`], with the top-level map typed as Helm's `common.Values`.
+    pub fn values_from_data(data: &chartkit_yaml::Map) -> Value {
+        Value::map_of(
+            MapKind::Values,
+            data.iter()
+                .map(|(k, v)| (Rc::from(k.as_str()), Value::from_data(v)))
+                .collect(),
+        )
+    }
+
+    /// The value as `encoding/json` would serialise it, as plain data. Byte slices become
+    /// base64 strings; host objects give their JSON view.
+    pub fn to_data(&self) -> Data {
+        match self {
+            Value::Nil => Data::Null,
+            Value::Bool(b) => Data::Bool(*b),
+            Value::Int(i) | Value::Int64(i) => Data::Int(*i),
+            Value::Uint8(u) => Data::Int(*u as i64),
+            Value::Float(f) => Data::Float(*f),
+            Value::String(s) => Data::String(s.to_string()),
+            Value::Bytes(b) => {
+                use base64::Engine as _;
+                Data::String(base64::engine::general_purpose::STANDARD.encode(b))
+            }
+            Value::List(l) => Data::Seq(l.items.iter().map(Value::to_data).collect()),
+            Value::Map(m) => Data::Map(
+                m.borrow()
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_data()))
+                    .collect(),
+            ),
+            Value::Object(o) => o.to_data().to_data(),
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::str(s)
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::string(s)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl From<&Data> for Value {
+    fn from(d: &Data) -> Self {
+        Value::from_data(d)
+    }
+}
