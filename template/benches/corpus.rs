@@ -10,7 +10,7 @@ use chartkit_template::TemplateSet;
 const CHART: &str = "kube-prometheus-stack-88.5.3.tgz";
 
 fn bench(c: &mut Criterion) {
-    let path = std::path::Path::new(corpus::CORPUS).join(CHART);
+    let path = corpus::charts_dir().join(CHART);
     if !path.exists() {
         eprintln!("skipping: {} not found", path.display());
         return;

@@ -11,11 +11,8 @@
 mod corpus;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use chartkit_template::TemplateSet;
-
-const CORPUS_DIR: &str = "/work/shared/corpus";
 
 /// Helm's `SplitManifests`: documents separated by `---` lines, trimmed, empty ones
 /// dropped.
@@ -66,7 +63,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let Ok(text) = std::fs::read_to_string(format!("{CORPUS_DIR}/cases.tsv")) else {
+    let Ok(text) = std::fs::read_to_string(corpus::root().join("cases.tsv")) else {
         return Vec::new();
     };
     text.lines()
@@ -159,15 +156,15 @@ fn scope_subchart_values(charts: &mut [corpus::Chart]) {
 
 /// Renders one case; returns (templates compared, templates identical, first mismatch).
 fn run_case(case: &Case) -> (usize, usize, Option<String>) {
-    let Ok(golden_text) = std::fs::read_to_string(format!("{CORPUS_DIR}/{}", case.golden)) else {
+    let Ok(golden_text) = std::fs::read_to_string(corpus::root().join(&case.golden)) else {
         return (0, 0, None);
     };
     let golden = golden_documents(&golden_text);
-    let entries = corpus::files(&Path::new(CORPUS_DIR).join(&case.package));
+    let entries = corpus::files(&corpus::root().join(&case.package));
     let mut charts = corpus::charts(&entries);
     if let Some(root) = charts.iter_mut().min_by_key(|c| c.path.len()) {
         for file in &case.values {
-            let text = std::fs::read_to_string(format!("{CORPUS_DIR}/{file}")).expect("values");
+            let text = std::fs::read_to_string(corpus::root().join(file)).expect("values");
             overlay(
                 &mut root.values,
                 &chartkit_yaml::parse_values(&text).expect("values"),
@@ -256,13 +253,16 @@ fn run_case(case: &Case) -> (usize, usize, Option<String>) {
 fn corpus_cases_match_helm_output() {
     let cases = cases();
     if cases.is_empty() {
-        eprintln!("skipping: corpus not found at {CORPUS_DIR}");
+        eprintln!(
+            "skipping: corpus not found at {} (set CHARTKIT_CORPUS)",
+            corpus::root().display()
+        );
         return;
     }
     let (mut compared, mut matched, mut failures) = (0, 0, Vec::new());
     let mut ran = 0;
     for case in &cases {
-        if case.command.contains("--set") || !Path::new(CORPUS_DIR).join(&case.package).exists() {
+        if case.command.contains("--set") || !corpus::root().join(&case.package).exists() {
             continue;
         }
         ran += 1;

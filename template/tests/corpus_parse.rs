@@ -8,7 +8,10 @@ use chartkit_template::TemplateSet;
 fn every_corpus_template_parses() {
     let packages = corpus::packages();
     if packages.is_empty() {
-        eprintln!("skipping: corpus not found at {}", corpus::CORPUS);
+        eprintln!(
+            "skipping: corpus not found at {}",
+            corpus::charts_dir().display()
+        );
         return;
     }
     let mut total = 0;

@@ -86,10 +86,13 @@ pub fn render_raw(tpl: &str, values_yaml: &str) -> Result<String, String> {
 }
 
 pub fn helm_binary() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var("CHARTKIT_HELM").ok().map(PathBuf::from),
-        Some(PathBuf::from("/root/.cache/chartkit-peers/helm")),
-    ];
+    let mut candidates = vec![std::env::var_os("CHARTKIT_HELM").map(PathBuf::from)];
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|dir| Some(dir.join("helm"))));
+    }
+    candidates.push(
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/chartkit-peers/helm")),
+    );
     candidates.into_iter().flatten().find(|p| p.is_file())
 }
 

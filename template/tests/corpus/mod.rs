@@ -6,11 +6,21 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub const CORPUS: &str = "/work/shared/corpus/charts";
+/// The shared corpus: `CHARTKIT_CORPUS`, default `../shared/corpus` beside the workspace.
+pub fn root() -> PathBuf {
+    std::env::var_os("CHARTKIT_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"))
+}
+
+/// The corpus's chart packages directory.
+pub fn charts_dir() -> PathBuf {
+    root().join("charts")
+}
 
 /// The corpus packages, if the corpus is present.
 pub fn packages() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = match std::fs::read_dir(CORPUS) {
+    let mut out: Vec<PathBuf> = match std::fs::read_dir(charts_dir()) {
         Ok(dir) => dir
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "tgz"))
