@@ -1,0 +1,506 @@
+//! values.schema.json validation with Helm 4's messages.
+//!
+//! Helm 4 validates with santhosh-tekuri/jsonschema v6 and prints its error tree:
+//! `- at '/age': minimum: got -5, want 0`, one line per failure, nested two spaces under
+//! a `validation failed` (or `'anyOf' failed`, ...) line when one subschema failed in
+//! several ways. Validation itself is the `jsonschema` crate's; this module rebuilds
+//! v6's tree and wording from its errors.
+
+use std::fmt::Write as _;
+
+use chartkit_chart::Chart;
+use chartkit_yaml::{Map, Value};
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use jsonschema::{ValidationError, Validator};
+
+/// Helm's `ValidateAgainstSchema`: the chart's schema against `values`, then each
+/// subchart's against its section. Returns the combined report (`name:\n- at ...\n`
+/// per failing chart), as Helm builds it.
+pub fn validate_against_schema(chart: &Chart, values: &Map) -> Result<(), String> {
+    let mut report = String::new();
+    validate_tree(chart, values, &mut report);
+    if report.is_empty() {
+        Ok(())
+    } else {
+        Err(report)
+    }
+}
+
+/// The error `helm template` prints for a failed validation.
+pub fn validate_chart_values(chart: &Chart, values: &Map) -> Result<(), String> {
+    validate_against_schema(chart, values).map_err(|report| {
+        format!("values don't meet the specifications of the schema(s) in the following chart(s):\n{report}")
+    })
+}
+
+fn validate_tree(chart: &Chart, values: &Map, report: &mut String) {
+    if let Some(schema) = &chart.schema
+        && let Err(text) = validate_single(values, schema)
+    {
+        let _ = write!(report, "{}:\n{text}", chart.name());
+    }
+    for sub in &chart.dependencies {
+        match values.get(sub.name()) {
+            None | Some(Value::Null) => continue,
+            Some(Value::Map(section)) => validate_tree(sub, section, report),
+            Some(other) => {
+                let _ = writeln!(
+                    report,
+                    "{}:\ninvalid type for values: expected object (map), got {}",
+                    sub.name(),
+                    go_type(other)
+                );
+            }
+        }
+    }
+}
+
+/// One schema against one values map: `Ok` or v6's lines (each ending in a newline).
+pub fn validate_single(values: &Map, schema: &[u8]) -> Result<(), String> {
+    let schema: serde_json::Value = serde_json::from_slice(schema).map_err(|e| e.to_string())?;
+    let validator = jsonschema::options()
+        .build(&schema)
+        .map_err(|e| format!("jsonschema: invalid schema: {e}"))?;
+    let instance = to_json(&Value::Map(values.clone()));
+    let errors: Vec<ValidationError> = validator_errors(&validator, &instance);
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let mut out = String::new();
+    write_tree(&errors, "", 0, &mut out);
+    // v6 prints the causes under a header line that Helm cuts off; what remains starts
+    // with a newline per cause and gets one more at the end.
+    Err(format!("{}\n", out.trim_start_matches('\n')))
+}
+
+fn validator_errors<'a>(
+    validator: &'a Validator,
+    instance: &'a serde_json::Value,
+) -> Vec<ValidationError<'a>> {
+    let mut errors: Vec<ValidationError> = validator.iter_errors(instance).collect();
+    // Helm iterates Go maps, whose order is random; fix one: structural errors of an
+    // object before its properties, properties by name.
+    errors.sort_by_key(sort_key);
+    errors
+}
+
+fn sort_key(error: &ValidationError) -> (Vec<String>, u8) {
+    let segments = segments(error.instance_path.as_str());
+    let late = matches!(
+        error.kind,
+        ValidationErrorKind::AnyOf { .. }
+            | ValidationErrorKind::OneOfNotValid { .. }
+            | ValidationErrorKind::OneOfMultipleValid { .. }
+            | ValidationErrorKind::Not { .. }
+    );
+    (segments, u8::from(late))
+}
+
+fn segments(pointer: &str) -> Vec<String> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect()
+}
+
+/// Writes errors below the instance location `at`: the ones about `at` itself, then
+/// each child location, grouped under `validation failed` when it failed more than once.
+fn write_tree(errors: &[ValidationError], at: &str, indent: usize, out: &mut String) {
+    let depth = segments(at).len();
+    let mut i = 0;
+    let merged = merge_required(errors);
+    let errors = merged.as_slice();
+    while i < errors.len() {
+        let error = &errors[i].0;
+        let path = error.instance_path.as_str();
+        if path == at || segments(path).len() <= depth {
+            write_line(out, indent, path, &errors[i].1);
+            write_causes(error, indent + 1, out);
+            i += 1;
+            continue;
+        }
+        let child = segments(path)[depth].clone();
+        let prefix = format!("{at}/{}", escape(&child));
+        let mut j = i;
+        while j < errors.len() && within(errors[j].0.instance_path.as_str(), &prefix) {
+            j += 1;
+        }
+        if j - i == 1 {
+            write_line(out, indent, path, &errors[i].1);
+            write_causes(error, indent + 1, out);
+        } else {
+            write_line(out, indent, &prefix, "validation failed");
+            let group: Vec<ValidationError> =
+                errors[i..j].iter().map(|(e, _)| clone_error(e)).collect();
+            write_tree(&group, &prefix, indent + 1, out);
+        }
+        i = j;
+    }
+}
+
+fn within(path: &str, prefix: &str) -> bool {
+    path == prefix || path.starts_with(&format!("{prefix}/"))
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+fn clone_error<'a>(error: &ValidationError<'a>) -> ValidationError<'a> {
+    ValidationError {
+        instance: error.instance.clone(),
+        kind: clone_kind(&error.kind),
+        instance_path: error.instance_path.clone(),
+        schema_path: error.schema_path.clone(),
+    }
+}
+
+fn clone_kind(kind: &ValidationErrorKind) -> ValidationErrorKind {
+    // Only the variants whose text is needed again are cloned faithfully; the others
+    // keep their message through the rendered text computed before grouping.
+    match kind {
+        ValidationErrorKind::Required { property } => ValidationErrorKind::Required {
+            property: property.clone(),
+        },
+        other => ValidationErrorKind::Custom {
+            message: message(other, &serde_json::Value::Null),
+        },
+    }
+}
+
+/// Consecutive `required` failures at one location become one line, as v6 reports all
+/// missing properties together.
+fn merge_required<'a>(errors: &[ValidationError<'a>]) -> Vec<(ValidationError<'a>, String)> {
+    let mut out: Vec<(ValidationError<'a>, String)> = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    for error in errors {
+        if let ValidationErrorKind::Required { property } = &error.kind {
+            let name = property
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| property.to_string());
+            if let Some((last, _)) = out.last()
+                && matches!(last.kind, ValidationErrorKind::Required { .. })
+                && last.instance_path == error.instance_path
+                && !missing.is_empty()
+            {
+                missing.push(name);
+                let text = format!(
+                    "missing properties {}",
+                    missing
+                        .iter()
+                        .map(|m| quote(m))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                if let Some(entry) = out.last_mut() {
+                    entry.1 = text;
+                }
+                continue;
+            }
+            missing = vec![name];
+            out.push((
+                clone_error(error),
+                format!("missing property {}", quote(&missing[0])),
+            ));
+            continue;
+        }
+        missing.clear();
+        let text = match &error.kind {
+            ValidationErrorKind::Custom { message } => message.clone(),
+            kind => message(kind, &error.instance),
+        };
+        out.push((clone_error(error), text));
+    }
+    out
+}
+
+fn write_line(out: &mut String, indent: usize, path: &str, text: &str) {
+    out.push('\n');
+    for _ in 0..indent {
+        out.push_str("  ");
+    }
+    let _ = write!(out, "- at {}: {text}", quote(path));
+}
+
+/// The nested failures of `anyOf`/`oneOf`, one group per alternative.
+fn write_causes(error: &ValidationError, indent: usize, out: &mut String) {
+    let context = match &error.kind {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            context
+        }
+        _ => return,
+    };
+    for alternative in context {
+        match alternative.len() {
+            0 => {}
+            1 => {
+                let e = &alternative[0];
+                write_line(
+                    out,
+                    indent,
+                    e.instance_path.as_str(),
+                    &message(&e.kind, &e.instance),
+                );
+                write_causes(e, indent + 1, out);
+            }
+            _ => {
+                let at = error.instance_path.as_str();
+                write_line(out, indent, at, "validation failed");
+                let group: Vec<ValidationError> = alternative.iter().map(clone_error).collect();
+                write_tree(&group, at, indent + 1, out);
+            }
+        }
+    }
+}
+
+/// v6's text for one failure.
+fn message(kind: &ValidationErrorKind, instance: &serde_json::Value) -> String {
+    use ValidationErrorKind as K;
+    match kind {
+        K::Type { kind } => {
+            let want: Vec<String> = match kind {
+                TypeKind::Single(t) => vec![t.to_string()],
+                TypeKind::Multiple(set) => {
+                    let mut names: Vec<String> = set.iter().map(|t| t.to_string()).collect();
+                    let order = [
+                        "null", "boolean", "number", "integer", "string", "array", "object",
+                    ];
+                    names.sort_by_key(|n| order.iter().position(|o| o == n));
+                    names
+                }
+            };
+            format!("got {}, want {}", json_type(instance), want.join(" or "))
+        }
+        K::Required { property } => format!(
+            "missing property {}",
+            quote(property.as_str().unwrap_or_default())
+        ),
+        K::Minimum { limit } => {
+            format!("minimum: got {}, want {}", number(instance), number(limit))
+        }
+        K::Maximum { limit } => {
+            format!("maximum: got {}, want {}", number(instance), number(limit))
+        }
+        K::ExclusiveMinimum { limit } => {
+            format!(
+                "exclusiveMinimum: got {}, want {}",
+                number(instance),
+                number(limit)
+            )
+        }
+        K::ExclusiveMaximum { limit } => {
+            format!(
+                "exclusiveMaximum: got {}, want {}",
+                number(instance),
+                number(limit)
+            )
+        }
+        K::MultipleOf { multiple_of } => format!(
+            "multipleOf: got {}, want {}",
+            number(instance),
+            chartkit_yaml::gonum::format_g(*multiple_of, false)
+        ),
+        K::MinLength { limit } => format!("minLength: got {}, want {limit}", char_count(instance)),
+        K::MaxLength { limit } => format!("maxLength: got {}, want {limit}", char_count(instance)),
+        K::MinItems { limit } => format!("minItems: got {}, want {limit}", item_count(instance)),
+        K::MaxItems { limit } => format!("maxItems: got {}, want {limit}", item_count(instance)),
+        K::MinProperties { limit } => {
+            format!(
+                "minProperties: got {}, want {limit}",
+                property_count(instance)
+            )
+        }
+        K::MaxProperties { limit } => {
+            format!(
+                "maxProperties: got {}, want {limit}",
+                property_count(instance)
+            )
+        }
+        K::Enum { options } => match options.as_array() {
+            Some(items) if items.iter().all(|i| !i.is_array() && !i.is_object()) => {
+                if items.len() == 1 {
+                    format!("value must be {}", display(&items[0]))
+                } else {
+                    let want: Vec<String> = items.iter().map(display).collect();
+                    format!("value must be one of {}", want.join(", "))
+                }
+            }
+            _ => "'enum' failed".into(),
+        },
+        K::Constant { expected_value } => {
+            if expected_value.is_array() || expected_value.is_object() {
+                "'const' failed".into()
+            } else {
+                format!("value must be {}", display(expected_value))
+            }
+        }
+        K::Pattern { pattern } => format!(
+            "{} does not match pattern {}",
+            quote(instance.as_str().unwrap_or_default()),
+            quote(pattern)
+        ),
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            format!(
+                "additional properties {} not allowed",
+                unexpected
+                    .iter()
+                    .map(|p| quote(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+        K::AdditionalItems { limit } => format!(
+            "last {} additionalItem(s) not allowed",
+            item_count(instance).saturating_sub(*limit)
+        ),
+        K::AnyOf { .. } => "'anyOf' failed".into(),
+        K::OneOfNotValid { .. } => "'oneOf' failed, none matched".into(),
+        K::OneOfMultipleValid { context } => {
+            let matched: Vec<usize> = context
+                .iter()
+                .enumerate()
+                .filter(|(_, errors)| errors.is_empty())
+                .map(|(i, _)| i)
+                .collect();
+            match matched.as_slice() {
+                [a, b, ..] => format!("'oneOf' failed, subschemas {a}, {b} matched"),
+                _ => "'oneOf' failed".into(),
+            }
+        }
+        K::Not { .. } => "'not' failed".into(),
+        K::FalseSchema => "false schema".into(),
+        K::Contains => "no items match contains schema".into(),
+        K::UniqueItems => match duplicate_items(instance) {
+            Some((a, b)) => format!("items at {a} and {b} are equal"),
+            None => "items are not unique".into(),
+        },
+        K::Format { format } => format!("{} is not valid {}", display(instance), quote(format)),
+        K::PropertyNames { error } => match error.instance.as_ref() {
+            serde_json::Value::String(name) => format!("invalid propertyName {}", quote(name)),
+            _ => "invalid propertyName".into(),
+        },
+        K::Custom { message } => message.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+/// Go's `%v` of a number as v6 prints it (through float64).
+fn number(value: &serde_json::Value) -> String {
+    match value.as_f64() {
+        Some(f) => chartkit_yaml::gonum::format_g(f, false),
+        None => value.to_string(),
+    }
+}
+
+fn char_count(value: &serde_json::Value) -> usize {
+    value.as_str().map_or(0, |s| s.chars().count())
+}
+
+fn item_count(value: &serde_json::Value) -> usize {
+    value.as_array().map_or(0, Vec::len)
+}
+
+fn property_count(value: &serde_json::Value) -> usize {
+    value.as_object().map_or(0, serde_json::Map::len)
+}
+
+fn duplicate_items(value: &serde_json::Value) -> Option<(usize, usize)> {
+    let items = value.as_array()?;
+    for (i, a) in items.iter().enumerate() {
+        for (j, b) in items.iter().enumerate().skip(i + 1) {
+            if a == b {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
+/// v6's `display` for primitive values.
+fn display(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => quote(s),
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => "value".into(),
+        serde_json::Value::Null => "<nil>".into(),
+        serde_json::Value::Number(_) => number(value),
+        serde_json::Value::Bool(b) => b.to_string(),
+    }
+}
+
+/// v6's `quote`: Go's `%q` with double quotes unescaped, in single quotes.
+fn quote(text: &str) -> String {
+    let go = format!("{text:?}");
+    let inner = &go[1..go.len() - 1];
+    format!("'{}'", inner.replace("\\\"", "\"").replace('\'', "\\'"))
+}
+
+fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Int(_) => "int64",
+        Value::Float(_) => "float64",
+        Value::String(_) => "string",
+        Value::Seq(_) => "[]interface {}",
+        Value::Map(_) => "map[string]interface {}",
+    }
+}
+
+/// Values as JSON for the validator.
+pub fn to_json(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => serde_json::Value::Bool(*b),
+        Value::Int(i) => serde_json::Value::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null),
+        Value::String(s) => serde_json::Value::String(s.clone()),
+        Value::Seq(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
+        Value::Map(map) => {
+            serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(schema: &str, values: &str) -> Result<(), String> {
+        validate_single(
+            &chartkit_yaml::parse_values(values).unwrap(),
+            schema.as_bytes(),
+        )
+    }
+
+    /// The texts below are what `helm template` 4.1.4 prints for the same inputs.
+    #[test]
+    fn messages_match_helm() {
+        let schema = r#"{"type":"object","required":["name","employmentInfo"],
+            "properties":{"age":{"type":"integer","minimum":0},"name":{"type":"string"},
+            "kind":{"enum":["a","b"]},"tags":{"type":"array","maxItems":1}}}"#;
+        assert_eq!(
+            check(schema, "name: x\nage: -5\n").unwrap_err(),
+            "- at '': missing property 'employmentInfo'\n- at '/age': minimum: got -5, want 0\n"
+        );
+        assert_eq!(
+            check(schema, "age: x\nkind: c\ntags: [1, 2]\n").unwrap_err(),
+            "- at '': missing properties 'name', 'employmentInfo'\n- at '/age': got string, want integer\n- at '/kind': value must be one of 'a', 'b'\n- at '/tags': maxItems: got 2, want 1\n"
+        );
+        assert!(check(schema, "name: x\nemploymentInfo: {}\nage: 3\n").is_ok());
+    }
+}
