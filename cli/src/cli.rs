@@ -20,6 +20,8 @@ pub enum Command {
     Package(PackageArgs),
     /// Examine charts for possible issues.
     Lint(LintArgs),
+    /// Render chart templates locally and print the manifests, as `helm template` does.
+    Template(TemplateArgs),
     /// Show information about a chart.
     #[command(subcommand)]
     Show(ShowCommand),
@@ -156,6 +158,83 @@ pub struct KeyListArgs {
     /// Keyring file to list (armored or binary, public or secret).
     #[arg(long)]
     pub keyring: PathBuf,
+}
+
+/// The value flags shared by template and lint, applied in Helm 4's order: `-f` files,
+/// then `--set-json`, `--set`, `--set-string`, `--set-file`, `--set-literal`.
+#[derive(Debug, Args, Default)]
+pub struct ValueArgs {
+    /// Values files (YAML), `-` for stdin; later files win. Comma-separated lists allowed.
+    #[arg(short = 'f', long = "values", value_delimiter = ',')]
+    pub values: Vec<String>,
+    /// Set values: `a.b=1,list[0]=x`; true/false/null and integers are typed.
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Set values as strings.
+    #[arg(long = "set-string")]
+    pub set_string: Vec<String>,
+    /// Set values from files: `key=path`.
+    #[arg(long = "set-file")]
+    pub set_file: Vec<String>,
+    /// Set JSON values: `key=<json>` or a whole JSON object.
+    #[arg(long = "set-json")]
+    pub set_json: Vec<String>,
+    /// Set one value verbatim: everything after the first `=` is the string.
+    #[arg(long = "set-literal")]
+    pub set_literal: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TemplateArgs {
+    /// `[NAME] CHART`: the release name (default `release-name`) and a chart directory or
+    /// packaged chart (.tgz).
+    #[arg(num_args = 1..=2, required = true, value_name = "NAME] [CHART")]
+    pub args: Vec<String>,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    /// Namespace of the release.
+    #[arg(short = 'n', long, default_value = "default")]
+    pub namespace: String,
+    /// Kubernetes version for .Capabilities.KubeVersion (default v1.35.0).
+    #[arg(long = "kube-version")]
+    pub kube_version: Option<String>,
+    /// Extra API versions for .Capabilities.APIVersions (repeatable, comma-separated).
+    #[arg(short = 'a', long = "api-versions", value_delimiter = ',')]
+    pub api_versions: Vec<String>,
+    /// Include the chart's crds/ files in the output.
+    #[arg(long = "include-crds")]
+    pub include_crds: bool,
+    /// Accepted for compatibility; CRDs are only printed with --include-crds.
+    #[arg(long = "skip-crds", hide = true)]
+    pub skip_crds: bool,
+    /// Leave test hooks out of the output.
+    #[arg(long = "skip-tests")]
+    pub skip_tests: bool,
+    /// Leave all hooks out of the output.
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+    /// Set .Release.IsUpgrade instead of .Release.IsInstall.
+    #[arg(long = "is-upgrade")]
+    pub is_upgrade: bool,
+    /// Only print documents rendered from these templates (paths or globs such as
+    /// `templates/*.yaml`).
+    #[arg(short = 's', long = "show-only")]
+    pub show_only: Vec<String>,
+    /// Write each template's documents to files under this directory instead of stdout.
+    #[arg(long = "output-dir")]
+    pub output_dir: Option<std::path::PathBuf>,
+    /// With --output-dir, put files under a directory named after the release.
+    #[arg(long = "release-name")]
+    pub use_release_name: bool,
+    /// Do not validate values against values.schema.json.
+    #[arg(long = "skip-schema-validation")]
+    pub skip_schema_validation: bool,
+    /// Name the release CHART-<timestamp> (then only CHART is given).
+    #[arg(short = 'g', long = "generate-name")]
+    pub generate_name: bool,
+    /// Render subcharts' NOTES.txt too (notes are never printed by template).
+    #[arg(long = "render-subchart-notes")]
+    pub render_subchart_notes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,7 @@ pub struct TemplateSet {
     trees: HashMap<String, Arc<Tree>>,
     pub(crate) funcs: &'static FuncMap,
     pub(crate) missing_key: MissingKey,
+    pub(crate) lint_mode: bool,
 }
 
 impl Default for TemplateSet {
@@ -38,6 +39,7 @@ impl TemplateSet {
             trees: HashMap::new(),
             funcs: functions(),
             missing_key: MissingKey::Zero,
+            lint_mode: false,
         }
     }
 
@@ -45,6 +47,12 @@ impl TemplateSet {
     /// with `--strict` using `Error`.
     pub fn set_missing_key(&mut self, missing_key: MissingKey) {
         self.missing_key = missing_key;
+    }
+
+    /// Helm's lint mode: `required` and `fail` render "" instead of failing, so that
+    /// linting with default values reports every other problem.
+    pub fn set_lint_mode(&mut self, lint_mode: bool) {
+        self.lint_mode = lint_mode;
     }
 
     /// Whether a template function of this name exists (what the parser checks).

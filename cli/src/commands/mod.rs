@@ -5,6 +5,7 @@ mod package;
 mod repo_index;
 mod repo_query;
 mod show;
+mod template;
 mod verify;
 
 use std::process::ExitCode;
@@ -20,6 +21,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Create(args) => create::run(args),
         Command::Package(args) => package::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Template(args) => template::run(args),
         Command::Show(command) => show::run(command),
         Command::Verify(args) => verify::run(args),
         Command::Key(command) => key::run(command),

@@ -20,18 +20,8 @@ const A: Ty = Ty::Any;
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.exec("include", &[S, A], None, include);
     r.exec("tpl", &[S, A], None, tpl);
-    r.pure("required", &[S, A], |a| {
-        let missing = match &a[1] {
-            Value::Nil => true,
-            Value::String(s) => s.is_empty(),
-            _ => false,
-        };
-        if missing {
-            return Err(helm_warning(str(&a[0])));
-        }
-        Ok(a[1].clone())
-    });
-    r.pure("fail", &[S], |a| Err(helm_warning(str(&a[0]))));
+    r.exec("required", &[S, A], None, required);
+    r.exec("fail", &[S], None, fail);
     r.pure("toYaml", &[A], |a| {
         Ok(Value::string(to_yaml(&a[0]).unwrap_or_default()))
     });
@@ -50,6 +40,30 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("fromJsonArray", &[S], |a| Ok(from_json_array(str(&a[0]))));
     r.pure("lookup", &[S, S, S, S], |_| Ok(Value::empty_map()));
     r.pure("getHostByName", &[S], |_| Ok(Value::str("")));
+}
+
+/// `required`: fails on nil or "", except when linting, where Helm lets it pass as "".
+fn required(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
+    let missing = match &a[1] {
+        Value::Nil => true,
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    };
+    if !missing {
+        return Ok(a[1].clone());
+    }
+    if exec.set.lint_mode {
+        return Ok(Value::str(""));
+    }
+    Err(helm_warning(str(&a[0])).into())
+}
+
+/// `fail`: fails, except when linting, where Helm renders "" instead.
+fn fail(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
+    if exec.set.lint_mode {
+        return Ok(Value::str(""));
+    }
+    Err(helm_warning(str(&a[0])).into())
 }
 
 fn include(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {

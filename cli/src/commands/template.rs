@@ -1,0 +1,113 @@
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use chartkit_chart::load;
+use chartkit_render::{
+    OutputOptions, RenderOptions, check_installable, parse_kube_version, render,
+};
+use chartkit_values::ValueOptions;
+
+use crate::cli::{TemplateArgs, ValueArgs};
+use crate::report::with_hint;
+
+/// The user's values from the value flags, in Helm's order.
+pub fn value_options(args: &ValueArgs) -> ValueOptions {
+    ValueOptions {
+        value_files: args.values.clone(),
+        json_values: args.set_json.clone(),
+        values: args.set.clone(),
+        string_values: args.set_string.clone(),
+        file_values: args.set_file.clone(),
+        literal_values: args.set_literal.clone(),
+    }
+}
+
+/// Renders a chart and prints it as `helm template` does.
+pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
+    let (name, chart_path) = match (args.args.as_slice(), args.generate_name) {
+        ([chart], true) => (None, chart.clone()),
+        ([chart], false) => (Some("release-name".to_owned()), chart.clone()),
+        ([name, chart], _) => (Some(name.clone()), chart.clone()),
+        _ => anyhow::bail!("expected `[NAME] CHART`"),
+    };
+    let kube_version = match &args.kube_version {
+        Some(text) => parse_kube_version(text)
+            .map_err(|e| anyhow::anyhow!("invalid kube version '{text}': {e}"))?,
+        None => Default::default(),
+    };
+    let user_values = value_options(&args.values)
+        .merge(&mut std::io::stdin().lock())
+        .map_err(anyhow::Error::new)?;
+    let chart = load(std::path::Path::new(&chart_path), &super::load_options()?)
+        .with_context(|| format!("cannot load the chart at `{chart_path}`"))?;
+    let release_name = name.unwrap_or_else(|| {
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        format!("{}-{seconds}", chart.name())
+    });
+    validate_release_name(&release_name)?;
+    check_installable(&chart).map_err(anyhow::Error::new)?;
+    if chart.metadata.deprecated {
+        eprintln!("warning: this chart is deprecated");
+    }
+    let options = RenderOptions {
+        release_name: release_name.clone(),
+        namespace: args.namespace.clone(),
+        is_upgrade: args.is_upgrade,
+        kube_version,
+        api_versions: args.api_versions.clone(),
+        skip_schema_validation: args.skip_schema_validation,
+        subchart_notes: args.render_subchart_notes,
+        ..Default::default()
+    };
+    let rendered = render(chart, &user_values, &options).map_err(|e| {
+        if e.has_debug_hint() {
+            with_hint(
+                e,
+                "the chart rendered, but its output could not be used as Kubernetes manifests",
+            )
+        } else {
+            anyhow::Error::new(e)
+        }
+    })?;
+    let output = OutputOptions {
+        include_crds: args.include_crds,
+        skip_tests: args.skip_tests,
+        no_hooks: args.no_hooks,
+        show_only: args.show_only.clone(),
+    };
+    let text = match &args.output_dir {
+        Some(dir) => chartkit_render::write_output_dir(
+            &rendered,
+            &output,
+            dir,
+            args.use_release_name.then_some(release_name.as_str()),
+        )
+        .with_context(|| format!("cannot write to `{}`", dir.display()))?,
+        None => chartkit_render::template_output(&rendered, &output).map_err(anyhow::Error::new)?,
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Helm's release name rule: a lowercase RFC 1123 subdomain of at most 53 characters.
+fn validate_release_name(name: &str) -> anyhow::Result<()> {
+    let label_ok = |label: &str| {
+        !label.is_empty()
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+    };
+    if name.is_empty() || name.len() > 53 || !name.split('.').all(label_ok) {
+        anyhow::bail!(
+            "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
+        );
+    }
+    Ok(())
+}

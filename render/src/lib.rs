@@ -1,0 +1,230 @@
+//! The render pipeline: what `helm install` does up to the point where it talks to a
+//! cluster, and what `helm template` prints.
+//!
+//! [`render`] takes a loaded chart and the user's values and returns the release's
+//! manifests and hooks in Helm's install order; [`template_output`] prints them as
+//! `helm template` does. Install, upgrade and lint call [`render`] too.
+
+mod capabilities;
+mod chart_data;
+mod engine;
+mod manifests;
+mod output;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use chartkit_chart::Chart;
+use chartkit_template::{Entries, Value};
+use chartkit_yaml::Map;
+
+pub use capabilities::{
+    DEFAULT_API_VERSIONS, DEFAULT_KUBE_VERSION, KubeVersion, parse_kube_version,
+};
+pub use manifests::{
+    Head, Hook, INSTALL_ORDER, Manifest, kind_order, parse_head, sort_manifests, split_manifests,
+};
+pub use output::{OutputOptions, ShowOnlyError, glob_match, template_output, write_output_dir};
+
+/// Release facts and switches for one render.
+#[derive(Debug, Clone)]
+pub struct RenderOptions {
+    pub release_name: String,
+    pub namespace: String,
+    pub revision: i64,
+    pub is_upgrade: bool,
+    pub kube_version: KubeVersion,
+    /// Added to Helm's default API versions (`--api-versions`).
+    pub api_versions: Vec<String>,
+    pub skip_schema_validation: bool,
+    /// `missingkey=error`, as `helm lint --strict` renders.
+    pub strict: bool,
+    /// Helm's lint mode: `required` and `fail` do not fail.
+    pub lint_mode: bool,
+    /// Render subcharts' NOTES.txt too.
+    pub subchart_notes: bool,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            release_name: "release-name".into(),
+            namespace: "default".into(),
+            revision: 1,
+            is_upgrade: false,
+            kube_version: KubeVersion::default(),
+            api_versions: Vec::new(),
+            skip_schema_validation: false,
+            strict: false,
+            lint_mode: false,
+            subchart_notes: false,
+        }
+    }
+}
+
+/// A rendered release.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The chart after dependency processing (disabled subcharts removed, aliases
+    /// applied, imports merged into values).
+    pub chart: Chart,
+    /// The values templates saw (`.Values` of the top chart).
+    pub values: Map,
+    /// Ordinary documents in install order.
+    pub manifests: Vec<Manifest>,
+    /// Hook documents in install order.
+    pub hooks: Vec<Hook>,
+    pub notes: String,
+    /// Every template's raw output by name, NOTES.txt excluded (for linting).
+    pub files: BTreeMap<String, String>,
+    /// Warnings Helm would log (e.g. a deprecated chart).
+    pub warnings: Vec<String>,
+}
+
+/// Why a render failed. `Display` gives Helm's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// Before templates run: dependencies, coalescing, the schema.
+    #[error("{0}")]
+    Values(String),
+    /// The chart itself cannot be installed (a library chart, missing dependencies).
+    #[error("{0}")]
+    Chart(String),
+    /// Template parsing or execution, an incompatible kubeVersion, or output that is not
+    /// YAML. Helm has created the release object by then, so `helm template` adds its
+    /// hint about `--debug`.
+    #[error("{0}")]
+    Render(String),
+}
+
+impl RenderError {
+    /// Whether `helm template` appends "Use --debug flag to render out invalid YAML".
+    pub fn has_debug_hint(&self) -> bool {
+        matches!(self, RenderError::Render(_))
+    }
+}
+
+/// Helm's `checkIfInstallable` and `CheckDependencies`, run before installing a chart.
+pub fn check_installable(chart: &Chart) -> Result<(), RenderError> {
+    let kind = chart.metadata.chart_type.as_str();
+    if !(kind.is_empty() || kind == "application") {
+        return Err(RenderError::Chart(format!(
+            "{kind} charts are not installable"
+        )));
+    }
+    let missing: Vec<&str> = chart
+        .metadata
+        .dependencies
+        .iter()
+        .filter(|d| !chart.dependencies.iter().any(|c| c.name() == d.name))
+        .map(|d| d.name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(RenderError::Chart(format!(
+            "an error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: {}",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Renders a chart as `helm install --dry-run=client` does.
+pub fn render(
+    mut chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+) -> Result<Rendered, RenderError> {
+    let mut warnings = Vec::new();
+    if chart.metadata.deprecated {
+        warnings.push("this chart is deprecated".to_owned());
+    }
+    chartkit_values::process_dependencies(&mut chart, user_values)
+        .map_err(|e| RenderError::Values(e.to_string()))?;
+    let values = chartkit_values::coalesce_values(&chart, user_values)
+        .map_err(|e| RenderError::Values(e.to_string()))?;
+    if !options.skip_schema_validation {
+        chartkit_values::validate_chart_values(&chart, &values).map_err(RenderError::Values)?;
+    }
+
+    if !chart.metadata.kube_version.is_empty()
+        && !chartkit_values::is_compatible_range(
+            &chart.metadata.kube_version,
+            &options.kube_version.version,
+        )
+    {
+        return Err(RenderError::Render(format!(
+            "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+            chart.metadata.kube_version, options.kube_version.version
+        )));
+    }
+
+    let context = engine::RenderContext {
+        release: release_value(options),
+        capabilities: capabilities::capabilities(&options.kube_version, &options.api_versions),
+        strict: options.strict,
+        lint_mode: options.lint_mode,
+    };
+    let mut files =
+        engine::render_templates(&chart, &values, &context).map_err(RenderError::Render)?;
+
+    let root_notes = format!("{}/templates/NOTES.txt", chart.name());
+    let mut notes = String::new();
+    let note_names: Vec<String> = files
+        .keys()
+        .filter(|k| k.ends_with("NOTES.txt"))
+        .cloned()
+        .collect();
+    for name in note_names {
+        let text = files.remove(&name).unwrap_or_default();
+        if options.subchart_notes || name == root_notes {
+            if !notes.is_empty() {
+                notes.push('\n');
+            }
+            notes.push_str(&text);
+        }
+    }
+
+    let (hooks, manifests) = sort_manifests(&files).map_err(RenderError::Render)?;
+    Ok(Rendered {
+        chart,
+        values,
+        manifests,
+        hooks,
+        notes,
+        files,
+        warnings,
+    })
+}
+
+fn release_value(options: &RenderOptions) -> Value {
+    let mut release = Entries::new();
+    release.insert(Rc::from("Name"), Value::str(&options.release_name));
+    release.insert(Rc::from("Namespace"), Value::str(&options.namespace));
+    release.insert(Rc::from("IsUpgrade"), Value::Bool(options.is_upgrade));
+    release.insert(Rc::from("IsInstall"), Value::Bool(!options.is_upgrade));
+    release.insert(Rc::from("Revision"), Value::Int(options.revision));
+    release.insert(Rc::from("Service"), Value::str("Helm"));
+    Value::map(release)
+}
+
+/// CRD files of the rendered chart and its enabled subcharts, named as Helm names them
+/// (`chart/crds/x.yaml`, `chart/charts/sub/crds/y.yaml`), in load order.
+pub fn crd_files(chart: &Chart) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    collect_crds(chart, chart.name().to_owned(), &mut out);
+    out
+}
+
+fn collect_crds(chart: &Chart, path: String, out: &mut Vec<(String, String)>) {
+    for file in &chart.files {
+        let lower = file.name.to_ascii_lowercase();
+        if file.name.starts_with("crds/")
+            && (lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json"))
+        {
+            out.push((format!("{path}/{}", file.name), file.text().into_owned()));
+        }
+    }
+    for sub in &chart.dependencies {
+        collect_crds(sub, format!("{path}/charts/{}", sub.name()), out);
+    }
+}

@@ -1,0 +1,390 @@
+//! Helm's manifest sorter: rendered files split into documents, each document's head
+//! (`apiVersion`, `kind`, `metadata.name`, `metadata.annotations`) read as Helm reads it,
+//! hooks separated by their `helm.sh/hook` annotation, and both lists put in install
+//! order by kind.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use chartkit_yaml::{Node, NodeKind};
+use regex::Regex;
+
+/// Helm 4's install order. Kinds not listed come after these, alphabetically.
+pub const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+const HOOK_ANNOTATION: &str = "helm.sh/hook";
+const HOOK_WEIGHT_ANNOTATION: &str = "helm.sh/hook-weight";
+
+/// Hook events Helm knows; documents naming any other event are dropped.
+const HOOK_EVENTS: &[&str] = &[
+    "pre-install",
+    "post-install",
+    "pre-delete",
+    "post-delete",
+    "pre-upgrade",
+    "post-upgrade",
+    "pre-rollback",
+    "post-rollback",
+    "test",
+    "test-success",
+];
+
+/// The fields of a document Helm looks at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    /// `None` when the document has no metadata or no annotations.
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// An ordinary document: the template it came from and its trimmed text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    pub name: String,
+    pub content: String,
+    pub head: Head,
+}
+
+/// A hook document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hook {
+    pub name: String,
+    pub kind: String,
+    pub path: String,
+    pub manifest: String,
+    pub events: Vec<String>,
+    pub weight: i64,
+}
+
+impl Hook {
+    pub fn is_test(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| e == "test" || e == "test-success")
+    }
+}
+
+/// Helm's `SplitManifests`: documents separated by `---` at the start of a line (with
+/// anything after the dashes on that line dropped into the next document), trimmed,
+/// empty ones skipped.
+pub fn split_manifests(text: &str) -> Vec<String> {
+    static SEP: OnceLock<Regex> = OnceLock::new();
+    let sep = SEP.get_or_init(|| Regex::new(r"(?:^|\s*\n)---\s*").expect("valid separator"));
+    sep.split(text.trim())
+        .filter(|d| !d.is_empty())
+        .map(|d| d.trim().to_owned())
+        .collect()
+}
+
+/// Helm's `SortManifests`: files in path order (partials and blank files skipped), each
+/// split into documents; hooks and ordinary documents each sorted by kind.
+pub fn sort_manifests(
+    files: &BTreeMap<String, String>,
+) -> Result<(Vec<Hook>, Vec<Manifest>), String> {
+    let mut hooks = Vec::new();
+    let mut generic = Vec::new();
+    for (path, content) in files {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        if base.starts_with('_') || content.trim().is_empty() {
+            continue;
+        }
+        for document in split_manifests(content) {
+            let head =
+                parse_head(&document).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+            let hook_types = head
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(HOOK_ANNOTATION))
+                .cloned();
+            let Some(hook_types) = hook_types else {
+                generic.push(Manifest {
+                    name: path.clone(),
+                    content: document,
+                    head,
+                });
+                continue;
+            };
+            let mut events = Vec::new();
+            let mut unknown = false;
+            for event in hook_types.split(',') {
+                let event = event.trim().to_ascii_lowercase();
+                if !HOOK_EVENTS.contains(&event.as_str()) {
+                    unknown = true;
+                    break;
+                }
+                events.push(event);
+            }
+            if unknown {
+                continue;
+            }
+            let weight = head
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(HOOK_WEIGHT_ANNOTATION))
+                .and_then(|w| go_atoi(w))
+                .unwrap_or(0);
+            hooks.push(Hook {
+                name: head.name.clone(),
+                kind: head.kind.clone(),
+                path: path.clone(),
+                manifest: document,
+                events,
+                weight,
+            });
+        }
+    }
+    generic.sort_by(|a, b| kind_order(&a.head.kind, &b.head.kind));
+    hooks.sort_by(|a, b| kind_order(&a.kind, &b.kind));
+    Ok((hooks, generic))
+}
+
+/// `strconv.Atoi`.
+fn go_atoi(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.strip_prefix('+').unwrap_or(text).parse().ok()
+}
+
+/// Helm's `lessByKind` as an ordering: known kinds by install order, unknown kinds after
+/// them alphabetically; equal kinds keep their order (the sort is stable).
+pub fn kind_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let position = |k: &str| INSTALL_ORDER.iter().position(|o| *o == k);
+    match (position(a), position(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// Reads a document's head as `sigs.k8s.io/yaml` decodes it into Helm's `SimpleHead`:
+/// scalars are accepted for string fields, lists and maps are not.
+pub fn parse_head(document: &str) -> Result<Head, String> {
+    let documents = chartkit_yaml::parse_documents(document)
+        .map_err(|e| format!("error converting YAML to JSON: yaml: {}", go_yaml_error(&e)))?;
+    let Some(node) = documents.into_iter().next() else {
+        return Ok(Head::default());
+    };
+    let pairs = match &node.kind {
+        NodeKind::Null => return Ok(Head::default()),
+        NodeKind::Map(pairs) => pairs,
+        _ => {
+            return Err(json_error(format!(
+                "cannot unmarshal {} into Go value of type util.SimpleHead",
+                json_kind(&node)
+            )));
+        }
+    };
+    let mut head = Head::default();
+    let field = |key: &str| -> Option<&Node> {
+        pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k.as_map_key().as_deref() == Some(key))
+            .map(|(_, v)| v)
+    };
+    head.api_version = string_field(field("apiVersion"), "SimpleHead.apiVersion")?;
+    head.kind = string_field(field("kind"), "SimpleHead.kind")?;
+    let Some(metadata) = field("metadata") else {
+        return Ok(head);
+    };
+    let meta_pairs = match &metadata.kind {
+        NodeKind::Null => return Ok(head),
+        NodeKind::Map(pairs) => pairs,
+        _ => {
+            return Err(json_error(format!(
+                "cannot unmarshal {} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}",
+                json_kind(metadata)
+            )));
+        }
+    };
+    let meta_field = |key: &str| -> Option<&Node> {
+        meta_pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k.as_map_key().as_deref() == Some(key))
+            .map(|(_, v)| v)
+    };
+    if let Some(annotations) = meta_field("annotations") {
+        match &annotations.kind {
+            NodeKind::Null => {}
+            NodeKind::Map(entries) => {
+                let mut map = BTreeMap::new();
+                for (k, v) in entries {
+                    let value = string_field(Some(v), ".metadata.annotations")?;
+                    map.insert(k.as_map_key().unwrap_or_default(), value);
+                }
+                if !map.is_empty() {
+                    head.annotations = Some(map);
+                }
+            }
+            _ => {
+                return Err(json_error(format!(
+                    "cannot unmarshal {} into Go struct field .metadata.annotations of type map[string]string",
+                    json_kind(annotations)
+                )));
+            }
+        }
+    }
+    head.name = string_field(meta_field("name"), ".metadata.name")?;
+    Ok(head)
+}
+
+fn string_field(node: Option<&Node>, field: &str) -> Result<String, String> {
+    let Some(node) = node else {
+        return Ok(String::new());
+    };
+    match &node.kind {
+        NodeKind::Null => Ok(String::new()),
+        NodeKind::Seq(_) | NodeKind::Map(_) => Err(json_error(format!(
+            "cannot unmarshal {} into Go struct field {field} of type string",
+            json_kind(node)
+        ))),
+        _ => Ok(node.to_go_string().unwrap_or_default()),
+    }
+}
+
+fn json_error(text: String) -> String {
+    format!("error unmarshaling JSON: while decoding JSON: json: {text}")
+}
+
+fn json_kind(node: &Node) -> &'static str {
+    match node.kind {
+        NodeKind::Null => "null",
+        NodeKind::Bool(_) => "bool",
+        NodeKind::Int(_) | NodeKind::Uint(_) | NodeKind::Float(_) => "number",
+        NodeKind::Str(_) => "string",
+        NodeKind::Seq(_) => "array",
+        NodeKind::Map(_) => "object",
+    }
+}
+
+/// go-yaml v2 reports `line N: message` with a 1-based line and no column.
+fn go_yaml_error(e: &chartkit_yaml::Error) -> String {
+    if e.line == 0 {
+        e.message.clone()
+    } else {
+        format!("line {}: {}", e.line, e.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_helm() {
+        assert_eq!(
+            split_manifests("\n---\na: 1\n---\n\n---   \nb: 2\n--- # c\nd: 3\n"),
+            ["a: 1", "b: 2", "# c\nd: 3"]
+        );
+        assert_eq!(split_manifests("a: |\n  ---\n"), ["a: |\n  ---"]);
+        assert!(split_manifests("  \n").is_empty());
+    }
+
+    #[test]
+    fn heads_accept_scalars_and_refuse_structures() {
+        let head =
+            parse_head("apiVersion: 1\nkind: Pod\nmetadata:\n  name: 2\n  annotations: {a: 1}\n")
+                .unwrap();
+        assert_eq!(head.api_version, "1");
+        assert_eq!(head.name, "2");
+        assert_eq!(head.annotations.unwrap()["a"], "1");
+        assert_eq!(
+            parse_head("kind: [a]").unwrap_err(),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go struct field SimpleHead.kind of type string"
+        );
+        assert_eq!(
+            parse_head("- a").unwrap_err(),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type util.SimpleHead"
+        );
+        assert_eq!(
+            parse_head("metadata: {annotations: x}").unwrap_err(),
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal string into Go struct field .metadata.annotations of type map[string]string"
+        );
+        assert_eq!(parse_head("# only a comment").unwrap(), Head::default());
+    }
+
+    #[test]
+    fn kinds_sort_in_install_order_then_alphabetically() {
+        let mut kinds = vec![
+            "Zeta",
+            "Deployment",
+            "",
+            "ValidatingWebhookConfiguration",
+            "Namespace",
+            "Alpha",
+        ];
+        kinds.sort_by(|a, b| kind_order(a, b));
+        assert_eq!(
+            kinds,
+            [
+                "Namespace",
+                "Deployment",
+                "ValidatingWebhookConfiguration",
+                "",
+                "Alpha",
+                "Zeta"
+            ]
+        );
+    }
+
+    #[test]
+    fn hooks_are_separated_and_unknown_hooks_dropped() {
+        let mut files = BTreeMap::new();
+        files.insert(
+            "c/templates/a.yaml".to_owned(),
+            "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: post-install, test\n---\nkind: Service\n---\nkind: Pod\nmetadata:\n  annotations:\n    helm.sh/hook: nonsense\n".to_owned(),
+        );
+        files.insert("c/templates/_p.tpl".to_owned(), "kind: X".to_owned());
+        let (hooks, manifests) = sort_manifests(&files).unwrap();
+        assert_eq!(hooks.len(), 1);
+        assert!(hooks[0].is_test());
+        assert_eq!(manifests.len(), 1);
+        assert_eq!(manifests[0].head.kind, "Service");
+    }
+}
