@@ -58,9 +58,7 @@ fn validate_tree(chart: &Chart, values: &Map, report: &mut String) {
 /// One schema against one values map: `Ok` or v6's lines (each ending in a newline).
 pub fn validate_single(values: &Map, schema: &[u8]) -> Result<(), String> {
     let schema: serde_json::Value = serde_json::from_slice(schema).map_err(|e| e.to_string())?;
-    let validator = jsonschema::options()
-        .build(&schema)
-        .map_err(|e| format!("jsonschema: invalid schema: {e}"))?;
+    let validator = build_validator(schema)?;
     let instance = to_json(&Value::Map(values.clone()));
     let errors: Vec<ValidationError> = validator_errors(&validator, &instance);
     if errors.is_empty() {
@@ -71,6 +69,25 @@ pub fn validate_single(values: &Map, schema: &[u8]) -> Result<(), String> {
     // v6 prints the causes under a header line that Helm cuts off; what remains starts
     // with a newline per cause and gets one more at the end.
     Err(format!("{}\n", out.trim_start_matches('\n')))
+}
+
+/// v6 fetches metaschemas it does not know (`"$schema": "http://json-schema.org/schema"`
+/// names the latest draft); offline, such a schema is validated as draft 2020-12, v6's
+/// default.
+fn build_validator(mut schema: serde_json::Value) -> Result<Validator, String> {
+    match jsonschema::options().build(&schema) {
+        Ok(validator) => Ok(validator),
+        Err(e) if e.to_string().starts_with("Unknown specification") => {
+            if let Some(root) = schema.as_object_mut() {
+                root.remove("$schema");
+            }
+            jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .build(&schema)
+                .map_err(|e| format!("jsonschema: invalid schema: {e}"))
+        }
+        Err(e) => Err(format!("jsonschema: invalid schema: {e}")),
+    }
 }
 
 fn validator_errors<'a>(
@@ -465,6 +482,10 @@ pub fn to_json(value: &Value) -> serde_json::Value {
         Value::Null => serde_json::Value::Null,
         Value::Bool(b) => serde_json::Value::Bool(*b),
         Value::Int(i) => serde_json::Value::from(*i),
+        // Go's validator sees 1.0 as an integer; JSON numbers from YAML are floats.
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            serde_json::Value::from(*f as i64)
+        }
         Value::Float(f) => serde_json::Number::from_f64(*f)
             .map(serde_json::Value::Number)
             .unwrap_or(serde_json::Value::Null),
