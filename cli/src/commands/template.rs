@@ -9,7 +9,6 @@ use chartkit_render::{
 use chartkit_values::ValueOptions;
 
 use crate::cli::{TemplateArgs, ValueArgs};
-use crate::report::with_hint;
 
 /// The user's values from the value flags, in Helm's order.
 pub fn value_options(args: &ValueArgs) -> ValueOptions {
@@ -62,16 +61,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         subchart_notes: args.render_subchart_notes,
         ..Default::default()
     };
-    let rendered = render(chart, &user_values, &options).map_err(|e| {
-        if e.has_debug_hint() {
-            with_hint(
-                e,
-                "the chart rendered, but its output could not be used as Kubernetes manifests",
-            )
-        } else {
-            anyhow::Error::new(e)
-        }
-    })?;
+    let rendered = render(chart, &user_values, &options).map_err(anyhow::Error::new)?;
     let output = OutputOptions {
         include_crds: args.include_crds,
         skip_tests: args.skip_tests,

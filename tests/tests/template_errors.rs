@@ -1,0 +1,170 @@
+//! `chartkit template` failures say what Helm says: the file and line of a failing
+//! template, or the path of the value that breaks the schema. Each case also runs the
+//! real helm, when installed, and checks that chartkit prints helm's message.
+
+use chartkit_tests::peers::helm_or_skip;
+use chartkit_tests::{TestContext, stderr};
+
+/// Writes a chart named `demo` with the given files and returns its directory.
+fn chart(context: &TestContext, files: &[(&str, &str)]) -> String {
+    let dir = context.path("demo");
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir.display().to_string()
+}
+
+/// Runs chartkit (and helm, if present) on the chart; returns chartkit's error message
+/// after checking it contains helm's.
+fn failure(context: &TestContext, chart: &str, extra: &[&str], test: &str) -> String {
+    let mut args = vec!["template", "rel", chart];
+    args.extend_from_slice(extra);
+    let ours = context.run(&args);
+    assert!(!ours.status.success(), "chartkit should fail");
+    let message = stderr(&ours);
+    let message = message
+        .strip_prefix("error: ")
+        .unwrap_or(&message)
+        .trim_end()
+        .to_owned();
+    if helm_or_skip(test).is_some() {
+        let helm = context.helm().unwrap().args(&args).output().unwrap();
+        assert!(!helm.status.success(), "helm should fail");
+        let theirs = stderr(&helm);
+        let theirs = theirs.strip_prefix("Error: ").unwrap_or(&theirs);
+        let theirs = theirs
+            .split("\n\nUse --debug flag")
+            .next()
+            .unwrap()
+            .trim_end();
+        assert_eq!(message, theirs, "chartkit's message differs from helm's");
+    }
+    message
+}
+
+#[test]
+fn a_missing_required_value_names_the_file_line_and_message() {
+    let context = TestContext::new();
+    let dir = chart(
+        &context,
+        &[(
+            "templates/cm.yaml",
+            "kind: ConfigMap\ndata:\n  who: {{ required \"A valid .Values.who entry required!\" .Values.who }}\n",
+        )],
+    );
+    let message = failure(
+        &context,
+        &dir,
+        &[],
+        "a_missing_required_value_names_the_file_line_and_message",
+    );
+    assert_eq!(
+        message,
+        "execution error at (demo/templates/cm.yaml:3:10): A valid .Values.who entry required!"
+    );
+    // With the value set, the same chart renders.
+    let ok = context.run(&["template", "rel", &dir, "--set", "who=me"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+}
+
+#[test]
+fn a_schema_violation_names_the_chart_and_value_path() {
+    let context = TestContext::new();
+    let dir = chart(
+        &context,
+        &[
+            ("values.yaml", "age: 3\n"),
+            (
+                "values.schema.json",
+                r#"{"type":"object","required":["name"],"properties":{"age":{"type":"integer","minimum":0}}}"#,
+            ),
+            ("templates/cm.yaml", "kind: ConfigMap\n"),
+        ],
+    );
+    let message = failure(
+        &context,
+        &dir,
+        &["--set", "age=-4"],
+        "a_schema_violation_names_the_chart_and_value_path",
+    );
+    assert_eq!(
+        message,
+        "values don't meet the specifications of the schema(s) in the following chart(s):\ndemo:\n- at '': missing property 'name'\n- at '/age': minimum: got -4, want 0"
+    );
+    let skipped = context.run(&["template", "rel", &dir, "--skip-schema-validation"]);
+    assert!(skipped.status.success(), "{}", stderr(&skipped));
+}
+
+#[test]
+fn a_template_parse_error_names_the_file_and_line() {
+    let context = TestContext::new();
+    let dir = chart(
+        &context,
+        &[(
+            "templates/cm.yaml",
+            "kind: ConfigMap\ndata:\n  a: {{ .Values.a \n",
+        )],
+    );
+    let message = failure(
+        &context,
+        &dir,
+        &[],
+        "a_template_parse_error_names_the_file_and_line",
+    );
+    assert_eq!(
+        message,
+        "parse error at (demo/templates/cm.yaml:4): unclosed action started at demo/templates/cm.yaml:3"
+    );
+}
+
+#[test]
+fn fail_reports_its_message_with_the_location() {
+    let context = TestContext::new();
+    let dir = chart(
+        &context,
+        &[
+            (
+                "templates/_helpers.tpl",
+                "{{- define \"demo.check\" -}}\n{{- if not .Values.ok }}{{ fail \"set ok=true to render\" }}{{ end -}}\n{{- end -}}\n",
+            ),
+            (
+                "templates/cm.yaml",
+                "kind: ConfigMap\n{{ include \"demo.check\" . }}\n",
+            ),
+        ],
+    );
+    let message = failure(
+        &context,
+        &dir,
+        &[],
+        "fail_reports_its_message_with_the_location",
+    );
+    assert_eq!(
+        message,
+        "execution error at (demo/templates/cm.yaml:2:3): set ok=true to render"
+    );
+}
+
+#[test]
+fn output_that_is_not_yaml_names_the_template() {
+    let context = TestContext::new();
+    let dir = chart(&context, &[("templates/bad.yaml", "- just\n- a list\n")]);
+    let message = failure(
+        &context,
+        &dir,
+        &[],
+        "output_that_is_not_yaml_names_the_template",
+    );
+    assert_eq!(
+        message,
+        "YAML parse error on demo/templates/bad.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type util.SimpleHead"
+    );
+}
