@@ -204,8 +204,12 @@ pub fn kind_order(a: &str, b: &str) -> std::cmp::Ordering {
 /// Reads a document's head as `sigs.k8s.io/yaml` decodes it into Helm's `SimpleHead`:
 /// scalars are accepted for string fields, lists and maps are not.
 pub fn parse_head(document: &str) -> Result<Head, String> {
-    let documents = chartkit_yaml::parse_documents(document)
-        .map_err(|e| format!("error converting YAML to JSON: yaml: {}", go_yaml_error(&e)))?;
+    let documents = chartkit_yaml::parse_documents(document).map_err(|e| {
+        format!(
+            "error converting YAML to JSON: yaml: {}",
+            e.go_yaml_message()
+        )
+    })?;
     let Some(node) = documents.into_iter().next() else {
         return Ok(Head::default());
     };
@@ -300,15 +304,6 @@ fn json_kind(node: &Node) -> &'static str {
         NodeKind::Str(_) => "string",
         NodeKind::Seq(_) => "array",
         NodeKind::Map(_) => "object",
-    }
-}
-
-/// go-yaml v2 reports `line N: message` with a 1-based line and no column.
-fn go_yaml_error(e: &chartkit_yaml::Error) -> String {
-    if e.line == 0 {
-        e.message.clone()
-    } else {
-        format!("line {}: {}", e.line, e.message)
     }
 }
 
