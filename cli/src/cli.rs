@@ -248,6 +248,17 @@ pub struct LintArgs {
     /// Print only warnings and errors.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    /// Namespace of the release the templates are rendered for.
+    #[arg(short = 'n', long, default_value = "default")]
+    pub namespace: String,
+    /// Kubernetes version to render for and to judge API deprecations against.
+    #[arg(long = "kube-version")]
+    pub kube_version: Option<String>,
+    /// Do not validate values against values.schema.json.
+    #[arg(long = "skip-schema-validation")]
+    pub skip_schema_validation: bool,
 }
 
 #[derive(Debug, Subcommand)]

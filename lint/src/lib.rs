@@ -1,9 +1,12 @@
-//! `helm lint` rules that need no rendering.
+//! `helm lint` rules, including the template checks that render the chart.
 //!
 //! Each rule reports with the same severity, path label and wording as Helm, so that a
 //! user switching tools sees the same findings.
 
 mod rules;
+mod templates;
+
+pub(crate) use rules::Findings;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -71,9 +74,28 @@ impl Report {
 }
 
 /// Options for a lint run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LintOptions {
     pub limits: Limits,
+    /// The user's values (`-f`, `--set`, ...), over the chart's defaults.
+    pub values: chartkit_yaml::Map,
+    /// `.Release.Namespace` for the render.
+    pub namespace: String,
+    /// `.Capabilities.KubeVersion` and the version deprecations are judged against.
+    pub kube_version: Option<chartkit_render::KubeVersion>,
+    pub skip_schema_validation: bool,
+}
+
+impl Default for LintOptions {
+    fn default() -> Self {
+        LintOptions {
+            limits: Limits::default(),
+            values: chartkit_yaml::Map::new(),
+            namespace: "default".into(),
+            kube_version: None,
+            skip_schema_validation: false,
+        }
+    }
 }
 
 /// Lints a chart directory or a packaged chart (which is unpacked into a temporary

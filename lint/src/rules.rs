@@ -9,10 +9,10 @@ use chartkit_yaml::{NodeKind, parse_node};
 
 use crate::{LintOptions, Message, Severity};
 
-struct Findings(Vec<Message>);
+pub(crate) struct Findings(pub(crate) Vec<Message>);
 
 impl Findings {
-    fn add(&mut self, severity: Severity, path: &str, text: impl Into<String>) {
+    pub(crate) fn add(&mut self, severity: Severity, path: &str, text: impl Into<String>) {
         self.0.push(Message {
             severity,
             path: path.to_owned(),
@@ -36,8 +36,8 @@ impl Findings {
 pub fn lint_chart_dir(dir: &Path, label: &Path, options: &LintOptions) -> Vec<Message> {
     let mut findings = Findings(Vec::new());
     chart_file(&mut findings, dir, label);
-    values(&mut findings, dir);
-    templates(&mut findings, dir);
+    values(&mut findings, dir, options);
+    crate::templates::templates(&mut findings, dir, options);
     let loaded = load_dir(
         dir,
         &LoadOptions {
@@ -349,36 +349,47 @@ fn is_request_url(text: &str) -> bool {
     scheme_ok && !rest.is_empty() && !text.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
-fn values(findings: &mut Findings, dir: &Path) {
+fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
     const VALUES: &str = "values.yaml";
     let path = dir.join(VALUES);
     let Ok(text) = std::fs::read_to_string(&path) else {
         findings.add(Severity::Info, VALUES, "file does not exist");
         return;
     };
-    if let Err(e) = chartkit_yaml::parse_values(text.strip_prefix('\u{feff}').unwrap_or(&text)) {
-        findings.add(
-            Severity::Error,
-            VALUES,
-            format!("unable to parse YAML: {e}"),
-        );
+    let values = match chartkit_yaml::parse_values(text.strip_prefix('\u{feff}').unwrap_or(&text)) {
+        Ok(values) => values,
+        Err(e) => {
+            findings.add(
+                Severity::Error,
+                VALUES,
+                format!("unable to parse YAML: {e}"),
+            );
+            return;
+        }
+    };
+    let Ok(schema) = std::fs::read(dir.join("values.schema.json")) else {
+        return;
+    };
+    if schema.is_empty() {
         return;
     }
-    if let Ok(schema) = std::fs::read(dir.join("values.schema.json"))
-        && !schema.is_empty()
-        && let Err(e) = serde_json::from_slice::<serde_json::Value>(&schema)
-    {
+    if let Err(e) = serde_json::from_slice::<serde_json::Value>(&schema) {
         findings.add(
             Severity::Error,
             VALUES,
             format!("values.schema.json is not valid JSON: {e}"),
         );
+        return;
     }
-}
-
-fn templates(findings: &mut Findings, dir: &Path) {
-    if !dir.join("templates").is_dir() {
-        findings.add(Severity::Warning, "templates/", "directory does not exist");
+    if options.skip_schema_validation {
+        return;
+    }
+    // Helm checks only the top chart here, with the user's values over values.yaml.
+    let mut merged = chartkit_yaml::Map::new();
+    chartkit_values::coalesce_tables(&mut merged, options.values.clone());
+    chartkit_values::coalesce_tables(&mut merged, values);
+    if let Err(report) = chartkit_values::schema::validate_single(&merged, &schema) {
+        findings.add(Severity::Error, VALUES, report);
     }
 }
 
@@ -534,7 +545,7 @@ mod tests {
         let messages = lint_files(&[
             ("Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n"),
             ("values.yaml", "a: 1\n"),
-            ("templates/a.yaml", "kind: A\n"),
+            ("templates/a.yaml", "kind: A\nmetadata:\n  name: a\n"),
         ]);
         assert_eq!(messages, ["[INFO] Chart.yaml: icon is recommended"]);
     }

@@ -84,9 +84,12 @@ pub struct Rendered {
 /// Why a render failed. `Display` gives Helm's message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
-    /// Before templates run: dependencies, coalescing, the schema.
+    /// Before templates run: dependencies and coalescing.
     #[error("{0}")]
     Values(String),
+    /// The coalesced values break a chart's values.schema.json.
+    #[error("{0}")]
+    Schema(String),
     /// The chart itself cannot be installed (a library chart, missing dependencies).
     #[error("{0}")]
     Chart(String),
@@ -130,7 +133,7 @@ pub fn check_installable(chart: &Chart) -> Result<(), RenderError> {
 
 /// Renders a chart as `helm install --dry-run=client` does.
 pub fn render(
-    mut chart: Chart,
+    chart: Chart,
     user_values: &Map,
     options: &RenderOptions,
 ) -> Result<Rendered, RenderError> {
@@ -138,14 +141,7 @@ pub fn render(
     if chart.metadata.deprecated {
         warnings.push("this chart is deprecated".to_owned());
     }
-    chartkit_values::process_dependencies(&mut chart, user_values)
-        .map_err(|e| RenderError::Values(e.to_string()))?;
-    let values = chartkit_values::coalesce_values(&chart, user_values)
-        .map_err(|e| RenderError::Values(e.to_string()))?;
-    if !options.skip_schema_validation {
-        chartkit_values::validate_chart_values(&chart, &values).map_err(RenderError::Values)?;
-    }
-
+    let (chart, values) = prepare(chart, user_values, options)?;
     if !chart.metadata.kube_version.is_empty()
         && !chartkit_values::is_compatible_range(
             &chart.metadata.kube_version,
@@ -157,15 +153,7 @@ pub fn render(
             chart.metadata.kube_version, options.kube_version.version
         )));
     }
-
-    let context = engine::RenderContext {
-        release: release_value(options),
-        capabilities: capabilities::capabilities(&options.kube_version, &options.api_versions),
-        strict: options.strict,
-        lint_mode: options.lint_mode,
-    };
-    let mut files =
-        engine::render_templates(&chart, &values, &context).map_err(RenderError::Render)?;
+    let mut files = render_files(&chart, &values, options)?;
 
     let root_notes = format!("{}/templates/NOTES.txt", chart.name());
     let mut notes = String::new();
@@ -194,6 +182,38 @@ pub fn render(
         files,
         warnings,
     })
+}
+
+/// Dependency processing, coalescing and schema validation: the chart as templates will
+/// see it, with the values of its top chart.
+pub fn prepare(
+    mut chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+) -> Result<(Chart, Map), RenderError> {
+    chartkit_values::process_dependencies(&mut chart, user_values)
+        .map_err(|e| RenderError::Values(e.to_string()))?;
+    let values = chartkit_values::coalesce_values(&chart, user_values)
+        .map_err(|e| RenderError::Values(e.to_string()))?;
+    if !options.skip_schema_validation {
+        chartkit_values::validate_chart_values(&chart, &values).map_err(RenderError::Schema)?;
+    }
+    Ok((chart, values))
+}
+
+/// Executes every template of a prepared chart; each template's output by full name.
+pub fn render_files(
+    chart: &Chart,
+    values: &Map,
+    options: &RenderOptions,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    let context = engine::RenderContext {
+        release: release_value(options),
+        capabilities: capabilities::capabilities(&options.kube_version, &options.api_versions),
+        strict: options.strict,
+        lint_mode: options.lint_mode,
+    };
+    engine::render_templates(chart, values, &context).map_err(RenderError::Render)
 }
 
 fn release_value(options: &RenderOptions) -> Value {

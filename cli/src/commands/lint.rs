@@ -6,8 +6,22 @@ use crate::cli::LintArgs;
 
 /// Prints findings in `helm lint`'s format; fails when any chart fails.
 pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
+    let kube_version = match &args.kube_version {
+        Some(text) => Some(
+            chartkit_render::parse_kube_version(text)
+                .map_err(|e| anyhow::anyhow!("invalid kube version '{text}': {e}"))?,
+        ),
+        None => None,
+    };
+    let values = super::template::value_options(&args.values)
+        .merge(&mut std::io::stdin().lock())
+        .map_err(anyhow::Error::new)?;
     let options = LintOptions {
         limits: super::limits()?,
+        values,
+        namespace: args.namespace.clone(),
+        kube_version,
+        skip_schema_validation: args.skip_schema_validation,
     };
     let mut failed = 0;
     for path in &args.paths {
