@@ -10,8 +10,7 @@ use crate::error::LoadError;
 use crate::file::File;
 use crate::helmignore::{HELMIGNORE, Rules};
 use crate::lock::Lock;
-use crate::metadata::{ApiVersion, Metadata, MetadataYamlError, decode_dependencies};
-use crate::yaml_fields::Fields;
+use crate::metadata::{ApiVersion, Metadata};
 
 /// Options for loading charts.
 #[derive(Debug, Clone, Copy, Default)]
@@ -146,15 +145,17 @@ pub fn load_files(
             origin: origin.to_owned(),
         });
     };
-    let mut metadata =
-        Metadata::from_yaml(&chart_yaml.text()).map_err(|source| LoadError::Metadata {
-            file: path_of(CHART_FILE),
-            source,
-        })?;
-    if metadata.api_version.is_empty() {
-        // Helm 2 charts may omit apiVersion; Helm treats them as v1.
-        metadata.api_version = "v1".to_owned();
-    }
+    // Helm reads Chart.yaml first wherever it is in the file list, then lays
+    // requirements.yaml over it (for every apiVersion, warning for v2).
+    let requirements = files.iter().find(|f| f.name == "requirements.yaml");
+    let mut metadata = Metadata::from_chart_files(
+        &chart_yaml.text(),
+        requirements.map(|f| f.text()).as_deref(),
+    )
+    .map_err(|e| LoadError::Metadata {
+        file: path_of(e.file),
+        source: e.source,
+    })?;
 
     let mut chart = Chart::default();
     let mut subcharts: BTreeMap<String, Vec<File>> = BTreeMap::new();
@@ -184,23 +185,6 @@ pub fn load_files(
             }
             SCHEMA_FILE => chart.schema = Some(file.data),
             "requirements.yaml" => {
-                let text = file.text();
-                let node = chartkit_yaml::parse_node(&text).map_err(|e| LoadError::Metadata {
-                    file: path_of(name),
-                    source: MetadataYamlError::Yaml(e),
-                })?;
-                let fields =
-                    Fields::of(&node, "requirements.yaml").map_err(|e| LoadError::Metadata {
-                        file: path_of(name),
-                        source: MetadataYamlError::Metadata(e.into()),
-                    })?;
-                if fields.get("dependencies").is_some() {
-                    metadata.dependencies =
-                        decode_dependencies(&fields).map_err(|e| LoadError::Metadata {
-                            file: path_of(name),
-                            source: MetadataYamlError::Metadata(e),
-                        })?;
-                }
                 if metadata.api() == ApiVersion::V1 {
                     chart.files.push(file);
                 } else {
@@ -362,7 +346,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(chart.metadata.api_version, "v1");
-        assert_eq!(chart.metadata.dependencies[0].name, "db");
+        assert_eq!(chart.metadata.dependencies().next().unwrap().name, "db");
         assert_eq!(chart.files[0].name, "requirements.yaml");
     }
 
@@ -402,7 +386,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "`web/charts/sub/Chart.yaml`: chart.metadata.version is required"
+            "`web/charts/sub/Chart.yaml`: validation: chart.metadata.version is required\nhint: add `version:` with a semantic version such as 0.1.0"
         );
     }
 }
