@@ -66,7 +66,7 @@ cp "$idx" "$hh/cache/helm/repository/bench-index.yaml"
 measure "helm search repo --version ^1.2 (${idx_mb} MB index)" env HELM_CONFIG_HOME="$hh/config/helm" HELM_CACHE_HOME="$hh/cache/helm" HELM_DATA_HOME="$hh/data" \
   "$helm" search repo bench/$chart --version ^1.2 -o json
 helm_answer=$(jq -r '.[0].version' "$out/last.out" 2>/dev/null || python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))[0]["version"])' "$out/last.out")
-rm -f "$idx.ckidx-v1"
+rm -rf "$CHARTKIT_CACHE_HOME/index-v1"
 measure "chartkit repo query --version ^1.2, first load (parses, writes cache)" "$chartkit" repo query "$idx" "$chart" --version ^1.2
 measure "chartkit repo query --version ^1.2, cached" "$chartkit" repo query "$idx" "$chart" --version ^1.2
 ours=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))[0]["version"])' "$out/last.out")
