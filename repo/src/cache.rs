@@ -19,18 +19,12 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chartkit_index::compact::{self, CompactError, CompactIndex, ReadAt, SourceStamp};
 use sha2::{Digest, Sha256};
 
 /// The cache bucket under chartkit's cache directory, named for the compact format version.
 pub const CACHE_BUCKET: &str = "index-v1";
-
-/// How recent a file time must be for its stamp to be distrusted: coarse file system clocks
-/// (a kernel tick, or seconds on some network file systems) can give two writes in this
-/// window the same time.
-const RACY_WINDOW: Duration = Duration::from_secs(2);
 
 /// Why an index could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -99,42 +93,6 @@ pub fn compact_path_for(cache_root: &Path, index: &Path) -> PathBuf {
     cache_root.join(CACHE_BUCKET).join(format!("{key}.ckidx"))
 }
 
-/// The index file's size and identity stamp, or a stamp of 0 (never trusted) when its
-/// times are too recent to be told apart from a later write.
-fn stamp_of(meta: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    let times = [
-        (meta.mtime(), meta.mtime_nsec()),
-        (meta.ctime(), meta.ctime_nsec()),
-    ];
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let racy = times.iter().any(|&(secs, nanos)| {
-        let at = Duration::new(secs.max(0) as u64, nanos.clamp(0, 999_999_999) as u32);
-        now.saturating_sub(at) < RACY_WINDOW
-    });
-    if racy {
-        return (meta.len(), 0);
-    }
-    let mut hash = Sha256::new();
-    for value in [
-        meta.dev(),
-        meta.ino(),
-        meta.mtime() as u64,
-        meta.mtime_nsec() as u64,
-        meta.ctime() as u64,
-        meta.ctime_nsec() as u64,
-    ] {
-        hash.update(value.to_le_bytes());
-    }
-    let digest = hash.finalize();
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&digest[..8]);
-    // 0 means "untrusted", so a real stamp never takes that value.
-    (meta.len(), u64::from_le_bytes(first).max(1))
-}
-
 impl IndexCache {
     /// Opens `index_path` for queries through the compact cache under `cache_root`
     /// (chartkit's cache directory), building the compact form when it is missing or
@@ -150,7 +108,8 @@ impl IndexCache {
             source,
         };
         let mut index_file = File::open(index_path).map_err(io_error)?;
-        let (size, file_stamp) = stamp_of(&index_file.metadata().map_err(io_error)?);
+        let meta = index_file.metadata().map_err(io_error)?;
+        let (size, file_stamp) = (meta.len(), crate::stamp::file_stamp(&meta));
         let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
         if let Some(cache_file) = &cache_file
             && file_stamp != 0

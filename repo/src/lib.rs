@@ -9,6 +9,7 @@ mod cache;
 mod clock;
 mod package;
 mod repo_index;
+mod stamp;
 mod urljoin;
 
 pub use cache::{

@@ -21,7 +21,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::Path;
 
 use chartkit_index::{ChartMetadata, ChartVersion, GoTime, IndexFile, select};
@@ -85,28 +84,6 @@ fn charts() -> Vec<(String, Vec<&'static str>)> {
     charts
 }
 
-/// A package whose Chart.yaml names the entry, so `helm show chart` reveals the choice.
-fn package(name: &str, version: &str, entry: usize) -> Vec<u8> {
-    let chart_yaml = format!(
-        "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: {name} entry {entry}\n"
-    );
-    let mut tar = tar::Builder::new(Vec::new());
-    let mut header = tar::Header::new_gnu();
-    header.set_size(chart_yaml.len() as u64);
-    header.set_mode(0o644);
-    header.set_cksum();
-    tar.append_data(
-        &mut header,
-        format!("{name}/Chart.yaml"),
-        chart_yaml.as_bytes(),
-    )
-    .unwrap();
-    let tar = tar.into_inner().unwrap();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&tar).unwrap();
-    gz.finish().unwrap()
-}
-
 /// Writes the packages and an unsorted index.yaml (file order as designed) into `repo`.
 fn build_repository(repo: &Path) -> IndexFile {
     let created = GoTime::parse("2024-01-01T00:00:00Z");
@@ -114,7 +91,8 @@ fn build_repository(repo: &Path) -> IndexFile {
     for (name, versions) in charts() {
         for (entry, version) in versions.into_iter().enumerate() {
             let file = format!("{name}-entry-{entry}.tgz");
-            let bytes = package(&name, version, entry);
+            // The description names the entry, so `helm show chart` reveals the choice.
+            let bytes = common::chart_package(&name, version, &format!("{name} entry {entry}"));
             std::fs::write(repo.join(&file), &bytes).unwrap();
             index
                 .entries
