@@ -53,6 +53,11 @@ measure "sha256sum of every package (1 core, the hashing bound)" sh -c "cat '$pk
 diff <(grep -v 'created:\|generated:' "$out/helm-index.yaml") <(grep -v 'created:\|generated:' "$pkgdir/index.yaml") >/dev/null \
   && echo "repo index: chartkit's index equals helm's (timestamps aside)" \
   || echo "repo index: OUTPUT DIFFERS from helm's" >&2
+# The warm run's fallback: one new package means a full run over the previous index.
+mkdir -p "$pkgdir/added"
+cp "$(ls "$pkgdir"/*.tgz | head -n 1)" "$pkgdir/added/"
+measure "chartkit repo index, warm, one package added" "$chartkit" repo index "$pkgdir" --url https://charts.example.com
+rm -rf "$pkgdir/added"
 
 # (b) load a synthetic index and resolve ^1.2.
 idx=$out/index-${index_mb}mb.yaml

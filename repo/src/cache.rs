@@ -116,7 +116,7 @@ impl IndexCache {
             && let Some(cached) =
                 open_if(cache_file, |s| s.size == size && s.file_stamp == file_stamp)
         {
-            return Ok(IndexCache::cached(cached, cache_file, false));
+            return Ok(IndexCache::cached(cached, cache_file));
         }
 
         let mut bytes = Vec::with_capacity(size as usize);
@@ -129,18 +129,22 @@ impl IndexCache {
         };
         if let Some(cache_file) = &cache_file
             && let Ok(mut existing) = std::fs::read(cache_file)
-            && compact::read_stamp(&existing).is_ok_and(|s| s.sha256 == sha256)
+            && let Ok(recorded) = compact::read_stamp(&existing)
+            && recorded.sha256 == sha256
         {
-            // Same content, new identity (a touch, a copy, a rewrite): keep the compact
-            // form, if it is whole, and record the new stamp so the next load can skip
-            // hashing.
+            // Same content, new identity (a touch, a copy, a rewrite) or an identity too
+            // recent to trust: keep the compact form, if it is whole, and record the new
+            // stamp so a later load can skip hashing.
             compact::restamp(&mut existing, size, file_stamp);
             if let Ok(compact) = CompactIndex::open(CompactSource::Memory(existing)) {
+                let restamped = recorded.size != size || recorded.file_stamp != file_stamp;
                 let not_cached = match compact.source() {
-                    CompactSource::Memory(bytes) => write_cache(cache_file, bytes).err(),
-                    CompactSource::File(_) => None,
+                    CompactSource::Memory(bytes) if restamped => {
+                        write_cache(cache_file, bytes).err()
+                    }
+                    _ => None,
                 };
-                let mut loaded = IndexCache::cached(compact, cache_file, false);
+                let mut loaded = IndexCache::cached(compact, cache_file);
                 if not_cached.is_some() {
                     loaded.cache_file = None;
                 }
@@ -181,11 +185,12 @@ impl IndexCache {
         })
     }
 
-    fn cached(compact: CompactIndex<CompactSource>, file: &Path, rebuilt: bool) -> IndexCache {
+    /// An index served from its cache file (or, after a refused rewrite, from memory).
+    fn cached(compact: CompactIndex<CompactSource>, file: &Path) -> IndexCache {
         IndexCache {
             compact,
             warnings: Vec::new(),
-            rebuilt,
+            rebuilt: false,
             cache_file: Some(file.to_owned()),
             not_cached: None,
         }
