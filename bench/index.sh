@@ -53,6 +53,11 @@ measure "sha256sum of every package (1 core, the hashing bound)" sh -c "cat '$pk
 diff <(grep -v 'created:\|generated:' "$out/helm-index.yaml") <(grep -v 'created:\|generated:' "$pkgdir/index.yaml") >/dev/null \
   && echo "repo index: chartkit's index equals helm's (timestamps aside)" \
   || echo "repo index: OUTPUT DIFFERS from helm's" >&2
+# The warm run's fallback: one new package means a full run over the previous index.
+mkdir -p "$pkgdir/added"
+cp "$(ls "$pkgdir"/*.tgz | head -n 1)" "$pkgdir/added/"
+measure "chartkit repo index, warm, one package added" "$chartkit" repo index "$pkgdir" --url https://charts.example.com
+rm -rf "$pkgdir/added"
 
 # (b) load a synthetic index and resolve ^1.2.
 idx=$out/index-${index_mb}mb.yaml
@@ -66,7 +71,7 @@ cp "$idx" "$hh/cache/helm/repository/bench-index.yaml"
 measure "helm search repo --version ^1.2 (${idx_mb} MB index)" env HELM_CONFIG_HOME="$hh/config/helm" HELM_CACHE_HOME="$hh/cache/helm" HELM_DATA_HOME="$hh/data" \
   "$helm" search repo bench/$chart --version ^1.2 -o json
 helm_answer=$(jq -r '.[0].version' "$out/last.out" 2>/dev/null || python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))[0]["version"])' "$out/last.out")
-rm -f "$idx.ckidx-v1"
+rm -rf "$CHARTKIT_CACHE_HOME/index-v1"
 measure "chartkit repo query --version ^1.2, first load (parses, writes cache)" "$chartkit" repo query "$idx" "$chart" --version ^1.2
 measure "chartkit repo query --version ^1.2, cached" "$chartkit" repo query "$idx" "$chart" --version ^1.2
 ours=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))[0]["version"])' "$out/last.out")

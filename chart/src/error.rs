@@ -3,7 +3,7 @@ use std::path::PathBuf;
 
 use crate::archive::ArchiveError;
 use crate::helmignore::RuleError;
-use crate::metadata::{MetadataError, MetadataYamlError};
+use crate::metadata::{MetadataYamlError, ValidationError};
 
 /// Why a chart could not be loaded. Every variant names the file it is about.
 #[derive(Debug, thiserror::Error)]
@@ -42,8 +42,11 @@ pub enum LoadError {
         source: MetadataYamlError,
     },
     /// Chart.yaml breaks one of the rules every chart must follow.
-    #[error("`{file}`: {source}")]
-    Invalid { file: String, source: MetadataError },
+    #[error("`{file}`: {source}\nhint: {}", source.hint())]
+    Invalid {
+        file: String,
+        source: ValidationError,
+    },
     /// Chart.lock or requirements.lock cannot be read.
     #[error("`{file}`: {source}")]
     Lock {

@@ -14,12 +14,16 @@ mod load;
 mod lock;
 mod metadata;
 mod package;
-mod yaml_fields;
+pub mod yaml_fields;
 
 pub use chart::{CHART_FILE, Chart, SCHEMA_FILE, VALUES_FILE};
 pub use error::LoadError;
 pub use file::File;
 pub use load::{LoadOptions, load, load_archive, load_dir, load_files};
 pub use lock::Lock;
-pub use metadata::{ApiVersion, ChartType, Dependency, Maintainer, Metadata};
+pub use metadata::{
+    ApiVersion, ChartFileError, ChartType, Dependency, Maintainer, Metadata, MetadataError,
+    MetadataYamlError, ValidationError,
+};
 pub use package::{PackageError, PackageOptions, Packaged, package, package_all, package_to_bytes};
+pub use yaml_fields::{Decoding, FieldError, FieldErrorKind, Fields};

@@ -10,8 +10,7 @@ use crate::error::LoadError;
 use crate::file::File;
 use crate::helmignore::{HELMIGNORE, Rules};
 use crate::lock::Lock;
-use crate::metadata::{ApiVersion, Metadata, MetadataYamlError, decode_dependencies};
-use crate::yaml_fields::Fields;
+use crate::metadata::{ApiVersion, Metadata};
 
 /// Options for loading charts.
 #[derive(Debug, Clone, Copy, Default)]
@@ -146,15 +145,17 @@ pub fn load_files(
             origin: origin.to_owned(),
         });
     };
-    let mut metadata =
-        Metadata::from_yaml(&chart_yaml.text()).map_err(|source| LoadError::Metadata {
-            file: path_of(CHART_FILE),
-            source,
-        })?;
-    if metadata.api_version.is_empty() {
-        // Helm 2 charts may omit apiVersion; Helm treats them as v1.
-        metadata.api_version = "v1".to_owned();
-    }
+    // Helm reads Chart.yaml first wherever it is in the file list, then lays
+    // requirements.yaml over it (for every apiVersion, warning for v2).
+    let requirements = files.iter().find(|f| f.name == "requirements.yaml");
+    let mut metadata = Metadata::from_chart_files(
+        &chart_yaml.text(),
+        requirements.map(|f| f.text()).as_deref(),
+    )
+    .map_err(|e| LoadError::Metadata {
+        file: path_of(e.file),
+        source: e.source,
+    })?;
 
     let mut chart = Chart::default();
     let mut subcharts: BTreeMap<String, Vec<File>> = BTreeMap::new();
@@ -176,11 +177,8 @@ pub fn load_files(
             }
             SCHEMA_FILE => chart.schema = Some(file.data),
             "requirements.yaml" | "requirements.lock" => {
-                if name == "requirements.yaml" {
-                    if let Some(dependencies) = requirements(&file, &path_of(name))? {
-                        metadata.dependencies = dependencies;
-                    }
-                } else {
+                // requirements.yaml was laid over Chart.yaml above.
+                if name == "requirements.lock" {
                     chart.lock = Some(lock(&file, &path_of(name))?);
                 }
                 // v1 charts keep these files; v2 charts should not have them at all.
@@ -271,27 +269,6 @@ fn lock(file: &File, path: &str) -> Result<Lock, LoadError> {
     })
 }
 
-/// The `dependencies` of a v1 chart's requirements.yaml, if it declares any.
-fn requirements(
-    file: &File,
-    path: &str,
-) -> Result<Option<Vec<crate::metadata::Dependency>>, LoadError> {
-    let error = |source| LoadError::Metadata {
-        file: path.to_owned(),
-        source,
-    };
-    let node =
-        chartkit_yaml::parse_node(&file.text()).map_err(|e| error(MetadataYamlError::Yaml(e)))?;
-    let fields = Fields::of(&node, "requirements.yaml")
-        .map_err(|e| error(MetadataYamlError::Metadata(e.into())))?;
-    if fields.get("dependencies").is_none() {
-        return Ok(None);
-    }
-    decode_dependencies(&fields)
-        .map(Some)
-        .map_err(|e| error(MetadataYamlError::Metadata(e)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,7 +334,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(chart.metadata.api_version, "v1");
-        assert_eq!(chart.metadata.dependencies[0].name, "db");
+        assert_eq!(chart.metadata.dependencies().next().unwrap().name, "db");
         assert_eq!(chart.files[0].name, "requirements.yaml");
     }
 
@@ -397,7 +374,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "`web/charts/sub/Chart.yaml`: chart.metadata.version is required"
+            "`web/charts/sub/Chart.yaml`: validation: chart.metadata.version is required\nhint: add `version:` with a semantic version such as 0.1.0"
         );
     }
 }

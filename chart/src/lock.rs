@@ -2,8 +2,8 @@
 
 use chartkit_yaml::{Map, Value};
 
-use crate::metadata::{Dependency, MetadataError, MetadataYamlError, decode_dependencies};
-use crate::yaml_fields::Fields;
+use crate::metadata::{Dependency, MetadataError, MetadataYamlError, decode_locked_dependencies};
+use crate::yaml_fields::{Decoding, Fields};
 
 /// A dependency lock file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,8 +18,12 @@ pub struct Lock {
 impl Lock {
     pub fn from_yaml(text: &str) -> Result<Lock, MetadataYamlError> {
         let node = chartkit_yaml::parse_node(text).map_err(MetadataYamlError::Yaml)?;
-        let fields =
-            Fields::of(&node, "lock file").map_err(|e| MetadataYamlError::Metadata(e.into()))?;
+        let fields = Fields::document(
+            &node,
+            &["generated", "digest", "dependencies"],
+            Decoding::LENIENT,
+        )
+        .map_err(|e| MetadataYamlError::Metadata(e.into()))?;
         let generated_node = fields.get("generated");
         let generated = fields
             .string("generated")
@@ -39,7 +43,8 @@ impl Lock {
             digest: fields
                 .string("digest")
                 .map_err(|e| MetadataYamlError::Metadata(e.into()))?,
-            dependencies: decode_dependencies(&fields).map_err(MetadataYamlError::Metadata)?,
+            dependencies: decode_locked_dependencies(&fields)
+                .map_err(MetadataYamlError::Metadata)?,
         })
     }
 

@@ -1,11 +1,12 @@
-//! `Chart.yaml`: the chart's metadata, decoded and validated as Helm does.
+//! `Chart.yaml`: the chart's metadata, decoded and validated as Helm does. The same model is
+//! what a repository index carries for each chart version (`chartkit-index`).
 
 use std::collections::BTreeMap;
 
 use chartkit_version::Version;
 use chartkit_yaml::{Map, Node, Value};
 
-use crate::yaml_fields::{FieldError, Fields};
+use crate::yaml_fields::{Decoding, FieldError, Fields};
 
 /// The chart API version: `v1` (Helm 2 charts, dependencies in requirements.yaml) or `v2`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +48,11 @@ pub struct Dependency {
 }
 
 /// The contents of Chart.yaml. Strings are empty when absent, as in Helm.
+///
+/// `maintainers` and `dependencies` hold `None` where the YAML list has a null item (Go's
+/// nil pointer). [`Metadata::validate`] refuses those, so a loaded chart never has one; a
+/// repository index, though, keeps an entry whose only fault is a repeated dependency, and
+/// any null dependency after the repeat stays in it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Metadata {
     pub name: String,
@@ -55,7 +61,7 @@ pub struct Metadata {
     pub version: String,
     pub description: String,
     pub keywords: Vec<String>,
-    pub maintainers: Vec<Maintainer>,
+    pub maintainers: Vec<Option<Maintainer>>,
     pub icon: String,
     pub api_version: String,
     pub condition: String,
@@ -64,49 +70,90 @@ pub struct Metadata {
     pub deprecated: bool,
     pub annotations: BTreeMap<String, String>,
     pub kube_version: String,
-    pub dependencies: Vec<Dependency>,
+    pub dependencies: Vec<Option<Dependency>>,
     /// `type`: empty, `application` or `library`.
     pub chart_type: String,
 }
 
-/// Why Chart.yaml (or requirements.yaml) could not be decoded or is invalid.
+/// Why Chart.yaml, requirements.yaml or a lock file could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MetadataError {
-    /// A field has the wrong YAML type.
-    #[error("line {line}: field `{field}` must be {expected}, found {found}")]
-    Field {
-        line: usize,
-        field: String,
-        expected: &'static str,
-        found: &'static str,
-    },
-    /// A rule Helm enforces on every chart (`chart.metadata.*`).
+    /// A field has the wrong YAML type (or, in strict decoding, is unknown or repeated).
+    #[error("{0}")]
+    Field(#[from] FieldError),
+    /// A value that decodes but cannot be used (lock files).
     #[error("{0}")]
     Invalid(String),
 }
 
-impl From<FieldError> for MetadataError {
-    fn from(e: FieldError) -> Self {
-        MetadataError::Field {
-            line: e.line,
-            field: e.field,
-            expected: e.expected,
-            found: e.found,
+/// Why metadata fails Helm's `Metadata.Validate`. The messages are Helm's, word for word
+/// (`helm repo index` and `helm pull` users see them in warnings); [`ValidationError::hint`]
+/// says what to change.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    #[error("validation: chart.metadata.apiVersion is required")]
+    NoApiVersion,
+    #[error("validation: chart.metadata.name is required")]
+    NoName,
+    #[error("validation: chart.metadata.name {0:?} is invalid")]
+    BadName(String),
+    #[error("validation: chart.metadata.version is required")]
+    NoVersion,
+    #[error("validation: chart.metadata.version {0:?} is invalid")]
+    BadVersion(String),
+    #[error("validation: chart.metadata.type must be application or library")]
+    BadType,
+    #[error("validation: maintainers must not contain empty or null nodes")]
+    NullMaintainer,
+    #[error("validation: dependencies must not contain empty or null nodes")]
+    NullDependency,
+    /// The dependency's name (Helm names the dependency, not the alias).
+    #[error("validation: dependency {0:?} has disallowed characters in the alias")]
+    BadAlias(String),
+    /// Helm tolerates this one in repository indexes (JFrog strips aliases).
+    #[error("validation: more than one dependency with name or alias {0:?}")]
+    DuplicateDependency(String),
+}
+
+impl ValidationError {
+    /// What to change in Chart.yaml.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            ValidationError::NoApiVersion => "add `apiVersion: v2` to Chart.yaml",
+            ValidationError::NoName => "add `name:` with the chart's name to Chart.yaml",
+            ValidationError::BadName(_) => "a chart name must not contain `/`",
+            ValidationError::NoVersion => "add `version:` with a semantic version such as 0.1.0",
+            ValidationError::BadVersion(_) => "use a semantic version such as 1.2.3 or 1.2.3-rc.1",
+            ValidationError::BadType => "set `type:` to application or library, or remove it",
+            ValidationError::NullMaintainer => "remove the empty item from `maintainers`",
+            ValidationError::NullDependency => "remove the empty item from `dependencies`",
+            ValidationError::BadAlias(_) => "an alias may use only letters, digits, `-` and `_`",
+            ValidationError::DuplicateDependency(_) => {
+                "give dependencies of the same chart distinct aliases"
+            }
         }
+    }
+
+    /// Errors Helm ignores when it loads a repository index
+    /// (`ignoreSkippableChartValidationError`): the entry is kept.
+    pub fn skippable_in_index(&self) -> bool {
+        matches!(self, ValidationError::DuplicateDependency(_))
     }
 }
 
 impl Maintainer {
-    fn decode(node: &Node) -> Result<Maintainer, FieldError> {
-        let fields = Fields::of(node, "maintainers")?;
-        Ok(Maintainer {
-            name: fields.string("name")?,
-            email: fields.string("email")?,
-            url: fields.string("url")?,
-        })
+    /// The JSON field names Helm decodes and writes.
+    pub const FIELDS: &'static [&'static str] = &["name", "email", "url"];
+
+    /// Decodes a maintainer's fields into `self`.
+    pub fn decode_fields(&mut self, fields: &Fields<'_>) -> Result<(), FieldError> {
+        fields.string_into("name", &mut self.name)?;
+        fields.string_into("email", &mut self.email)?;
+        fields.string_into("url", &mut self.url)
     }
 
-    fn to_value(&self) -> Value {
+    /// The maintainer as Helm serialises it (empty fields left out).
+    pub fn to_value(&self) -> Value {
         let mut map = Map::new();
         put_str(&mut map, "name", &self.name);
         put_str(&mut map, "email", &self.email);
@@ -116,18 +163,28 @@ impl Maintainer {
 }
 
 impl Dependency {
-    pub(crate) fn decode(node: &Node) -> Result<Dependency, FieldError> {
-        let fields = Fields::of(node, "dependencies")?;
-        Ok(Dependency {
-            name: fields.string("name")?,
-            version: fields.string("version")?,
-            repository: fields.string("repository")?,
-            condition: fields.string("condition")?,
-            tags: fields.string_list("tags")?,
-            enabled: fields.boolean("enabled")?,
-            import_values: fields.value_list("import-values")?,
-            alias: fields.string("alias")?,
-        })
+    /// The JSON field names Helm decodes and writes, in its struct order.
+    pub const FIELDS: &'static [&'static str] = &[
+        "name",
+        "version",
+        "repository",
+        "condition",
+        "tags",
+        "enabled",
+        "import-values",
+        "alias",
+    ];
+
+    /// Decodes a dependency's fields into `self`.
+    pub fn decode_fields(&mut self, fields: &Fields<'_>) -> Result<(), FieldError> {
+        fields.string_into("name", &mut self.name)?;
+        fields.string_into("version", &mut self.version)?;
+        fields.string_into("repository", &mut self.repository)?;
+        fields.string_into("condition", &mut self.condition)?;
+        fields.string_list_into("tags", &mut self.tags)?;
+        fields.boolean_into("enabled", &mut self.enabled)?;
+        fields.value_list_into("import-values", &mut self.import_values)?;
+        fields.string_into("alias", &mut self.alias)
     }
 
     /// The name this dependency is known by in the parent: its alias, or its name.
@@ -139,23 +196,23 @@ impl Dependency {
         }
     }
 
-    fn validate(&mut self) -> Result<(), MetadataError> {
-        self.name = sanitize(&self.name);
-        self.version = sanitize(&self.version);
-        self.repository = sanitize(&self.repository);
-        self.condition = sanitize(&self.condition);
-        for tag in &mut self.tags {
-            *tag = sanitize(tag);
+    /// Helm's `Dependency.Validate`: sanitises, then checks the alias.
+    fn validate(&mut self) -> Result<(), ValidationError> {
+        for field in [
+            &mut self.name,
+            &mut self.version,
+            &mut self.repository,
+            &mut self.condition,
+        ] {
+            sanitize(field);
         }
+        self.tags.iter_mut().for_each(sanitize);
         let alias_ok = self
             .alias
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         if !self.alias.is_empty() && !alias_ok {
-            return Err(MetadataError::Invalid(format!(
-                "dependency {:?} has disallowed characters in the alias {:?}; use letters, digits, `-` and `_`",
-                self.name, self.alias
-            )));
+            return Err(ValidationError::BadAlias(self.name.clone()));
         }
         Ok(())
     }
@@ -184,64 +241,138 @@ impl Dependency {
     }
 }
 
-/// Decodes the `dependencies` list shared by Chart.yaml and requirements.yaml; null
-/// entries are refused as Helm's validation does.
-pub(crate) fn decode_dependencies(fields: &Fields<'_>) -> Result<Vec<Dependency>, MetadataError> {
-    let deps = fields.list_of("dependencies", |node| match node {
-        Some(node) => Dependency::decode(node).map(Some),
-        None => Ok(None),
-    })?;
-    deps.into_iter()
+/// Decodes a lock file's `dependencies`, refusing null items: nothing downstream could use
+/// a lock entry that names no chart.
+pub(crate) fn decode_locked_dependencies(
+    fields: &Fields<'_>,
+) -> Result<Vec<Dependency>, MetadataError> {
+    let mut dependencies = Vec::new();
+    fields.list_into(
+        "dependencies",
+        Dependency::FIELDS,
+        &mut dependencies,
+        Dependency::decode_fields,
+    )?;
+    dependencies
+        .into_iter()
         .map(|d| {
             d.ok_or_else(|| {
-                MetadataError::Invalid("dependencies must not contain empty or null entries".into())
+                MetadataError::Invalid(
+                    "`dependencies` has an empty item; remove it or run `chartkit dependency update`"
+                        .into(),
+                )
             })
         })
         .collect()
 }
 
+/// Which file of a chart's metadata failed to decode, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {source}")]
+pub struct ChartFileError {
+    /// `Chart.yaml` or `requirements.yaml`.
+    pub file: &'static str,
+    pub source: MetadataYamlError,
+}
+
 impl Metadata {
+    /// The JSON field names Helm decodes and writes, in its struct order.
+    pub const FIELDS: &'static [&'static str] = &[
+        "name",
+        "home",
+        "sources",
+        "version",
+        "description",
+        "keywords",
+        "maintainers",
+        "icon",
+        "apiVersion",
+        "condition",
+        "tags",
+        "appVersion",
+        "deprecated",
+        "annotations",
+        "kubeVersion",
+        "dependencies",
+        "type",
+    ];
+
     /// Decodes Chart.yaml text. Unknown fields are ignored, as Helm ignores them.
     pub fn from_yaml(text: &str) -> Result<Metadata, MetadataYamlError> {
-        let node = chartkit_yaml::parse_node(text).map_err(MetadataYamlError::Yaml)?;
-        Metadata::decode(&node).map_err(MetadataYamlError::Metadata)
+        let mut metadata = Metadata::default();
+        metadata.merge_yaml(text)?;
+        Ok(metadata)
     }
 
-    fn decode(node: &Node) -> Result<Metadata, MetadataError> {
-        let fields = Fields::of(node, "Chart.yaml")?;
-        let maintainers = fields.list_of("maintainers", |node| match node {
-            Some(node) => Maintainer::decode(node).map(Some),
-            None => Ok(None),
+    /// Decodes YAML text over this metadata, leniently, as Helm's loader lays
+    /// requirements.yaml over Chart.yaml: fields the text has replace (or, for lists and
+    /// maps, are decoded over) the ones here.
+    pub fn merge_yaml(&mut self, text: &str) -> Result<(), MetadataYamlError> {
+        let node = chartkit_yaml::parse_node(text).map_err(MetadataYamlError::Yaml)?;
+        self.decode(&node, Decoding::LENIENT)
+            .map_err(|e| MetadataYamlError::Metadata(e.into()))
+    }
+
+    /// Decodes a metadata document (a map) over `self` with the given rules.
+    pub fn decode(&mut self, node: &Node, decoding: Decoding) -> Result<(), FieldError> {
+        let fields = Fields::document(node, Metadata::FIELDS, decoding)?;
+        self.decode_fields(&fields)
+    }
+
+    /// Decodes the metadata fields among `fields` into `self`. A repository index entry
+    /// shares its map with the entry's own fields, so the caller builds `fields` with both
+    /// sets of names.
+    pub fn decode_fields(&mut self, fields: &Fields<'_>) -> Result<(), FieldError> {
+        fields.string_into("name", &mut self.name)?;
+        fields.string_into("home", &mut self.home)?;
+        fields.string_list_into("sources", &mut self.sources)?;
+        fields.string_into("version", &mut self.version)?;
+        fields.string_into("description", &mut self.description)?;
+        fields.string_list_into("keywords", &mut self.keywords)?;
+        fields.list_into(
+            "maintainers",
+            Maintainer::FIELDS,
+            &mut self.maintainers,
+            Maintainer::decode_fields,
+        )?;
+        fields.string_into("icon", &mut self.icon)?;
+        fields.string_into("apiVersion", &mut self.api_version)?;
+        fields.string_into("condition", &mut self.condition)?;
+        fields.string_into("tags", &mut self.tags)?;
+        fields.string_into("appVersion", &mut self.app_version)?;
+        fields.boolean_into("deprecated", &mut self.deprecated)?;
+        fields.string_map_into("annotations", &mut self.annotations)?;
+        fields.string_into("kubeVersion", &mut self.kube_version)?;
+        fields.list_into(
+            "dependencies",
+            Dependency::FIELDS,
+            &mut self.dependencies,
+            Dependency::decode_fields,
+        )?;
+        fields.string_into("type", &mut self.chart_type)
+    }
+
+    /// A chart's metadata as Helm's loader reads it: Chart.yaml, `apiVersion` defaulted to
+    /// `v1` (Helm 2 charts may omit it), then requirements.yaml, if any, laid over it.
+    /// Validation is separate ([`Metadata::validate`]).
+    pub fn from_chart_files(
+        chart_yaml: &str,
+        requirements_yaml: Option<&str>,
+    ) -> Result<Metadata, ChartFileError> {
+        let mut metadata = Metadata::from_yaml(chart_yaml).map_err(|source| ChartFileError {
+            file: crate::CHART_FILE,
+            source,
         })?;
-        let maintainers = maintainers
-            .into_iter()
-            .map(|m| {
-                m.ok_or_else(|| {
-                    MetadataError::Invalid(
-                        "maintainers must not contain empty or null entries".into(),
-                    )
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(Metadata {
-            name: fields.string("name")?,
-            home: fields.string("home")?,
-            sources: fields.string_list("sources")?,
-            version: fields.string("version")?,
-            description: fields.string("description")?,
-            keywords: fields.string_list("keywords")?,
-            maintainers,
-            icon: fields.string("icon")?,
-            api_version: fields.string("apiVersion")?,
-            condition: fields.string("condition")?,
-            tags: fields.string("tags")?,
-            app_version: fields.string("appVersion")?,
-            deprecated: fields.boolean("deprecated")?,
-            annotations: fields.string_map("annotations")?,
-            kube_version: fields.string("kubeVersion")?,
-            dependencies: decode_dependencies(&fields)?,
-            chart_type: fields.string("type")?,
-        })
+        if metadata.api_version.is_empty() {
+            metadata.api_version = "v1".to_owned();
+        }
+        if let Some(text) = requirements_yaml {
+            metadata.merge_yaml(text).map_err(|source| ChartFileError {
+                file: "requirements.yaml",
+                source,
+            })?;
+        }
+        Ok(metadata)
     }
 
     /// The API version; charts without one are v1, as Helm assumes.
@@ -261,9 +392,20 @@ impl Metadata {
         }
     }
 
-    /// Helm's `Metadata.Validate`: normalises whitespace and drops unprintable characters in
-    /// the free-text fields, then checks the rules every chart must meet.
-    pub fn validate(&mut self) -> Result<(), MetadataError> {
+    /// The maintainers that are not null items.
+    pub fn maintainers(&self) -> impl Iterator<Item = &Maintainer> {
+        self.maintainers.iter().flatten()
+    }
+
+    /// The dependencies that are not null items.
+    pub fn dependencies(&self) -> impl Iterator<Item = &Dependency> {
+        self.dependencies.iter().flatten()
+    }
+
+    /// Helm's `Metadata.Validate`, rule for rule and in its order: sanitises the free-text
+    /// fields in place (whitespace becomes a space, unprintable characters go), then checks
+    /// the rules every chart must meet.
+    pub fn validate(&mut self) -> Result<(), ValidationError> {
         for field in [
             &mut self.name,
             &mut self.description,
@@ -274,58 +416,45 @@ impl Metadata {
             &mut self.app_version,
             &mut self.kube_version,
         ] {
-            *field = sanitize(field);
+            sanitize(field);
         }
-        for text in self.sources.iter_mut().chain(self.keywords.iter_mut()) {
-            *text = sanitize(text);
-        }
-        let invalid = |message: String| Err(MetadataError::Invalid(message));
+        self.sources.iter_mut().for_each(sanitize);
+        self.keywords.iter_mut().for_each(sanitize);
         if self.api_version.is_empty() {
-            return invalid(
-                "chart.metadata.apiVersion is required; add `apiVersion: v2` to Chart.yaml".into(),
-            );
+            return Err(ValidationError::NoApiVersion);
         }
         if self.name.is_empty() {
-            return invalid("chart.metadata.name is required".into());
+            return Err(ValidationError::NoName);
         }
-        if self.name.contains('/')
-            || self.name.contains('\\')
-            || self.name == "."
-            || self.name == ".."
-        {
-            return invalid(format!(
-                "chart.metadata.name {:?} is invalid: it must not contain path separators",
-                self.name
-            ));
+        if go_path_base(&self.name) != self.name {
+            return Err(ValidationError::BadName(self.name.clone()));
         }
         if self.version.is_empty() {
-            return invalid("chart.metadata.version is required".into());
+            return Err(ValidationError::NoVersion);
         }
-        if let Err(e) = Version::parse(&self.version) {
-            return invalid(format!(
-                "chart.metadata.version {:?} is invalid: {e}",
-                self.version
-            ));
+        if Version::parse(&self.version).is_err() {
+            return Err(ValidationError::BadVersion(self.version.clone()));
         }
         if !matches!(self.chart_type.as_str(), "" | "application" | "library") {
-            return invalid(format!(
-                "chart.metadata.type {:?} is invalid: must be application or library",
-                self.chart_type
-            ));
+            return Err(ValidationError::BadType);
         }
         for maintainer in &mut self.maintainers {
-            maintainer.name = sanitize(&maintainer.name);
-            maintainer.email = sanitize(&maintainer.email);
-            maintainer.url = sanitize(&maintainer.url);
+            let Some(m) = maintainer else {
+                return Err(ValidationError::NullMaintainer);
+            };
+            sanitize(&mut m.name);
+            sanitize(&mut m.email);
+            sanitize(&mut m.url);
         }
         let mut seen = std::collections::HashSet::new();
         for dependency in &mut self.dependencies {
-            dependency.validate()?;
-            let key = dependency.effective_name().to_owned();
+            let Some(d) = dependency else {
+                return Err(ValidationError::NullDependency);
+            };
+            d.validate()?;
+            let key = d.effective_name().to_owned();
             if !seen.insert(key.clone()) {
-                return invalid(format!(
-                    "more than one dependency with name or alias {key:?}; give dependencies of the same chart distinct aliases"
-                ));
+                return Err(ValidationError::DuplicateDependency(key));
             }
         }
         Ok(())
@@ -346,9 +475,10 @@ impl Metadata {
             map.insert("keywords".into(), string_list(&self.keywords));
         }
         if !self.maintainers.is_empty() {
+            let items = self.maintainers.iter();
             map.insert(
                 "maintainers".into(),
-                Value::Seq(self.maintainers.iter().map(Maintainer::to_value).collect()),
+                Value::Seq(items.map(|m| nullable(m, Maintainer::to_value)).collect()),
             );
         }
         put_str(&mut map, "icon", &self.icon);
@@ -369,9 +499,10 @@ impl Metadata {
         }
         put_str(&mut map, "kubeVersion", &self.kube_version);
         if !self.dependencies.is_empty() {
+            let items = self.dependencies.iter();
             map.insert(
                 "dependencies".into(),
-                Value::Seq(self.dependencies.iter().map(Dependency::to_value).collect()),
+                Value::Seq(items.map(|d| nullable(d, Dependency::to_value)).collect()),
             );
         }
         put_str(&mut map, "type", &self.chart_type);
@@ -393,6 +524,10 @@ pub enum MetadataYamlError {
     Metadata(MetadataError),
 }
 
+fn nullable<T>(item: &Option<T>, to_value: fn(&T) -> Value) -> Value {
+    item.as_ref().map_or(Value::Null, to_value)
+}
+
 fn put_str(map: &mut Map, key: &str, value: &str) {
     if !value.is_empty() {
         map.insert(key.to_owned(), Value::from(value));
@@ -403,15 +538,29 @@ fn string_list(items: &[String]) -> Value {
     Value::Seq(items.iter().map(|s| Value::from(s.as_str())).collect())
 }
 
-/// Helm's `sanitizeString`: whitespace becomes a plain space, unprintable characters go.
-fn sanitize(text: &str) -> String {
+/// Go's `filepath.Base` on Unix, which Helm compares the chart name with.
+fn go_path_base(path: &str) -> &str {
+    if path.is_empty() {
+        return ".";
+    }
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return "/";
+    }
+    trimmed.rsplit('/').next().unwrap_or(trimmed)
+}
+
+/// Helm's `sanitizeString`: any Unicode space becomes a plain space and characters Go does
+/// not consider printable are dropped. Leaves the common all-printable text untouched.
+fn sanitize(text: &mut String) {
     if text
         .chars()
         .all(|c| c == ' ' || (!c.is_whitespace() && is_printable(c)))
     {
-        return text.to_owned();
+        return;
     }
-    text.chars()
+    *text = text
+        .chars()
         .filter_map(|c| {
             if c.is_whitespace() {
                 Some(' ')
@@ -421,17 +570,23 @@ fn sanitize(text: &str) -> String {
                 None
             }
         })
-        .collect()
+        .collect();
 }
 
-/// Go's `unicode.IsPrint` for non-space characters: no control, format, private-use or
-/// noncharacter code points.
+/// Go's `unicode.IsPrint` for characters that are not spaces: not a control (Cc), format
+/// (Cf, as of Unicode 15), private-use (Co) or noncharacter code point. Other unassigned
+/// code points count as printable, a known approximation: std has no general-category table.
 fn is_printable(c: char) -> bool {
     let code = c as u32;
     !(c.is_control()
-        || matches!(code, 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB)
-        || matches!(code, 0xE000..=0xF8FF | 0xF0000..=0x10FFFF)
-        || (code & 0xFFFE) == 0xFFFE)
+        || matches!(code, 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x890..=0x891 | 0x8E2)
+        || matches!(code, 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064)
+        || matches!(code, 0x2066..=0x206F | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD)
+        || matches!(code, 0x13430..=0x1343F | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A)
+        || matches!(code, 0xE0001 | 0xE0020..=0xE007F)
+        || matches!(code, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
+        || (code & 0xFFFE) == 0xFFFE
+        || matches!(code, 0xFDD0..=0xFDEF))
 }
 
 #[cfg(test)]
@@ -452,9 +607,10 @@ mod tests {
         );
         assert_eq!(m.app_version, "1.1", "unquoted 1.10 is a float to Helm");
         assert_eq!(m.annotations.get("a").map(String::as_str), Some("1"));
-        assert_eq!(m.dependencies[0].effective_name(), "c2");
-        assert_eq!(m.dependencies[0].import_values.len(), 2);
-        assert_eq!(m.maintainers[0].url, "u");
+        let dependency = m.dependencies().next().unwrap();
+        assert_eq!(dependency.effective_name(), "c2");
+        assert_eq!(dependency.import_values.len(), 2);
+        assert_eq!(m.maintainers().next().unwrap().url, "u");
         assert!(m.deprecated);
         assert_eq!(m.kind(), ChartType::Application);
     }
@@ -471,67 +627,124 @@ mod tests {
             err.to_string(),
             "line 1: field `name` must be a string, found a list"
         );
+        let err =
+            Metadata::from_yaml("name: x\nmaintainers:\n- name: a\n- email: [b]\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 4: field `maintainers[1].email` must be a string, found a list"
+        );
+        let err = Metadata::from_yaml("- a\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1: the document must be a map of fields, found a list"
+        );
     }
 
     #[test]
-    fn validation_rules() {
+    fn validation_follows_helm_word_for_word() {
         let check = |text: &str| meta(text).validate().map_err(|e| e.to_string());
         assert!(
             check("apiVersion: v2\nname: a\nversion: 1.0\n").is_ok(),
             "Helm accepts short versions"
         );
-        assert!(
-            check("name: a\nversion: 1.0.0\n")
-                .unwrap_err()
-                .contains("apiVersion is required")
+        let cases = [
+            (
+                "name: a\nversion: 1.0.0\n",
+                "validation: chart.metadata.apiVersion is required",
+            ),
+            (
+                "apiVersion: v2\nversion: 1.0.0\n",
+                "validation: chart.metadata.name is required",
+            ),
+            (
+                "apiVersion: v2\nname: ../../test\nversion: 1.0.0\n",
+                "validation: chart.metadata.name \"../../test\" is invalid",
+            ),
+            (
+                "apiVersion: v2\nname: a\n",
+                "validation: chart.metadata.version is required",
+            ),
+            (
+                "apiVersion: v2\nname: a\nversion: 1.2.3.4\n",
+                "validation: chart.metadata.version \"1.2.3.4\" is invalid",
+            ),
+            (
+                "apiVersion: v2\nname: a\nversion: 1.0.0\ntype: app\n",
+                "validation: chart.metadata.type must be application or library",
+            ),
+            (
+                "apiVersion: v2\nname: a\nversion: 1.0.0\ndependencies: [{name: x, alias: 'a b'}]\n",
+                "validation: dependency \"x\" has disallowed characters in the alias",
+            ),
+            (
+                "apiVersion: v2\nname: a\nversion: 1.0.0\ndependencies: [{name: x}, {name: y, alias: x}]\n",
+                "validation: more than one dependency with name or alias \"x\"",
+            ),
+            (
+                "apiVersion: v2\nname: a\nversion: 1.0.0\nmaintainers: [~]\n",
+                "validation: maintainers must not contain empty or null nodes",
+            ),
+            (
+                "apiVersion: v2\nname: a\nversion: 1.0.0\ndependencies: [{name: x}, ~]\n",
+                "validation: dependencies must not contain empty or null nodes",
+            ),
+            // Helm checks in order: the version before the null maintainer.
+            (
+                "apiVersion: v2\nname: a\nmaintainers: [~]\n",
+                "validation: chart.metadata.version is required",
+            ),
+        ];
+        for (text, want) in cases {
+            assert_eq!(check(text).unwrap_err(), want, "{text}");
+        }
+        // filepath.Base leaves these names alone, so Helm accepts them on Linux.
+        for name in ["a\\\\b", "..", "\"/\""] {
+            let text = format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n");
+            assert!(check(&text).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_repeated_dependency_is_the_only_error_an_index_skips() {
+        let mut m = meta(
+            "apiVersion: v2\nname: a\nversion: 1.0.0\ndependencies: [{name: x}, {name: x}, ~]\n",
         );
-        assert!(
-            check("apiVersion: v2\nversion: 1.0.0\n")
-                .unwrap_err()
-                .contains("name is required")
+        let err = m.validate().unwrap_err();
+        assert!(err.skippable_in_index(), "{err}");
+        assert_eq!(m.dependencies.len(), 3);
+        assert_eq!(
+            m.to_yaml(),
+            "apiVersion: v2\ndependencies:\n- name: x\n  repository: \"\"\n- name: x\n  repository: \"\"\n- null\nname: a\nversion: 1.0.0\n"
         );
-        assert!(
-            check("apiVersion: v2\nname: a/b\nversion: 1.0.0\n")
-                .unwrap_err()
-                .contains("name \"a/b\" is invalid")
+    }
+
+    #[test]
+    fn requirements_are_laid_over_chart_yaml_as_go_decodes() {
+        let m = Metadata::from_chart_files(
+            "name: old\nversion: 1.0.0\nannotations: {a: '1'}\ndependencies:\n- name: db\n  repository: https://r\n",
+            Some("dependencies:\n- name: cache\nannotations: {b: '2'}\n"),
+        )
+        .unwrap();
+        assert_eq!(m.api_version, "v1");
+        let dependency = m.dependencies().next().unwrap();
+        assert_eq!(
+            (dependency.name.as_str(), dependency.repository.as_str()),
+            ("cache", "https://r"),
+            "the item is decoded over the existing one"
         );
+        assert_eq!(m.annotations.len(), 2, "map keys are added");
+        let err = Metadata::from_chart_files("name: x\n", Some("tags: [a]\n")).unwrap_err();
         assert!(
-            check("apiVersion: v2\nname: a\n")
-                .unwrap_err()
-                .contains("version is required")
-        );
-        assert!(
-            check("apiVersion: v2\nname: a\nversion: one\n")
-                .unwrap_err()
-                .contains("version \"one\" is invalid")
-        );
-        assert!(
-            check("apiVersion: v2\nname: a\nversion: 1.0.0\ntype: app\n")
-                .unwrap_err()
-                .contains("application or library")
-        );
-        assert!(
-            check(
-                "apiVersion: v2\nname: a\nversion: 1.0.0\ndependencies: [{name: x, alias: 'a b'}]\n"
-            )
-            .unwrap_err()
-            .contains("disallowed characters in the alias")
-        );
-        assert!(check("apiVersion: v2\nname: a\nversion: 1.0.0\ndependencies: [{name: x}, {name: y, alias: x}]\n")
-            .unwrap_err()
-            .contains("more than one dependency"));
-        assert!(
-            Metadata::from_yaml("apiVersion: v2\nname: a\nversion: 1.0.0\nmaintainers: [~]\n")
-                .unwrap_err()
-                .to_string()
-                .contains("maintainers must not contain empty or null entries")
+            err.to_string()
+                .starts_with("requirements.yaml: line 1: field `tags` must be a string"),
+            "{err}"
         );
     }
 
     #[test]
     fn sanitising_flattens_whitespace() {
         let mut m = meta(
-            "apiVersion: v2\nname: a\nversion: 1.0.0\ndescription: \"two\\nlines\\tand\\u200bzw\"\n",
+            "apiVersion: v2\nname: a\nversion: 1.0.0\ndescription: \"two\\nlines\\tand\\u200bzw\\a\"\n",
         );
         m.validate().unwrap();
         assert_eq!(m.description, "two lines andzw");

@@ -132,8 +132,7 @@ fn prepare(dir: &Path, options: &PackageOptions) -> Result<(Packaged, Vec<u8>), 
     }
     let missing: Vec<String> = chart
         .metadata
-        .dependencies
-        .iter()
+        .dependencies()
         .filter(|d| !chart.dependencies.iter().any(|sub| sub.name() == d.name))
         .map(|d| d.name.clone())
         .collect();

@@ -44,8 +44,9 @@ pub enum RepoCommand {
     Index(RepoIndexArgs),
     /// Choose chart versions from an index file, as `helm search repo` and `helm pull` do.
     ///
-    /// Prints JSON like `helm search repo -o json`. The parsed index is cached beside the file
-    /// (INDEX.ckidx-v1) and reused while the index's digest is unchanged.
+    /// Prints JSON like `helm search repo -o json`. The parsed index is cached in chartkit's
+    /// cache directory (CHARTKIT_CACHE_HOME, else XDG_CACHE_HOME/chartkit, else
+    /// ~/.cache/chartkit) and reused while the index is unchanged.
     Query(RepoQueryArgs),
 }
 

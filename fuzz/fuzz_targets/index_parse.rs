@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(again.is_ok(), "our own output must read back: {again:?}");
         let compact = chartkit_index::compact::encode(
             &loaded.index,
-            chartkit_index::compact::SourceStamp { sha256: [0; 32], size: 0, mtime_ns: 0 },
+            chartkit_index::compact::SourceStamp { sha256: [0; 32], size: 0, file_stamp: 0 },
         );
         if let Ok(opened) = chartkit_index::compact::CompactIndex::open(compact) {
             for name in loaded.index.entries.keys() {

@@ -1,18 +1,19 @@
-//! Reading index files and Chart.yaml metadata with Helm's rules.
+//! Reading index files with Helm's rules.
 //!
 //! Helm decodes an index with `json.Unmarshal` when the bytes are valid JSON, and otherwise
-//! with `sigs.k8s.io/yaml.UnmarshalStrict`: YAML to JSON (scalars become strings where the
-//! target field is a string), then JSON into the structs with unknown fields refused, and
-//! duplicate YAML keys refused. Chart.yaml goes through the lenient `yaml.Unmarshal`.
+//! with `sigs.k8s.io/yaml.UnmarshalStrict`: repeated YAML keys refused, then YAML to JSON
+//! (scalars become strings where the target field is a string) and JSON into the structs
+//! with unknown fields refused. The chart crate's field decoder implements both
+//! ([`Decoding::JSON`], [`Decoding::STRICT`]); this module adds the index's own fields.
 //! Type mismatches fail the whole file; only null entries and entries that fail
 //! `Metadata.Validate` are skipped, each with a warning.
 
 use std::collections::BTreeMap;
 
+use chartkit_chart::{Decoding, FieldError, FieldErrorKind, Fields, Metadata};
 use chartkit_yaml::{Node, NodeKind, Value};
 
 use crate::gotime::GoTime;
-use crate::metadata::{ChartMetadata, Dependency, Maintainer};
 use crate::model::{API_VERSION_V1, ChartVersion, IndexFile};
 
 /// Why an index could not be read.
@@ -24,7 +25,7 @@ pub enum IndexError {
     /// The file is not YAML (or JSON) at all.
     #[error("{0}")]
     Syntax(#[from] chartkit_yaml::Error),
-    /// A field holds the wrong kind of value, or a key Helm does not know.
+    /// A field holds the wrong kind of value, a key Helm does not know, or a repeated key.
     #[error("{}{path}: {message}", position(*line, *column))]
     Field {
         /// Dotted path of the field, e.g. `entries.nginx[2].urls`.
@@ -46,6 +47,29 @@ fn position(line: usize, column: usize) -> String {
     }
 }
 
+impl From<FieldError> for IndexError {
+    fn from(e: FieldError) -> IndexError {
+        let message = match e.kind {
+            FieldErrorKind::Type { expected, found } => format!(
+                "must be {expected}, found {found}\nhint: fix the value's type; Helm refuses the whole index over it"
+            ),
+            FieldErrorKind::UnknownField { key } => format!(
+                "unknown field {key:?}\nhint: Helm reads indexes strictly; put extensions under `annotations`"
+            ),
+            FieldErrorKind::DuplicateKey { key } => {
+                format!("key {key:?} already set in map\nhint: remove the repeated key")
+            }
+            FieldErrorKind::Invalid(reason) => reason,
+        };
+        IndexError::Field {
+            path: e.path,
+            line: e.line,
+            column: e.column,
+            message,
+        }
+    }
+}
+
 /// An index as loaded, with the warnings Helm would log for skipped entries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadedIndex {
@@ -53,68 +77,25 @@ pub struct LoadedIndex {
     pub warnings: Vec<String>,
 }
 
-/// How strictly a document is decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Mode {
-    /// Came from JSON: numbers and booleans are not turned into strings.
-    json: bool,
-    /// Unknown keys and duplicate keys are errors (`UnmarshalStrict`).
-    strict: bool,
-}
-
 /// Reads an index file as Helm's `loadIndex` does. `source` names the file in warnings.
 pub fn parse_index(bytes: &[u8], source: &str) -> Result<LoadedIndex, IndexError> {
     if bytes.is_empty() {
         return Err(IndexError::Empty);
     }
-    let (root, mode) = match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(json) => (
-            json_to_node(&json),
-            Mode {
-                json: true,
-                strict: false,
-            },
-        ),
+    let (root, decoding) = match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(json) => (json_to_node(&json), Decoding::JSON),
         Err(_) => {
             let text = String::from_utf8_lossy(bytes);
-            (
-                chartkit_yaml::parse_node(&text)?,
-                Mode {
-                    json: false,
-                    strict: true,
-                },
-            )
+            (chartkit_yaml::parse_node(&text)?, Decoding::STRICT)
         }
     };
     let mut warnings = Vec::new();
-    let mut index = decode_index(&root, mode, source, &mut warnings)?;
+    let mut index = decode_index(&root, decoding, source, &mut warnings)?;
     index.sort_entries();
     if index.api_version.is_empty() {
         return Err(IndexError::NoApiVersion);
     }
     Ok(LoadedIndex { index, warnings })
-}
-
-/// Reads Chart.yaml as Helm's loader does (lenient `yaml.Unmarshal`), optionally laying
-/// `requirements.yaml` over it, and defaults `apiVersion` to `v1`. Validation is separate.
-pub fn parse_chart_metadata(
-    chart_yaml: &str,
-    requirements_yaml: Option<&str>,
-) -> Result<ChartMetadata, IndexError> {
-    let mode = Mode {
-        json: false,
-        strict: false,
-    };
-    let mut metadata = ChartMetadata::default();
-    for text in std::iter::once(chart_yaml).chain(requirements_yaml) {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let node = chartkit_yaml::parse_node(text)?;
-        decode_metadata_into(&mut metadata, &node, mode, "")?;
-    }
-    if metadata.api_version.is_empty() {
-        metadata.api_version = API_VERSION_V1.to_owned();
-    }
-    Ok(metadata)
 }
 
 /// Decodes one index entry given as JSON (the compact cache stores entries so).
@@ -125,11 +106,7 @@ pub fn parse_entry_json(bytes: &[u8]) -> Result<ChartVersion, IndexError> {
         column: 0,
         message: format!("cached entry is not JSON: {e}"),
     })?;
-    let mode = Mode {
-        json: true,
-        strict: false,
-    };
-    decode_entry(&json_to_node(&json), mode, "entry")
+    decode_entry(&json_to_node(&json), "entry", Decoding::JSON)
 }
 
 fn json_to_node(value: &serde_json::Value) -> Node {
@@ -165,174 +142,20 @@ fn json_to_node(value: &serde_json::Value) -> Node {
     }
 }
 
-fn field_error(node: &Node, path: &str, message: impl Into<String>) -> IndexError {
-    IndexError::Field {
-        path: path.to_owned(),
-        line: node.line,
-        column: node.column,
-        message: message.into(),
-    }
-}
-
-fn json_kind(node: &Node) -> &'static str {
-    match node.kind {
-        NodeKind::Null => "null",
-        NodeKind::Bool(_) => "bool",
-        NodeKind::Int(_) | NodeKind::Uint(_) | NodeKind::Float(_) => "number",
-        NodeKind::Str(_) => "string",
-        NodeKind::Seq(_) => "array",
-        NodeKind::Map(_) => "object",
-    }
-}
-
-fn type_error(node: &Node, path: &str, want: &str) -> IndexError {
-    field_error(
-        node,
-        path,
-        format!(
-            "cannot read {} as {want}\nhint: fix the value's type; Helm refuses the whole index over it",
-            json_kind(node)
-        ),
-    )
-}
-
-fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-/// Walks a map's pairs, resolving keys to the known field names as encoding/json does
-/// (exact, else case-insensitive), refusing unknown and repeated keys when strict.
-fn for_each_field(
-    node: &Node,
-    path: &str,
-    mode: Mode,
-    fields: &[&str],
-    mut visit: impl FnMut(&str, &Node, &str) -> Result<(), IndexError>,
-) -> Result<(), IndexError> {
-    let pairs = match &node.kind {
-        NodeKind::Null => return Ok(()),
-        NodeKind::Map(pairs) => pairs,
-        _ => return Err(type_error(node, path, "an object")),
-    };
-    if mode.strict {
-        check_duplicates(pairs, path)?;
-    }
-    for (key, value) in pairs {
-        let Some(name) = key.as_map_key() else {
-            continue;
-        };
-        let field = fields
-            .iter()
-            .find(|f| **f == name)
-            .or_else(|| fields.iter().find(|f| f.eq_ignore_ascii_case(&name)));
-        match field {
-            Some(field) => visit(field, value, &child(path, field))?,
-            None if mode.strict => {
-                return Err(field_error(
-                    key,
-                    &child(path, &name),
-                    format!(
-                        "unknown field {name:?}\nhint: Helm reads indexes strictly; put extensions under `annotations`"
-                    ),
-                ));
-            }
-            None => {}
-        }
-    }
-    Ok(())
-}
-
-fn check_duplicates(pairs: &[(Node, Node)], path: &str) -> Result<(), IndexError> {
-    if pairs.len() < 2 {
-        return Ok(());
-    }
-    let mut seen = std::collections::HashSet::with_capacity(pairs.len());
-    for (key, _) in pairs {
-        let Some(name) = key.as_map_key() else {
-            continue;
-        };
-        let is_string = matches!(key.kind, NodeKind::Str(_));
-        if !seen.insert((is_string, name.clone())) {
-            return Err(field_error(
-                key,
-                &child(path, &name),
-                format!("key {name:?} already set in map\nhint: remove the repeated key"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn string(node: &Node, path: &str, mode: Mode) -> Result<String, IndexError> {
-    match &node.kind {
-        NodeKind::Str(s) => Ok(s.clone()),
-        NodeKind::Null => Ok(String::new()),
-        NodeKind::Seq(_) | NodeKind::Map(_) => Err(type_error(node, path, "a string")),
-        _ if mode.json => Err(type_error(node, path, "a string")),
-        _ => Ok(node.to_go_string().unwrap_or_default()),
-    }
-}
-
-fn strings(node: &Node, path: &str, mode: Mode) -> Result<Vec<String>, IndexError> {
-    match &node.kind {
-        NodeKind::Null => Ok(Vec::new()),
-        NodeKind::Seq(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| string(item, &format!("{path}[{i}]"), mode))
-            .collect(),
-        _ => Err(type_error(node, path, "a list of strings")),
-    }
-}
-
-fn boolean(node: &Node, path: &str) -> Result<bool, IndexError> {
-    match node.kind {
-        NodeKind::Null => Ok(false),
-        NodeKind::Bool(b) => Ok(b),
-        _ => Err(type_error(node, path, "a boolean")),
-    }
-}
-
+/// A `time.Time` field: an RFC 3339 string; null leaves it zero.
 fn time(node: &Node, path: &str) -> Result<Option<GoTime>, IndexError> {
     match &node.kind {
         NodeKind::Null => Ok(None),
         NodeKind::Str(s) => GoTime::parse(s).map(Some).ok_or_else(|| {
-            field_error(
+            FieldError::invalid(
                 node,
                 path,
                 format!("{s:?} is not an RFC 3339 time (e.g. 2024-01-02T15:04:05Z)"),
             )
+            .into()
         }),
-        _ => Err(type_error(node, path, "an RFC 3339 time string")),
+        _ => Err(FieldError::type_error(node, path, "an RFC 3339 time string").into()),
     }
-}
-
-fn string_map(node: &Node, path: &str, mode: Mode) -> Result<BTreeMap<String, String>, IndexError> {
-    let mut map = BTreeMap::new();
-    match &node.kind {
-        NodeKind::Null => {}
-        NodeKind::Map(pairs) => {
-            if mode.strict {
-                check_duplicates(pairs, path)?;
-            }
-            for (key, value) in pairs {
-                let name = key.as_map_key().unwrap_or_default();
-                let text = string(value, &child(path, &name), mode)?;
-                map.insert(name, text);
-            }
-        }
-        _ => return Err(type_error(node, path, "a map of strings")),
-    }
-    Ok(map)
-}
-
-fn any_value(node: &Node, path: &str) -> Result<Value, IndexError> {
-    node.to_value()
-        .map_err(|e| field_error(node, path, e.message))
 }
 
 const INDEX_FIELDS: &[&str] = &[
@@ -346,38 +169,41 @@ const INDEX_FIELDS: &[&str] = &[
 
 fn decode_index(
     root: &Node,
-    mode: Mode,
+    decoding: Decoding,
     source: &str,
     warnings: &mut Vec<String>,
 ) -> Result<IndexFile, IndexError> {
+    let fields = Fields::document(root, INDEX_FIELDS, decoding)?;
     let mut index = IndexFile::default();
-    for_each_field(root, "", mode, INDEX_FIELDS, |field, value, path| {
-        match field {
-            "serverInfo" => {
-                index.server_info = match &value.kind {
-                    NodeKind::Null => None,
-                    NodeKind::Map(_) => match any_value(value, path)? {
-                        Value::Map(map) => Some(map),
-                        _ => None,
-                    },
-                    _ => return Err(type_error(value, path, "an object")),
-                }
-            }
-            "apiVersion" => index.api_version = string(value, path, mode)?,
-            "generated" => index.generated = time(value, path)?,
-            "entries" => index.entries = decode_entries(value, path, mode, source, warnings)?,
-            "publicKeys" => index.public_keys = strings(value, path, mode)?,
-            _ => index.annotations = string_map(value, path, mode)?,
-        }
-        Ok(())
-    })?;
+    if let Some(node) = fields.get("serverInfo") {
+        let path = fields.path_of("serverInfo");
+        index.server_info = match &node.kind {
+            NodeKind::Null => None,
+            NodeKind::Map(_) => match node
+                .to_value()
+                .map_err(|e| FieldError::invalid(node, &path, e.message))?
+            {
+                Value::Map(map) => Some(map),
+                _ => None,
+            },
+            _ => return Err(FieldError::type_error(node, &path, "a map").into()),
+        };
+    }
+    fields.string_into("apiVersion", &mut index.api_version)?;
+    if let Some(node) = fields.get("generated") {
+        index.generated = time(node, "generated")?;
+    }
+    if let Some(node) = fields.get("entries") {
+        index.entries = decode_entries(node, decoding, source, warnings)?;
+    }
+    fields.string_list_into("publicKeys", &mut index.public_keys)?;
+    fields.string_map_into("annotations", &mut index.annotations)?;
     Ok(index)
 }
 
 fn decode_entries(
     node: &Node,
-    path: &str,
-    mode: Mode,
+    decoding: Decoding,
     source: &str,
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, Vec<ChartVersion>>, IndexError> {
@@ -385,66 +211,52 @@ fn decode_entries(
     let pairs = match &node.kind {
         NodeKind::Null => return Ok(entries),
         NodeKind::Map(pairs) => pairs,
-        _ => return Err(type_error(node, path, "a map of chart names to versions")),
+        _ => {
+            let want = "a map of chart names to versions";
+            return Err(FieldError::type_error(node, "entries", want).into());
+        }
     };
-    if mode.strict {
-        check_duplicates(pairs, path)?;
-    }
     for (key, list) in pairs {
         let name = key.as_map_key().unwrap_or_default();
-        let list_path = child(path, &name);
+        let list_path = format!("entries.{name}");
         let items: &[Node] = match &list.kind {
             NodeKind::Null => &[],
             NodeKind::Seq(items) => items,
-            _ => return Err(type_error(list, &list_path, "a list of chart versions")),
+            _ => {
+                let want = "a list of chart versions";
+                return Err(FieldError::type_error(list, &list_path, want).into());
+            }
         };
         let mut versions = Vec::with_capacity(items.len());
+        let mut skipped = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let item_path = format!("{list_path}[{i}]");
             if matches!(item.kind, NodeKind::Null) {
-                warnings.push(format!(
+                skipped.push(format!(
                     "skipping loading invalid entry for chart {name:?} from {source}: empty entry"
                 ));
                 continue;
             }
-            let mut version = decode_entry(item, mode, &item_path)?;
+            let mut version = decode_entry(item, &format!("{list_path}[{i}]"), decoding)?;
             if version.metadata.api_version.is_empty() {
                 version.metadata.api_version = API_VERSION_V1.to_owned();
             }
             match version.metadata.validate() {
-                Err(e) if !e.skippable_in_index() => warnings.push(format!(
+                Err(e) if !e.skippable_in_index() => skipped.push(format!(
                     "skipping loading invalid entry for chart {name:?} {:?} from {source}: {e}",
                     version.metadata.version
                 )),
                 _ => versions.push(version),
             }
         }
+        // Helm walks each chart's list from the end, so its warnings come out in reverse.
+        warnings.extend(skipped.into_iter().rev());
         entries.insert(name, versions);
     }
     Ok(entries)
 }
 
-const METADATA_FIELDS: &[&str] = &[
-    "name",
-    "home",
-    "sources",
-    "version",
-    "description",
-    "keywords",
-    "maintainers",
-    "icon",
-    "apiVersion",
-    "condition",
-    "tags",
-    "appVersion",
-    "deprecated",
-    "annotations",
-    "kubeVersion",
-    "dependencies",
-    "type",
-];
-
-const ENTRY_FIELDS: &[&str] = &[
+/// An entry's own fields, after the metadata fields it shares its map with.
+const VERSION_FIELDS: &[&str] = &[
     "urls",
     "created",
     "removed",
@@ -455,146 +267,38 @@ const ENTRY_FIELDS: &[&str] = &[
     "url",
 ];
 
-fn decode_entry(node: &Node, mode: Mode, path: &str) -> Result<ChartVersion, IndexError> {
-    let mut version = ChartVersion::default();
-    let all: Vec<&str> = METADATA_FIELDS
-        .iter()
-        .chain(ENTRY_FIELDS)
-        .copied()
-        .collect();
-    for_each_field(node, path, mode, &all, |field, value, path| {
-        match field {
-            "urls" => {
-                version.urls = match value.kind {
-                    NodeKind::Null => None,
-                    _ => Some(strings(value, path, mode)?),
-                }
-            }
-            "created" => version.created = time(value, path)?,
-            "removed" => version.removed = boolean(value, path)?,
-            "digest" => version.digest = string(value, path, mode)?,
-            "checksum" => version.checksum = string(value, path, mode)?,
-            "engine" => version.engine = string(value, path, mode)?,
-            "tillerVersion" => version.tiller_version = string(value, path, mode)?,
-            "url" => version.url = string(value, path, mode)?,
-            _ => set_metadata_field(&mut version.metadata, field, value, path, mode)?,
-        }
-        Ok(())
-    })?;
-    Ok(version)
-}
-
-fn decode_metadata_into(
-    metadata: &mut ChartMetadata,
-    node: &Node,
-    mode: Mode,
-    path: &str,
-) -> Result<(), IndexError> {
-    for_each_field(node, path, mode, METADATA_FIELDS, |field, value, path| {
-        set_metadata_field(metadata, field, value, path, mode)
+/// Every field of an entry: Helm's `ChartVersion` embeds `*Metadata`, so both sets of names
+/// are keys of one map.
+fn entry_fields() -> &'static [&'static str] {
+    static FIELDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    FIELDS.get_or_init(|| {
+        Metadata::FIELDS
+            .iter()
+            .chain(VERSION_FIELDS)
+            .copied()
+            .collect()
     })
 }
 
-fn set_metadata_field(
-    m: &mut ChartMetadata,
-    field: &str,
-    value: &Node,
-    path: &str,
-    mode: Mode,
-) -> Result<(), IndexError> {
-    match field {
-        "name" => m.name = string(value, path, mode)?,
-        "home" => m.home = string(value, path, mode)?,
-        "sources" => m.sources = strings(value, path, mode)?,
-        "version" => m.version = string(value, path, mode)?,
-        "description" => m.description = string(value, path, mode)?,
-        "keywords" => m.keywords = strings(value, path, mode)?,
-        "maintainers" => m.maintainers = list_of(value, path, mode, decode_maintainer)?,
-        "icon" => m.icon = string(value, path, mode)?,
-        "apiVersion" => m.api_version = string(value, path, mode)?,
-        "condition" => m.condition = string(value, path, mode)?,
-        "tags" => m.tags = string(value, path, mode)?,
-        "appVersion" => m.app_version = string(value, path, mode)?,
-        "deprecated" => m.deprecated = boolean(value, path)?,
-        "annotations" => m.annotations = string_map(value, path, mode)?.into_iter().collect(),
-        "kubeVersion" => m.kube_version = string(value, path, mode)?,
-        "dependencies" => m.dependencies = list_of(value, path, mode, decode_dependency)?,
-        _ => m.chart_type = string(value, path, mode)?,
+fn decode_entry(node: &Node, path: &str, decoding: Decoding) -> Result<ChartVersion, IndexError> {
+    let fields = Fields::of(node, path, entry_fields(), decoding)?;
+    let mut version = ChartVersion::default();
+    version.metadata.decode_fields(&fields)?;
+    if let Some(urls) = fields.get("urls") {
+        version.urls = match urls.kind {
+            // A JSON null leaves the slice nil, which Helm writes back as `urls: null`.
+            NodeKind::Null => None,
+            _ => Some(fields.string_list("urls")?),
+        };
     }
-    Ok(())
-}
-
-fn list_of<T>(
-    node: &Node,
-    path: &str,
-    mode: Mode,
-    item: fn(&Node, &str, Mode) -> Result<T, IndexError>,
-) -> Result<Vec<Option<T>>, IndexError> {
-    match &node.kind {
-        NodeKind::Null => Ok(Vec::new()),
-        NodeKind::Seq(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, n)| match n.kind {
-                NodeKind::Null => Ok(None),
-                _ => item(n, &format!("{path}[{i}]"), mode).map(Some),
-            })
-            .collect(),
-        _ => Err(type_error(node, path, "a list")),
+    if let Some(created) = fields.get("created") {
+        version.created = time(created, &fields.path_of("created"))?;
     }
-}
-
-fn decode_maintainer(node: &Node, path: &str, mode: Mode) -> Result<Maintainer, IndexError> {
-    let mut m = Maintainer::default();
-    for_each_field(
-        node,
-        path,
-        mode,
-        &["name", "email", "url"],
-        |field, value, path| {
-            let text = string(value, path, mode)?;
-            match field {
-                "name" => m.name = text,
-                "email" => m.email = text,
-                _ => m.url = text,
-            }
-            Ok(())
-        },
-    )?;
-    Ok(m)
-}
-
-const DEPENDENCY_FIELDS: &[&str] = &[
-    "name",
-    "version",
-    "repository",
-    "condition",
-    "tags",
-    "enabled",
-    "import-values",
-    "alias",
-];
-
-fn decode_dependency(node: &Node, path: &str, mode: Mode) -> Result<Dependency, IndexError> {
-    let mut d = Dependency::default();
-    for_each_field(node, path, mode, DEPENDENCY_FIELDS, |field, value, path| {
-        match field {
-            "name" => d.name = string(value, path, mode)?,
-            "version" => d.version = string(value, path, mode)?,
-            "repository" => d.repository = string(value, path, mode)?,
-            "condition" => d.condition = string(value, path, mode)?,
-            "tags" => d.tags = strings(value, path, mode)?,
-            "enabled" => d.enabled = boolean(value, path)?,
-            "import-values" => {
-                d.import_values = match any_value(value, path)? {
-                    Value::Null => Vec::new(),
-                    Value::Seq(items) => items,
-                    _ => return Err(type_error(value, path, "a list")),
-                }
-            }
-            _ => d.alias = string(value, path, mode)?,
-        }
-        Ok(())
-    })?;
-    Ok(d)
+    fields.boolean_into("removed", &mut version.removed)?;
+    fields.string_into("digest", &mut version.digest)?;
+    fields.string_into("checksum", &mut version.checksum)?;
+    fields.string_into("engine", &mut version.engine)?;
+    fields.string_into("tillerVersion", &mut version.tiller_version)?;
+    fields.string_into("url", &mut version.url)?;
+    Ok(version)
 }

@@ -2,13 +2,11 @@
 //! with sorted keys) or `json.MarshalIndent` with two spaces. Output depends only on the
 //! index, so it is deterministic.
 
-use std::collections::BTreeMap;
-
 use chartkit_yaml::Value;
 
 use crate::gotime::ZERO_TIME;
-use crate::metadata::{ChartMetadata, Dependency, Maintainer};
 use crate::model::{ChartVersion, IndexFile};
+use crate::{ChartMetadata, Dependency, Maintainer};
 
 /// A JSON value with object keys in output order (struct fields in declaration order, map
 /// keys sorted), which is what Go's encoder produces.
@@ -111,8 +109,7 @@ fn metadata_fields(m: &ChartMetadata, f: &mut Fields) {
     f.text("appVersion", &m.app_version);
     f.flag("deprecated", m.deprecated);
     if !m.annotations.is_empty() {
-        let map: BTreeMap<&String, &String> = m.annotations.iter().map(|(k, v)| (k, v)).collect();
-        f.put("annotations", sorted_strings(map));
+        f.put("annotations", sorted_strings(&m.annotations));
     }
     f.text("kubeVersion", &m.kube_version);
     if !m.dependencies.is_empty() {

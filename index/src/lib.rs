@@ -6,19 +6,23 @@
 //! - [`select`]: version choice as `helm pull --version` and `helm search repo` make it.
 //! - [`compact`]: a binary form of a parsed index that loads without parsing YAML.
 //!
-//! This crate does no I/O; `chartkit-repo` reads and writes files with it.
+//! Chart metadata is `chartkit_chart::Metadata`, the model Chart.yaml is read into; an index
+//! reads it with the chart crate's strict decoding. This crate does no I/O; `chartkit-repo`
+//! reads and writes files with it.
 
 pub mod compact;
 mod decode;
 mod encode;
 pub mod gosort;
 mod gotime;
-mod metadata;
 mod model;
 pub mod select;
 
-pub use decode::{IndexError, LoadedIndex, parse_chart_metadata, parse_entry_json, parse_index};
+pub use chartkit_chart::{Dependency, Maintainer, Metadata, ValidationError};
+pub use decode::{IndexError, LoadedIndex, parse_entry_json, parse_index};
 pub use encode::{entry_to_json, to_json, to_yaml};
 pub use gotime::{GoTime, ZERO_TIME};
-pub use metadata::{ChartMetadata, Dependency, Maintainer, MetadataError};
+/// The chart metadata of an index entry; the same type as [`Metadata`], under the name this
+/// crate has always used.
+pub type ChartMetadata = chartkit_chart::Metadata;
 pub use model::{API_VERSION_V1, ChartVersion, IndexFile};

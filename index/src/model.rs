@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use chartkit_version::Version;
 use chartkit_yaml::Value;
 
+use crate::ChartMetadata;
 use crate::gotime::GoTime;
-use crate::metadata::ChartMetadata;
 
 /// `apiVersion` Helm writes.
 pub const API_VERSION_V1: &str = "v1";

@@ -25,7 +25,9 @@ pub enum SelectError {
 
 /// Helm's `IndexFile.Get`, used by `helm pull`, `install` and dependency resolution: an entry
 /// whose version text equals `version` exactly wins; otherwise the newest entry that
-/// satisfies `version` as a range. An empty `version` means `*` (newest stable).
+/// satisfies `version` as a range. An empty `version` means `*` (newest stable). Of
+/// versions of equal precedence the first in Helm's load order wins, which is deterministic
+/// (see [`crate::gosort`]), so this is the very entry `helm pull` downloads.
 pub fn get<'a>(
     versions: &'a [ChartVersion],
     version: &str,
@@ -83,6 +85,12 @@ pub fn pull_request(version: Option<&str>, devel: bool) -> String {
 /// `helm search repo` for one chart: with `all_versions` (`--versions`) every matching
 /// version newest first, otherwise only the newest. The range defaults to newest stable
 /// above 0.0.0, or to [`DEVEL_RANGE`] with `devel`.
+///
+/// Among versions of equal precedence (`1.0.0`, `v1.0.0`, `1.0`, `1.0.0+build`) helm's
+/// order is random: its results come out of a Go map and are sorted by precedence with an
+/// unstable sort, so each run lists a tie in a different order and `--version` picks any
+/// one of it. This keeps the order [`get`] sees (Helm's load order), a deterministic answer
+/// that is always one of helm's. `repo/tests/tie_order.rs` checks both against helm.
 pub fn search<'a>(
     versions: &'a [ChartVersion],
     range: Option<&str>,

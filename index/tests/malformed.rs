@@ -47,6 +47,48 @@ fn invalid_and_null_entries_are_skipped_with_a_warning() {
     );
 }
 
+/// What helm v4.1.4 loads from the same index (checked by `repo/tests/helm_conformance.rs`
+/// through `helm repo index --merge`): of `Name` and `name` the greater key wins, an entry
+/// whose only fault is a repeated dependency is kept with its null item, and the warnings
+/// come in Helm's order and words.
+#[test]
+fn awkward_entries_load_as_helm_loads_them() {
+    let text = "apiVersion: v1\nentries:\n  web:\n  - apiVersion: v2\n    name: web\n    version: 1.0.0\n    dependencies: [{name: x}, {name: x}, null]\n  - null\n  - {name: web, version: not-a-version}\n  - {apiVersion: v2, name: web, version: 2.0.0, maintainers: [null]}\n  - {apiVersion: v2, Name: web, name: web2, version: 3.0.0}\n";
+    let loaded = parse_index(text.as_bytes(), "old.yaml").unwrap();
+    let kept: Vec<&str> = loaded.index.entries["web"]
+        .iter()
+        .map(|v| v.name())
+        .collect();
+    assert_eq!(kept, ["web2", "web"]);
+    let repeated = &loaded.index.entries["web"][1];
+    assert_eq!(repeated.metadata.dependencies.len(), 3);
+    assert!(repeated.metadata.dependencies[2].is_none());
+    assert!(chartkit_index::to_yaml(&loaded.index).contains("    - null\n"));
+    assert_eq!(
+        loaded.warnings,
+        [
+            "skipping loading invalid entry for chart \"web\" \"2.0.0\" from old.yaml: validation: maintainers must not contain empty or null nodes",
+            "skipping loading invalid entry for chart \"web\" \"not-a-version\" from old.yaml: validation: chart.metadata.version \"not-a-version\" is invalid",
+            "skipping loading invalid entry for chart \"web\" from old.yaml: empty entry",
+        ]
+    );
+}
+
+#[test]
+fn json_indexes_are_read_with_json_rules() {
+    // Unknown keys are fine in JSON, numbers are not strings, and of two spellings of a
+    // field the later wins.
+    let json = r#"{"apiVersion":"v1","entries":{"web":[{"apiVersion":"v2","name":"a","Name":"web","version":"1.0.0","extra":1}]}}"#;
+    let loaded = parse_index(json.as_bytes(), "j").unwrap();
+    assert_eq!(loaded.index.entries["web"][0].name(), "web");
+    let json = r#"{"apiVersion":"v1","entries":{"web":[{"name":"web","version":1}]}}"#;
+    let err = parse_index(json.as_bytes(), "j").unwrap_err().to_string();
+    assert!(
+        err.starts_with("entries.web[0].version: must be a string, found a number"),
+        "{err}"
+    );
+}
+
 #[test]
 fn missing_api_version_is_an_error() {
     let text = GOOD.replace("apiVersion: v1\n", "");

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use chartkit_chart::{Chart, LoadOptions, Metadata, load_dir};
+use chartkit_chart::{Chart, Decoding, FieldErrorKind, LoadOptions, Metadata, load_dir};
 use chartkit_version::Version;
 use chartkit_yaml::{NodeKind, parse_node};
 
@@ -50,37 +50,6 @@ pub fn lint_chart_dir(dir: &Path, label: &Path, options: &LintOptions) -> Vec<Me
 }
 
 const CHART_YAML: &str = "Chart.yaml";
-const KNOWN_FIELDS: &[&str] = &[
-    "name",
-    "home",
-    "sources",
-    "version",
-    "description",
-    "keywords",
-    "maintainers",
-    "icon",
-    "apiversion",
-    "condition",
-    "tags",
-    "appversion",
-    "deprecated",
-    "annotations",
-    "kubeversion",
-    "dependencies",
-    "type",
-];
-const MAINTAINER_FIELDS: &[&str] = &["name", "email", "url"];
-const DEPENDENCY_FIELDS: &[&str] = &[
-    "name",
-    "version",
-    "repository",
-    "condition",
-    "tags",
-    "enabled",
-    "import-values",
-    "alias",
-];
-
 fn chart_file(findings: &mut Findings, dir: &Path, label: &Path) {
     let path = dir.join(CHART_YAML);
     if path.is_dir() {
@@ -116,11 +85,11 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path) {
             return;
         }
     };
-    if let Err(field) = unknown_field(&text) {
+    if let Err(detail) = strict_parse(&text) {
         findings.add(
             Severity::Warning,
             CHART_YAML,
-            format!("failed to strictly parse chart metadata file\n\tunknown field {field:?}"),
+            format!("failed to strictly parse chart metadata file\n\t{detail}"),
         );
     }
     findings.check(Severity::Error, CHART_YAML, chart_name(&metadata));
@@ -193,34 +162,23 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path) {
     }
 }
 
-/// The first field Helm's strict Chart.yaml parse would refuse.
-fn unknown_field(text: &str) -> Result<(), String> {
+/// What Helm's strict parse of Chart.yaml (`yaml.UnmarshalStrict`) refuses: a repeated key,
+/// else the first unknown field. Type errors are the lenient parse's to report.
+fn strict_parse(text: &str) -> Result<(), String> {
     let Ok(node) = parse_node(text) else {
         return Ok(());
     };
-    let check = |node: &chartkit_yaml::Node, known: &[&str]| -> Result<(), String> {
-        if let NodeKind::Map(pairs) = &node.kind {
-            for (key, _) in pairs {
-                let name = key.as_map_key().unwrap_or_default();
-                if !known.contains(&name.to_lowercase().as_str()) {
-                    return Err(name);
-                }
-            }
-        }
-        Ok(())
+    let Err(error) = Metadata::default().decode(&node, Decoding::STRICT) else {
+        return Ok(());
     };
-    check(&node, KNOWN_FIELDS)?;
-    for (field, known) in [
-        ("maintainers", MAINTAINER_FIELDS),
-        ("dependencies", DEPENDENCY_FIELDS),
-    ] {
-        if let Some(NodeKind::Seq(items)) = node.get(field).map(|n| &n.kind) {
-            for item in items {
-                check(item, known)?;
-            }
-        }
+    match error.kind {
+        FieldErrorKind::UnknownField { key } => Err(format!("unknown field {key:?}")),
+        FieldErrorKind::DuplicateKey { key } => Err(format!(
+            "line {}: key {key:?} already set in map",
+            error.line
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn chart_name(metadata: &Metadata) -> Result<(), String> {
@@ -282,6 +240,9 @@ fn version(metadata: &Metadata) -> Result<(), String> {
 
 fn maintainers(metadata: &Metadata) -> Result<(), String> {
     for maintainer in &metadata.maintainers {
+        let Some(maintainer) = maintainer else {
+            return Err("a maintainer entry is empty".into());
+        };
         if maintainer.name.is_empty() {
             return Err("each maintainer requires a name".into());
         }
@@ -401,15 +362,20 @@ fn dependencies(
     let chart = match loaded {
         Ok(chart) => chart,
         Err(e) => {
-            findings.add(Severity::Error, "", format!("unable to load chart\n\t{e}"));
+            // Keep every line of the error (its hint too) indented under the finding.
+            let detail = e.to_string().replace('\n', "\n\t");
+            findings.add(
+                Severity::Error,
+                "",
+                format!("unable to load chart\n\t{detail}"),
+            );
             return;
         }
     };
     let label = label.display().to_string();
     let declared: Vec<&str> = chart
         .metadata
-        .dependencies
-        .iter()
+        .dependencies()
         .map(|d| d.name.as_str())
         .collect();
     let present: Vec<&str> = chart.dependencies.iter().map(Chart::name).collect();
@@ -431,8 +397,7 @@ fn dependencies(
     let mut seen = std::collections::HashSet::new();
     let shadowed: Vec<&str> = chart
         .metadata
-        .dependencies
-        .iter()
+        .dependencies()
         .map(|d| d.effective_name())
         .filter(|name| !seen.insert(*name))
         .collect();
@@ -575,6 +540,43 @@ mod tests {
                 "missing {expected:?} in {messages:#?}"
             );
         }
+    }
+
+    /// Output of helm v4.1.4 for the same charts: repeated keys are reported before unknown
+    /// fields, and a null maintainer is a lint error of its own besides failing the load.
+    #[test]
+    fn strict_parse_and_null_maintainers_match_helm() {
+        let messages = lint_files(&[
+            (
+                "Chart.yaml",
+                "apiVersion: v2\nname: demo\nversion: 1.0.0\nicon: https://x/i.png\ndescription: a\ndescription: b\nextra: 1\n",
+            ),
+            ("templates/a.yaml", "kind: A\n"),
+        ]);
+        assert_eq!(
+            messages[0],
+            "[WARNING] Chart.yaml: failed to strictly parse chart metadata file\n\tline 6: key \"description\" already set in map"
+        );
+        let messages = lint_files(&[
+            (
+                "Chart.yaml",
+                "apiVersion: v2\nname: demo\nversion: 1.0.0\nicon: https://x/i.png\nmaintainers:\n- name: a\n- ~\n",
+            ),
+            ("templates/a.yaml", "kind: A\n"),
+        ]);
+        let joined = messages.join("\n");
+        assert!(
+            joined.contains("[ERROR] Chart.yaml: a maintainer entry is empty"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains(
+                "[ERROR] : unable to load chart\n\t`"
+            ) && joined.contains(
+                "Chart.yaml`: validation: maintainers must not contain empty or null nodes\n\thint: "
+            ),
+            "{joined}"
+        );
     }
 
     #[test]

@@ -2,16 +2,19 @@
 //!
 //! - [`index_directory`]: `helm repo index DIR [--url] [--merge] [--json]`, in parallel,
 //!   reading only Chart.yaml from each package and skipping unchanged packages.
-//! - [`IndexCache`]: a downloaded index.yaml with its compact form beside it, rebuilt only
-//!   when the index's digest changes.
+//! - [`IndexCache`]: an index.yaml with its compact form in chartkit's cache directory,
+//!   rebuilt only when the index changes.
 
 mod cache;
 mod clock;
 mod package;
 mod repo_index;
+mod stamp;
 mod urljoin;
 
-pub use cache::{CacheError, FileSource, IndexCache, compact_path_for};
+pub use cache::{
+    CACHE_BUCKET, CacheError, CompactSource, FileSource, IndexCache, compact_path_for,
+};
 pub use clock::now;
 pub use package::{PackageError, read_package_metadata};
 pub use repo_index::{IndexDirOptions, IndexDirReport, RepoIndexError, index_directory};

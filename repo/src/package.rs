@@ -3,7 +3,7 @@
 
 use std::io::Read;
 
-use chartkit_index::ChartMetadata;
+use chartkit_chart::{ChartFileError, Metadata, ValidationError};
 
 /// Why a file is not indexed. Helm skips such files silently ("assume this is not a chart").
 #[derive(Debug, thiserror::Error)]
@@ -16,10 +16,10 @@ pub enum PackageError {
     NoChartYaml,
     #[error("Chart.yaml is larger than Helm accepts")]
     TooLarge,
-    #[error("cannot load Chart.yaml: {0}")]
-    Metadata(#[from] chartkit_index::IndexError),
+    #[error("cannot load {0}")]
+    Metadata(#[from] ChartFileError),
     #[error("{0}")]
-    Invalid(#[from] chartkit_index::MetadataError),
+    Invalid(#[from] ValidationError),
 }
 
 /// Helm's per-file limit inside a chart archive.
@@ -29,7 +29,7 @@ const MAX_FILE: u64 = 5 * 1024 * 1024;
 ///
 /// Helm's loader also reads `requirements.yaml` over the metadata; for `apiVersion: v1`
 /// charts, which keep their dependencies there, the stream is followed to that entry too.
-pub fn read_package_metadata(bytes: &[u8]) -> Result<ChartMetadata, PackageError> {
+pub fn read_package_metadata(bytes: &[u8]) -> Result<Metadata, PackageError> {
     if bytes.len() < 2 || bytes[0] != 0x1f || bytes[1] != 0x8b {
         return Err(PackageError::Archive(std::io::Error::other(
             "missing gzip magic",
@@ -71,7 +71,7 @@ pub fn read_package_metadata(bytes: &[u8]) -> Result<ChartMetadata, PackageError
             .map_err(PackageError::Archive)?;
         *wanted = Some(String::from_utf8_lossy(&data).into_owned());
         if let Some(text) = &chart_yaml {
-            let metadata = chartkit_index::parse_chart_metadata(text, requirements.as_deref())?;
+            let metadata = Metadata::from_chart_files(text, requirements.as_deref())?;
             let v1 = metadata.api_version == chartkit_index::API_VERSION_V1;
             if !v1 || requirements.is_some() {
                 return finish(metadata);
@@ -79,13 +79,10 @@ pub fn read_package_metadata(bytes: &[u8]) -> Result<ChartMetadata, PackageError
         }
     }
     let text = chart_yaml.ok_or(PackageError::NoChartYaml)?;
-    finish(chartkit_index::parse_chart_metadata(
-        &text,
-        requirements.as_deref(),
-    )?)
+    finish(Metadata::from_chart_files(&text, requirements.as_deref())?)
 }
 
-fn finish(mut metadata: ChartMetadata) -> Result<ChartMetadata, PackageError> {
+fn finish(mut metadata: Metadata) -> Result<Metadata, PackageError> {
     metadata.validate()?;
     Ok(metadata)
 }

@@ -285,3 +285,90 @@ fn version_choice_agrees_with_helm_search() {
         );
     }
 }
+
+/// An index with entries Helm skips, keeps despite a fault, or reads oddly.
+const AWKWARD_INDEX: &str = r#"apiVersion: v1
+entries:
+  web:
+  - apiVersion: v2
+    name: web
+    version: 1.0.0
+    urls: [web-1.0.0.tgz]
+    digest: a
+    created: "2024-01-01T00:00:00Z"
+    dependencies:
+    - name: x
+    - name: x
+    - null
+    annotations: {b: "2", a: "1"}
+  - null
+  - name: web
+    version: not-a-version
+  - apiVersion: v2
+    name: web
+    version: 2.0.0
+    maintainers: [~]
+  - apiVersion: v2
+    Name: web
+    name: web2
+    version: 3.0.0
+    description: "tab\there"
+generated: "2024-01-01T00:00:00Z"
+"#;
+
+/// Go's `%q` text back to the string (only the escapes Helm's warnings can contain).
+fn unquote(text: &str) -> String {
+    text.replace("\\\"", "\"").replace("\\\\", "\\")
+}
+
+/// `repo index --merge` of an index with null entries, invalid entries, an entry kept with a
+/// null dependency after a repeated one, and two spellings of `name`: the same index.yaml
+/// as helm's (timestamps aside) and the same warnings in the same order.
+#[test]
+fn merging_awkward_entries_matches_helm() {
+    let Some(binary) = common::helm() else {
+        eprintln!(
+            "skipped: helm not found (run /work/shared/tools/get-peers or set CHARTKIT_HELM)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.yaml");
+    std::fs::write(&old, AWKWARD_INDEX).unwrap();
+    let (theirs, ours) = (dir.path().join("helm"), dir.path().join("chartkit"));
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::create_dir_all(&ours).unwrap();
+    let helm = common::Helm::new(binary, dir.path());
+    let out = helm.run(&[
+        "repo",
+        "index",
+        theirs.to_str().unwrap(),
+        "--merge",
+        old.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let helm_warnings: Vec<String> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix("level=WARN msg=\""))
+        .map(|l| unquote(l.strip_suffix('"').unwrap_or(l)))
+        .collect();
+    let report = chartkit_repo::index_directory(
+        &ours,
+        &chartkit_repo::IndexDirOptions {
+            merge: Some(old.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let read = |d: &std::path::Path| {
+        std::fs::read_to_string(d.join("index.yaml"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("generated:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(read(&ours), read(&theirs));
+    assert_eq!(helm_warnings.len(), 3, "{helm_warnings:?}");
+    assert_eq!(report.warnings, helm_warnings);
+}

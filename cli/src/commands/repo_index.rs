@@ -14,7 +14,7 @@ pub fn run(args: RepoIndexArgs) -> anyhow::Result<ExitCode> {
     // share (or evict) each other's records.
     let digest_cache = env::cache_home().map(|home| {
         let key = hex::encode(Sha256::digest(dir.as_os_str().as_encoded_bytes()));
-        home.join("repo-index-v1").join(&key[..32])
+        home.join("repo-index-v2").join(&key[..32])
     });
     let options = IndexDirOptions {
         url: args.url,

@@ -5,12 +5,20 @@ use chartkit_index::{ChartVersion, select};
 use chartkit_repo::IndexCache;
 
 use crate::cli::RepoQueryArgs;
+use crate::env;
 
 pub fn run(args: RepoQueryArgs) -> anyhow::Result<ExitCode> {
-    let index = IndexCache::load_or_build(&args.index, None)
+    let cache_home = env::cache_home();
+    let index = IndexCache::load_or_build(&args.index, cache_home.as_deref())
         .with_context(|| format!("cannot load the index `{}`", args.index.display()))?;
     for warning in &index.warnings {
         eprintln!("warning: {warning}");
+    }
+    if let Some(why) = &index.not_cached {
+        eprintln!(
+            "warning: not caching the parsed index: {why}\nhint: set {} to a writable directory",
+            env::CACHE_HOME
+        );
     }
     if args.pull {
         let request = select::pull_request(args.version.as_deref(), args.devel);

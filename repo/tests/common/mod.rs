@@ -113,3 +113,24 @@ impl Helm {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 }
+
+/// A minimal chart package: only `NAME/Chart.yaml`, with the given version and description.
+pub fn chart_package(name: &str, version: &str, description: &str) -> Vec<u8> {
+    let chart_yaml =
+        format!("apiVersion: v2\nname: {name}\nversion: {version}\ndescription: {description}\n");
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(chart_yaml.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    tar.append_data(
+        &mut header,
+        format!("{name}/Chart.yaml"),
+        chart_yaml.as_bytes(),
+    )
+    .unwrap();
+    let tar = tar.into_inner().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&tar).unwrap();
+    gz.finish().unwrap()
+}
