@@ -41,8 +41,7 @@ pub fn chart_value(metadata: &Metadata, is_root: bool) -> Value {
     entry(&mut m, "Description", Value::str(&metadata.description));
     entry(&mut m, "Keywords", string_list(&metadata.keywords));
     let maintainers = metadata
-        .maintainers
-        .iter()
+        .maintainers()
         .map(|mt| {
             let mut e = Entries::new();
             entry(&mut e, "Name", Value::str(&mt.name));
@@ -74,7 +73,7 @@ pub fn chart_value(metadata: &Metadata, is_root: bool) -> Value {
     entry(
         &mut m,
         "Dependencies",
-        Value::list(metadata.dependencies.iter().map(dependency).collect()),
+        Value::list(metadata.dependencies().map(dependency).collect()),
     );
     entry(&mut m, "Type", Value::str(&metadata.chart_type));
     entry(&mut m, "IsRoot", Value::Bool(is_root));

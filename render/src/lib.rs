@@ -117,8 +117,7 @@ pub fn check_installable(chart: &Chart) -> Result<(), RenderError> {
     }
     let missing: Vec<&str> = chart
         .metadata
-        .dependencies
-        .iter()
+        .dependencies()
         .filter(|d| !chart.dependencies.iter().any(|c| c.name() == d.name))
         .map(|d| d.name.as_str())
         .collect();

@@ -314,8 +314,14 @@ mod tests {
     #[test]
     fn splits_like_helm() {
         assert_eq!(
-            split_manifests("\n---\na: 1\n---\n\n---   \nb: 2\n--- # c\nd: 3\n"),
+            split_manifests("\n---\na: 1\n---\nb: 2\n--- # c\nd: 3\n"),
             ["a: 1", "b: 2", "# c\nd: 3"]
+        );
+        // A separator's trailing whitespace swallows the newline the next one needs, so
+        // Go's regexp (and Helm) keep the second `---` in the document.
+        assert_eq!(
+            split_manifests("a: 1\n---\n\n---\nb: 2\n"),
+            ["a: 1", "---\nb: 2"]
         );
         assert_eq!(split_manifests("a: |\n  ---\n"), ["a: |\n  ---"]);
         assert!(split_manifests("  \n").is_empty());

@@ -42,10 +42,10 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
     let existing = std::mem::take(&mut chart.dependencies);
     let mut subcharts: Vec<Chart> = existing
         .iter()
-        .filter(|sub| !chart.metadata.dependencies.iter().any(|d| declares(d, sub)))
+        .filter(|sub| !chart.metadata.dependencies().any(|d| declares(d, sub)))
         .cloned()
         .collect();
-    for dependency in &mut chart.metadata.dependencies {
+    for dependency in chart.metadata.dependencies.iter_mut().flatten() {
         if let Some(sub) = existing.iter().find(|sub| declares(dependency, sub)) {
             let mut copy = sub.clone();
             if !dependency.alias.is_empty() {
@@ -58,7 +58,7 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
         }
     }
     chart.dependencies = subcharts;
-    for dependency in &mut chart.metadata.dependencies {
+    for dependency in chart.metadata.dependencies.iter_mut().flatten() {
         dependency.enabled = true;
     }
 
@@ -68,8 +68,7 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
 
     let disabled: Vec<String> = chart
         .metadata
-        .dependencies
-        .iter()
+        .dependencies()
         .filter(|d| !d.enabled)
         .map(|d| d.name.clone())
         .collect();
@@ -79,7 +78,7 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
     chart
         .metadata
         .dependencies
-        .retain(|d| !disabled.contains(&d.name));
+        .retain(|d| d.as_ref().is_some_and(|d| !disabled.contains(&d.name)));
     for sub in &mut chart.dependencies {
         let sub_path = format!("{path}{}.", sub.name());
         process_enabled(sub, &coalesced, &sub_path)?;
@@ -89,11 +88,11 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
 
 /// `tags`: a dependency with only false tags is disabled; any true tag (or none set)
 /// enables it.
-fn apply_tags(dependencies: &mut [Dependency], values: &Map) {
+fn apply_tags(dependencies: &mut [Option<Dependency>], values: &Map) {
     let Some(tags) = table(values, "tags") else {
         return;
     };
-    for dependency in dependencies {
+    for dependency in dependencies.iter_mut().flatten() {
         let (mut any_true, mut any_false) = (false, false);
         for tag in &dependency.tags {
             match tags.get(tag) {
@@ -107,8 +106,8 @@ fn apply_tags(dependencies: &mut [Dependency], values: &Map) {
 }
 
 /// `condition`: the first of the comma-separated paths holding a boolean decides.
-fn apply_conditions(dependencies: &mut [Dependency], values: &Map, path: &str) {
-    for dependency in dependencies {
+fn apply_conditions(dependencies: &mut [Option<Dependency>], values: &Map, path: &str) {
+    for dependency in dependencies.iter_mut().flatten() {
         for condition in dependency.condition.trim().split(',') {
             if condition.is_empty() {
                 continue;
@@ -138,7 +137,7 @@ fn import_values(chart: &mut Chart) {
         return;
     };
     let mut imported = Map::new();
-    for dependency in &mut chart.metadata.dependencies {
+    for dependency in chart.metadata.dependencies.iter_mut().flatten() {
         let mut normalised = Vec::new();
         for entry in &dependency.import_values {
             let (child, parent) = match entry {
@@ -254,12 +253,7 @@ mod tests {
         // `a` is off by its condition, `b` by its only tag, `a2` by its own default
         // (`a2.flag: false` from the aliased chart's values); undeclared `extra` stays.
         assert_eq!(names(&c), ["c", "extra"]);
-        let declared: Vec<&str> = c
-            .metadata
-            .dependencies
-            .iter()
-            .map(|d| d.name.as_str())
-            .collect();
+        let declared: Vec<&str> = c.metadata.dependencies().map(|d| d.name.as_str()).collect();
         assert_eq!(declared, ["c"]);
 
         let mut user = Map::new();
@@ -267,7 +261,7 @@ mod tests {
         let mut c = family("a: {enabled: false}\ntags: {back: false}\n");
         process_dependencies(&mut c, &user).unwrap();
         assert_eq!(names(&c), ["a", "a2", "b", "c", "extra"]);
-        assert!(c.metadata.dependencies.iter().all(|d| d.enabled));
+        assert!(c.metadata.dependencies().all(|d| d.enabled));
     }
 
     #[test]
@@ -282,8 +276,7 @@ mod tests {
         );
         let imports = &c
             .metadata
-            .dependencies
-            .iter()
+            .dependencies()
             .find(|d| d.name == "c")
             .unwrap()
             .import_values;
