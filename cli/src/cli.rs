@@ -33,6 +33,87 @@ pub enum Command {
     /// Work with chart repositories.
     #[command(subcommand)]
     Repo(RepoCommand),
+    /// Serve a chart repository over HTTP (Helm's protocol and ChartMuseum's API).
+    ///
+    /// Serves the packages in DIR (default: the current directory), or in an S3 bucket given
+    /// as s3://BUCKET[/PREFIX]. index.yaml is built at start and kept current as charts are
+    /// uploaded, deleted, or added by other replicas on the same storage.
+    Serve(ServeArgs),
+    /// Upload a chart package to a ChartMuseum-compatible repository (such as `chartkit serve`).
+    Push(PushArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Directory of chart packages, or s3://BUCKET[/PREFIX] (credentials, region and
+    /// endpoint from the AWS_* environment variables; AWS_ENDPOINT_URL for MinIO and the like).
+    #[arg(default_value = ".")]
+    pub storage: String,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8879")]
+    pub addr: std::net::SocketAddr,
+    /// Absolute URL of the repository, used for chart URLs in index.yaml (relative by default).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Let an upload replace an existing chart version.
+    #[arg(long = "allow-overwrite")]
+    pub allow_overwrite: bool,
+    /// Largest upload accepted, in bytes.
+    #[arg(long = "max-upload-size", default_value_t = 20 * 1024 * 1024)]
+    pub max_upload_size: usize,
+    /// Accept only charts with a .prov signed by a key in --keyring.
+    #[arg(long = "require-signature", requires = "keyring")]
+    pub require_signature: bool,
+    /// Public keys trusted for --require-signature (armored or binary).
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
+    /// htpasswd file with bcrypt hashes (`htpasswd -B`); uploads and deletes then need basic auth.
+    #[arg(long = "basic-auth-file")]
+    pub basic_auth_file: Option<PathBuf>,
+    /// File of bearer tokens, one per line; uploads and deletes then need one of them.
+    #[arg(long = "bearer-token-file")]
+    pub bearer_token_file: Option<PathBuf>,
+    /// Require authentication for reads too (everything but /health).
+    #[arg(long = "auth-reads")]
+    pub auth_reads: bool,
+    /// PEM certificate chain; serves HTTPS with --tls-key.
+    #[arg(long = "tls-cert", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long = "tls-key", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Seconds between checks of the storage for changes made elsewhere.
+    #[arg(long = "refresh-interval", default_value_t = 5.0)]
+    pub refresh_interval: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The chart package (.tgz).
+    pub chart: PathBuf,
+    /// Repository URL, or the name of a repository added with `helm repo add`.
+    pub repo: String,
+    /// Upload CHART.prov with the package.
+    #[arg(long)]
+    pub prov: bool,
+    /// Username for basic auth (default: the one `helm repo add` stored).
+    #[arg(long, env = "CHARTKIT_REPO_USERNAME")]
+    pub username: Option<String>,
+    /// Password for basic auth.
+    #[arg(long, env = "CHARTKIT_REPO_PASSWORD", hide_env_values = true)]
+    pub password: Option<String>,
+    /// Bearer token.
+    #[arg(long, env = "CHARTKIT_REPO_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// CA bundle (PEM) to verify the server's certificate.
+    #[arg(long = "ca-file")]
+    pub ca_file: Option<PathBuf>,
+    /// Skip verifying the server's certificate.
+    #[arg(long = "insecure-skip-tls-verify")]
+    pub insecure_skip_tls_verify: bool,
+    /// Seconds to wait for the server.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]

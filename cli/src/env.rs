@@ -11,6 +11,15 @@ pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 /// Directory for chartkit's caches (default `$XDG_CACHE_HOME/chartkit`, then
 /// `$HOME/.cache/chartkit`).
 pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
+/// Log filter for `chartkit serve` (tracing's syntax, e.g. `debug` or
+/// `chartkit_repo_server=debug`; default `info`).
+pub const LOG: &str = "CHARTKIT_LOG";
+/// Helm's repository list, used to resolve repository names (`chartkit push CHART NAME`).
+pub const HELM_REPOSITORY_CONFIG: &str = "HELM_REPOSITORY_CONFIG";
+/// Helm's configuration base directory.
+pub const HELM_CONFIG_HOME: &str = "HELM_CONFIG_HOME";
+/// The XDG configuration base directory.
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// The XDG cache base directory.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// The user's home directory.

@@ -15,7 +15,7 @@ mod urljoin;
 pub use cache::{
     CACHE_BUCKET, CacheError, CompactSource, FileSource, IndexCache, compact_path_for,
 };
-pub use clock::now;
+pub use clock::{format_utc, now};
 pub use package::{PackageError, read_package_metadata};
 pub use repo_index::{IndexDirOptions, IndexDirReport, RepoIndexError, index_directory};
 pub use urljoin::url_join;

@@ -4,6 +4,7 @@
 pub mod archive;
 pub mod corpus;
 pub mod peers;
+pub mod server;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

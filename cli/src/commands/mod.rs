@@ -2,8 +2,10 @@ mod create;
 mod key;
 mod lint;
 mod package;
+mod push;
 mod repo_index;
 mod repo_query;
+mod serve;
 mod show;
 mod template;
 mod verify;
@@ -27,6 +29,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Key(command) => key::run(command),
         Command::Repo(RepoCommand::Index(args)) => repo_index::run(args),
         Command::Repo(RepoCommand::Query(args)) => repo_query::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Push(args) => push::run(args),
     }
 }
 

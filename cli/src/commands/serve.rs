@@ -1,0 +1,154 @@
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use chartkit_repo_server::{
+    Auth, BucketStorage, LocalStorage, Server, ServerOptions, Storage, TlsFiles,
+};
+
+use crate::cli::ServeArgs;
+use crate::env;
+use crate::report::with_hint;
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    init_logging();
+    let storage = open_storage(&args.storage)?;
+    let mut auth = Auth::default();
+    if let Some(path) = &args.basic_auth_file {
+        auth.add_htpasswd_file(path)?;
+    }
+    if let Some(path) = &args.bearer_token_file {
+        auth.add_token_file(path)?;
+    }
+    if args.auth_reads && !auth.is_enabled() {
+        return Err(with_hint(
+            anyhow::anyhow!("--auth-reads needs credentials to check"),
+            "add --basic-auth-file or --bearer-token-file",
+        ));
+    }
+    let require_signature = match (&args.keyring, args.require_signature) {
+        (Some(path), true) => Some(super::read_keyring(path)?),
+        _ => None,
+    };
+    if !(args.refresh_interval.is_finite() && args.refresh_interval > 0.0) {
+        anyhow::bail!(
+            "--refresh-interval must be a positive number of seconds, found {}",
+            args.refresh_interval
+        );
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        }),
+        _ => None,
+    };
+    let options = ServerOptions {
+        storage,
+        addr: args.addr,
+        url: args.url.clone(),
+        allow_overwrite: args.allow_overwrite,
+        max_upload_size: args.max_upload_size,
+        require_signature,
+        auth,
+        auth_reads: args.auth_reads,
+        tls,
+        refresh_interval: Duration::from_secs_f64(args.refresh_interval),
+        limits: super::limits()?,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let server = Server::bind(options).await.map_err(|e| match e {
+            chartkit_repo_server::ServerError::Bind { .. } => with_hint(
+                e,
+                "another process may be using the port; pick another with --addr 127.0.0.1:PORT",
+            ),
+            other => other.into(),
+        })?;
+        let addr = server.local_addr()?;
+        let scheme = if server.is_tls() { "https" } else { "http" };
+        let repo = server.repository();
+        let mut out = std::io::stdout().lock();
+        let count = repo.chart_count();
+        writeln!(
+            out,
+            "Serving {count} chart {} from {}",
+            if count == 1 { "version" } else { "versions" },
+            repo.storage().describe()
+        )?;
+        for (file, reason) in &server.initial_sync().skipped {
+            writeln!(out, "  skipped {file}: {reason}")?;
+        }
+        writeln!(out, "Listening on {scheme}://{addr}/")?;
+        writeln!(
+            out,
+            "Use it with: helm repo add NAME {}",
+            args.url
+                .clone()
+                .unwrap_or_else(|| format!("{scheme}://{addr}"))
+        )?;
+        out.flush()?;
+        drop(out);
+        server.run(shutdown_signal()).await?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn open_storage(location: &str) -> anyhow::Result<Arc<dyn Storage>> {
+    if location.starts_with("s3://") {
+        return Ok(Arc::new(BucketStorage::open_s3(location)?));
+    }
+    if let Some((scheme, _)) = location.split_once("://") {
+        return Err(with_hint(
+            anyhow::anyhow!("unsupported storage `{location}`"),
+            format!("use a directory or s3://BUCKET[/PREFIX]; `{scheme}://` is not supported"),
+        ));
+    }
+    let dir = std::path::Path::new(location);
+    if !dir.is_dir() {
+        return Err(with_hint(
+            anyhow::anyhow!("`{location}` is not a directory"),
+            format!("create it, or package charts into it: chartkit package CHART -d {location}"),
+        ));
+    }
+    Ok(Arc::new(LocalStorage::open(dir)?))
+}
+
+/// Logs go to stderr; `CHARTKIT_LOG` takes tracing's filter syntax (default `info`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_new(
+        env::var(env::LOG).unwrap_or_else(|| "info".to_owned()),
+    )
+    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

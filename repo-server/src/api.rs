@@ -1,0 +1,528 @@
+//! The HTTP surface: Helm's repository protocol (`/index.yaml`, `/charts/<file>`) and
+//! ChartMuseum's API (`/api/charts`, `/api/prov`, `/health`), plus `/metrics`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use chartkit_chart::archive::Limits;
+use chartkit_signing::Keyring;
+
+use crate::auth::{Auth, Decision};
+use crate::error::{ApiError, json};
+use crate::metrics::Metrics;
+use crate::names::{self, FileKind};
+use crate::repository::{NewEntry, RenderedIndex, Repository, entry_from_package};
+use crate::storage::WriteMode;
+use crate::upload;
+
+/// Request policy, from the command line.
+#[derive(Debug)]
+pub struct Policy {
+    pub allow_overwrite: bool,
+    pub max_upload_size: usize,
+    /// With a keyring, every package must come with a `.prov` signed by one of its keys.
+    pub require_signature: Option<Keyring>,
+    pub auth: Auth,
+    pub auth_reads: bool,
+    pub limits: Limits,
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub repo: Arc<Repository>,
+    pub policy: Arc<Policy>,
+    pub metrics: Arc<Metrics>,
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(root))
+        .route("/index.yaml", get(index_yaml))
+        .route("/charts/{file}", get(chart_file))
+        .route("/api/charts", get(list_charts).post(upload_chart))
+        .route("/api/charts/{name}", get(chart_versions))
+        .route(
+            "/api/charts/{name}/{version}",
+            get(chart_version).delete(delete_version),
+        )
+        .route("/api/prov", post(upload_provenance))
+        .route("/health", get(health))
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+fn route_of(path: &str) -> &'static str {
+    match path {
+        "/" => "/",
+        "/index.yaml" => "/index.yaml",
+        "/health" => "/health",
+        "/metrics" => "/metrics",
+        "/api/prov" => "/api/prov",
+        p if p.starts_with("/charts/") => "/charts",
+        p if p == "/api/charts" || p.starts_with("/api/charts/") => "/api/charts",
+        _ => "other",
+    }
+}
+
+/// Rejects traversal and unauthorised requests before any handler runs, then counts and
+/// logs what happened.
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let route = route_of(&path);
+    let response = match refuse(&state, &request, &path) {
+        Some(error) => {
+            if method == Method::POST {
+                state.metrics.upload(false);
+            }
+            error
+        }
+        None => next.run(request).await,
+    };
+    let status = response.status();
+    state
+        .metrics
+        .request(route, method.as_str(), status.as_u16());
+    let took_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if method == Method::GET || method == Method::HEAD {
+        tracing::debug!(%method, %path, status = status.as_u16(), took_ms, "request");
+    } else {
+        tracing::info!(%method, %path, status = status.as_u16(), took_ms, "request");
+    }
+    response
+}
+
+fn refuse(state: &AppState, request: &Request, path: &str) -> Option<Response> {
+    let decoded = percent_decode(path);
+    if decoded.split(['/', '\\']).any(|segment| segment == "..") {
+        return Some(
+            ApiError::bad_request(format!("path `{path}` contains `..`; refused")).into_response(),
+        );
+    }
+    let auth = &state.policy.auth;
+    let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
+    if !auth.is_enabled() || path == "/health" || !(writes || state.policy.auth_reads) {
+        return None;
+    }
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let message = match auth.check(header) {
+        Decision::Allowed => return None,
+        Decision::Missing => "authentication required: send basic auth or a bearer token",
+        Decision::Denied => "invalid credentials",
+    };
+    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
+    let challenge = if auth.has_users() {
+        "Basic realm=\"chartkit\""
+    } else {
+        "Bearer realm=\"chartkit\""
+    };
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    Some(response)
+}
+
+fn percent_decode(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(byte) = path
+                .get(i + 1..i + 3)
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn root(State(state): State<AppState>) -> Response {
+    let body = format!(
+        "chartkit chart repository: {} chart versions from {}\n\n\
+         Use it with:  helm repo add NAME <this URL>\n\
+         Index:        /index.yaml\n\
+         API:          /api/charts (ChartMuseum-compatible)\n",
+        state.repo.chart_count(),
+        state.repo.storage().describe()
+    );
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+}
+
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut params = coding.split(';');
+            let name = params.next().unwrap_or("").trim();
+            let refused = params.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    == Some(0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
+}
+
+fn not_modified(headers: &HeaderMap, etags: &[&str]) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|tag| tag.trim().trim_start_matches("W/"))
+        .any(|tag| tag == "*" || etags.contains(&tag))
+}
+
+async fn current_index(repo: &Arc<Repository>) -> Arc<RenderedIndex> {
+    if let Some(index) = repo.rendered_index() {
+        return index;
+    }
+    let repo = Arc::clone(repo);
+    tokio::task::spawn_blocking(move || repo.index())
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+async fn index_yaml(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let index = current_index(&state.repo).await;
+    let gzip = accepts_gzip(&headers);
+    let (body, etag) = if gzip {
+        let index = Arc::clone(&index);
+        tokio::task::spawn_blocking(move || index.gzip())
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+    } else {
+        (index.yaml.clone(), index.etag.clone())
+    };
+    let gzip_tag = format!("{}-gzip\"", index.etag.trim_end_matches('"'));
+    let mut response = if not_modified(&headers, &[index.etag.as_str(), gzip_tag.as_str()]) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let mut response = Response::new(Body::from(body));
+        let h = response.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-yaml"),
+        );
+        if gzip {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        response
+    };
+    let h = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, value);
+    }
+    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+async fn chart_file(
+    State(state): State<AppState>,
+    Path(file): Path<String>,
+) -> Result<Response, ApiError> {
+    let content_type = match names::classify(&file) {
+        Some(FileKind::Package) => "application/gzip",
+        Some(FileKind::Provenance) => "application/pgp-signature",
+        None => {
+            return Err(ApiError::bad_request(format!(
+                "`{file}` is not a chart package or provenance file name"
+            )));
+        }
+    };
+    match state.repo.storage().get(&file).await? {
+        Some(data) => Ok(([(header::CONTENT_TYPE, content_type)], data).into_response()),
+        None => Err(ApiError::not_found(format!("{file} not found"))),
+    }
+}
+
+fn entries_json<'a>(versions: impl Iterator<Item = &'a chartkit_index::ChartVersion>) -> String {
+    let mut out = String::from("[");
+    for (i, version) in versions.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&chartkit_index::entry_to_json(version));
+    }
+    out.push(']');
+    out
+}
+
+async fn list_charts(State(state): State<AppState>) -> Response {
+    let charts = state.repo.charts();
+    let mut out = String::from("{");
+    for (i, (name, versions)) in charts.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::Value::String(name.clone()).to_string());
+        out.push(':');
+        out.push_str(&entries_json(versions.iter()));
+    }
+    out.push('}');
+    json(StatusCode::OK, out)
+}
+
+async fn chart_versions(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let versions = state
+        .repo
+        .chart(&name)
+        .ok_or_else(|| ApiError::not_found(format!("chart {name} not found")))?;
+    Ok(json(StatusCode::OK, entries_json(versions.iter())))
+}
+
+async fn chart_version(
+    State(state): State<AppState>,
+    Path((name, version)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let entry = state
+        .repo
+        .chart_version(&name, &version)
+        .ok_or_else(|| ApiError::not_found(format!("chart {name} version {version} not found")))?;
+    Ok(json(StatusCode::OK, chartkit_index::entry_to_json(&entry)))
+}
+
+async fn delete_version(
+    State(state): State<AppState>,
+    Path((name, version)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    let file = names::package_file(&name, &version);
+    if names::classify(&file) != Some(FileKind::Package) {
+        return Err(ApiError::bad_request(format!(
+            "`{name}` `{version}` is not a valid chart name and version"
+        )));
+    }
+    let storage = state.repo.storage();
+    if !storage.delete(&file).await? {
+        return Err(ApiError::not_found(format!(
+            "chart {name} version {version} not found"
+        )));
+    }
+    storage.delete(&format!("{file}.prov")).await?;
+    state.repo.remove_package(&file);
+    Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()))
+}
+
+fn write_mode(policy: &Policy) -> WriteMode {
+    if policy.allow_overwrite {
+        WriteMode::Overwrite
+    } else {
+        WriteMode::Create
+    }
+}
+
+async fn upload_chart(State(state): State<AppState>, request: Request) -> Response {
+    let outcome = store_chart(&state, request).await;
+    state.metrics.upload(outcome.is_ok());
+    match outcome {
+        Ok(()) => json(StatusCode::CREATED, r#"{"saved":true}"#.to_owned()),
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(ApiError::internal(format!("upload check failed: {e}"))))
+}
+
+async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError> {
+    let (head, body) = request.into_parts();
+    let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
+    let parts = upload::parts(&head.headers, body, "chart").await?;
+    let (sent_name, data) = parts.chart.ok_or_else(|| {
+        ApiError::bad_request(
+            "no chart in the request: send the package as the body, or as a multipart `chart` field",
+        )
+    })?;
+    let limits = state.policy.limits;
+    let package =
+        blocking(move || upload::check_package(data, sent_name.as_deref(), &limits)).await?;
+    let provenance = match parts.prov {
+        Some((_, prov)) => {
+            let provenance = upload::check_provenance(&prov)?;
+            if provenance.package_file != package.file {
+                return Err(ApiError::bad_request(format!(
+                    "the provenance file is for {}, not {}",
+                    provenance.package_file, package.file
+                )));
+            }
+            Some(provenance)
+        }
+        None => None,
+    };
+    let storage = state.repo.storage();
+    if let Some(keyring) = &state.policy.require_signature {
+        let stored;
+        let signed_by = match &provenance {
+            Some(p) => p,
+            None => {
+                let prov_file = format!("{}.prov", package.file);
+                let text = storage.get(&prov_file).await?.ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "this server requires signed charts: upload {} together with its provenance (a multipart `prov` field, or `chartkit push --prov`)",
+                        package.file
+                    ))
+                })?;
+                stored = upload::check_provenance(&text)?;
+                &stored
+            }
+        };
+        upload::verify(signed_by, &package.digest, keyring)?;
+    }
+    let info = storage
+        .put(
+            &package.file,
+            package.data.clone(),
+            write_mode(&state.policy),
+        )
+        .await?;
+    if let Some(provenance) = provenance {
+        let prov_info = storage
+            .put(
+                &provenance.file,
+                Bytes::from(provenance.text),
+                WriteMode::Overwrite,
+            )
+            .await?;
+        state.repo.insert_provenance(prov_info);
+    }
+    let urls = state.repo.urls().clone();
+    let data = package.data;
+    let file = package.file.clone();
+    let created = info.modified;
+    let version = blocking(move || {
+        entry_from_package(&data, &file, created, &urls).map_err(ApiError::bad_request)
+    })
+    .await?;
+    tracing::info!(chart = %package.name, version = %package.version, "chart stored");
+    state.repo.insert_package(NewEntry { version, info });
+    Ok(())
+}
+
+async fn upload_provenance(State(state): State<AppState>, request: Request) -> Response {
+    match store_provenance(&state, request).await {
+        Ok(()) => json(StatusCode::CREATED, r#"{"saved":true}"#.to_owned()),
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiError> {
+    let (head, body) = request.into_parts();
+    let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
+    let parts = upload::parts(&head.headers, body, "prov").await?;
+    let (_, data) = parts.prov.ok_or_else(|| {
+        ApiError::bad_request(
+            "no provenance in the request: send the .prov as the body, or as a multipart `prov` field",
+        )
+    })?;
+    let provenance = upload::check_provenance(&data)?;
+    let storage = state.repo.storage();
+    if let Some(keyring) = &state.policy.require_signature {
+        let package = storage
+            .get(&provenance.package_file)
+            .await?
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "{} is not in the repository; upload the chart with its provenance",
+                    provenance.package_file
+                ))
+            })?;
+        let digest = chartkit_signing::Sha256Digest::of(&package);
+        upload::verify(&provenance, &digest, keyring)?;
+    }
+    let info = storage
+        .put(
+            &provenance.file,
+            Bytes::from(provenance.text),
+            write_mode(&state.policy),
+        )
+        .await?;
+    state.repo.insert_provenance(info);
+    Ok(())
+}
+
+async fn health() -> Response {
+    json(StatusCode::OK, r#"{"healthy":true}"#.to_owned())
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    state.metrics.set_charts(state.repo.chart_count());
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no such route: {}", uri.path()))
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traversal_is_seen_through_percent_encoding() {
+        assert_eq!(percent_decode("/charts/..%2Fsecret"), "/charts/../secret");
+        assert_eq!(percent_decode("/a%2"), "/a%2");
+    }
+
+    #[test]
+    fn gzip_negotiation_honours_q_zero() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT_ENCODING, "br, gzip;q=0".parse().unwrap());
+        assert!(!accepts_gzip(&headers));
+        headers.insert(header::ACCEPT_ENCODING, "gzip, deflate".parse().unwrap());
+        assert!(accepts_gzip(&headers));
+    }
+
+    #[test]
+    fn if_none_match_lists_and_weak_tags() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::IF_NONE_MATCH, "\"x\", W/\"abc\"".parse().unwrap());
+        assert!(not_modified(&headers, &["\"abc\""]));
+        assert!(!not_modified(&headers, &["\"abd\""]));
+    }
+}

@@ -1,0 +1,202 @@
+//! The chart repository server behind `chartkit serve`.
+//!
+//! - [`storage`]: where packages live (a directory, or an S3-compatible bucket shared by
+//!   several replicas).
+//! - [`repository`]: every chart version in memory, synced from storage, index.yaml
+//!   rendered on demand after changes.
+//! - `api`: Helm's repository protocol and ChartMuseum's API over axum.
+//! - [`Server`]: binding, TLS, the periodic sync, graceful shutdown.
+
+mod api;
+pub mod auth;
+mod error;
+pub mod metrics;
+pub mod names;
+pub mod repository;
+pub mod storage;
+mod tls;
+mod upload;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chartkit_chart::archive::Limits;
+use chartkit_signing::Keyring;
+
+pub use api::Policy;
+pub use auth::{Auth, AuthFileError};
+pub use repository::{Repository, SyncReport, UrlStyle};
+pub use storage::{BucketStorage, LocalStorage, ObjectInfo, Storage, StorageError, WriteMode};
+
+/// Everything `chartkit serve` configures.
+pub struct ServerOptions {
+    pub storage: Arc<dyn Storage>,
+    pub addr: SocketAddr,
+    /// `--url`: absolute chart URLs under this base.
+    pub url: Option<String>,
+    pub allow_overwrite: bool,
+    pub max_upload_size: usize,
+    pub require_signature: Option<Keyring>,
+    pub auth: Auth,
+    pub auth_reads: bool,
+    pub tls: Option<TlsFiles>,
+    /// How often to look for changes made by others (other replicas, files copied in).
+    pub refresh_interval: Duration,
+    pub limits: Limits,
+}
+
+/// PEM files for `--tls-cert` and `--tls-key`.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error("TLS: {0}")]
+    Tls(String),
+}
+
+/// A server that has read its storage and bound its address, ready to run.
+pub struct Server {
+    listener: tokio::net::TcpListener,
+    app: axum::Router,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    repo: Arc<Repository>,
+    refresh_interval: Duration,
+    initial: SyncReport,
+}
+
+impl Server {
+    /// Reads the whole repository from storage (in parallel), then binds.
+    pub async fn bind(options: ServerOptions) -> Result<Server, ServerError> {
+        let tls = options.tls.as_ref().map(tls::acceptor).transpose()?;
+        let metrics = Arc::new(metrics::Metrics::default());
+        let repo = Arc::new(Repository::new(
+            options.storage,
+            UrlStyle { base: options.url },
+            Arc::clone(&metrics),
+        ));
+        let initial = repo.sync().await?;
+        let listener = tokio::net::TcpListener::bind(options.addr)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: options.addr,
+                source,
+            })?;
+        let policy = Policy {
+            allow_overwrite: options.allow_overwrite,
+            max_upload_size: options.max_upload_size,
+            require_signature: options.require_signature,
+            auth: options.auth,
+            auth_reads: options.auth_reads,
+            limits: options.limits,
+        };
+        let app = api::router(api::AppState {
+            repo: Arc::clone(&repo),
+            policy: Arc::new(policy),
+            metrics,
+        });
+        Ok(Server {
+            listener,
+            app,
+            tls,
+            repo,
+            refresh_interval: options.refresh_interval,
+            initial,
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    pub fn repository(&self) -> &Arc<Repository> {
+        &self.repo
+    }
+
+    /// What the initial read of the storage found.
+    pub fn initial_sync(&self) -> &SyncReport {
+        &self.initial
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting, lets requests in flight
+    /// finish (up to 30 seconds) and returns.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ServerError> {
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+        use hyper_util::server::conn::auto::Builder;
+        use hyper_util::service::TowerToHyperService;
+
+        let refresh = self.repo.spawn_refresh(self.refresh_interval);
+        let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+        let builder = Builder::new(TokioExecutor::new());
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(connection) => connection,
+                    Err(error) => {
+                        // Out of file descriptors and the like: back off rather than spin.
+                        tracing::warn!(%error, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let _ = stream.set_nodelay(true);
+            let service = TowerToHyperService::new(self.app.clone());
+            let builder = builder.clone();
+            let watcher = graceful.watcher();
+            let tls = self.tls.clone();
+            tokio::spawn(async move {
+                let served = match tls {
+                    Some(acceptor) => match acceptor.accept(stream).await {
+                        Ok(stream) => {
+                            let connection =
+                                builder.serve_connection(TokioIo::new(stream), service);
+                            watcher.watch(connection).await
+                        }
+                        Err(error) => {
+                            tracing::debug!(%peer, %error, "TLS handshake failed");
+                            return;
+                        }
+                    },
+                    None => {
+                        let connection = builder.serve_connection(TokioIo::new(stream), service);
+                        watcher.watch(connection).await
+                    }
+                };
+                if let Err(error) = served {
+                    tracing::debug!(%peer, %error, "connection ended with an error");
+                }
+            });
+        }
+        drop(self.listener);
+        refresh.abort();
+        tracing::info!("shutting down: finishing requests in flight");
+        if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still running after 30 seconds; stopping anyway");
+        }
+        Ok(())
+    }
+}

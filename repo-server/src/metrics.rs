@@ -1,0 +1,179 @@
+//! Counters for `/metrics`, in Prometheus' text exposition format. A handful of atomics is
+//! all the server needs; a registry library would add more than it saves.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The routes requests are counted under.
+pub const ROUTES: [&str; 9] = [
+    "/",
+    "/index.yaml",
+    "/charts",
+    "/api/charts",
+    "/api/prov",
+    "/health",
+    "/metrics",
+    "auth",
+    "other",
+];
+const STATUSES: [u16; 14] = [
+    200, 201, 204, 304, 400, 401, 403, 404, 405, 409, 413, 500, 503, 0,
+];
+const METHODS: [&str; 5] = ["GET", "HEAD", "POST", "DELETE", "other"];
+
+/// Counters for every (route, method, status): lock-free, since every request bumps one.
+#[derive(Debug)]
+pub struct Metrics {
+    requests: Vec<AtomicU64>,
+    uploads: AtomicU64,
+    uploads_rejected: AtomicU64,
+    charts: AtomicU64,
+    index_renders: AtomicU64,
+    index_render_micros_total: AtomicU64,
+    index_render_micros_last: AtomicU64,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics {
+            requests: (0..ROUTES.len() * METHODS.len() * STATUSES.len())
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            uploads: AtomicU64::new(0),
+            uploads_rejected: AtomicU64::new(0),
+            charts: AtomicU64::new(0),
+            index_renders: AtomicU64::new(0),
+            index_render_micros_total: AtomicU64::new(0),
+            index_render_micros_last: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Metrics {
+    pub fn request(&self, route: &str, method: &str, status: u16) {
+        let r = ROUTES
+            .iter()
+            .position(|x| *x == route)
+            .unwrap_or(ROUTES.len() - 1);
+        let m = METHODS
+            .iter()
+            .position(|x| *x == method)
+            .unwrap_or(METHODS.len() - 1);
+        let s = STATUSES
+            .iter()
+            .position(|x| *x == status)
+            .unwrap_or(STATUSES.len() - 1);
+        self.requests[(r * METHODS.len() + m) * STATUSES.len() + s].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn upload(&self, accepted: bool) {
+        let counter = if accepted {
+            &self.uploads
+        } else {
+            &self.uploads_rejected
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn set_charts(&self, count: usize) {
+        self.charts.store(count as u64, Ordering::Relaxed);
+    }
+
+    pub fn index_rendered(&self, took: Duration) {
+        let micros = took.as_micros() as u64;
+        self.index_renders.fetch_add(1, Ordering::Relaxed);
+        self.index_render_micros_total
+            .fetch_add(micros, Ordering::Relaxed);
+        self.index_render_micros_last
+            .store(micros, Ordering::Relaxed);
+    }
+
+    /// The last index render time, for benchmarks.
+    pub fn last_render(&self) -> Duration {
+        Duration::from_micros(self.index_render_micros_last.load(Ordering::Relaxed))
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let mut counter = |name: &str, help: &str, kind: &str, value: String| {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        };
+        counter(
+            "chartkit_uploads_total",
+            "Chart packages accepted.",
+            "counter",
+            self.uploads.load(Ordering::Relaxed).to_string(),
+        );
+        counter(
+            "chartkit_uploads_rejected_total",
+            "Uploads refused (invalid, conflicting, unauthorised or too large).",
+            "counter",
+            self.uploads_rejected.load(Ordering::Relaxed).to_string(),
+        );
+        counter(
+            "chartkit_chart_versions",
+            "Chart versions in the index.",
+            "gauge",
+            self.charts.load(Ordering::Relaxed).to_string(),
+        );
+        counter(
+            "chartkit_index_renders_total",
+            "Times index.yaml was rendered after a change.",
+            "counter",
+            self.index_renders.load(Ordering::Relaxed).to_string(),
+        );
+        counter(
+            "chartkit_index_render_seconds_total",
+            "Time spent rendering index.yaml.",
+            "counter",
+            format!(
+                "{:.6}",
+                self.index_render_micros_total.load(Ordering::Relaxed) as f64 / 1e6
+            ),
+        );
+        let _ = writeln!(
+            out,
+            "# HELP chartkit_http_requests_total HTTP requests by route, method and status.\n\
+             # TYPE chartkit_http_requests_total counter"
+        );
+        for (i, count) in self.requests.iter().enumerate() {
+            let count = count.load(Ordering::Relaxed);
+            if count == 0 {
+                continue;
+            }
+            let route = ROUTES[i / (METHODS.len() * STATUSES.len())];
+            let method = METHODS[i / STATUSES.len() % METHODS.len()];
+            let status = match STATUSES[i % STATUSES.len()] {
+                0 => "other".to_owned(),
+                code => code.to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "chartkit_http_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {count}"
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exposition_has_help_type_and_labelled_requests() {
+        let metrics = Metrics::default();
+        metrics.request("/index.yaml", "GET", 200);
+        metrics.request("/index.yaml", "GET", 200);
+        metrics.upload(true);
+        let text = metrics.render();
+        assert!(text.contains("# TYPE chartkit_uploads_total counter\nchartkit_uploads_total 1\n"));
+        assert!(text.contains(
+            "chartkit_http_requests_total{route=\"/index.yaml\",method=\"GET\",status=\"200\"} 2"
+        ));
+    }
+}

@@ -1,0 +1,47 @@
+//! TLS from PEM files, with rustls.
+
+use std::sync::Arc;
+
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls;
+
+use crate::{ServerError, TlsFiles};
+
+pub fn acceptor(files: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor, ServerError> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&files.cert)
+        .and_then(|certs| certs.collect::<Result<_, _>>())
+        .map_err(|e| {
+            ServerError::Tls(format!(
+                "cannot read certificates from `{}`: {e}",
+                files.cert.display()
+            ))
+        })?;
+    if certs.is_empty() {
+        return Err(ServerError::Tls(format!(
+            "`{}` holds no PEM certificate",
+            files.cert.display()
+        )));
+    }
+    let key = PrivateKeyDer::from_pem_file(&files.key).map_err(|e| {
+        ServerError::Tls(format!(
+            "cannot read a private key from `{}`: {e}",
+            files.key.display()
+        ))
+    })?;
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ServerError::Tls(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| {
+            ServerError::Tls(format!(
+                "`{}` and `{}` do not make a usable certificate and key: {e}",
+                files.cert.display(),
+                files.key.display()
+            ))
+        })?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+}

@@ -1,0 +1,192 @@
+//! Uploads: reading a request body within the size limit, ChartMuseum's two request shapes
+//! (a raw package, or multipart with `chart` and `prov` parts), and checking that what
+//! arrived is a chart worth storing before anything is written.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode, header};
+use bytes::Bytes;
+use chartkit_chart::LoadOptions;
+use chartkit_chart::archive::Limits;
+use chartkit_signing::{Keyring, Provenance, Sha256Digest};
+
+use crate::error::ApiError;
+use crate::names;
+
+/// Reads a whole body, refusing more than `limit` bytes with 413.
+pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "request body is larger than the server's limit of {limit} bytes (--max-upload-size)"
+            ),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => Ok(bytes),
+        Err(error) => {
+            let is_limit = std::error::Error::source(&error)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            if is_limit {
+                Err(too_large())
+            } else {
+                Err(ApiError::bad_request(format!(
+                    "cannot read the request body: {error}"
+                )))
+            }
+        }
+    }
+}
+
+/// What an upload request carried.
+#[derive(Debug, Default)]
+pub struct Parts {
+    pub chart: Option<(Option<String>, Bytes)>,
+    pub prov: Option<(Option<String>, Bytes)>,
+}
+
+/// Splits a body into its parts: multipart (`chart`, `prov` fields) or a single raw file,
+/// taken as `raw_field`.
+pub async fn parts(headers: &HeaderMap, body: Bytes, raw_field: &str) -> Result<Parts, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let mut parts = Parts::default();
+    if !content_type
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data")
+    {
+        let part = Some((None, body));
+        if raw_field == "prov" {
+            parts.prov = part;
+        } else {
+            parts.chart = part;
+        }
+        return Ok(parts);
+    }
+    let boundary = multer::parse_boundary(content_type)
+        .map_err(|e| ApiError::bad_request(format!("bad multipart request: {e}")))?;
+    let stream = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(body) });
+    let mut multipart = multer::Multipart::new(stream, boundary);
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| ApiError::bad_request(format!("bad multipart request: {e}")))?
+    {
+        let name = field.name().unwrap_or("").to_owned();
+        let file_name = field.file_name().map(str::to_owned);
+        let data = field
+            .bytes()
+            .await
+            .map_err(|e| ApiError::bad_request(format!("bad multipart part `{name}`: {e}")))?;
+        match name.as_str() {
+            "chart" => parts.chart = Some((file_name, data)),
+            "prov" => parts.prov = Some((file_name, data)),
+            _ => {}
+        }
+    }
+    Ok(parts)
+}
+
+/// A package that passed every check, ready to store.
+#[derive(Debug)]
+pub struct CheckedPackage {
+    pub file: String,
+    pub name: String,
+    pub version: String,
+    pub data: Bytes,
+    pub digest: Sha256Digest,
+}
+
+/// Checks a package: a loadable chart within the archive limits, a safe file name equal to
+/// `NAME-VERSION.tgz`, and (when an upload names its file) that name.
+pub fn check_package(
+    data: Bytes,
+    sent_name: Option<&str>,
+    limits: &Limits,
+) -> Result<CheckedPackage, ApiError> {
+    if data.is_empty() {
+        return Err(ApiError::bad_request(
+            "the request body is empty; send a chart package (.tgz)",
+        ));
+    }
+    let origin = sent_name.unwrap_or("uploaded package");
+    let options = LoadOptions { limits: *limits };
+    let chart = chartkit_chart::load_archive(&data, origin, &options)
+        .map_err(|e| ApiError::bad_request(format!("not a valid chart package: {e}")))?;
+    let name = chart.metadata.name.clone();
+    let version = chart.metadata.version.clone();
+    let file = names::package_file(&name, &version);
+    if names::classify(&file) != Some(names::FileKind::Package) {
+        return Err(ApiError::bad_request(format!(
+            "chart name `{name}` and version `{version}` do not make a safe file name"
+        )));
+    }
+    if let Some(sent) = sent_name {
+        let base = sent.rsplit(['/', '\\']).next().unwrap_or(sent);
+        if sent.contains("..") || base != file {
+            return Err(ApiError::bad_request(format!(
+                "file name `{sent}` does not match the chart inside it; a package of {name} {version} must be named `{file}`"
+            )));
+        }
+    }
+    let digest = Sha256Digest::of(&data);
+    Ok(CheckedPackage {
+        file,
+        name,
+        version,
+        data,
+        digest,
+    })
+}
+
+/// A provenance file that parsed, with the package file it belongs to.
+#[derive(Debug)]
+pub struct CheckedProvenance {
+    /// `NAME-VERSION.tgz.prov`
+    pub file: String,
+    pub package_file: String,
+    pub text: String,
+}
+
+/// Parses a `.prov` and works out which package it signs (from the metadata it carries).
+pub fn check_provenance(data: &[u8]) -> Result<CheckedProvenance, ApiError> {
+    let text = std::str::from_utf8(data)
+        .map_err(|_| ApiError::bad_request("the provenance file is not UTF-8 text"))?
+        .to_owned();
+    let provenance = Provenance::parse(&text)
+        .map_err(|e| ApiError::bad_request(format!("not a valid provenance file: {e}")))?;
+    let metadata = chartkit_chart::Metadata::from_yaml(provenance.metadata_yaml())
+        .map_err(|e| ApiError::bad_request(format!("provenance metadata: {e}")))?;
+    let package_file = names::package_file(&metadata.name, &metadata.version);
+    if names::classify(&package_file) != Some(names::FileKind::Package) {
+        return Err(ApiError::bad_request(format!(
+            "provenance names chart `{}` version `{}`, which do not make a safe file name",
+            metadata.name, metadata.version
+        )));
+    }
+    Ok(CheckedProvenance {
+        file: format!("{package_file}.prov"),
+        package_file,
+        text,
+    })
+}
+
+/// Verifies a provenance against a package digest with the server's keyring.
+pub fn verify(
+    provenance: &CheckedProvenance,
+    digest: &Sha256Digest,
+    keyring: &Keyring,
+) -> Result<(), ApiError> {
+    chartkit_signing::verify_digest(&provenance.text, digest, &provenance.package_file, keyring)
+        .map(drop)
+        .map_err(|e| ApiError::bad_request(format!("signature check failed: {e}")))
+}

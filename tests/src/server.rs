@@ -1,0 +1,175 @@
+//! Running `chartkit serve` (and an S3 server for it) as real processes on 127.0.0.1.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `chartkit serve`; killed when dropped.
+pub struct ServeProcess {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT` (or https).
+    pub url: String,
+    pub stderr_log: PathBuf,
+}
+
+impl ServeProcess {
+    /// Starts `chartkit serve ARGS --addr 127.0.0.1:0` from `command` (a hermetic chartkit
+    /// command) and waits for its "Listening on" line.
+    pub fn start(mut command: Command, args: &[&str], log_dir: &Path) -> ServeProcess {
+        static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stderr_log = log_dir.join(format!("serve-{}-{n}.log", std::process::id()));
+        let log = std::fs::File::create(&stderr_log).expect("server log file");
+        let mut child = command
+            .arg("serve")
+            .args(args)
+            .args(["--addr", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("start chartkit serve");
+        let stdout = child.stdout.take().expect("server stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("Listening on ") {
+                    let _ = tx.send(url.trim_end_matches('/').to_owned());
+                }
+            }
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                panic!(
+                    "chartkit serve did not start: {}",
+                    std::fs::read_to_string(&stderr_log).unwrap_or_default()
+                );
+            }
+        };
+        ServeProcess {
+            child,
+            url,
+            stderr_log,
+        }
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("run kill");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for server") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "server ignored SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A moto S3 server on 127.0.0.1, if `moto_server` is installed (`pip install 'moto[server]'`).
+pub struct S3Server {
+    child: Child,
+    pub endpoint: String,
+}
+
+impl S3Server {
+    pub fn start_or_skip(test: &str) -> Option<S3Server> {
+        let Some(program) = find_on_path("moto_server") else {
+            eprintln!("skipping {test}: moto_server is not installed (pip install 'moto[server]')");
+            return None;
+        };
+        let port = free_port();
+        let child = Command::new(program)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto_server");
+        let endpoint = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "moto_server did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(S3Server { child, endpoint })
+    }
+
+    /// Creates a bucket (moto accepts any credentials).
+    pub fn create_bucket(&self, bucket: &str) {
+        let response = reqwest::blocking::Client::new()
+            .put(format!("{}/{bucket}", self.endpoint))
+            .send()
+            .expect("create bucket");
+        assert!(
+            response.status().is_success(),
+            "create bucket: {}",
+            response.status()
+        );
+    }
+
+    /// Points a chartkit command at this server.
+    pub fn configure(&self, command: &mut Command) {
+        command
+            .env("AWS_ENDPOINT_URL", &self.endpoint)
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1");
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+/// A small valid chart package: `name`/`version` with one ConfigMap template.
+pub fn chart_package(name: &str, version: &str) -> Vec<u8> {
+    let chart_yaml = format!(
+        "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: test chart {name}\n"
+    );
+    let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n";
+    crate::archive::build(&[
+        crate::archive::Entry::File(&format!("{name}/Chart.yaml"), chart_yaml.as_bytes()),
+        crate::archive::Entry::File(&format!("{name}/values.yaml"), b"a: 1\n"),
+        crate::archive::Entry::File(
+            &format!("{name}/templates/configmap.yaml"),
+            template.as_bytes(),
+        ),
+    ])
+}
