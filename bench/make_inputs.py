@@ -64,8 +64,35 @@ def synthetic_index(path, megabytes):
         f.write("\n".join(out) + "\n")
     return chart
 
+def small(out, count, prefix="svc"):
+    """COUNT small charts (a Chart.yaml with typical metadata and one template each)."""
+    os.makedirs(out, exist_ok=True)
+    for i in range(count):
+        name, version = f"{prefix}{i:05d}", f"1.{i % 10}.0"
+        files = {
+            f"{name}/Chart.yaml": (
+                f"apiVersion: v2\nname: {name}\nversion: {version}\nappVersion: \"2.{i % 7}.1\"\n"
+                f"description: Service {i} of a benchmark repository\ntype: application\n"
+                "home: https://example.com\nkeywords:\n- bench\nmaintainers:\n- name: team\n  email: team@example.com\n"
+            ),
+            f"{name}/values.yaml": "replicas: 1\n",
+            f"{name}/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n",
+        }
+        buf = io.BytesIO()
+        with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
+            for path, text in files.items():
+                data = text.encode()
+                info = tarfile.TarInfo(path)
+                info.size = len(data)
+                info.mode = 0o644
+                tar.addfile(info, io.BytesIO(data))
+        with open(os.path.join(out, f"{name}-{version}.tgz"), "wb") as f:
+            f.write(buf.getvalue())
+
 if __name__ == "__main__":
     if sys.argv[1] == "packages":
         repack(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif sys.argv[1] == "small":
+        small(sys.argv[2], int(sys.argv[3]), *sys.argv[4:5])
     else:
         print(synthetic_index(sys.argv[2], int(sys.argv[3])))

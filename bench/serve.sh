@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# chartkit serve under load, side by side with nginx in the same run:
+#  1. GET /index.yaml throughput with wrk against chartkit and against nginx serving the
+#     same bytes (a repository of BIG small charts);
+#  2. upload latency (POST /api/charts, one at a time, keep-alive) into a repository of 100
+#     charts and into one of BIG charts: flat means the cost does not grow with the repository.
+# Appends the results to BENCHMARKS.md.
+# Usage: bench/serve.sh     env: DURATION (wrk seconds, default 10), UPLOADS (default 200),
+#                           BIG (default 5000), CONNECTIONS (default 64)
+# Needs: wrk and nginx (apt-get install -y wrk nginx), python3.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+duration=${DURATION:-10}
+uploads=${UPLOADS:-200}
+big=${BIG:-5000}
+connections=${CONNECTIONS:-64}
+for tool in wrk nginx python3; do
+  command -v "$tool" >/dev/null || [[ -x /usr/sbin/$tool ]] || { echo "$tool not found (apt-get install -y wrk nginx)" >&2; exit 1; }
+done
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+
+cargo build --release --quiet -p chartkit --manifest-path "$root/Cargo.toml"
+chartkit=$root/target/release/chartkit
+work=$(mktemp -d)
+# serve() runs inside $(...), so its pids go to a file rather than a shell array.
+cleanup() {
+  [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
+  [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Starts chartkit serve DIR on a free port; prints its URL.
+serve() {
+  local dir=$1 port
+  port=$(free_port)
+  CHARTKIT_LOG=warn "$chartkit" serve "$dir" --addr "127.0.0.1:$port" >"$work/serve-$port.out" 2>&1 &
+  echo $! >>"$work/pids"
+  for _ in $(seq 300); do
+    grep -q '^Listening on' "$work/serve-$port.out" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "http://127.0.0.1:$port"
+}
+
+echo "making inputs: 100 and $big charts, $uploads to upload" >&2
+python3 "$root/bench/make_inputs.py" small "$work/small" 100
+python3 "$root/bench/make_inputs.py" small "$work/big" "$big"
+python3 "$root/bench/make_inputs.py" small "$work/new" "$uploads" new
+
+# 1. index.yaml throughput.
+url=$(serve "$work/big")
+mkdir -p "$work/www"
+curl -sf "$url/index.yaml" -o "$work/www/index.yaml"
+index_bytes=$(stat -c %s "$work/www/index.yaml")
+nginx_port=$(free_port)
+cat >"$work/nginx.conf" <<CONF
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    root $work/www;
+  }
+}
+CONF
+"$nginx_bin" -c "$work/nginx.conf"
+sleep 0.5
+rps() { wrk -t1 -c"$connections" -d"${duration}s" "$1" | awk '/Requests\/sec/ {print $2}'; }
+echo "wrk: chartkit" >&2
+ck_rps=$(rps "$url/index.yaml")
+echo "wrk: nginx" >&2
+ng_rps=$(rps "http://127.0.0.1:$nginx_port/index.yaml")
+
+# 2. upload latency at 100 and BIG charts.
+latency() {
+  python3 - "$1" "$2" <<'PY'
+import http.client, os, sys, time, urllib.parse
+url, folder = sys.argv[1], sys.argv[2]
+u = urllib.parse.urlparse(url)
+conn = http.client.HTTPConnection(u.hostname, u.port)
+times = []
+for name in sorted(os.listdir(folder)):
+    body = open(os.path.join(folder, name), "rb").read()
+    start = time.perf_counter()
+    conn.request("POST", "/api/charts", body=body, headers={"Content-Type": "application/gzip"})
+    response = conn.getresponse()
+    response.read()
+    times.append(time.perf_counter() - start)
+    assert response.status == 201, (name, response.status)
+times.sort()
+median = times[len(times) // 2] * 1000
+p95 = times[int(len(times) * 0.95)] * 1000
+print(f"{median:.2f} {p95:.2f}")
+PY
+}
+small_url=$(serve "$work/small")
+big_url=$(serve "$work/big")
+cp -r "$work/new" "$work/new2"
+read -r small_med small_p95 < <(latency "$small_url" "$work/new")
+read -r big_med big_p95 < <(latency "$big_url" "$work/new2")
+# The index after uploads: one render for all of them.
+curl -sf "$big_url/index.yaml" -o /dev/null
+render_ms=$(curl -sf "$big_url/metrics" | awk '/^chartkit_index_render_seconds_total/ {print $2}')
+
+report=$(cat <<REPORT
+
+## chartkit serve ($(date -u +%Y-%m-%d))
+
+machine: $(nproc) cores, $(uname -m); $("$nginx_bin" -v 2>&1 | sed 's/nginx version: //'); chartkit $("$chartkit" --version | awk '{print $2}'), release build
+
+GET /index.yaml ($big charts, $index_bytes bytes, no compression), wrk -t1 -c$connections -d${duration}s, same run:
+
+| server | requests/s |
+| --- | ---: |
+| chartkit serve | $ck_rps |
+| nginx (static file) | $ng_rps |
+| **chartkit / nginx** | **$(awk -v a="$ck_rps" -v b="$ng_rps" 'BEGIN {printf "%.2fx", a / b}')** |
+
+Upload latency, POST /api/charts one at a time over keep-alive ($uploads uploads; each is
+validated, fsynced and indexed before the 201):
+
+| charts in the repository | median (ms) | p95 (ms) |
+| ---: | ---: | ---: |
+| 100 | $small_med | $small_p95 |
+| $big | $big_med | $big_p95 |
+
+Rendering index.yaml for all $((big + uploads)) charts after the uploads (once, on the next GET), total render time so far: ${render_ms} s.
+REPORT
+)
+echo "$report"
+echo "$report" >>"$root/BENCHMARKS.md"
+echo
+echo "appended to BENCHMARKS.md"
