@@ -60,12 +60,18 @@ pub fn validate_single(values: &Map, schema: &[u8]) -> Result<(), String> {
     let schema: serde_json::Value = serde_json::from_slice(schema).map_err(|e| e.to_string())?;
     let validator = build_validator(schema)?;
     let instance = to_json(&Value::Map(values.clone()));
-    let errors: Vec<ValidationError> = validator_errors(&validator, &instance);
-    if errors.is_empty() {
+    let mut failures: Vec<Failure> = validator
+        .iter_errors(&instance)
+        .map(|e| Failure::from(&e))
+        .collect();
+    if failures.is_empty() {
         return Ok(());
     }
+    // Helm iterates Go maps, whose order is random; fix one: structural errors of an
+    // object before its properties, properties by name.
+    failures.sort_by(|a, b| (a.segments(), a.late).cmp(&(b.segments(), b.late)));
     let mut out = String::new();
-    write_tree(&errors, "", 0, &mut out);
+    write_tree(&failures, "", 0, &mut out);
     // v6 prints the causes under a header line that Helm cuts off; what remains starts
     // with a newline per cause and gets one more at the end.
     Err(format!("{}\n", out.trim_start_matches('\n')))
@@ -90,27 +96,57 @@ fn build_validator(mut schema: serde_json::Value) -> Result<Validator, String> {
     }
 }
 
-fn validator_errors<'a>(
-    validator: &'a Validator,
-    instance: &'a serde_json::Value,
-) -> Vec<ValidationError<'a>> {
-    let mut errors: Vec<ValidationError> = validator.iter_errors(instance).collect();
-    // Helm iterates Go maps, whose order is random; fix one: structural errors of an
-    // object before its properties, properties by name.
-    errors.sort_by_key(sort_key);
-    errors
+/// One validation failure, reduced to what v6's report needs.
+#[derive(Clone)]
+struct Failure {
+    /// JSON pointer of the failing value.
+    path: String,
+    /// v6's text for it.
+    text: String,
+    /// The missing property, for `required` failures, which v6 reports together.
+    required: Option<String>,
+    /// `anyOf`/`oneOf`/`not` failures sort after the other failures at the same place.
+    late: bool,
+    /// The failures of each `anyOf`/`oneOf` alternative.
+    causes: Vec<Vec<Failure>>,
 }
 
-fn sort_key(error: &ValidationError) -> (Vec<String>, u8) {
-    let segments = segments(error.instance_path.as_str());
-    let late = matches!(
-        error.kind,
-        ValidationErrorKind::AnyOf { .. }
-            | ValidationErrorKind::OneOfNotValid { .. }
-            | ValidationErrorKind::OneOfMultipleValid { .. }
-            | ValidationErrorKind::Not { .. }
-    );
-    (segments, u8::from(late))
+impl Failure {
+    fn from(error: &ValidationError) -> Failure {
+        use ValidationErrorKind as K;
+        let kind = error.kind();
+        let (late, causes) = match kind {
+            K::AnyOf { context } | K::OneOfNotValid { context } => (
+                true,
+                context
+                    .iter()
+                    .map(|alternative| alternative.iter().map(Failure::from).collect())
+                    .collect(),
+            ),
+            K::OneOfMultipleValid { .. } | K::Not { .. } => (true, Vec::new()),
+            _ => (false, Vec::new()),
+        };
+        let required = match kind {
+            K::Required { property } => Some(
+                property
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| property.to_string()),
+            ),
+            _ => None,
+        };
+        Failure {
+            path: error.instance_path().as_str().to_owned(),
+            text: message(kind, error.instance()),
+            required,
+            late,
+            causes,
+        }
+    }
+
+    fn segments(&self) -> Vec<String> {
+        segments(&self.path)
+    }
 }
 
 fn segments(pointer: &str) -> Vec<String> {
@@ -121,36 +157,32 @@ fn segments(pointer: &str) -> Vec<String> {
         .collect()
 }
 
-/// Writes errors below the instance location `at`: the ones about `at` itself, then
+/// Writes failures below the instance location `at`: the ones about `at` itself, then
 /// each child location, grouped under `validation failed` when it failed more than once.
-fn write_tree(errors: &[ValidationError], at: &str, indent: usize, out: &mut String) {
+fn write_tree(failures: &[Failure], at: &str, indent: usize, out: &mut String) {
     let depth = segments(at).len();
+    let merged = merge_required(failures);
+    let failures = merged.as_slice();
     let mut i = 0;
-    let merged = merge_required(errors);
-    let errors = merged.as_slice();
-    while i < errors.len() {
-        let error = &errors[i].0;
-        let path = error.instance_path.as_str();
+    while i < failures.len() {
+        let failure = &failures[i];
+        let path = failure.path.as_str();
         if path == at || segments(path).len() <= depth {
-            write_line(out, indent, path, &errors[i].1);
-            write_causes(error, indent + 1, out);
+            write_failure(out, indent, failure);
             i += 1;
             continue;
         }
         let child = segments(path)[depth].clone();
         let prefix = format!("{at}/{}", escape(&child));
         let mut j = i;
-        while j < errors.len() && within(errors[j].0.instance_path.as_str(), &prefix) {
+        while j < failures.len() && within(&failures[j].path, &prefix) {
             j += 1;
         }
         if j - i == 1 {
-            write_line(out, indent, path, &errors[i].1);
-            write_causes(error, indent + 1, out);
+            write_failure(out, indent, failure);
         } else {
             write_line(out, indent, &prefix, "validation failed");
-            let group: Vec<ValidationError> =
-                errors[i..j].iter().map(|(e, _)| clone_error(e)).collect();
-            write_tree(&group, &prefix, indent + 1, out);
+            write_tree(&failures[i..j], &prefix, indent + 1, out);
         }
         i = j;
     }
@@ -164,71 +196,28 @@ fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-fn clone_error<'a>(error: &ValidationError<'a>) -> ValidationError<'a> {
-    ValidationError {
-        instance: error.instance.clone(),
-        kind: clone_kind(&error.kind),
-        instance_path: error.instance_path.clone(),
-        schema_path: error.schema_path.clone(),
-    }
-}
-
-fn clone_kind(kind: &ValidationErrorKind) -> ValidationErrorKind {
-    // Only the variants whose text is needed again are cloned faithfully; the others
-    // keep their message through the rendered text computed before grouping.
-    match kind {
-        ValidationErrorKind::Required { property } => ValidationErrorKind::Required {
-            property: property.clone(),
-        },
-        other => ValidationErrorKind::Custom {
-            message: message(other, &serde_json::Value::Null),
-        },
-    }
-}
-
 /// Consecutive `required` failures at one location become one line, as v6 reports all
 /// missing properties together.
-fn merge_required<'a>(errors: &[ValidationError<'a>]) -> Vec<(ValidationError<'a>, String)> {
-    let mut out: Vec<(ValidationError<'a>, String)> = Vec::new();
+fn merge_required(failures: &[Failure]) -> Vec<Failure> {
+    let mut out: Vec<Failure> = Vec::new();
     let mut missing: Vec<String> = Vec::new();
-    for error in errors {
-        if let ValidationErrorKind::Required { property } = &error.kind {
-            let name = property
-                .as_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|| property.to_string());
-            if let Some((last, _)) = out.last()
-                && matches!(last.kind, ValidationErrorKind::Required { .. })
-                && last.instance_path == error.instance_path
+    for failure in failures {
+        if let Some(name) = &failure.required {
+            if let Some(last) = out.last_mut()
+                && last.required.is_some()
+                && last.path == failure.path
                 && !missing.is_empty()
             {
-                missing.push(name);
-                let text = format!(
-                    "missing properties {}",
-                    missing
-                        .iter()
-                        .map(|m| quote(m))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-                if let Some(entry) = out.last_mut() {
-                    entry.1 = text;
-                }
+                missing.push(name.clone());
+                let names: Vec<String> = missing.iter().map(|m| quote(m)).collect();
+                last.text = format!("missing properties {}", names.join(", "));
                 continue;
             }
-            missing = vec![name];
-            out.push((
-                clone_error(error),
-                format!("missing property {}", quote(&missing[0])),
-            ));
-            continue;
+            missing = vec![name.clone()];
+        } else {
+            missing.clear();
         }
-        missing.clear();
-        let text = match &error.kind {
-            ValidationErrorKind::Custom { message } => message.clone(),
-            kind => message(kind, &error.instance),
-        };
-        out.push((clone_error(error), text));
+        out.push(failure.clone());
     }
     out
 }
@@ -241,32 +230,16 @@ fn write_line(out: &mut String, indent: usize, path: &str, text: &str) {
     let _ = write!(out, "- at {}: {text}", quote(path));
 }
 
-/// The nested failures of `anyOf`/`oneOf`, one group per alternative.
-fn write_causes(error: &ValidationError, indent: usize, out: &mut String) {
-    let context = match &error.kind {
-        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
-            context
-        }
-        _ => return,
-    };
-    for alternative in context {
-        match alternative.len() {
-            0 => {}
-            1 => {
-                let e = &alternative[0];
-                write_line(
-                    out,
-                    indent,
-                    e.instance_path.as_str(),
-                    &message(&e.kind, &e.instance),
-                );
-                write_causes(e, indent + 1, out);
-            }
-            _ => {
-                let at = error.instance_path.as_str();
-                write_line(out, indent, at, "validation failed");
-                let group: Vec<ValidationError> = alternative.iter().map(clone_error).collect();
-                write_tree(&group, at, indent + 1, out);
+/// One failure and, for `anyOf`/`oneOf`, the failures of each alternative below it.
+fn write_failure(out: &mut String, indent: usize, failure: &Failure) {
+    write_line(out, indent, &failure.path, &failure.text);
+    for alternative in &failure.causes {
+        match alternative.as_slice() {
+            [] => {}
+            [only] => write_failure(out, indent + 1, only),
+            group => {
+                write_line(out, indent + 1, &failure.path, "validation failed");
+                write_tree(group, &failure.path, indent + 2, out);
             }
         }
     }
@@ -394,11 +367,11 @@ fn message(kind: &ValidationErrorKind, instance: &serde_json::Value) -> String {
             None => "items are not unique".into(),
         },
         K::Format { format } => format!("{} is not valid {}", display(instance), quote(format)),
-        K::PropertyNames { error } => match error.instance.as_ref() {
+        K::PropertyNames { error } => match error.instance().as_ref() {
             serde_json::Value::String(name) => format!("invalid propertyName {}", quote(name)),
             _ => "invalid propertyName".into(),
         },
-        K::Custom { message } => message.clone(),
+        K::Custom { message, .. } => message.clone(),
         other => format!("{other:?}"),
     }
 }
