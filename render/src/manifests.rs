@@ -122,61 +122,78 @@ pub fn split_manifests(text: &str) -> Vec<String> {
 pub fn sort_manifests(
     files: &BTreeMap<String, String>,
 ) -> Result<(Vec<Hook>, Vec<Manifest>), String> {
-    let mut hooks = Vec::new();
-    let mut generic = Vec::new();
+    let mut documents = Vec::new();
     for (path, content) in files {
         let base = path.rsplit('/').next().unwrap_or(path);
         if base.starts_with('_') || content.trim().is_empty() {
             continue;
         }
-        for document in split_manifests(content) {
-            let head =
-                parse_head(&document).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
-            let hook_types = head
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(HOOK_ANNOTATION))
-                .cloned();
-            let Some(hook_types) = hook_types else {
-                generic.push(Manifest {
-                    name: path.clone(),
-                    content: document,
-                    head,
-                });
-                continue;
-            };
-            let mut events = Vec::new();
-            let mut unknown = false;
-            for event in hook_types.split(',') {
-                let event = event.trim().to_ascii_lowercase();
-                if !HOOK_EVENTS.contains(&event.as_str()) {
-                    unknown = true;
-                    break;
-                }
-                events.push(event);
-            }
-            if unknown {
-                continue;
-            }
-            let weight = head
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(HOOK_WEIGHT_ANNOTATION))
-                .and_then(|w| go_atoi(w))
-                .unwrap_or(0);
-            hooks.push(Hook {
-                name: head.name.clone(),
-                kind: head.kind.clone(),
-                path: path.clone(),
-                manifest: document,
-                events,
-                weight,
+        documents.extend(split_manifests(content).into_iter().map(|d| (path, d)));
+    }
+    let heads = parse_heads(&documents);
+    let mut hooks = Vec::new();
+    let mut generic = Vec::new();
+    for ((path, document), head) in documents.into_iter().zip(heads) {
+        let head = head.map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+        let hook_types = head
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(HOOK_ANNOTATION))
+            .cloned();
+        let Some(hook_types) = hook_types else {
+            generic.push(Manifest {
+                name: path.clone(),
+                content: document,
+                head,
             });
+            continue;
+        };
+        let mut events = Vec::new();
+        let mut unknown = false;
+        for event in hook_types.split(',') {
+            let event = event.trim().to_ascii_lowercase();
+            if !HOOK_EVENTS.contains(&event.as_str()) {
+                unknown = true;
+                break;
+            }
+            events.push(event);
         }
+        if unknown {
+            continue;
+        }
+        let weight = head
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(HOOK_WEIGHT_ANNOTATION))
+            .and_then(|w| go_atoi(w))
+            .unwrap_or(0);
+        hooks.push(Hook {
+            name: head.name.clone(),
+            kind: head.kind.clone(),
+            path: path.clone(),
+            manifest: document,
+            events,
+            weight,
+        });
     }
     generic.sort_by(|a, b| kind_order(&a.head.kind, &b.head.kind));
     hooks.sort_by(|a, b| kind_order(&a.kind, &b.kind));
     Ok((hooks, generic))
+}
+
+/// Every document is parsed in full (Helm rejects invalid YAML anywhere in it), which is
+/// most of the time spent on charts with large CRDs or many objects; the documents are
+/// independent, so big outputs are parsed on all cores. Results keep the input order, so
+/// the first error reported is the one Helm reports.
+fn parse_heads(documents: &[(&String, String)]) -> Vec<Result<Head, String>> {
+    use rayon::prelude::*;
+    // Below this, starting the thread pool costs more than it saves.
+    const PARALLEL_BYTES: usize = 256 * 1024;
+    let total: usize = documents.iter().map(|(_, d)| d.len()).sum();
+    if total < PARALLEL_BYTES {
+        return documents.iter().map(|(_, d)| parse_head(d)).collect();
+    }
+    documents.par_iter().map(|(_, d)| parse_head(d)).collect()
 }
 
 /// `strconv.Atoi`.
