@@ -122,7 +122,6 @@ pub fn write_output_dir(
     for m in &rendered.manifests {
         write(&release_base, &m.name, &m.content, &mut stdout)?;
     }
-    stdout.push('\n');
     if !options.no_hooks {
         for hook in &rendered.hooks {
             if options.skip_tests && hook.is_test() {
@@ -131,6 +130,8 @@ pub fn write_output_dir(
             write(&release_base, &hook.path, &hook.manifest, &mut stdout)?;
         }
     }
+    // Helm prints the (empty) manifest buffer and a newline after every file is written.
+    stdout.push('\n');
     Ok(stdout)
 }
 
