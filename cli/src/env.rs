@@ -14,6 +14,8 @@ pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
 /// Log filter for `chartkit serve` (tracing's syntax, e.g. `debug` or
 /// `chartkit_repo_server=debug`; default `info`).
 pub const LOG: &str = "CHARTKIT_LOG";
+/// Set (to anything) to turn off colour in `chartkit serve`'s logs (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
 /// Helm's repository list, used to resolve repository names (`chartkit push CHART NAME`).
 pub const HELM_REPOSITORY_CONFIG: &str = "HELM_REPOSITORY_CONFIG";
 /// Helm's configuration base directory.

@@ -120,7 +120,10 @@ fn open_storage(location: &str) -> anyhow::Result<Arc<dyn Storage>> {
 }
 
 /// Logs go to stderr; `CHARTKIT_LOG` takes tracing's filter syntax (default `info`).
+/// Colours only on a terminal (and not with `NO_COLOR`), so log files stay plain text.
 fn init_logging() {
+    use std::io::IsTerminal;
+    let colour = std::io::stderr().is_terminal() && std::env::var_os(env::NO_COLOR).is_none();
     let filter = tracing_subscriber::EnvFilter::try_new(
         env::var(env::LOG).unwrap_or_else(|| "info".to_owned()),
     )
@@ -128,6 +131,7 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .try_init();
 }
 
