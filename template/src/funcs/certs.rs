@@ -220,19 +220,42 @@ fn pem_decode(text: &str) -> Option<(String, Vec<u8>)> {
 
 // Keys.
 
-enum Key {
-    Rsa(Box<rsa::RsaPrivateKey>),
-    Ecdsa(p256::SecretKey),
-    Ed25519(ed25519_dalek::SigningKey),
-    Dsa(Box<dsa::SigningKey>),
-}
+/// RSA key generation dominates the charts that make certificates (`genCA`,
+/// `genSignedCert`, `genPrivateKey`): a 2048-bit key costs tens of milliseconds, and
+/// charts ask for them in a row (a CA, then the certificate it signs). Each request
+/// therefore starts the next key of the same size on another thread before making its
+/// own, so consecutive keys overlap; a key made ahead and never asked for is dropped.
+mod rsa_keys {
+    use std::sync::Mutex;
+    use std::thread::JoinHandle;
 
-impl Key {
-    /// RSA key generation dominates the charts that make certificates (`genCA`,
-    /// `genSignedCert`, `genPrivateKey "rsa"`): the pure-Rust `rsa` crate takes about
-    /// 80 ms for a 2048-bit key, aws-lc's assembly about a tenth of that. The key is
-    /// moved into the `rsa` crate, which does the encoding and signing.
-    fn rsa(bits: usize) -> Result<Key, String> {
+    use rand::rngs::OsRng;
+
+    type Pending = (usize, JoinHandle<Result<rsa::RsaPrivateKey, String>>);
+
+    static AHEAD: Mutex<Option<Pending>> = Mutex::new(None);
+
+    pub(super) fn take(bits: usize) -> Result<rsa::RsaPrivateKey, String> {
+        let ahead = std::thread::Builder::new()
+            .name("rsa-keygen".into())
+            .spawn(move || generate(bits))
+            .ok();
+        let previous = {
+            let mut slot = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::replace(&mut *slot, ahead.map(|handle| (bits, handle)))
+        };
+        match previous {
+            Some((size, handle)) if size == bits => match handle.join() {
+                Ok(Ok(key)) => Ok(key),
+                _ => generate(bits),
+            },
+            _ => generate(bits),
+        }
+    }
+
+    /// aws-lc's assembly for the usual sizes (about ten times the pure-Rust `rsa`
+    /// crate's speed); the key moves into the `rsa` crate, which encodes and signs.
+    fn generate(bits: usize) -> Result<rsa::RsaPrivateKey, String> {
         use aws_lc_rs::encoding::AsDer;
         use aws_lc_rs::rsa::{KeyPair, KeySize};
         use rsa::pkcs8::DecodePrivateKey;
@@ -248,11 +271,23 @@ impl Key {
             rsa::RsaPrivateKey::from_pkcs8_der(der.as_ref()).ok()
         });
         match fast {
-            Some(key) => Ok(Key::Rsa(Box::new(key))),
+            Some(key) => Ok(key),
             None => rsa::RsaPrivateKey::new(&mut OsRng, bits)
-                .map(|k| Key::Rsa(Box::new(k)))
                 .map_err(|e| format!("error generating rsa key: {e}")),
         }
+    }
+}
+
+enum Key {
+    Rsa(Box<rsa::RsaPrivateKey>),
+    Ecdsa(p256::SecretKey),
+    Ed25519(ed25519_dalek::SigningKey),
+    Dsa(Box<dsa::SigningKey>),
+}
+
+impl Key {
+    fn rsa(bits: usize) -> Result<Key, String> {
+        rsa_keys::take(bits).map(|key| Key::Rsa(Box::new(key)))
     }
 
     fn to_pem(&self) -> Result<String, String> {
