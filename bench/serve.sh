@@ -22,6 +22,8 @@ nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 cargo build --release --quiet -p chartkit --manifest-path "$root/Cargo.toml"
 chartkit=$root/target/release/chartkit
 work=$(mktemp -d)
+# nginx's workers run as an unprivileged user; mktemp's 0700 would answer them 403.
+chmod 755 "$work"
 # serve() runs inside $(...), so its pids go to a file rather than a shell array.
 cleanup() {
   [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
@@ -74,7 +76,19 @@ http {
 CONF
 "$nginx_bin" -c "$work/nginx.conf"
 sleep 0.5
-rps() { wrk -t1 -c"$connections" -d"${duration}s" "$1" | awk '/Requests\/sec/ {print $2}'; }
+# Requests per second; wrk counts error answers as requests, so any non-2xx fails the run.
+rps() {
+  local out
+  out=$(wrk -t1 -c"$connections" -d"${duration}s" "$1")
+  if grep -q 'Non-2xx' <<<"$out"; then
+    echo "wrk got error answers from $1:" >&2
+    echo "$out" >&2
+    exit 1
+  fi
+  awk '/Requests\/sec/ {print $2}' <<<"$out"
+}
+curl -sf "http://127.0.0.1:$nginx_port/index.yaml" | cmp -s - "$work/www/index.yaml" ||
+  { echo "nginx does not serve the same index.yaml" >&2; exit 1; }
 echo "wrk: chartkit" >&2
 ck_rps=$(rps "$url/index.yaml")
 echo "wrk: nginx" >&2
