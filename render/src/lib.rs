@@ -140,19 +140,26 @@ pub fn render(
     if chart.metadata.deprecated {
         warnings.push("this chart is deprecated".to_owned());
     }
-    let (chart, values) = prepare(chart, user_values, options)?;
-    if !chart.metadata.kube_version.is_empty()
-        && !chartkit_values::is_compatible_range(
-            &chart.metadata.kube_version,
-            &options.kube_version.version,
-        )
-    {
-        return Err(RenderError::Render(format!(
-            "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-            chart.metadata.kube_version, options.kube_version.version
-        )));
+    let (chart, values) = prepare_values(chart, user_values)?;
+    // Schema validation (compiling the schemas is the slow part) does not depend on the
+    // templates, so it runs beside them; its error still wins, as it comes first in Helm.
+    let validate = !options.skip_schema_validation && has_schema(&chart);
+    let (schema, files) = std::thread::scope(|scope| {
+        let check = validate
+            .then(|| scope.spawn(|| chartkit_values::validate_chart_values(&chart, &values)));
+        let files = check_kube_version(&chart, options)
+            .and_then(|()| render_files(&chart, &values, options));
+        let schema = check.map(|handle| {
+            handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        (schema, files)
+    });
+    if let Some(Err(report)) = schema {
+        return Err(RenderError::Schema(report));
     }
-    let mut files = render_files(&chart, &values, options)?;
+    let mut files = files?;
 
     let root_notes = format!("{}/templates/NOTES.txt", chart.name());
     let mut notes = String::new();
@@ -186,18 +193,44 @@ pub fn render(
 /// Dependency processing, coalescing and schema validation: the chart as templates will
 /// see it, with the values of its top chart.
 pub fn prepare(
-    mut chart: Chart,
+    chart: Chart,
     user_values: &Map,
     options: &RenderOptions,
 ) -> Result<(Chart, Map), RenderError> {
-    chartkit_values::process_dependencies(&mut chart, user_values)
-        .map_err(|e| RenderError::Values(e.to_string()))?;
-    let values = chartkit_values::coalesce_values(&chart, user_values)
-        .map_err(|e| RenderError::Values(e.to_string()))?;
+    let (chart, values) = prepare_values(chart, user_values)?;
     if !options.skip_schema_validation {
         chartkit_values::validate_chart_values(&chart, &values).map_err(RenderError::Schema)?;
     }
     Ok((chart, values))
+}
+
+/// [`prepare`] without the schema validation.
+fn prepare_values(mut chart: Chart, user_values: &Map) -> Result<(Chart, Map), RenderError> {
+    chartkit_values::process_dependencies(&mut chart, user_values)
+        .map_err(|e| RenderError::Values(e.to_string()))?;
+    let values = chartkit_values::coalesce_values(&chart, user_values)
+        .map_err(|e| RenderError::Values(e.to_string()))?;
+    Ok((chart, values))
+}
+
+fn has_schema(chart: &Chart) -> bool {
+    chart.schema.is_some() || chart.dependencies.iter().any(has_schema)
+}
+
+/// The chart's `kubeVersion` constraint against the cluster's version.
+fn check_kube_version(chart: &Chart, options: &RenderOptions) -> Result<(), RenderError> {
+    if chart.metadata.kube_version.is_empty()
+        || chartkit_values::is_compatible_range(
+            &chart.metadata.kube_version,
+            &options.kube_version.version,
+        )
+    {
+        return Ok(());
+    }
+    Err(RenderError::Render(format!(
+        "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+        chart.metadata.kube_version, options.kube_version.version
+    )))
 }
 
 /// Executes every template of a prepared chart; each template's output by full name.
