@@ -59,6 +59,9 @@ pub struct GeneratedKey {
     pub secret: SecretKeyArmored,
     /// The public key to hand to people who verify charts.
     pub public: PublicKeyArmored,
+    /// The same public key as binary OpenPGP packets (what `gpg --export` writes), the
+    /// only keyring form `helm verify --keyring` reads.
+    pub public_binary: Vec<u8>,
     /// Fingerprint of the new key, uppercase hex.
     pub fingerprint: String,
     /// The user id, `Name <email>`.
@@ -126,9 +129,12 @@ pub fn generate_key(
     let public_text = public
         .to_armored_string(ArmorOptions::default())
         .map_err(|e| KeyError::Generate(e.to_string()))?;
+    let public_binary =
+        pgp::ser::Serialize::to_bytes(&public).map_err(|e| KeyError::Generate(e.to_string()))?;
     Ok(GeneratedKey {
         secret: SecretKeyArmored(Zeroizing::new(secret_text)),
         public: PublicKeyArmored(public_text),
+        public_binary,
         fingerprint: format!("{:X}", secret.fingerprint()),
         user_id,
     })
@@ -181,6 +187,11 @@ pub fn write_secret_key_file(path: &Path, key: &SecretKeyArmored) -> Result<(), 
 /// [`write_secret_key_file`].
 pub fn write_public_key_file(path: &Path, key: &PublicKeyArmored) -> Result<(), KeyError> {
     write_atomically(path, key.as_str().as_bytes(), 0o644)
+}
+
+/// Writes a binary public keyring (as `gpg --export` does), readable by everyone.
+pub fn write_public_keyring_file(path: &Path, keyring: &[u8]) -> Result<(), KeyError> {
+    write_atomically(path, keyring, 0o644)
 }
 
 fn write_atomically(path: &Path, bytes: &[u8], mode: u32) -> Result<(), KeyError> {

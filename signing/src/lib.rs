@@ -24,7 +24,7 @@ mod provenance;
 pub use error::{KeyError, VerifyError};
 pub use key::{
     Algorithm, GeneratedKey, Key, PublicKeyArmored, SecretKeyArmored, format_date, generate_key,
-    write_public_key_file, write_secret_key_file,
+    write_public_key_file, write_public_keyring_file, write_secret_key_file,
 };
 pub use keyring::Keyring;
 pub use provenance::{

@@ -98,6 +98,7 @@ fn key_generate_writes_owner_only_secret_key_and_refuses_to_overwrite_it() {
     };
     assert_eq!(mode("secret.asc"), 0o600);
     assert_eq!(mode("public.asc"), 0o644);
+    assert_eq!(mode("public.gpg"), 0o644);
     let secret = std::fs::read_to_string(keys.join("secret.asc")).unwrap();
     assert!(secret.starts_with("-----BEGIN PGP PRIVATE KEY BLOCK-----"));
 
@@ -261,6 +262,32 @@ fn chartkit_signed_package_passes_helm_verify() {
         .arg(&package)
         .arg("--keyring")
         .arg(&keyring)));
+    assert_eq!(ours, helm_out);
+}
+
+/// `key generate` also writes `public.gpg`, the binary keyring helm reads as it is.
+#[test]
+fn generated_binary_keyring_works_with_helm_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = generate(dir.path(), &[]);
+    let keyring = keys.join("public.gpg");
+    assert!(keyring.is_file());
+    let package = package_signed(dir.path(), &keys, &[]);
+    let ours = stdout(&ok(chartkit()
+        .arg("verify")
+        .arg(&package)
+        .arg("--keyring")
+        .arg(&keyring)));
+    assert!(ours.contains("Chart Hash Verified: sha256:"), "{ours}");
+    let Some(helm) = helm() else {
+        eprintln!("SKIPPED (helm part): needs helm (shared/tools/get-peers)");
+        return;
+    };
+    let helm_out = stdout(&ok(Command::new(&helm)
+        .arg("verify")
+        .arg("--keyring")
+        .arg(&keyring)
+        .arg(&package)));
     assert_eq!(ours, helm_out);
 }
 

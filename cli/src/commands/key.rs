@@ -2,7 +2,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use chartkit_signing::{
-    Key, format_date, generate_key, write_public_key_file, write_secret_key_file,
+    Key, format_date, generate_key, write_public_key_file, write_public_keyring_file,
+    write_secret_key_file,
 };
 
 use crate::cli::{KeyCommand, KeyGenerateArgs, KeyListArgs};
@@ -17,6 +18,9 @@ pub fn run(command: KeyCommand) -> anyhow::Result<ExitCode> {
 
 const SECRET_FILE: &str = "secret.asc";
 const PUBLIC_FILE: &str = "public.asc";
+/// Binary form for `helm verify --keyring` / `helm pull --verify --keyring`, which read
+/// only binary keyrings.
+const PUBLIC_KEYRING_FILE: &str = "public.gpg";
 
 fn generate(args: KeyGenerateArgs) -> anyhow::Result<ExitCode> {
     let passphrase = match &args.passphrase_file {
@@ -35,6 +39,7 @@ fn generate(args: KeyGenerateArgs) -> anyhow::Result<ExitCode> {
     };
     let secret_path = args.output.join(SECRET_FILE);
     let public_path = args.output.join(PUBLIC_FILE);
+    let keyring_path = args.output.join(PUBLIC_KEYRING_FILE);
     if secret_path.exists() {
         return Err(with_hint(
             anyhow::anyhow!(
@@ -49,6 +54,7 @@ fn generate(args: KeyGenerateArgs) -> anyhow::Result<ExitCode> {
     let key = generate_key(&args.name, &args.email, passphrase.as_deref())?;
     write_secret_key_file(&secret_path, &key.secret)?;
     write_public_key_file(&public_path, &key.public)?;
+    write_public_keyring_file(&keyring_path, &key.public_binary)?;
     println!("Generated ed25519 key {}", key.fingerprint);
     println!("User ID: {}", key.user_id);
     println!(
@@ -61,6 +67,7 @@ fn generate(args: KeyGenerateArgs) -> anyhow::Result<ExitCode> {
         }
     );
     println!("Public key: {}", public_path.display());
+    println!("Public keyring for helm: {}", keyring_path.display());
     Ok(ExitCode::SUCCESS)
 }
 
