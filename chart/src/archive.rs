@@ -199,7 +199,10 @@ fn read_entries(bytes: &[u8], limits: &Limits) -> Result<(String, Vec<ArchiveFil
         if data.starts_with(b"\xEF\xBB\xBF") {
             data.drain(..3);
         }
-        files.push(File { name, data });
+        files.push(File {
+            name,
+            data: data.into(),
+        });
     }
     if files.is_empty() {
         return Err(ArchiveError::Empty);

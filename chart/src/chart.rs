@@ -17,7 +17,7 @@ pub struct Chart {
     /// Default values from values.yaml (empty when there is none).
     pub values: Map,
     /// values.schema.json, unparsed.
-    pub schema: Option<Vec<u8>>,
+    pub schema: Option<bytes::Bytes>,
     /// Files under `templates/`.
     pub templates: Vec<File>,
     /// Everything that is not Chart.yaml, values, schema, a lock, a template or a subchart.

@@ -1,12 +1,16 @@
+use bytes::Bytes;
+
 /// A file inside a chart, named by its path relative to the chart root with `/` separators.
+/// The contents are shared, not copied, when a chart is cloned (dependency aliases) or
+/// its files are handed to templates as `.Files`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct File {
     pub name: String,
-    pub data: Vec<u8>,
+    pub data: Bytes,
 }
 
 impl File {
-    pub fn new(name: impl Into<String>, data: impl Into<Vec<u8>>) -> File {
+    pub fn new(name: impl Into<String>, data: impl Into<Bytes>) -> File {
         File {
             name: name.into(),
             data: data.into(),

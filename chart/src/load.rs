@@ -127,7 +127,10 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
         if data.starts_with(b"\xEF\xBB\xBF") {
             data.drain(..3);
         }
-        files.push(File { name, data });
+        files.push(File {
+            name,
+            data: data.into(),
+        });
     }
     load_files(files, &origin, options)
 }
@@ -276,7 +279,7 @@ mod tests {
     fn files(entries: &[(&str, &str)]) -> Vec<File> {
         entries
             .iter()
-            .map(|(n, d)| File::new(*n, d.as_bytes()))
+            .map(|(n, d)| File::new(*n, d.as_bytes().to_vec()))
             .collect()
     }
 

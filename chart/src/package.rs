@@ -291,7 +291,7 @@ mod tests {
         let loaded = load_archive(&first, "web-1.0.0.tgz", &LoadOptions::default()).unwrap();
         assert_eq!(loaded.metadata, chart.metadata);
         assert_eq!(
-            loaded.raw_file("values.yaml").unwrap().data,
+            &loaded.raw_file("values.yaml").unwrap().data[..],
             b"# keep me\nreplicas: 1\n"
         );
         assert_eq!(loaded.dependencies[0].name(), "sub");

@@ -7,6 +7,8 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use bytes::Bytes;
+
 use crate::value::{Entries, List, ListKind, MethodSig, Object, Ty, Value};
 
 const NO_ARGS: MethodSig = MethodSig {
@@ -22,15 +24,16 @@ const ONE_STRING: MethodSig = MethodSig {
 /// `map[string][]byte` with methods).
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    files: BTreeMap<String, Rc<[u8]>>,
+    /// Shared with the loaded chart: building `.Files` for every chart copies no data.
+    files: BTreeMap<String, Bytes>,
 }
 
 impl Files {
-    pub fn new(files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Files {
+    pub fn new<D: Into<Bytes>>(files: impl IntoIterator<Item = (String, D)>) -> Files {
         Files {
             files: files
                 .into_iter()
-                .map(|(name, data)| (name, Rc::from(data)))
+                .map(|(name, data)| (name, data.into()))
                 .collect(),
         }
     }
@@ -39,11 +42,8 @@ impl Files {
         Value::Object(Rc::new(self))
     }
 
-    fn bytes(&self, name: &str) -> Rc<[u8]> {
-        self.files
-            .get(name)
-            .cloned()
-            .unwrap_or_else(|| Rc::from(&[][..]))
+    fn bytes(&self, name: &str) -> Bytes {
+        self.files.get(name).cloned().unwrap_or_default()
     }
 
     fn base_map(&self, encode: impl Fn(&[u8]) -> String) -> String {
@@ -70,7 +70,7 @@ impl Object for Files {
     }
 
     fn field(&self, name: &str) -> Option<Value> {
-        self.files.get(name).map(|b| Value::Bytes(b.clone()))
+        self.files.get(name).map(|b| Value::Bytes(Rc::from(&b[..])))
     }
 
     fn method(&self, name: &str) -> Option<MethodSig> {
@@ -85,7 +85,7 @@ impl Object for Files {
         let arg = || args.first().and_then(Value::as_str).unwrap_or("");
         Ok(match name {
             "Get" => Value::string(String::from_utf8_lossy(&self.bytes(arg())).into_owned()),
-            "GetBytes" => Value::Bytes(self.bytes(arg())),
+            "GetBytes" => Value::Bytes(Rc::from(&self.bytes(arg())[..])),
             "Glob" => {
                 let pattern = glob::Pattern::new(arg());
                 Files {
@@ -127,7 +127,7 @@ impl Object for Files {
         Some(Value::map(
             self.files
                 .iter()
-                .map(|(k, v)| (Rc::from(k.as_str()), Value::Bytes(v.clone())))
+                .map(|(k, v)| (Rc::from(k.as_str()), Value::Bytes(Rc::from(&v[..]))))
                 .collect(),
         ))
     }
