@@ -217,7 +217,7 @@ mod tests {
         load_files(
             files
                 .iter()
-                .map(|(n, d)| File::new(*n, d.as_bytes()))
+                .map(|(n, d)| File::new(*n, d.as_bytes().to_vec()))
                 .collect(),
             "p",
             &LoadOptions::default(),

@@ -39,19 +39,46 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
     }
     // Subcharts that no Chart.yaml entry describes stay as they are; described ones are
     // replaced by a copy per entry, renamed to the entry's alias.
-    let existing = std::mem::take(&mut chart.dependencies);
-    let mut subcharts: Vec<Chart> = existing
-        .iter()
-        .filter(|sub| !chart.metadata.dependencies().any(|d| declares(d, sub)))
-        .cloned()
+    // A subchart is moved to its last user and cloned only for the entries before it
+    // (one chart under several aliases).
+    let mut existing: Vec<Option<Chart>> = std::mem::take(&mut chart.dependencies)
+        .into_iter()
+        .map(Some)
         .collect();
-    for dependency in chart.metadata.dependencies.iter_mut().flatten() {
-        if let Some(sub) = existing.iter().find(|sub| declares(dependency, sub)) {
-            let mut copy = sub.clone();
-            if !dependency.alias.is_empty() {
-                copy.metadata.name = dependency.alias.clone();
+    let users: Vec<Option<usize>> = chart
+        .metadata
+        .dependencies()
+        .map(|d| {
+            existing
+                .iter()
+                .position(|sub| sub.as_ref().is_some_and(|sub| declares(d, sub)))
+        })
+        .collect();
+    let mut subcharts: Vec<Chart> = Vec::new();
+    for (i, slot) in existing.iter_mut().enumerate() {
+        if !users.contains(&Some(i)) {
+            subcharts.extend(slot.take());
+        }
+    }
+    let mut remaining: Vec<usize> = vec![0; existing.len()];
+    for user in users.iter().flatten() {
+        remaining[*user] += 1;
+    }
+    let entries = chart.metadata.dependencies.iter_mut().flatten();
+    for (dependency, user) in entries.zip(users.iter().copied()) {
+        if let Some(index) = user {
+            remaining[index] -= 1;
+            let copy = if remaining[index] == 0 {
+                existing[index].take()
+            } else {
+                existing[index].clone()
+            };
+            if let Some(mut copy) = copy {
+                if !dependency.alias.is_empty() {
+                    copy.metadata.name = dependency.alias.clone();
+                }
+                subcharts.push(copy);
             }
-            subcharts.push(copy);
         }
         if !dependency.alias.is_empty() {
             dependency.name = dependency.alias.clone();
@@ -197,7 +224,7 @@ mod tests {
         load_files(
             files
                 .iter()
-                .map(|(n, d)| File::new(*n, d.as_bytes()))
+                .map(|(n, d)| File::new(*n, d.as_bytes().to_vec()))
                 .collect(),
             "parent",
             &LoadOptions::default(),
