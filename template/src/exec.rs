@@ -929,19 +929,19 @@ impl<'s> Exec<'s> {
                 _ => Err(self.errorf(f, format!("expected bool; found {arg}"))),
             },
             Ty::Float64 => match arg {
-                Arg::Number(NumberNode { float: Some(x), .. }) => Ok(Value::Float(*x)),
+                Arg::Number(n) if let Some(x) = n.float => Ok(Value::Float(x)),
                 _ => Err(self.errorf(f, format!("expected float; found {arg}"))),
             },
             Ty::Int | Ty::Int64 => match arg {
-                Arg::Number(NumberNode { int: Some(i), .. }) => Ok(if ty == Ty::Int {
-                    Value::Int(*i)
+                Arg::Number(n) if let Some(i) = n.int => Ok(if ty == Ty::Int {
+                    Value::Int(i)
                 } else {
-                    Value::Int64(*i)
+                    Value::Int64(i)
                 }),
                 _ => Err(self.errorf(f, format!("expected integer; found {arg}"))),
             },
             Ty::Uint32 => match arg {
-                Arg::Number(NumberNode { uint: Some(u), .. }) => Ok(Value::Int64(*u as u32 as i64)),
+                Arg::Number(n) if let Some(u) = n.uint => Ok(Value::Int64(u as u32 as i64)),
                 _ => Err(self.errorf(f, format!("expected unsigned integer; found {arg}"))),
             },
             Ty::String => match arg {

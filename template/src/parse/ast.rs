@@ -55,10 +55,12 @@ pub enum Node {
         end: usize,
     },
     Action(ActionNode),
-    If(BranchNode),
-    Range(BranchNode),
-    With(BranchNode),
-    Template(TemplateNode),
+    // Boxed: a branch is twice the size of the other nodes, and every node pays for the
+    // largest variant.
+    If(Box<BranchNode>),
+    Range(Box<BranchNode>),
+    With(Box<BranchNode>),
+    Template(Box<TemplateNode>),
     Break {
         pos: Pos,
     },
@@ -148,7 +150,8 @@ pub enum Arg {
     Dot(Pos),
     Nil(Pos),
     Bool(Pos, bool),
-    Number(NumberNode),
+    /// Boxed: the widest argument, and rare.
+    Number(Box<NumberNode>),
     String {
         pos: Pos,
         quoted: String,

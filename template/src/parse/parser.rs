@@ -315,17 +315,21 @@ impl<'f> Parser<'f> {
                 self.expect(Kind::RightDelim, "end")?;
                 return Ok(Parsed::End);
             }
-            Kind::If => return self.branch_control("if").map(|b| Parsed::Node(Node::If(b))),
+            Kind::If => {
+                return self
+                    .branch_control("if")
+                    .map(|b| Parsed::Node(Node::If(Box::new(b))));
+            }
             Kind::Range => {
                 return self
                     .branch_control("range")
-                    .map(|b| Parsed::Node(Node::Range(b)));
+                    .map(|b| Parsed::Node(Node::Range(Box::new(b))));
             }
             Kind::Template => return self.template_control(),
             Kind::With => {
                 return self
                     .branch_control("with")
-                    .map(|b| Parsed::Node(Node::With(b)));
+                    .map(|b| Parsed::Node(Node::With(Box::new(b))));
             }
             _ => {}
         }
@@ -390,14 +394,14 @@ impl<'f> Parser<'f> {
                     let inner = self.branch_control("if")?;
                     Some(ListNode {
                         pos,
-                        nodes: vec![Node::If(inner)],
+                        nodes: vec![Node::If(Box::new(inner))],
                     })
                 } else if context == "with" && follow == Kind::With {
                     self.next();
                     let inner = self.branch_control("with")?;
                     Some(ListNode {
                         pos,
-                        nodes: vec![Node::With(inner)],
+                        nodes: vec![Node::With(Box::new(inner))],
                     })
                 } else {
                     let (else_list, next) = self.item_list()?;
@@ -448,11 +452,11 @@ impl<'f> Parser<'f> {
         let added = self.add(&mut defined, tree);
         self.defined = defined;
         added?;
-        Ok(Parsed::Node(Node::Template(TemplateNode {
+        Ok(Parsed::Node(Node::Template(Box::new(TemplateNode {
             pos: token.pos,
             name,
             pipe: Some(pipe),
-        })))
+        }))))
     }
 
     fn template_control(&mut self) -> PResult<Parsed> {
@@ -465,11 +469,11 @@ impl<'f> Parser<'f> {
         } else {
             None
         };
-        Ok(Parsed::Node(Node::Template(TemplateNode {
+        Ok(Parsed::Node(Node::Template(Box::new(TemplateNode {
             pos: token.pos,
             name,
             pipe,
-        })))
+        }))))
     }
 
     fn pipeline(&mut self, context: &str, end: Kind) -> PResult<PipeNode> {
@@ -667,7 +671,7 @@ impl<'f> Parser<'f> {
             Kind::Bool => Arg::Bool(token.pos, token.val == "true"),
             Kind::CharConstant | Kind::Complex | Kind::Number => {
                 match parse_number(token.pos, &token.val, token.kind) {
-                    Ok(n) => Arg::Number(n),
+                    Ok(n) => Arg::Number(Box::new(n)),
                     Err(e) => return self.error(e),
                 }
             }
