@@ -59,7 +59,7 @@ curl -sf "$url/index.yaml" -o "$work/www/index.yaml"
 index_bytes=$(stat -c %s "$work/www/index.yaml")
 nginx_port=$(free_port)
 cat >"$work/nginx.conf" <<CONF
-worker_processes 1;
+worker_processes auto;
 pid $work/nginx.pid;
 error_log $work/nginx-error.log;
 events { worker_connections 1024; }
