@@ -54,7 +54,9 @@ pub(crate) fn unquote_char(s: &str, quote: char) -> Result<(Vec<u8>, &str), &'st
             Ok((c.encode_utf8(&mut buf).as_bytes().to_vec(), rest))
         }
         '0'..='7' => {
-            if rest.len() < 2 {
+            // Two more octal digits; anything else there (even a multi-byte character,
+            // which must not be cut) is a syntax error.
+            if rest.len() < 2 || !rest.is_char_boundary(2) {
                 return Err(SYNTAX);
             }
             let digits = format!("{e}{}", &rest[..2]);
@@ -117,5 +119,14 @@ mod tests {
         assert_eq!(unquote("`a\r\nb`").unwrap(), "a\nb");
         assert_eq!(unquote(r#""\q""#), Err(SYNTAX));
         assert_eq!(unquote(r#""\'""#), Err(SYNTAX));
+    }
+
+    /// Found by the parse fuzz target: an octal escape followed by a multi-byte
+    /// character used to slice inside that character and panic.
+    #[test]
+    fn short_escapes_before_multibyte_characters_are_errors() {
+        assert_eq!(unquote("\"\\1\u{0}\u{15e}\""), Err(SYNTAX));
+        assert_eq!(unquote("\"\\1\u{15e}\""), Err(SYNTAX));
+        assert_eq!(unquote("\"\\x4\u{e9}\""), Err(SYNTAX));
     }
 }
