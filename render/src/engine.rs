@@ -17,6 +17,8 @@ pub struct RenderContext {
     pub capabilities: Value,
     pub strict: bool,
     pub lint_mode: bool,
+    /// See `RenderOptions::free_on_return`.
+    pub free_on_return: bool,
 }
 
 /// One template to render: its full name, the chart it belongs to (index into the
@@ -69,6 +71,9 @@ pub fn render_templates(
             .render(&source.name, data)
             .map_err(|e| e.helm_message())?;
         rendered.insert(source.name.clone(), out);
+    }
+    if !context.free_on_return {
+        std::mem::forget(set);
     }
     Ok(rendered)
 }

@@ -59,6 +59,8 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         api_versions: args.api_versions.clone(),
         skip_schema_validation: args.skip_schema_validation,
         subchart_notes: args.render_subchart_notes,
+        // The process ends after printing; let the OS reclaim the parse trees.
+        free_on_return: false,
         ..Default::default()
     };
     let rendered = render(chart, &user_values, &options).map_err(anyhow::Error::new)?;
@@ -81,6 +83,8 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
+    // Same reason: freeing the rendered chart would only delay the exit.
+    std::mem::forget(rendered);
     Ok(ExitCode::SUCCESS)
 }
 
