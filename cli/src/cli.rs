@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::env;
+
 /// A fast, offline-first Helm chart toolkit and chart repository server.
 #[derive(Debug, Parser)]
 #[command(name = "chartkit", version, about, long_about = None)]
@@ -97,13 +99,13 @@ pub struct PushArgs {
     #[arg(long)]
     pub prov: bool,
     /// Username for basic auth (default: the one `helm repo add` stored).
-    #[arg(long, env = "CHARTKIT_REPO_USERNAME")]
+    #[arg(long, env = env::REPO_USERNAME)]
     pub username: Option<String>,
     /// Password for basic auth.
-    #[arg(long, env = "CHARTKIT_REPO_PASSWORD", hide_env_values = true)]
+    #[arg(long, env = env::REPO_PASSWORD, hide_env_values = true)]
     pub password: Option<String>,
     /// Bearer token.
-    #[arg(long, env = "CHARTKIT_REPO_TOKEN", hide_env_values = true)]
+    #[arg(long, env = env::REPO_TOKEN, hide_env_values = true)]
     pub token: Option<String>,
     /// CA bundle (PEM) to verify the server's certificate.
     #[arg(long = "ca-file")]

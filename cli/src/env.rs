@@ -1,4 +1,8 @@
 //! Every environment variable chartkit reads, in one place.
+//!
+//! Flags with an environment fallback are declared with clap (`env = ...`), so their
+//! variables are named here and used in `cli.rs`. The S3 backend of `chartkit serve` reads
+//! the standard `AWS_*` variables through `object_store` (see `chartkit-repo-server`).
 
 /// Largest single file in a chart, in bytes (default 5 MiB).
 pub const MAX_FILE_SIZE: &str = "CHARTKIT_MAX_FILE_SIZE";
@@ -14,6 +18,12 @@ pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
 /// Log filter for `chartkit serve` (tracing's syntax, e.g. `debug` or
 /// `chartkit_repo_server=debug`; default `info`).
 pub const LOG: &str = "CHARTKIT_LOG";
+/// `chartkit push --username` when the flag is absent.
+pub const REPO_USERNAME: &str = "CHARTKIT_REPO_USERNAME";
+/// `chartkit push --password` when the flag is absent.
+pub const REPO_PASSWORD: &str = "CHARTKIT_REPO_PASSWORD";
+/// `chartkit push --token` when the flag is absent.
+pub const REPO_TOKEN: &str = "CHARTKIT_REPO_TOKEN";
 /// Set (to anything) to turn off colour in `chartkit serve`'s logs (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Helm's repository list, used to resolve repository names (`chartkit push CHART NAME`).
