@@ -60,10 +60,12 @@ pub fn validate_single(values: &Map, schema: &[u8]) -> Result<(), String> {
     let schema: serde_json::Value = serde_json::from_slice(schema).map_err(|e| e.to_string())?;
     let validator = build_validator(schema)?;
     let instance = to_json(&Value::Map(values.clone()));
-    let mut failures: Vec<Failure> = validator
-        .iter_errors(&instance)
-        .map(|e| Failure::from(&e))
-        .collect();
+    let mut failures = type_first(
+        validator
+            .iter_errors(&instance)
+            .map(|e| Failure::from(&e))
+            .collect(),
+    );
     if failures.is_empty() {
         return Ok(());
     }
@@ -109,6 +111,10 @@ struct Failure {
     late: bool,
     /// The failures of each `anyOf`/`oneOf` alternative.
     causes: Vec<Vec<Failure>>,
+    /// The schema object whose keyword failed (its JSON pointer without the keyword).
+    schema: String,
+    /// A `type` failure: v6 stops checking that schema object's other keywords there.
+    is_type: bool,
 }
 
 impl Failure {
@@ -120,7 +126,7 @@ impl Failure {
                 true,
                 context
                     .iter()
-                    .map(|alternative| alternative.iter().map(Failure::from).collect())
+                    .map(|alternative| type_first(alternative.iter().map(Failure::from).collect()))
                     .collect(),
             ),
             K::OneOfMultipleValid { .. } | K::Not { .. } => (true, Vec::new()),
@@ -141,12 +147,44 @@ impl Failure {
             required,
             late,
             causes,
+            schema: schema_object(error.schema_path().as_str()).to_owned(),
+            is_type: matches!(kind, K::Type { .. }),
         }
     }
 
     fn segments(&self) -> Vec<String> {
         segments(&self.path)
     }
+}
+
+/// The schema object a keyword's failure belongs to: its schema path without the keyword.
+fn schema_object(keyword_path: &str) -> &str {
+    keyword_path
+        .rsplit_once('/')
+        .map_or("", |(object, _)| object)
+}
+
+/// v6 checks `type` first and, when the value has the wrong type, reports only that for
+/// the schema object (`got null, want string`, not also `value must be one of ...`);
+/// the other keywords' failures of that object at that value are dropped.
+fn type_first(failures: Vec<Failure>) -> Vec<Failure> {
+    let wrong_type: Vec<(String, String)> = failures
+        .iter()
+        .filter(|f| f.is_type)
+        .map(|f| (f.path.clone(), f.schema.clone()))
+        .collect();
+    if wrong_type.is_empty() {
+        return failures;
+    }
+    failures
+        .into_iter()
+        .filter(|f| {
+            f.is_type
+                || !wrong_type
+                    .iter()
+                    .any(|(path, schema)| *path == f.path && *schema == f.schema)
+        })
+        .collect()
 }
 
 fn segments(pointer: &str) -> Vec<String> {
@@ -496,5 +534,21 @@ mod tests {
             "- at '': missing properties 'name', 'employmentInfo'\n- at '/age': got string, want integer\n- at '/kind': value must be one of 'a', 'b'\n- at '/tags': maxItems: got 2, want 1\n"
         );
         assert!(check(schema, "name: x\nemploymentInfo: {}\nage: 3\n").is_ok());
+    }
+
+    /// A value of the wrong type gets only the type failure from its schema object, in
+    /// alternatives too (helm 4.1.4's output for the same chart).
+    #[test]
+    fn a_wrong_type_hides_the_other_keywords_of_its_schema() {
+        let schema = r#"{"properties":{"policy":{"type":"string","enum":["a","b"]},
+            "m":{"anyOf":[{"type":"string","enum":["x"]},{"type":"integer","maximum":1}]}}}"#;
+        assert_eq!(
+            check(schema, "policy: null\nm: 5.5\n").unwrap_err(),
+            "- at '/m': 'anyOf' failed\n  - at '/m': got number, want string\n  - at '/m': got number, want integer\n- at '/policy': got null, want string\n"
+        );
+        assert_eq!(
+            check(schema, "policy: c\n").unwrap_err(),
+            "- at '/policy': value must be one of 'a', 'b'\n"
+        );
     }
 }
