@@ -313,6 +313,10 @@ pub struct TemplateArgs {
     /// Do not validate values against values.schema.json.
     #[arg(long = "skip-schema-validation")]
     pub skip_schema_validation: bool,
+    /// When the output is not valid YAML, print it anyway (each template's output under
+    /// its `# Source:` line) before the error, to find the broken document.
+    #[arg(long)]
+    pub debug: bool,
     /// Name the release CHART-<timestamp> (then only CHART is given).
     #[arg(short = 'g', long = "generate-name")]
     pub generate_name: bool,

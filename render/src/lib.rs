@@ -105,12 +105,20 @@ pub enum RenderError {
     /// hint about `--debug`.
     #[error("{0}")]
     Render(String),
+    /// The templates ran but their output is not valid YAML. `raw` holds every
+    /// non-empty output as `---\n# Source: NAME\nTEXT\n`, in name order, which is what
+    /// `helm template --debug` prints so the author can see the broken document.
+    #[error("{message}")]
+    InvalidOutput { message: String, raw: String },
 }
 
 impl RenderError {
     /// Whether `helm template` appends "Use --debug flag to render out invalid YAML".
     pub fn has_debug_hint(&self) -> bool {
-        matches!(self, RenderError::Render(_))
+        matches!(
+            self,
+            RenderError::Render(_) | RenderError::InvalidOutput { .. }
+        )
     }
 }
 
@@ -185,7 +193,15 @@ pub fn render(
         }
     }
 
-    let (hooks, manifests) = sort_manifests(&files).map_err(RenderError::Render)?;
+    let (hooks, manifests) = sort_manifests(&files).map_err(|message| {
+        let mut raw = String::new();
+        for (name, content) in &files {
+            if !content.trim().is_empty() {
+                raw.push_str(&format!("---\n# Source: {name}\n{content}\n"));
+            }
+        }
+        RenderError::InvalidOutput { message, raw }
+    })?;
     Ok(Rendered {
         chart,
         values,

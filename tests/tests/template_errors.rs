@@ -3,7 +3,7 @@
 //! real helm, when installed, and checks that chartkit prints helm's message.
 
 use chartkit_tests::peers::helm_or_skip;
-use chartkit_tests::{TestContext, stderr};
+use chartkit_tests::{TestContext, stderr, stdout};
 
 /// Writes a chart named `demo` with the given files and returns its directory.
 fn chart(context: &TestContext, files: &[(&str, &str)]) -> String {
@@ -30,9 +30,11 @@ fn failure(context: &TestContext, chart: &str, extra: &[&str], test: &str) -> St
     let ours = context.run(&args);
     assert!(!ours.status.success(), "chartkit should fail");
     let message = stderr(&ours);
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
     let message = message
-        .strip_prefix("error: ")
-        .unwrap_or(&message)
+        .split("\nhint: ")
+        .next()
+        .unwrap()
         .trim_end()
         .to_owned();
     if helm_or_skip(test).is_some() {
@@ -167,4 +169,65 @@ fn output_that_is_not_yaml_names_the_template() {
         message,
         "YAML parse error on demo/templates/bad.yaml: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type util.SimpleHead"
     );
+}
+
+/// Like `helm template --debug`, `--debug` prints the invalid output before the error;
+/// without it, a hint says so.
+#[test]
+fn debug_prints_output_that_is_not_yaml() {
+    let context = TestContext::new();
+    let dir = chart(
+        &context,
+        &[
+            (
+                "templates/bad.yaml",
+                "kind: Pod
+metadata:
+  name: x
+invalid
+",
+            ),
+            (
+                "templates/good.yaml",
+                "kind: ConfigMap
+",
+            ),
+        ],
+    );
+    let plain = context.run(&["template", "rel", &dir]);
+    assert!(!plain.status.success());
+    assert!(stdout(&plain).is_empty());
+    assert!(
+        stderr(&plain).contains("\nhint: run with --debug"),
+        "{}",
+        stderr(&plain)
+    );
+
+    let debug = context.run(&["template", "rel", &dir, "--debug"]);
+    assert!(!debug.status.success());
+    let printed = stdout(&debug);
+    assert_eq!(
+        printed,
+        "---\n# Source: demo/templates/bad.yaml\nkind: Pod\nmetadata:\n  name: x\ninvalid\n\n---\n# Source: demo/templates/good.yaml\nkind: ConfigMap\n"
+    );
+    assert!(stderr(&debug).starts_with("error: YAML parse error on demo/templates/bad.yaml"));
+    if helm_or_skip("debug_prints_output_that_is_not_yaml").is_some() {
+        let helm = context
+            .helm()
+            .unwrap()
+            .args(["template", "rel", &dir, "--debug"])
+            .output()
+            .unwrap();
+        // Go prints the files in map order, so compare the documents as sets (each
+        // without the blank line that separates it from the next).
+        let normalise = |text: &str| {
+            let mut documents: Vec<String> = chartkit_tests::corpus::documents(text)
+                .into_iter()
+                .map(|(_, document)| document.trim_end().to_owned())
+                .collect();
+            documents.sort();
+            documents
+        };
+        assert_eq!(normalise(&printed), normalise(&stdout(&helm)));
+    }
 }

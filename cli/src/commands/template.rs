@@ -4,11 +4,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use chartkit_chart::load;
 use chartkit_render::{
-    OutputOptions, RenderOptions, check_installable, parse_kube_version, render,
+    OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render,
 };
 use chartkit_values::ValueOptions;
 
 use crate::cli::{TemplateArgs, ValueArgs};
+use crate::report::with_hint;
 
 /// The user's values from the value flags, in Helm's order.
 pub fn value_options(args: &ValueArgs) -> ValueOptions {
@@ -63,7 +64,23 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         free_on_return: false,
         ..Default::default()
     };
-    let rendered = render(chart, &user_values, &options).map_err(anyhow::Error::new)?;
+    let rendered = match render(chart, &user_values, &options) {
+        Ok(rendered) => rendered,
+        Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
+            let mut stdout = std::io::stdout().lock();
+            // helm prints the blob trimmed, with one newline.
+            writeln!(stdout, "{}", raw.trim())?;
+            stdout.flush()?;
+            anyhow::bail!(message);
+        }
+        Err(error) if error.has_debug_hint() && !args.debug => {
+            return Err(with_hint(
+                error,
+                "run with --debug to print the rendered output even when it is not valid YAML",
+            ));
+        }
+        Err(error) => return Err(anyhow::Error::new(error)),
+    };
     let output = OutputOptions {
         include_crds: args.include_crds,
         skip_tests: args.skip_tests,
