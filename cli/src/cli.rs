@@ -317,7 +317,8 @@ pub struct TemplateArgs {
     /// its `# Source:` line) before the error, to find the broken document.
     #[arg(long)]
     pub debug: bool,
-    /// Name the release CHART-<timestamp> (then only CHART is given).
+    /// Accepted as helm accepts it: `helm template` keeps the name `release-name` with it,
+    /// and refuses it together with a NAME.
     #[arg(short = 'g', long = "generate-name")]
     pub generate_name: bool,
     /// Render subcharts' NOTES.txt too (notes are never printed by template).

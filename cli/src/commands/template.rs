@@ -25,10 +25,12 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
 
 /// Renders a chart and prints it as `helm template` does.
 pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
-    let (name, chart_path) = match (args.args.as_slice(), args.generate_name) {
-        ([chart], true) => (None, chart.clone()),
-        ([chart], false) => (Some("release-name".to_owned()), chart.clone()),
-        ([name, chart], _) => (Some(name.clone()), chart.clone()),
+    // helm template presets the name `release-name` before it looks at
+    // --generate-name, so the flag changes nothing there except refusing a given name.
+    let (release_name, chart_path) = match (args.args.as_slice(), args.generate_name) {
+        ([chart], _) => ("release-name".to_owned(), chart.clone()),
+        ([_, _], true) => anyhow::bail!("cannot set --generate-name and also specify a name"),
+        ([name, chart], false) => (name.clone(), chart.clone()),
         _ => anyhow::bail!("expected `[NAME] CHART`"),
     };
     let kube_version = match &args.kube_version {
@@ -41,12 +43,6 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         .map_err(anyhow::Error::new)?;
     let chart = load(std::path::Path::new(&chart_path), &super::load_options()?)
         .with_context(|| format!("cannot load the chart at `{chart_path}`"))?;
-    let release_name = name.unwrap_or_else(|| {
-        let seconds = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        format!("{}-{seconds}", chart.name())
-    });
     validate_release_name(&release_name)?;
     check_installable(&chart).map_err(anyhow::Error::new)?;
     if chart.metadata.deprecated {
