@@ -33,3 +33,84 @@ fn generate_name_keeps_release_name_like_helm() {
         assert_eq!(stdout(&generated), stdout(&helm));
     }
 }
+
+/// Flag combinations the recorded corpus cases do not use.
+const FLAG_SETS: &[&[&str]] = &[
+    &["--include-crds"],
+    &["--no-hooks", "--is-upgrade"],
+    &["--skip-tests", "--kube-version", "1.29.3", "-n", "other"],
+    &[
+        "--api-versions",
+        "monitoring.coreos.com/v1",
+        "--api-versions",
+        "networking.k8s.io/v1/Ingress",
+    ],
+    &["--set", "replicaCount=3", "--set", "global.foo=bar"],
+    &[
+        "--set-string",
+        "image.tag=1.0",
+        "--set",
+        "fullnameOverride=x",
+    ],
+    &[
+        "--set",
+        "nameOverride=null",
+        "--set-json",
+        "podAnnotations={\"a\":\"b\"}",
+    ],
+    &["--show-only", "templates/NOTES.txt"],
+];
+
+/// Every chart whose default case is deterministic, rendered with other flags: the same
+/// stdout and the same success or failure as helm.
+#[test]
+fn corpus_charts_with_other_flags_match_helm() {
+    let Some(corpus) =
+        chartkit_tests::corpus::corpus_or_skip("corpus_charts_with_other_flags_match_helm")
+    else {
+        return;
+    };
+    if helm_or_skip("corpus_charts_with_other_flags_match_helm").is_none() {
+        return;
+    }
+    let context = TestContext::new();
+    let mut packages: Vec<String> = chartkit_tests::corpus::cases(&corpus)
+        .into_iter()
+        .filter(|c| c.name == "default" && c.deterministic && c.exit_code == 0)
+        .map(|c| c.package)
+        .collect();
+    packages.sort();
+    packages.dedup();
+    assert!(!packages.is_empty());
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for package in &packages {
+        for flags in FLAG_SETS {
+            let mut args = vec!["template", "rel", package.as_str()];
+            args.extend_from_slice(flags);
+            let ours = context
+                .chartkit()
+                .current_dir(&corpus)
+                .args(&args)
+                .output()
+                .unwrap();
+            let theirs = context
+                .helm()
+                .unwrap()
+                .current_dir(&corpus)
+                .args(&args)
+                .output()
+                .unwrap();
+            runs += 1;
+            if ours.status.success() != theirs.status.success() || ours.stdout != theirs.stdout {
+                failures.push(format!("{package} {}", flags.join(" ")));
+            }
+        }
+    }
+    eprintln!(
+        "{} passed, {} failed",
+        runs - failures.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "differs from helm: {failures:#?}");
+}
