@@ -23,11 +23,12 @@ pub struct RenderContext {
 
 /// One template to render: its full name, the chart it belongs to (index into the
 /// chart data) and its text.
-struct Source {
+struct Source<'a> {
     name: String,
     base_path: String,
     scope: usize,
-    text: String,
+    /// Borrowed from the chart unless the file is not valid UTF-8.
+    text: std::borrow::Cow<'a, str>,
 }
 
 /// Renders every template; returns each template's output by full name
@@ -55,7 +56,7 @@ pub fn render_templates(
         set.set_missing_key(MissingKey::Error);
     }
     set.set_lint_mode(context.lint_mode);
-    set.add_all(sources.iter().map(|s| (s.name.as_str(), s.text.as_str())))
+    set.add_all(sources.iter().map(|s| (s.name.as_str(), &*s.text)))
         .map_err(|e| e.helm_message())?;
 
     sources.sort_by(|a, b| helm_parse_order(&a.name, &b.name));
@@ -80,13 +81,13 @@ pub fn render_templates(
 
 /// Helm's `recAllTpls`: builds the chart's data map (shared by all its templates and
 /// exposed to its parent as `.Subcharts.NAME`) and lists its templates.
-fn collect(
-    chart: &Chart,
+fn collect<'a>(
+    chart: &'a Chart,
     path: String,
     is_root: bool,
     values: Value,
     context: &RenderContext,
-    sources: &mut Vec<Source>,
+    sources: &mut Vec<Source<'a>>,
     scopes: &mut Vec<Value>,
 ) -> Value {
     let subcharts = Value::empty_map();
@@ -129,7 +130,7 @@ fn collect(
             name: format!("{path}/{}", template.name),
             base_path: format!("{path}/templates"),
             scope,
-            text: String::from_utf8_lossy(&template.data).into_owned(),
+            text: String::from_utf8_lossy(&template.data),
         });
     }
     data
