@@ -105,9 +105,9 @@ pub enum RenderError {
     /// hint about `--debug`.
     #[error("{0}")]
     Render(String),
-    /// The templates ran but their output is not valid YAML. `raw` holds every
-    /// non-empty output as `---\n# Source: NAME\nTEXT\n`, in name order, which is what
-    /// `helm template --debug` prints so the author can see the broken document.
+    /// The templates ran but their output is not valid YAML. `raw` is what
+    /// `helm template --debug` prints then, so the author can see the broken document:
+    /// every non-empty output under its `# Source:` line, in name order.
     #[error("{message}")]
     InvalidOutput { message: String, raw: String },
 }
@@ -193,15 +193,11 @@ pub fn render(
         }
     }
 
-    let (hooks, manifests) = sort_manifests(&files).map_err(|message| {
-        let mut raw = String::new();
-        for (name, content) in &files {
-            if !content.trim().is_empty() {
-                raw.push_str(&format!("---\n# Source: {name}\n{content}\n"));
-            }
-        }
-        RenderError::InvalidOutput { message, raw }
-    })?;
+    let (hooks, manifests) =
+        sort_manifests(&files).map_err(|message| RenderError::InvalidOutput {
+            message,
+            raw: output::invalid_output(&files),
+        })?;
     Ok(Rendered {
         chart,
         values,

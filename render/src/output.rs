@@ -2,6 +2,7 @@
 //! then the hooks, each as `---\n# Source: PATH\nDOCUMENT\n`, optionally filtered by
 //! `--show-only`, or written to `--output-dir`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -31,19 +32,19 @@ pub fn template_output(
     let mut manifest = String::new();
     if options.include_crds {
         for (name, data) in crd_files(&rendered.chart) {
-            let _ = write!(manifest, "---\n# Source: {name}\n{data}\n");
+            write_document(&mut manifest, &name, &data);
         }
     }
     for m in &rendered.manifests {
-        let _ = write!(manifest, "---\n# Source: {}\n{}\n", m.name, m.content);
+        write_document(&mut manifest, &m.name, &m.content);
     }
-    let mut out = format!("{}\n", manifest.trim());
+    let mut out = trimmed(&manifest);
     if !options.no_hooks {
         for hook in &rendered.hooks {
             if options.skip_tests && hook.is_test() {
                 continue;
             }
-            let _ = write!(out, "---\n# Source: {}\n{}\n", hook.path, hook.manifest);
+            write_document(&mut out, &hook.path, &hook.manifest);
         }
     }
     if options.show_only.is_empty() {
@@ -68,6 +69,28 @@ pub fn template_output(
         }
     }
     Ok(shown)
+}
+
+/// One document as helm prints it: `---`, its `# Source:` line, then the text.
+fn write_document(out: &mut String, source: &str, text: &str) {
+    let _ = write!(out, "---\n# Source: {source}\n{text}\n");
+}
+
+/// Helm prints its manifest buffer with surrounding white space trimmed and one newline.
+fn trimmed(buffer: &str) -> String {
+    format!("{}\n", buffer.trim())
+}
+
+/// What `helm template --debug` prints when the output is not valid YAML: every
+/// non-empty template output (NOTES.txt already removed), by name.
+pub(crate) fn invalid_output(files: &BTreeMap<String, String>) -> String {
+    let mut raw = String::new();
+    for (name, content) in files {
+        if !content.trim().is_empty() {
+            write_document(&mut raw, name, content);
+        }
+    }
+    trimmed(&raw)
 }
 
 /// The template path of a document without the chart name: what Helm's
@@ -102,7 +125,7 @@ pub fn write_output_dir(
             } else {
                 String::new()
             };
-            let _ = write!(text, "---\n# Source: {name}\n{data}\n");
+            write_document(&mut text, name, data);
             chartkit_durable_write(&path, text.as_bytes())?;
             if !append {
                 written.push(path.clone());

@@ -56,6 +56,11 @@ impl Files {
     }
 }
 
+/// A file's contents as a template `[]byte`, copied only when a template asks for them.
+fn bytes_value(data: &Bytes) -> Value {
+    Value::Bytes(Rc::from(&data[..]))
+}
+
 impl Object for Files {
     fn type_name(&self) -> String {
         "engine.files".into()
@@ -70,7 +75,7 @@ impl Object for Files {
     }
 
     fn field(&self, name: &str) -> Option<Value> {
-        self.files.get(name).map(|b| Value::Bytes(Rc::from(&b[..])))
+        self.files.get(name).map(bytes_value)
     }
 
     fn method(&self, name: &str) -> Option<MethodSig> {
@@ -85,7 +90,7 @@ impl Object for Files {
         let arg = || args.first().and_then(Value::as_str).unwrap_or("");
         Ok(match name {
             "Get" => Value::string(String::from_utf8_lossy(&self.bytes(arg())).into_owned()),
-            "GetBytes" => Value::Bytes(Rc::from(&self.bytes(arg())[..])),
+            "GetBytes" => bytes_value(&self.bytes(arg())),
             "Glob" => {
                 let pattern = glob::Pattern::new(arg());
                 Files {
@@ -127,7 +132,7 @@ impl Object for Files {
         Some(Value::map(
             self.files
                 .iter()
-                .map(|(k, v)| (Rc::from(k.as_str()), Value::Bytes(Rc::from(&v[..]))))
+                .map(|(k, v)| (Rc::from(k.as_str()), bytes_value(v)))
                 .collect(),
         ))
     }

@@ -104,15 +104,6 @@ impl TemplateSet {
         Ok(())
     }
 
-    /// How many named templates the set holds (files and definitions).
-    pub fn len(&self) -> usize {
-        self.trees.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.trees.is_empty()
-    }
-
     pub fn contains(&self, name: &str) -> bool {
         self.trees.contains_key(name)
     }

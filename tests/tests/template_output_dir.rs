@@ -5,22 +5,19 @@
 use chartkit_tests::peers::helm_or_skip;
 use chartkit_tests::{TestContext, stdout};
 
-fn files_under(root: &std::path::Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let relative = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((relative, std::fs::read_to_string(&path).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+/// Every file below `dir` in the context, relative to it, with its contents.
+fn files_under(context: &TestContext, dir: &str) -> Vec<(String, String)> {
+    let prefix = format!("{dir}/");
+    context
+        .tree()
+        .into_iter()
+        .filter_map(|path| {
+            let relative = path.strip_prefix(&prefix)?.to_owned();
+            let full = context.path(&path);
+            full.is_file()
+                .then(|| (relative, std::fs::read_to_string(full).unwrap()))
+        })
+        .collect()
 }
 
 #[test]
@@ -40,7 +37,7 @@ fn output_dir_matches_helm() {
             printed.ends_with("tests/test-connection.yaml\n\n"),
             "{printed}"
         );
-        let written = files_under(&context.path("ours"));
+        let written = files_under(&context, "ours");
         assert_eq!(written.len(), 4, "{written:?}");
 
         if helm_or_skip("output_dir_matches_helm").is_none() {
@@ -51,7 +48,7 @@ fn output_dir_matches_helm() {
         let helm = context.helm().unwrap().args(&helm_args).output().unwrap();
         assert!(helm.status.success());
         assert_eq!(printed.replace("ours/", "helm/"), stdout(&helm));
-        assert_eq!(written, files_under(&context.path("helm")));
+        assert_eq!(written, files_under(&context, "helm"));
         std::fs::remove_dir_all(context.path("ours")).unwrap();
         std::fs::remove_dir_all(context.path("helm")).unwrap();
     }

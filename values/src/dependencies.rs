@@ -54,24 +54,19 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
                 .position(|sub| sub.as_ref().is_some_and(|sub| declares(d, sub)))
         })
         .collect();
-    let mut subcharts: Vec<Chart> = Vec::new();
-    for (i, slot) in existing.iter_mut().enumerate() {
-        if !users.contains(&Some(i)) {
-            subcharts.extend(slot.take());
-        }
-    }
-    let mut remaining: Vec<usize> = vec![0; existing.len()];
-    for user in users.iter().flatten() {
-        remaining[*user] += 1;
-    }
+    let mut subcharts: Vec<Chart> = existing
+        .iter_mut()
+        .enumerate()
+        .filter(|(i, _)| !users.contains(&Some(*i)))
+        .filter_map(|(_, slot)| slot.take())
+        .collect();
     let entries = chart.metadata.dependencies.iter_mut().flatten();
-    for (dependency, user) in entries.zip(users.iter().copied()) {
-        if let Some(index) = user {
-            remaining[index] -= 1;
-            let copy = if remaining[index] == 0 {
-                existing[index].take()
-            } else {
+    for (k, dependency) in entries.enumerate() {
+        if let Some(index) = users[k] {
+            let copy = if users[k + 1..].contains(&Some(index)) {
                 existing[index].clone()
+            } else {
+                existing[index].take()
             };
             if let Some(mut copy) = copy {
                 if !dependency.alias.is_empty() {

@@ -71,7 +71,7 @@ pub fn validate_single(values: &Map, schema: &[u8]) -> Result<(), String> {
     }
     // Helm iterates Go maps, whose order is random; fix one: structural errors of an
     // object before its properties, properties by name.
-    failures.sort_by_key(|f| (f.segments(), f.late));
+    failures.sort_by_cached_key(|f| (f.segments(), f.late));
     let mut out = String::new();
     write_tree(&failures, "", 0, &mut out);
     // v6 prints the causes under a header line that Helm cuts off; what remains starts

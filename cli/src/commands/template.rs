@@ -64,8 +64,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
         Ok(rendered) => rendered,
         Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
             let mut stdout = std::io::stdout().lock();
-            // helm prints the blob trimmed, with one newline.
-            writeln!(stdout, "{}", raw.trim())?;
+            stdout.write_all(raw.as_bytes())?;
             stdout.flush()?;
             anyhow::bail!(message);
         }

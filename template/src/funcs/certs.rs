@@ -236,10 +236,15 @@ mod rsa_keys {
     static AHEAD: Mutex<Option<Pending>> = Mutex::new(None);
 
     pub(super) fn take(bits: usize) -> Result<rsa::RsaPrivateKey, String> {
-        let ahead = std::thread::Builder::new()
-            .name("rsa-keygen".into())
-            .spawn(move || generate(bits))
-            .ok();
+        // With one core the key made ahead would only compete with this one.
+        let ahead = several_cores()
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("rsa-keygen".into())
+                    .spawn(move || generate(bits))
+                    .ok()
+            })
+            .flatten();
         let previous = {
             let mut slot = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::replace(&mut *slot, ahead.map(|handle| (bits, handle)))
@@ -251,6 +256,11 @@ mod rsa_keys {
             },
             _ => generate(bits),
         }
+    }
+
+    fn several_cores() -> bool {
+        static SEVERAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *SEVERAL.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
     }
 
     /// aws-lc's assembly for the usual sizes (about ten times the pure-Rust `rsa`
