@@ -9,9 +9,11 @@ use std::collections::HashSet;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use bytes::Bytes;
 use flate2::read::MultiGzDecoder;
 
 use crate::file::File;
+use crate::inflate;
 
 /// Limits on what an archive may expand to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,16 +128,34 @@ fn read_entries(bytes: &[u8], limits: &Limits) -> Result<(String, Vec<ArchiveFil
         .max_total_size
         .saturating_add(limits.max_entries as u64 * 4096)
         .saturating_add(1 << 20);
+    if let Some(tar) = inflate::whole(bytes, stream_budget) {
+        let tar = Bytes::from(tar);
+        let mut archive = tar::Archive::new(io::Cursor::new(&tar[..]));
+        let entries = archive.entries_with_seek().map_err(ArchiveError::Corrupt)?;
+        return check_entries(entries, Some(&tar), limits);
+    }
+    // Damaged, multi-member or unusual archives take the streaming path, which reports
+    // each problem at the entry where it shows.
     let reader = CappedReader {
         inner: MultiGzDecoder::new(bytes),
         remaining: stream_budget,
     };
     let mut archive = tar::Archive::new(reader);
+    let entries = archive.entries().map_err(ArchiveError::Corrupt)?;
+    check_entries(entries, None, limits)
+}
+
+/// Checks every entry and collects the files. With `tar`, the whole decompressed archive
+/// that the entries come from, a file's bytes are a slice of it instead of a copy.
+fn check_entries<'a, R: Read + 'a>(
+    entries: tar::Entries<'a, R>,
+    tar: Option<&Bytes>,
+    limits: &Limits,
+) -> Result<(String, Vec<ArchiveFile>), ArchiveError> {
     let mut files = Vec::new();
     let mut seen = HashSet::new();
     let mut total: u64 = 0;
     let mut top = String::new();
-    let entries = archive.entries().map_err(ArchiveError::Corrupt)?;
     for (count, entry) in entries.enumerate() {
         if count >= limits.max_entries {
             return Err(ArchiveError::TooManyEntries {
@@ -181,11 +201,17 @@ fn read_entries(bytes: &[u8], limits: &Limits) -> Result<(String, Vec<ArchiveFil
                 limit: limits.max_total_size,
             });
         }
-        let mut data = Vec::with_capacity(size as usize);
-        (&mut entry)
-            .take(limits.max_file_size + 1)
-            .read_to_end(&mut data)
-            .map_err(ArchiveError::Corrupt)?;
+        let mut data = match tar.and_then(|tar| stored_bytes(tar, &entry)) {
+            Some(data) => data,
+            None => {
+                let mut data = Vec::with_capacity(size as usize);
+                (&mut entry)
+                    .take(limits.max_file_size + 1)
+                    .read_to_end(&mut data)
+                    .map_err(ArchiveError::Corrupt)?;
+                Bytes::from(data)
+            }
+        };
         if data.len() as u64 > limits.max_file_size {
             return Err(ArchiveError::FileTooLarge {
                 name: raw_name,
@@ -197,17 +223,25 @@ fn read_entries(bytes: &[u8], limits: &Limits) -> Result<(String, Vec<ArchiveFil
             return Err(ArchiveError::Duplicate(raw_name));
         }
         if data.starts_with(b"\xEF\xBB\xBF") {
-            data.drain(..3);
+            data = data.slice(3..);
         }
-        files.push(File {
-            name,
-            data: data.into(),
-        });
+        files.push(File { name, data });
     }
     if files.is_empty() {
         return Err(ArchiveError::Empty);
     }
     Ok((top, files))
+}
+
+/// A regular entry's bytes as they lie in the decompressed archive. Sparse files are
+/// stored in pieces, so they (and anything that does not fit) are read instead.
+fn stored_bytes<R: Read>(tar: &Bytes, entry: &tar::Entry<'_, R>) -> Option<Bytes> {
+    if entry.header().entry_type() == tar::EntryType::GNUSparse {
+        return None;
+    }
+    let start = usize::try_from(entry.raw_file_position()).ok()?;
+    let end = start.checked_add(usize::try_from(entry.size()).ok()?)?;
+    (end <= tar.len()).then(|| tar.slice(start..end))
 }
 
 /// Turns an entry path into a path inside the chart: the top directory is dropped,

@@ -10,6 +10,7 @@ pub mod create;
 mod error;
 mod file;
 pub mod helmignore;
+mod inflate;
 mod load;
 mod lock;
 mod metadata;
