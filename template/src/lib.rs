@@ -24,3 +24,10 @@ pub use exec::MissingKey;
 pub use format::sprintf;
 pub use set::{ROOT_NAME, TemplateSet, helm_parse_order};
 pub use value::{Entries, List, ListKind, MapCell, MapKind, MethodSig, Object, Ty, Value};
+
+/// How many threads may usefully run at once here, asked once per process (the answer
+/// comes from the affinity mask and cgroup limits, which takes a few system calls).
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}

@@ -237,7 +237,7 @@ mod rsa_keys {
 
     pub(super) fn take(bits: usize) -> Result<rsa::RsaPrivateKey, String> {
         // With one core the key made ahead would only compete with this one.
-        let ahead = several_cores()
+        let ahead = (crate::cores() > 1)
             .then(|| {
                 std::thread::Builder::new()
                     .name("rsa-keygen".into())
@@ -256,11 +256,6 @@ mod rsa_keys {
             },
             _ => generate(bits),
         }
-    }
-
-    fn several_cores() -> bool {
-        static SEVERAL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *SEVERAL.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
     }
 
     /// aws-lc's assembly for the usual sizes (about ten times the pure-Rust `rsa`
