@@ -74,7 +74,7 @@ pub struct Exec<'s> {
 /// One template invocation: its tree, its variables and the node being evaluated.
 struct Frame<'t> {
     tree: &'t Tree,
-    vars: Vec<(String, Slot)>,
+    vars: Vec<(Name, Slot)>,
     node: Option<NodeRef<'t>>,
     depth: usize,
 }
@@ -122,7 +122,7 @@ impl<'s> Exec<'s> {
         let dot = Slot::plain(data);
         let mut frame = Frame {
             tree,
-            vars: vec![("$".to_owned(), dot.clone())],
+            vars: vec![(Name::const_new("$"), dot.clone())],
             node: None,
             depth: 0,
         };
@@ -356,7 +356,7 @@ impl<'s> Exec<'s> {
         };
         let mut frame = Frame {
             tree: &tree,
-            vars: vec![("$".to_owned(), new_dot.clone())],
+            vars: vec![(Name::const_new("$"), new_dot.clone())],
             node: None,
             depth: f.depth + 1,
         };
@@ -597,7 +597,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         mut receiver: Slot,
         node: &'t Arg,
-        idents: &'t [String],
+        idents: &'t [Name],
         args: &'t [Arg],
         final_value: Option<Value>,
     ) -> EResult<Slot> {

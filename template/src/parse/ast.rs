@@ -7,6 +7,11 @@ use std::sync::Arc;
 /// A byte offset into the template source.
 pub type Pos = usize;
 
+/// Names and literals in the tree. Almost all are short (`Values`, `include`, `image`),
+/// and a compact string keeps those inline: a large chart's tree has hundreds of
+/// thousands of them, and a heap allocation each made parsing allocation-bound.
+pub type Name = compact_str::CompactString;
+
 /// One named template: a file's top level or a `define`/`block` body.
 #[derive(Debug)]
 pub struct Tree {
@@ -87,7 +92,7 @@ pub struct BranchNode {
 #[derive(Debug)]
 pub struct TemplateNode {
     pub pos: Pos,
-    pub name: String,
+    pub name: Name,
     pub pipe: Option<PipeNode>,
 }
 
@@ -110,20 +115,20 @@ pub struct CommandNode {
 pub struct VariableNode {
     pub pos: Pos,
     /// `$x.a.b` is `["$x", "a", "b"]`.
-    pub idents: Vec<String>,
+    pub idents: Vec<Name>,
 }
 
 #[derive(Debug)]
 pub struct FieldNode {
     pub pos: Pos,
-    pub idents: Vec<String>,
+    pub idents: Vec<Name>,
 }
 
 #[derive(Debug)]
 pub struct ChainNode {
     pub pos: Pos,
     pub node: Box<Arg>,
-    pub fields: Vec<String>,
+    pub fields: Vec<Name>,
 }
 
 /// A number literal with every interpretation Go's parser accepts for it.
@@ -144,7 +149,7 @@ pub enum Arg {
     Chain(ChainNode),
     Identifier {
         pos: Pos,
-        name: String,
+        name: Name,
     },
     Pipe(Box<PipeNode>),
     Dot(Pos),
@@ -154,8 +159,8 @@ pub enum Arg {
     Number(Box<NumberNode>),
     String {
         pos: Pos,
-        quoted: String,
-        text: String,
+        quoted: Name,
+        text: Name,
     },
 }
 

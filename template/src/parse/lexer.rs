@@ -190,6 +190,26 @@ fn has_right_trim_marker(s: &[u8]) -> bool {
     s.len() >= 2 && is_space_byte(s[0]) && s[1] == TRIM_MARKER
 }
 
+/// Text between actions is most of a template, so these two scans are the lexer's
+/// inner loops: plain byte loops that the compiler vectorises, where `str::matches` and
+/// `str::find` step through a general pattern searcher.
+fn count_newlines(s: &str) -> usize {
+    s.bytes().filter(|&b| b == b'\n').count()
+}
+
+fn find_left_delim(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = bytes[from..].iter().position(|&b| b == b'{') {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&b'{') {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 fn trailing_space_len(s: &str) -> usize {
     s.len() - s.trim_end_matches(is_space).len()
 }
@@ -257,7 +277,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn ignore(&mut self) {
-        self.line += self.input[self.start..self.pos].matches('\n').count();
+        self.line += count_newlines(&self.input[self.start..self.pos]);
         self.start = self.pos;
         self.start_line = self.line;
     }
@@ -319,7 +339,7 @@ impl<'a> Lexer<'a> {
 
     fn lex_text(&mut self) -> Option<Item<'a>> {
         self.width = 0;
-        if let Some(x) = self.rest().find(LEFT_DELIM) {
+        if let Some(x) = find_left_delim(self.rest()) {
             self.pos += x;
             let after = &self.input.as_bytes()[self.pos + LEFT_DELIM.len()..];
             let trim = if has_left_trim_marker(after) {
@@ -330,7 +350,7 @@ impl<'a> Lexer<'a> {
             self.pos -= trim;
             let mut out = None;
             if self.pos > self.start {
-                self.line += self.input[self.start..self.pos].matches('\n').count();
+                self.line += count_newlines(&self.input[self.start..self.pos]);
                 out = Some(self.item(Kind::Text));
             }
             self.pos += trim;
@@ -340,7 +360,7 @@ impl<'a> Lexer<'a> {
         }
         self.pos = self.input.len();
         if self.pos > self.start {
-            self.line += self.input[self.start..self.pos].matches('\n').count();
+            self.line += count_newlines(&self.input[self.start..self.pos]);
             return Some(self.item(Kind::Text));
         }
         self.state = State::Done;

@@ -454,7 +454,7 @@ impl<'f> Parser<'f> {
         added?;
         Ok(Parsed::Node(Node::Template(Box::new(TemplateNode {
             pos: token.pos,
-            name,
+            name: name.into(),
             pipe: Some(pipe),
         }))))
     }
@@ -471,7 +471,7 @@ impl<'f> Parser<'f> {
         };
         Ok(Parsed::Node(Node::Template(Box::new(TemplateNode {
             pos: token.pos,
-            name,
+            name: name.into(),
             pipe,
         }))))
     }
@@ -494,7 +494,7 @@ impl<'f> Parser<'f> {
             let next = self.peek_non_space();
             let declared = VariableNode {
                 pos: v.pos,
-                idents: v.val.split('.').map(str::to_owned).collect(),
+                idents: v.val.split('.').map(Name::from).collect(),
             };
             if next.kind == Kind::Assign || next.kind == Kind::Declare {
                 pipe.is_assign = next.kind == Kind::Assign;
@@ -603,7 +603,7 @@ impl<'f> Parser<'f> {
         let mut fields = Vec::new();
         while self.peek().kind == Kind::Field {
             let field = self.next().val;
-            fields.push(field[1..].to_owned());
+            fields.push(Name::from(&field[1..]));
         }
         Ok(Some(match node {
             Arg::Field(mut f) => {
@@ -646,13 +646,13 @@ impl<'f> Parser<'f> {
                 }
                 Arg::Identifier {
                     pos: token.pos,
-                    name: token.val.into_owned(),
+                    name: Name::from(&*token.val),
                 }
             }
             Kind::Dot => Arg::Dot(token.pos),
             Kind::Nil => Arg::Nil(token.pos),
             Kind::Variable => {
-                let idents: Vec<String> = token.val.split('.').map(str::to_owned).collect();
+                let idents: Vec<Name> = token.val.split('.').map(Name::from).collect();
                 if !self.vars.iter().any(|v| *v == idents[0]) {
                     return self.error(format!(
                         "undefined variable {}",
@@ -666,7 +666,7 @@ impl<'f> Parser<'f> {
             }
             Kind::Field => Arg::Field(FieldNode {
                 pos: token.pos,
-                idents: token.val[1..].split('.').map(str::to_owned).collect(),
+                idents: token.val[1..].split('.').map(Name::from).collect(),
             }),
             Kind::Bool => Arg::Bool(token.pos, token.val == "true"),
             Kind::CharConstant | Kind::Complex | Kind::Number => {
@@ -689,8 +689,8 @@ impl<'f> Parser<'f> {
             Kind::String | Kind::RawString => match unquote(&token.val) {
                 Ok(text) => Arg::String {
                     pos: token.pos,
-                    quoted: token.val.into_owned(),
-                    text,
+                    quoted: Name::from(&*token.val),
+                    text: Name::from(text),
                 },
                 Err(e) => return self.error(e),
             },
