@@ -139,7 +139,7 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
 /// `toYaml`: the value's JSON form written by go-yaml v2, without the final newline.
 /// Values JSON cannot hold (NaN) give an error, which `toYaml` turns into "".
 pub(crate) fn to_yaml(v: &Value) -> Result<String, String> {
-    json::encode(v, true, None)?;
+    json::check_encodable(v)?;
     let out = chartkit_yaml::to_yaml(&v.to_data());
     Ok(out.strip_suffix('\n').unwrap_or(&out).to_owned())
 }
@@ -152,12 +152,42 @@ fn to_yaml_pretty(v: &Value) -> Result<String, String> {
 }
 
 fn yaml_document(text: &str) -> Result<Value, String> {
-    let node = chartkit_yaml::parse_node(text)
-        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
-    let data = node
-        .to_value()
-        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"))?;
-    Ok(Value::from_data(&data))
+    decoded_yaml(text).map(|data| Value::from_data(&data))
+}
+
+/// The YAML text decoded to data. Charts decode the same text again and again (a
+/// labels helper's output in every template, istio's CRDs twice each), so each thread
+/// remembers what it decoded, up to a bound on the text kept; every caller still gets
+/// its own fresh maps from the shared data.
+fn decoded_yaml(text: &str) -> Result<Rc<chartkit_yaml::Value>, String> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    type Decoded = Result<Rc<chartkit_yaml::Value>, String>;
+    #[derive(Default)]
+    struct Memo {
+        entries: HashMap<Box<str>, Decoded>,
+        text_bytes: usize,
+    }
+    const MAX_TEXT_BYTES: usize = 16 << 20;
+    thread_local! {
+        static MEMO: RefCell<Memo> = RefCell::default();
+    }
+
+    if let Some(known) = MEMO.with_borrow(|memo| memo.entries.get(text).cloned()) {
+        return known;
+    }
+    let decoded = chartkit_yaml::parse_node(text)
+        .and_then(|node| node.to_value())
+        .map(Rc::new)
+        .map_err(|e| format!("error converting YAML to JSON: yaml: {e}"));
+    MEMO.with_borrow_mut(|memo| {
+        if memo.text_bytes + text.len() <= MAX_TEXT_BYTES {
+            memo.text_bytes += text.len();
+            memo.entries.insert(text.into(), decoded.clone());
+        }
+    });
+    decoded
 }
 
 fn error_map(message: String) -> Value {

@@ -41,6 +41,21 @@ pub(crate) fn encode(v: &Value, escape_html: bool, indent: Option<&str>) -> Resu
     Ok(out)
 }
 
+/// Whether [`encode`] would succeed, and its error if not, without writing the text:
+/// `toYaml` goes through JSON in Helm and fails where JSON does, on NaN and infinities.
+pub(crate) fn check_encodable(v: &Value) -> Result<(), String> {
+    match v {
+        Value::Float(f) if !f.is_finite() => Err(format!(
+            "json: unsupported value: {}",
+            gonum::format_g(*f, false)
+        )),
+        Value::List(l) => l.items.iter().try_for_each(check_encodable),
+        Value::Map(m) => m.borrow().values().try_for_each(check_encodable),
+        Value::Object(o) => check_encodable(&o.to_data()),
+        _ => Ok(()),
+    }
+}
+
 fn newline(out: &mut String, indent: Option<&str>, depth: usize) {
     if let Some(ind) = indent {
         out.push('\n');
@@ -475,6 +490,23 @@ mod tests {
             encode(&v, true, Some("  ")).unwrap(),
             "{\n  \"a\": null,\n  \"b\": [\n    1,\n    2.5,\n    \"\\u003cx\\u003e\"\n  ],\n  \"c\": {}\n}"
         );
+    }
+
+    #[test]
+    fn the_encodability_check_gives_the_encoding_error() {
+        let mut entries = crate::Entries::new();
+        entries.insert("a".into(), Value::Float(1.5));
+        entries.insert(
+            "b".into(),
+            Value::list(vec![Value::Float(f64::NEG_INFINITY)]),
+        );
+        entries.insert("c".into(), Value::Float(f64::NAN));
+        let v = Value::map(entries);
+        let error = encode(&v, true, None).unwrap_err();
+        assert_eq!(error, "json: unsupported value: -Inf");
+        assert_eq!(check_encodable(&v).unwrap_err(), error);
+        let fine = decode(r#"{"a":[1,{"b":2.5}]}"#).unwrap();
+        assert_eq!(check_encodable(&fine), Ok(()));
     }
 
     #[test]
