@@ -5,7 +5,7 @@
 //! lookups and the distinction between a nil interface (from a map) and no value at all,
 //! which decides between `<no value>` and `nil pointer evaluating interface {}.x`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, ExecError};
@@ -67,8 +67,9 @@ type EResult<T> = Result<T, Box<Error>>;
 /// set, templates added by `tpl`, and Helm's `include` recursion counters.
 pub struct Exec<'s> {
     pub(crate) set: &'s TemplateSet,
-    overlays: Vec<HashMap<String, Arc<Tree>>>,
-    pub(crate) include_counts: HashMap<String, usize>,
+    overlays: Vec<FxHashMap<String, Arc<Tree>>>,
+    /// How deep each name is in `include`s now, to stop runaway recursion as Helm does.
+    pub(crate) include_counts: FxHashMap<Box<str>, usize>,
 }
 
 /// One template invocation: its tree, its variables and the node being evaluated.
@@ -84,7 +85,7 @@ impl<'s> Exec<'s> {
         Exec {
             set,
             overlays: Vec::new(),
-            include_counts: HashMap::new(),
+            include_counts: FxHashMap::default(),
         }
     }
 
@@ -104,7 +105,7 @@ impl<'s> Exec<'s> {
         trees: Vec<Tree>,
         body: impl FnOnce(&mut Self) -> T,
     ) -> T {
-        let mut overlay = HashMap::new();
+        let mut overlay = FxHashMap::default();
         for tree in trees {
             let keep_old = tree.is_empty() && self.lookup(&tree.name).is_some();
             if !keep_old {

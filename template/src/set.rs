@@ -1,8 +1,9 @@
 //! A set of parsed templates sharing their `define`s, as Helm builds one per render.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, ParseError};
 use crate::exec::{Exec, MissingKey};
@@ -22,7 +23,7 @@ fn functions() -> &'static FuncMap {
 /// Parsed templates by name. Parsing happens once; the set can then render any number of
 /// times, from any thread, with different data.
 pub struct TemplateSet {
-    trees: HashMap<String, Arc<Tree>>,
+    trees: FxHashMap<String, Arc<Tree>>,
     pub(crate) funcs: &'static FuncMap,
     pub(crate) missing_key: MissingKey,
     pub(crate) lint_mode: bool,
@@ -37,7 +38,7 @@ impl Default for TemplateSet {
 impl TemplateSet {
     pub fn new() -> Self {
         TemplateSet {
-            trees: HashMap::new(),
+            trees: FxHashMap::default(),
             funcs: functions(),
             missing_key: MissingKey::Zero,
             lint_mode: false,

@@ -67,8 +67,11 @@ fn fail(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
 }
 
 fn include(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
-    let name = str(&a[0]).to_owned();
-    let count = exec.include_counts.entry(name.clone()).or_insert(0);
+    let name = str(&a[0]);
+    let count = match exec.include_counts.get_mut(name) {
+        Some(count) => count,
+        None => exec.include_counts.entry(name.into()).or_insert(0),
+    };
     if *count > RECURSION_MAX {
         return Err(format!(
             "rendering template has a nested reference name: {name}: unable to execute template"
@@ -76,8 +79,8 @@ fn include(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
         .into());
     }
     *count += 1;
-    let result = run_include(exec, &name, a[1].clone());
-    if let Some(count) = exec.include_counts.get_mut(&name) {
+    let result = run_include(exec, name, a[1].clone());
+    if let Some(count) = exec.include_counts.get_mut(name) {
         *count = count.saturating_sub(1);
     }
     result

@@ -1,6 +1,6 @@
 //! Template functions: Go's builtins, Sprig v3 as Helm registers it, and Helm's own.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::error::Error;
 use crate::exec::Exec;
@@ -71,7 +71,9 @@ pub struct Func {
     pub imp: Imp,
 }
 
-pub(crate) type FuncMap = HashMap<&'static str, Func>;
+/// Looked up for every function call and every identifier the parser meets; the
+/// names are short and trusted, so a fast non-keyed hash fits.
+pub(crate) type FuncMap = FxHashMap<&'static str, Func>;
 
 pub(crate) struct Registry<'a>(&'a mut FuncMap);
 
@@ -141,7 +143,7 @@ impl Registry<'_> {
 
 /// Every function a Helm template can call.
 pub(crate) fn helm_functions() -> FuncMap {
-    let mut map = FuncMap::new();
+    let mut map = FuncMap::default();
     let mut r = Registry(&mut map);
     builtins::register(&mut r);
     strings::register(&mut r);
