@@ -221,7 +221,8 @@ pub fn kind_order(a: &str, b: &str) -> std::cmp::Ordering {
 /// Reads a document's head as `sigs.k8s.io/yaml` decodes it into Helm's `SimpleHead`:
 /// scalars are accepted for string fields, lists and maps are not.
 pub fn parse_head(document: &str) -> Result<Head, String> {
-    let documents = chartkit_yaml::parse_documents(document).map_err(|e| {
+    // The head is at most three levels deep: the document, metadata, annotations.
+    let documents = chartkit_yaml::parse_documents_to_depth(document, 3).map_err(|e| {
         format!(
             "error converting YAML to JSON: yaml: {}",
             e.go_yaml_message()

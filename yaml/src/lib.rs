@@ -20,7 +20,7 @@ mod value;
 
 pub use emit::{to_yaml, to_yaml_pretty};
 pub use error::Error;
-pub use node::{Node, NodeKind, parse_documents, parse_node};
+pub use node::{Node, NodeKind, parse_documents, parse_documents_to_depth, parse_node};
 pub use value::{Map, Value};
 
 /// Parses a values file the way Helm 4 does: every YAML document in the stream is decoded

@@ -160,13 +160,40 @@ impl Node {
 /// Parses every document in a YAML stream. A stream with no documents gives an empty list.
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, Error> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut builder = Builder::new();
+    let mut builder = Builder::new(usize::MAX);
     for event in Parser::new_from_str(text) {
         let (event, span) = event
             .map_err(|e| Error::at(e.marker().line(), e.marker().col() + 1, e.info().to_owned()))?;
         builder.event(event, span)?;
     }
     Ok(builder.documents)
+}
+
+/// [`parse_documents`] for callers that read only the top `depth` levels of each
+/// document (Helm reading a manifest's kind, name and annotations), which is most of
+/// the work of rendering charts with large custom resource definitions. The whole text
+/// is still parsed and checked, and gives the same errors; a collection nested deeper
+/// than `depth` comes back empty, with its kind and position. Aliases and merge keys
+/// can carry deep content up to shallow levels, so text that uses them is parsed in
+/// full instead.
+pub fn parse_documents_to_depth(text: &str, depth: usize) -> Result<Vec<Node>, Error> {
+    let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut builder = Builder::new(depth);
+    for event in Parser::new_from_str(trimmed) {
+        let (event, span) = event
+            .map_err(|e| Error::at(e.marker().line(), e.marker().col() + 1, e.info().to_owned()))?;
+        if builder.event(event, span)? == Shallow::NotPossible {
+            return parse_documents(text);
+        }
+    }
+    Ok(builder.documents)
+}
+
+/// Whether a depth-limited parse can go on.
+#[derive(Debug, PartialEq, Eq)]
+enum Shallow {
+    Possible,
+    NotPossible,
 }
 
 /// Parses the first document of a YAML stream, as go-yaml's `Unmarshal` does; an empty
@@ -202,20 +229,83 @@ struct Builder {
     expanded: usize,
     /// Nodes that appear literally in the text.
     parsed: usize,
+    /// Collections opened below this many open collections are checked but not kept.
+    keep_depth: usize,
+    /// The outermost collection not kept (a map?, where it starts), and how many
+    /// collections are open inside it.
+    skipped: Option<(bool, Span)>,
+    skipped_depth: usize,
 }
 
 impl Builder {
-    fn new() -> Builder {
+    fn new(keep_depth: usize) -> Builder {
         Builder {
             documents: Vec::new(),
             stack: Vec::new(),
             anchors: HashMap::new(),
             expanded: 0,
             parsed: 0,
+            keep_depth,
+            skipped: None,
+            skipped_depth: 0,
         }
     }
 
-    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<Shallow, Error> {
+        let shallow = self.keep_depth != usize::MAX;
+        match &event {
+            Event::Alias(_) if shallow => return Ok(Shallow::NotPossible),
+            Event::Scalar(text, ScalarStyle::Plain, _, None) if shallow && text == "<<" => {
+                return Ok(Shallow::NotPossible);
+            }
+            _ => {}
+        }
+        if self.skipped.is_some() {
+            self.skip(event, span)?;
+        } else {
+            self.keep(event, span)?;
+        }
+        Ok(Shallow::Possible)
+    }
+
+    /// An event inside a collection that is not kept: only what can fail is checked.
+    fn skip(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
+        match event {
+            Event::Scalar(text, style, _, Some(tag)) => {
+                scalar(&text, style, Some(&tag), &span)?;
+            }
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                if self.stack.len() + self.skipped_depth >= MAX_DEPTH {
+                    return Err(too_deep(&span));
+                }
+                self.skipped_depth += 1;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                self.skipped_depth -= 1;
+                if self.skipped_depth == 0
+                    && let Some((is_map, start)) = self.skipped.take()
+                {
+                    let kind = if is_map {
+                        NodeKind::Map(Vec::new())
+                    } else {
+                        NodeKind::Seq(Vec::new())
+                    };
+                    self.finish(Node::new(kind, &start), 0, false)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn keep(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
+        if let Event::SequenceStart(..) | Event::MappingStart(..) = event
+            && self.stack.len() >= self.keep_depth
+        {
+            self.skipped = Some((matches!(event, Event::MappingStart(..)), span));
+            self.skipped_depth = 1;
+            return Ok(());
+        }
         match event {
             Event::Scalar(text, style, anchor, tag) => {
                 self.parsed += 1;
@@ -302,11 +392,7 @@ impl Builder {
 
     fn open(&mut self, frame: Frame, span: &Span) -> Result<(), Error> {
         if self.stack.len() >= MAX_DEPTH {
-            return Err(Error::at(
-                span.start.line(),
-                span.start.col() + 1,
-                format!("nesting is deeper than {MAX_DEPTH} levels"),
-            ));
+            return Err(too_deep(span));
         }
         self.parsed += 1;
         self.expanded += 1;
@@ -338,6 +424,14 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+fn too_deep(span: &Span) -> Error {
+    Error::at(
+        span.start.line(),
+        span.start.col() + 1,
+        format!("nesting is deeper than {MAX_DEPTH} levels"),
+    )
 }
 
 /// Expands a merge key: the pairs of the merged map(s) are inserted where `<<` stood, so
@@ -519,5 +613,74 @@ mod tests {
         assert_eq!(docs.len(), 3);
         assert_eq!(docs[1].kind, NodeKind::Null);
         assert!(parse_documents("").unwrap().is_empty());
+    }
+
+    /// Cuts every collection deeper than `depth` down to an empty one, as the
+    /// depth-limited parse returns it.
+    fn cut(node: &Node, depth: usize) -> Node {
+        let kind = match &node.kind {
+            NodeKind::Seq(_) if depth == 0 => NodeKind::Seq(Vec::new()),
+            NodeKind::Map(_) if depth == 0 => NodeKind::Map(Vec::new()),
+            NodeKind::Seq(items) => {
+                NodeKind::Seq(items.iter().map(|i| cut(i, depth - 1)).collect())
+            }
+            NodeKind::Map(pairs) => NodeKind::Map(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (cut(k, depth - 1), cut(v, depth - 1)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        Node {
+            kind,
+            ..node.clone()
+        }
+    }
+
+    const DEEP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations:\n    a: '1'\n    b: {c: [1, 2]}\nspec:\n  x:\n    y:\n      z: [1, {w: 2}]\n---\n- [a, [b]]\n";
+
+    #[test]
+    fn a_depth_limited_parse_keeps_the_top_levels() {
+        let full = parse_documents(DEEP).unwrap();
+        let shallow = parse_documents_to_depth(DEEP, 3).unwrap();
+        let expected: Vec<Node> = full.iter().map(|d| cut(d, 3)).collect();
+        assert_eq!(shallow, expected);
+        // The annotation holding a map is still a map, so a caller can refuse it.
+        let b = shallow[0]
+            .get("metadata")
+            .unwrap()
+            .get("annotations")
+            .unwrap()
+            .get("b");
+        assert_eq!(b.unwrap().kind, NodeKind::Map(Vec::new()));
+    }
+
+    #[test]
+    fn a_depth_limited_parse_fails_where_the_full_parse_fails() {
+        for text in [
+            "a:\n  b:\n    c:\n      d: [1, 2\n",
+            "a:\n  b:\n    c:\n      d: !!int nope\n",
+            "a:\n  b:\n    c:\n      d: \"unterminated\n",
+            &"[".repeat(600),
+        ] {
+            let full = parse_documents(text).unwrap_err();
+            let shallow = parse_documents_to_depth(text, 2).unwrap_err();
+            assert_eq!(shallow.to_string(), full.to_string(), "{text}");
+        }
+    }
+
+    #[test]
+    fn aliases_and_merge_keys_are_parsed_in_full() {
+        for text in [
+            "deep: {a: {b: &x {c: 1}}}\nmetadata: *x\n",
+            "metadata:\n  <<: {annotations: {a: '1'}}\n",
+        ] {
+            assert_eq!(
+                parse_documents_to_depth(text, 2).unwrap(),
+                parse_documents(text).unwrap(),
+                "{text}"
+            );
+        }
     }
 }
