@@ -4,10 +4,8 @@
 //! order by kind.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use chartkit_yaml::{Node, NodeKind};
-use regex::Regex;
 
 /// Helm 4's install order. Kinds not listed come after these, alphabetically.
 pub const INSTALL_ORDER: &[&str] = &[
@@ -108,10 +106,43 @@ impl Hook {
 /// Helm's `SplitManifests`: documents separated by `---` at the start of a line (with
 /// anything after the dashes on that line dropped into the next document), trimmed,
 /// empty ones skipped.
+///
+/// Helm splits with the Go regexp `(?:^|\s*\n)---\s*`; compiling a regex cost more than
+/// the rest of a small chart's sort, so this scans for the same leftmost matches: a
+/// `\n---` (or `---` at the very start), widened back over the whitespace before it and
+/// forward over the whitespace after it. `\s` in Go is ASCII whitespace only.
 pub fn split_manifests(text: &str) -> Vec<String> {
-    static SEP: OnceLock<Regex> = OnceLock::new();
-    let sep = SEP.get_or_init(|| Regex::new(r"(?:^|\s*\n)---\s*").expect("valid separator"));
-    sep.split(text.trim())
+    fn is_go_space(b: u8) -> bool {
+        matches!(b, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
+    }
+    let text = text.trim();
+    let bytes = text.as_bytes();
+    let skip_space = |mut at: usize| {
+        while at < bytes.len() && is_go_space(bytes[at]) {
+            at += 1;
+        }
+        at
+    };
+    let mut pieces = Vec::new();
+    let mut piece_start = 0;
+    let mut search = 0;
+    if text.starts_with("---") {
+        piece_start = skip_space(3);
+        search = piece_start;
+    }
+    while let Some(found) = text[search..].find("\n---") {
+        let newline = search + found;
+        let mut match_start = newline;
+        while match_start > search && is_go_space(bytes[match_start - 1]) {
+            match_start -= 1;
+        }
+        pieces.push(&text[piece_start..match_start]);
+        piece_start = skip_space(newline + 4);
+        search = piece_start;
+    }
+    pieces.push(&text[piece_start..]);
+    pieces
+        .into_iter()
         .filter(|d| !d.is_empty())
         .map(|d| d.trim().to_owned())
         .collect()
@@ -343,6 +374,37 @@ mod tests {
         );
         assert_eq!(split_manifests("a: |\n  ---\n"), ["a: |\n  ---"]);
         assert!(split_manifests("  \n").is_empty());
+    }
+
+    /// The hand-written splitter against Go's separator regexp (with Go's ASCII `\s`),
+    /// on generated text made of the characters that matter to it.
+    #[test]
+    fn split_manifests_agrees_with_helms_separator_regexp() {
+        let go_regexp = regex::Regex::new(r"(?:^|[\t\n\x0C\r ]*\n)---[\t\n\x0C\r ]*").unwrap();
+        let by_regexp = |text: &str| -> Vec<String> {
+            go_regexp
+                .split(text.trim())
+                .filter(|d| !d.is_empty())
+                .map(|d| d.trim().to_owned())
+                .collect()
+        };
+        let alphabet = [
+            "-", "-", "-", "\n", "\n", " ", "\t", "\r", "\x0c", "\x0b", "a", "\u{a0}",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..(state % 24) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(alphabet[(state % alphabet.len() as u64) as usize]);
+            }
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            assert_eq!(split_manifests(&text), by_regexp(&text), "{text:?}");
+        }
     }
 
     #[test]
