@@ -6,9 +6,6 @@
 use std::any::Any;
 use std::cmp::Ordering;
 use std::rc::Rc;
-use std::sync::OnceLock;
-
-use regex::Regex;
 
 use super::Registry;
 use super::arg::str;
@@ -43,17 +40,6 @@ fn version_error(e: chartkit_version::VersionError) -> String {
     }
 }
 
-const VERSION_PATTERN: &str = r"v?([0-9]+)(\.[0-9]+)?(\.[0-9]+)?(-([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?(\+([0-9A-Za-z\-]+(\.[0-9A-Za-z\-]+)*))?";
-
-/// Splits a version (already validated by `chartkit-version`) into its parts.
-fn version_pattern() -> &'static Regex {
-    static P: OnceLock<Regex> = OnceLock::new();
-    P.get_or_init(|| {
-        Regex::new(&format!("^{VERSION_PATTERN}$"))
-            .unwrap_or_else(|e| panic!("semver pattern: {e}"))
-    })
-}
-
 /// A parsed semantic version; in templates it is Masterminds' `*semver.Version`.
 #[derive(Debug, Clone)]
 pub(crate) struct Version {
@@ -70,7 +56,7 @@ const INVALID: &str = "invalid semantic version";
 fn parse_segment(s: &str) -> Result<u64, String> {
     s.parse::<u64>().map_err(|_| {
         format!(
-            "Error parsing version segment: strconv.ParseUint: parsing {}: value out of range",
+            "error parsing version segment: strconv.ParseUint: parsing {}: value out of range",
             crate::print::quote(s)
         )
     })
@@ -78,31 +64,30 @@ fn parse_segment(s: &str) -> Result<u64, String> {
 
 impl Version {
     pub(crate) fn parse(s: &str) -> Result<Version, String> {
-        chartkit_version::Version::parse(s).map_err(version_error)?;
-        let m = version_pattern().captures(s).ok_or(INVALID)?;
-        let group = |i: usize| m.get(i).map_or("", |g| g.as_str());
-        let v = Version {
-            major: parse_segment(group(1))?,
-            minor: if group(2).is_empty() {
-                0
-            } else {
-                parse_segment(&group(2)[1..])?
-            },
-            patch: if group(3).is_empty() {
-                0
-            } else {
-                parse_segment(&group(3)[1..])?
-            },
-            pre: group(5).to_owned(),
-            metadata: group(8).to_owned(),
-            original: s.to_owned(),
-        };
-        for part in v.pre.split('.') {
-            if part.len() > 1 && part.starts_with('0') && part.bytes().all(|b| b.is_ascii_digit()) {
-                return Err("Version segment starts with 0".into());
+        match chartkit_version::Version::parse(s) {
+            Ok(v) => Ok(Version {
+                major: v.major,
+                minor: v.minor,
+                patch: v.patch,
+                pre: v.pre,
+                metadata: v.metadata,
+                original: s.to_owned(),
+            }),
+            // Masterminds reads the numbers before it checks the pre-release, so a number
+            // too large for 64 bits is reported first, with the segment that overflowed.
+            Err(
+                e @ (chartkit_version::VersionError::Overflow(_)
+                | chartkit_version::VersionError::LeadingZero(_)),
+            ) => {
+                let core = s.strip_prefix('v').unwrap_or(s);
+                let core = core.split(['+', '-']).next().unwrap_or(core);
+                for segment in core.split('.') {
+                    parse_segment(segment)?;
+                }
+                Err(version_error(e))
             }
+            Err(e) => Err(version_error(e)),
         }
-        Ok(v)
     }
 
     fn compare(&self, o: &Version) -> Ordering {
@@ -311,6 +296,11 @@ mod tests {
         assert_eq!(
             Version::parse("1.2.3-01").unwrap_err(),
             "version segment starts with 0"
+        );
+        // helm 4.1.4 reports the overflow even when the pre-release is also bad.
+        assert_eq!(
+            Version::parse("99999999999999999999.1.0-01").unwrap_err(),
+            "error parsing version segment: strconv.ParseUint: parsing \"99999999999999999999\": value out of range"
         );
     }
 }
