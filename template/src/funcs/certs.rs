@@ -220,69 +220,6 @@ fn pem_decode(text: &str) -> Option<(String, Vec<u8>)> {
 
 // Keys.
 
-/// RSA key generation dominates the charts that make certificates (`genCA`,
-/// `genSignedCert`, `genPrivateKey`): a 2048-bit key costs tens of milliseconds, and
-/// charts ask for them in a row (a CA, then the certificate it signs). Each request
-/// therefore starts the next key of the same size on another thread before making its
-/// own, so consecutive keys overlap; a key made ahead and never asked for is dropped.
-mod rsa_keys {
-    use std::sync::Mutex;
-    use std::thread::JoinHandle;
-
-    use rand::rngs::OsRng;
-
-    type Pending = (usize, JoinHandle<Result<rsa::RsaPrivateKey, String>>);
-
-    static AHEAD: Mutex<Option<Pending>> = Mutex::new(None);
-
-    pub(super) fn take(bits: usize) -> Result<rsa::RsaPrivateKey, String> {
-        // With one core the key made ahead would only compete with this one.
-        let ahead = (crate::cores() > 1)
-            .then(|| {
-                std::thread::Builder::new()
-                    .name("rsa-keygen".into())
-                    .spawn(move || generate(bits))
-                    .ok()
-            })
-            .flatten();
-        let previous = {
-            let mut slot = AHEAD.lock().unwrap_or_else(|e| e.into_inner());
-            std::mem::replace(&mut *slot, ahead.map(|handle| (bits, handle)))
-        };
-        match previous {
-            Some((size, handle)) if size == bits => match handle.join() {
-                Ok(Ok(key)) => Ok(key),
-                _ => generate(bits),
-            },
-            _ => generate(bits),
-        }
-    }
-
-    /// aws-lc's assembly for the usual sizes (about ten times the pure-Rust `rsa`
-    /// crate's speed); the key moves into the `rsa` crate, which encodes and signs.
-    fn generate(bits: usize) -> Result<rsa::RsaPrivateKey, String> {
-        use aws_lc_rs::encoding::AsDer;
-        use aws_lc_rs::rsa::{KeyPair, KeySize};
-        use rsa::pkcs8::DecodePrivateKey;
-        let size = match bits {
-            2048 => Some(KeySize::Rsa2048),
-            3072 => Some(KeySize::Rsa3072),
-            4096 => Some(KeySize::Rsa4096),
-            _ => None,
-        };
-        let fast = size.and_then(|size| {
-            let pair = KeyPair::generate(size).ok()?;
-            let der = pair.as_der().ok()?;
-            rsa::RsaPrivateKey::from_pkcs8_der(der.as_ref()).ok()
-        });
-        match fast {
-            Some(key) => Ok(key),
-            None => rsa::RsaPrivateKey::new(&mut OsRng, bits)
-                .map_err(|e| format!("error generating rsa key: {e}")),
-        }
-    }
-}
-
 enum Key {
     Rsa(Box<rsa::RsaPrivateKey>),
     Ecdsa(p256::SecretKey),
@@ -292,7 +229,13 @@ enum Key {
 
 impl Key {
     fn rsa(bits: usize) -> Result<Key, String> {
-        rsa_keys::take(bits).map(|key| Key::Rsa(Box::new(key)))
+        // Our own prime search on every core for the usual sizes (see `rsa_keygen`), the
+        // `rsa` crate for any other.
+        let key = super::rsa_keygen::generate(bits).unwrap_or_else(|| {
+            rsa::RsaPrivateKey::new(&mut OsRng, bits)
+                .map_err(|e| format!("error generating rsa key: {e}"))
+        })?;
+        Ok(Key::Rsa(Box::new(key)))
     }
 
     fn to_pem(&self) -> Result<String, String> {

@@ -22,6 +22,7 @@ pub(crate) mod math;
 pub(crate) mod paths;
 pub(crate) mod reflection;
 pub(crate) mod regex;
+mod rsa_keygen;
 pub(crate) mod semver;
 pub(crate) mod strings;
 pub(crate) mod toml;
