@@ -7,11 +7,9 @@ mod report;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 /// Parses the command line, runs the command and reports errors.
 pub fn run() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::from_args();
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(error) => report::error(&error),
