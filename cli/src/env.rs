@@ -52,11 +52,13 @@ pub fn var(name: &str) -> Option<String> {
 }
 
 /// Reads a numeric variable, naming it when the value is not a number.
-pub fn number(name: &str) -> anyhow::Result<Option<u64>> {
+pub fn number(name: &str) -> crate::error::Result<Option<u64>> {
     match var(name) {
         None => Ok(None),
         Some(text) => text.parse().map(Some).map_err(|_| {
-            anyhow::anyhow!("environment variable `{name}` must be a whole number, found `{text}`")
+            crate::error::err!(
+                "environment variable `{name}` must be a whole number, found `{text}`"
+            )
         }),
     }
 }

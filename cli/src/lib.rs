@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod env;
+mod error;
 mod report;
 
 use std::process::ExitCode;

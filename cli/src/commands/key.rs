@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_signing::{
     Key, format_date, generate_key, write_public_key_file, write_public_keyring_file,
     write_secret_key_file,
@@ -9,7 +9,7 @@ use chartkit_signing::{
 use crate::cli::{KeyCommand, KeyGenerateArgs, KeyListArgs};
 use crate::report::with_hint;
 
-pub fn run(command: KeyCommand) -> anyhow::Result<ExitCode> {
+pub fn run(command: KeyCommand) -> crate::error::Result<ExitCode> {
     match command {
         KeyCommand::Generate(args) => generate(args),
         KeyCommand::List(args) => list(args),
@@ -22,13 +22,13 @@ const PUBLIC_FILE: &str = "public.asc";
 /// only binary keyrings.
 const PUBLIC_KEYRING_FILE: &str = "public.gpg";
 
-fn generate(args: KeyGenerateArgs) -> anyhow::Result<ExitCode> {
+fn generate(args: KeyGenerateArgs) -> crate::error::Result<ExitCode> {
     let passphrase = match &args.passphrase_file {
         Some(path) => {
             let passphrase = super::read_passphrase(path)?;
             if passphrase.is_empty() {
                 // Silently writing an unprotected key would defeat the flag's purpose.
-                anyhow::bail!(
+                crate::error::bail!(
                     "the passphrase in `{}` is empty; put the passphrase on its first line, or omit --passphrase-file for an unprotected key",
                     path.display()
                 );
@@ -42,7 +42,7 @@ fn generate(args: KeyGenerateArgs) -> anyhow::Result<ExitCode> {
     let keyring_path = args.output.join(PUBLIC_KEYRING_FILE);
     if secret_path.exists() {
         return Err(with_hint(
-            anyhow::anyhow!(
+            crate::error::err!(
                 "`{}` already exists; refusing to overwrite a secret key",
                 secret_path.display()
             ),
@@ -71,7 +71,7 @@ fn generate(args: KeyGenerateArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(args: KeyListArgs) -> anyhow::Result<ExitCode> {
+fn list(args: KeyListArgs) -> crate::error::Result<ExitCode> {
     let keyring = super::read_keyring(&args.keyring)?;
     let mut out = String::new();
     for (i, key) in keyring.keys().iter().enumerate() {

@@ -5,17 +5,17 @@ use chartkit_lint::{LintOptions, Severity, lint};
 use crate::cli::LintArgs;
 
 /// Prints findings in `helm lint`'s format; fails when any chart fails.
-pub fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
     let kube_version = match &args.kube_version {
         Some(text) => Some(
             chartkit_render::parse_kube_version(text)
-                .map_err(|e| anyhow::anyhow!("invalid kube version '{text}': {e}"))?,
+                .map_err(|e| crate::error::err!("invalid kube version '{text}': {e}"))?,
         ),
         None => None,
     };
     let values = super::template::value_options(&args.values)
         .merge(&mut std::io::stdin().lock())
-        .map_err(anyhow::Error::new)?;
+        .map_err(crate::error::Error::new)?;
     let options = LintOptions {
         limits: super::limits()?,
         values,

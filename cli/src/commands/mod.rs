@@ -18,7 +18,7 @@ use chartkit_chart::archive::Limits;
 use crate::cli::{Cli, Command, RepoCommand};
 use crate::env;
 
-pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
     match cli.command {
         Command::Create(args) => create::run(args),
         Command::Package(args) => package::run(args),
@@ -35,7 +35,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// Archive and chart size limits, from the environment or Helm's defaults.
-pub fn limits() -> anyhow::Result<Limits> {
+pub fn limits() -> crate::error::Result<Limits> {
     let mut limits = Limits::default();
     if let Some(size) = env::number(env::MAX_FILE_SIZE)? {
         limits.max_file_size = size;
@@ -46,13 +46,13 @@ pub fn limits() -> anyhow::Result<Limits> {
     Ok(limits)
 }
 
-pub fn load_options() -> anyhow::Result<LoadOptions> {
+pub fn load_options() -> crate::error::Result<LoadOptions> {
     Ok(LoadOptions { limits: limits()? })
 }
 
 /// Reads a keyring file (armored or binary), warning about keys that had to be skipped.
-pub fn read_keyring(path: &std::path::Path) -> anyhow::Result<chartkit_signing::Keyring> {
-    use anyhow::Context;
+pub fn read_keyring(path: &std::path::Path) -> crate::error::Result<chartkit_signing::Keyring> {
+    use crate::error::Context;
     let bytes =
         std::fs::read(path).with_context(|| format!("cannot read keyring `{}`", path.display()))?;
     let keyring = chartkit_signing::Keyring::from_bytes(&bytes)
@@ -65,10 +65,10 @@ pub fn read_keyring(path: &std::path::Path) -> anyhow::Result<chartkit_signing::
 
 /// Reads a passphrase the way `helm package --passphrase-file` does: the file's first line
 /// without its line ending, from stdin when the path is `-`.
-pub fn read_passphrase(path: &std::path::Path) -> anyhow::Result<String> {
+pub fn read_passphrase(path: &std::path::Path) -> crate::error::Result<String> {
     use std::io::BufRead;
 
-    use anyhow::Context;
+    use crate::error::Context;
     let mut line = String::new();
     if path == std::path::Path::new("-") {
         std::io::stdin()

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_chart::{PackageOptions, Packaged, package_all};
 use chartkit_signing::{
     KeyError, Keyring, Sha256Digest, check_signing_key, provenance_file_name, sign_chart_digest,
@@ -18,7 +18,7 @@ struct Signer {
     passphrase: Option<String>,
 }
 
-pub fn run(args: PackageArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: PackageArgs) -> crate::error::Result<ExitCode> {
     let signer = signer(&args)?;
     let options = PackageOptions {
         version: args.version,
@@ -29,7 +29,7 @@ pub fn run(args: PackageArgs) -> anyhow::Result<ExitCode> {
     };
     for path in &args.paths {
         if !path.is_dir() {
-            anyhow::bail!(
+            crate::error::bail!(
                 "`{}` is not a chart directory; `chartkit package` packs directories",
                 path.display()
             );
@@ -50,13 +50,13 @@ pub fn run(args: PackageArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some((path, error)) = failure {
         return Err(
-            anyhow::Error::new(error).context(format!("cannot package `{}`", path.display()))
+            crate::error::Error::new(error).context(format!("cannot package `{}`", path.display()))
         );
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn signer(args: &PackageArgs) -> anyhow::Result<Option<Signer>> {
+fn signer(args: &PackageArgs) -> crate::error::Result<Option<Signer>> {
     if !args.sign {
         return Ok(None);
     }
@@ -89,7 +89,7 @@ fn signer(args: &PackageArgs) -> anyhow::Result<Option<Signer>> {
 }
 
 /// Writes `NAME-VERSION.tgz.prov` beside the package.
-fn sign(signer: &Signer, packaged: &Packaged) -> anyhow::Result<()> {
+fn sign(signer: &Signer, packaged: &Packaged) -> crate::error::Result<()> {
     let key = signer.keyring.find(&signer.key)?;
     let digest =
         Sha256Digest::from_hex(&packaged.sha256).context("package digest is not sha256 hex")?;
@@ -115,7 +115,7 @@ fn sign(signer: &Signer, packaged: &Packaged) -> anyhow::Result<()> {
 }
 
 /// Adds the next step for key errors that have an obvious one.
-fn key_error(error: KeyError) -> anyhow::Error {
+fn key_error(error: KeyError) -> crate::error::Error {
     let hint = match error {
         KeyError::PassphraseRequired { .. } => {
             "pass --passphrase-file FILE (or `-` to read it from stdin)"
@@ -127,7 +127,7 @@ fn key_error(error: KeyError) -> anyhow::Error {
         KeyError::NotFound { .. } | KeyError::Ambiguous { .. } => {
             "list the keys with `chartkit key list --keyring KEYRING`"
         }
-        _ => return anyhow::Error::new(error),
+        _ => return crate::error::Error::new(error),
     };
     with_hint(error, hint)
 }

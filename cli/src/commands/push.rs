@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_yaml::Value;
 
 use crate::cli::PushArgs;
@@ -19,7 +19,7 @@ struct Target {
     insecure: bool,
 }
 
-pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     let file_name = args
         .chart
         .file_name()
@@ -27,7 +27,7 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
         .filter(|n| n.ends_with(".tgz"))
         .ok_or_else(|| {
             with_hint(
-                anyhow::anyhow!("`{}` is not a chart package", args.chart.display()),
+                crate::error::err!("`{}` is not a chart package", args.chart.display()),
                 "package the chart first: chartkit package DIR",
             )
         })?
@@ -38,7 +38,7 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
         let path = PathBuf::from(format!("{}.prov", args.chart.display()));
         Some(std::fs::read(&path).map_err(|e| {
             with_hint(
-                anyhow::anyhow!("cannot read `{}`: {e}", path.display()),
+                crate::error::err!("cannot read `{}`: {e}", path.display()),
                 "sign the package with `chartkit package --sign`, or push without --prov",
             )
         })?)
@@ -94,7 +94,7 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
     }
     let response = request.send().map_err(|e| {
         with_hint(
-            anyhow::anyhow!("cannot reach {endpoint}: {}", error_chain(&e)),
+            crate::error::err!("cannot reach {endpoint}: {}", error_chain(&e)),
             "check the URL and that the server is running",
         )
     })?;
@@ -108,7 +108,7 @@ pub fn run(args: PushArgs) -> anyhow::Result<ExitCode> {
         .ok()
         .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
         .unwrap_or_else(|| body.trim().to_owned());
-    let error = anyhow::anyhow!("{endpoint} refused {file_name} ({status}): {message}");
+    let error = crate::error::err!("{endpoint} refused {file_name} ({status}): {message}");
     let hint = match status.as_u16() {
         401 | 403 => Some("give credentials with --username/--password or --token"),
         409 => Some("bump the chart version, or start the server with --allow-overwrite"),
@@ -139,7 +139,7 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// A URL as given, or a repository name looked up in Helm's repositories.yaml.
-fn resolve(repo: &str) -> anyhow::Result<Target> {
+fn resolve(repo: &str) -> crate::error::Result<Target> {
     if repo.contains("://") {
         return Ok(Target {
             url: repo.to_owned(),
@@ -147,18 +147,18 @@ fn resolve(repo: &str) -> anyhow::Result<Target> {
         });
     }
     let path = helm_repository_config().ok_or_else(|| {
-        anyhow::anyhow!("`{repo}` is not a URL and Helm's repositories.yaml cannot be located")
+        crate::error::err!("`{repo}` is not a URL and Helm's repositories.yaml cannot be located")
     })?;
     let not_found = || {
         with_hint(
-            anyhow::anyhow!("no repository named `{repo}` in `{}`", path.display()),
+            crate::error::err!("no repository named `{repo}` in `{}`", path.display()),
             format!("pass the repository URL, or add it first: helm repo add {repo} URL"),
         )
     };
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found()),
-        Err(e) => return Err(anyhow::anyhow!("cannot read `{}`: {e}", path.display())),
+        Err(e) => return Err(crate::error::err!("cannot read `{}`: {e}", path.display())),
     };
     let config = chartkit_yaml::parse_values(&text)
         .with_context(|| format!("cannot parse `{}`", path.display()))?;
@@ -179,7 +179,7 @@ fn resolve(repo: &str) -> anyhow::Result<Target> {
     };
     Ok(Target {
         url: text("url").ok_or_else(|| {
-            anyhow::anyhow!("repository `{repo}` in `{}` has no url", path.display())
+            crate::error::err!("repository `{repo}` in `{}` has no url", path.display())
         })?,
         username: text("username"),
         password: text("password"),

@@ -1,13 +1,13 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_repo::{IndexDirOptions, index_directory};
 use sha2::{Digest, Sha256};
 
 use crate::cli::RepoIndexArgs;
 use crate::env;
 
-pub fn run(args: RepoIndexArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: RepoIndexArgs) -> crate::error::Result<ExitCode> {
     let dir = std::fs::canonicalize(&args.dir)
         .with_context(|| format!("cannot read the directory `{}`", args.dir.display()))?;
     // One digest cache per repository directory, so runs over different directories never

@@ -1,13 +1,13 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_index::{ChartVersion, select};
 use chartkit_repo::IndexCache;
 
 use crate::cli::RepoQueryArgs;
 use crate::env;
 
-pub fn run(args: RepoQueryArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: RepoQueryArgs) -> crate::error::Result<ExitCode> {
     let cache_home = env::cache_home();
     let index = IndexCache::load_or_build(&args.index, cache_home.as_deref())
         .with_context(|| format!("cannot load the index `{}`", args.index.display()))?;
@@ -35,7 +35,7 @@ pub fn run(args: RepoQueryArgs) -> anyhow::Result<ExitCode> {
             args.devel,
             args.versions,
         )
-        .map_err(|e| anyhow::anyhow!("an invalid version/constraint format: {e}"))?;
+        .map_err(|e| crate::error::err!("an invalid version/constraint format: {e}"))?;
     println!("{}", search_json(&found));
     Ok(ExitCode::SUCCESS)
 }

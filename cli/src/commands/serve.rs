@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_repo_server::{
     Auth, BucketStorage, LocalStorage, Server, ServerOptions, Storage, TlsFiles,
 };
@@ -12,7 +12,7 @@ use crate::cli::ServeArgs;
 use crate::env;
 use crate::report::with_hint;
 
-pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
     init_logging();
     let storage = open_storage(&args.storage)?;
     let mut auth = Auth::default();
@@ -24,7 +24,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     if args.auth_reads && !auth.is_enabled() {
         return Err(with_hint(
-            anyhow::anyhow!("--auth-reads needs credentials to check"),
+            crate::error::err!("--auth-reads needs credentials to check"),
             "add --basic-auth-file or --bearer-token-file",
         ));
     }
@@ -33,7 +33,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     if !(args.refresh_interval.is_finite() && args.refresh_interval > 0.0) {
-        anyhow::bail!(
+        crate::error::bail!(
             "--refresh-interval must be a positive number of seconds, found {}",
             args.refresh_interval
         );
@@ -99,20 +99,20 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn open_storage(location: &str) -> anyhow::Result<Arc<dyn Storage>> {
+fn open_storage(location: &str) -> crate::error::Result<Arc<dyn Storage>> {
     if location.starts_with("s3://") {
         return Ok(Arc::new(BucketStorage::open_s3(location)?));
     }
     if let Some((scheme, _)) = location.split_once("://") {
         return Err(with_hint(
-            anyhow::anyhow!("unsupported storage `{location}`"),
+            crate::error::err!("unsupported storage `{location}`"),
             format!("use a directory or s3://BUCKET[/PREFIX]; `{scheme}://` is not supported"),
         ));
     }
     let dir = std::path::Path::new(location);
     if !dir.is_dir() {
         return Err(with_hint(
-            anyhow::anyhow!("`{location}` is not a directory"),
+            crate::error::err!("`{location}` is not a directory"),
             format!("create it, or package charts into it: chartkit package CHART -d {location}"),
         ));
     }

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_chart::{Chart, VALUES_FILE, load};
 
 use crate::cli::ShowCommand;
@@ -14,7 +14,7 @@ enum Part {
     All,
 }
 
-pub fn run(command: ShowCommand) -> anyhow::Result<ExitCode> {
+pub fn run(command: ShowCommand) -> crate::error::Result<ExitCode> {
     let (part, args) = match command {
         ShowCommand::Chart(args) => (Part::Chart, args),
         ShowCommand::Values(args) => (Part::Values, args),

@@ -1,7 +1,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_chart::load;
 use chartkit_render::{
     OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render,
@@ -24,27 +24,27 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
 }
 
 /// Renders a chart and prints it as `helm template` does.
-pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     // helm template presets the name `release-name` before it looks at
     // --generate-name, so the flag changes nothing there except refusing a given name.
     let (release_name, chart_path) = match (args.args.as_slice(), args.generate_name) {
         ([chart], _) => ("release-name".to_owned(), chart.clone()),
-        ([_, _], true) => anyhow::bail!("cannot set --generate-name and also specify a name"),
+        ([_, _], true) => crate::error::bail!("cannot set --generate-name and also specify a name"),
         ([name, chart], false) => (name.clone(), chart.clone()),
-        _ => anyhow::bail!("expected `[NAME] CHART`"),
+        _ => crate::error::bail!("expected `[NAME] CHART`"),
     };
     let kube_version = match &args.kube_version {
         Some(text) => parse_kube_version(text)
-            .map_err(|e| anyhow::anyhow!("invalid kube version '{text}': {e}"))?,
+            .map_err(|e| crate::error::err!("invalid kube version '{text}': {e}"))?,
         None => Default::default(),
     };
     let user_values = value_options(&args.values)
         .merge(&mut std::io::stdin().lock())
-        .map_err(anyhow::Error::new)?;
+        .map_err(crate::error::Error::new)?;
     let chart = load(std::path::Path::new(&chart_path), &super::load_options()?)
         .with_context(|| format!("cannot load the chart at `{chart_path}`"))?;
     validate_release_name(&release_name)?;
-    check_installable(&chart).map_err(anyhow::Error::new)?;
+    check_installable(&chart).map_err(crate::error::Error::new)?;
     if chart.metadata.deprecated {
         eprintln!("warning: this chart is deprecated");
     }
@@ -66,7 +66,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(raw.as_bytes())?;
             stdout.flush()?;
-            anyhow::bail!(message);
+            crate::error::bail!("{message}");
         }
         Err(error) if error.has_debug_hint() && !args.debug => {
             return Err(with_hint(
@@ -74,7 +74,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
                 "run with --debug to print the rendered output even when it is not valid YAML",
             ));
         }
-        Err(error) => return Err(anyhow::Error::new(error)),
+        Err(error) => return Err(crate::error::Error::new(error)),
     };
     let output = OutputOptions {
         include_crds: args.include_crds,
@@ -90,7 +90,8 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
             args.use_release_name.then_some(release_name.as_str()),
         )
         .with_context(|| format!("cannot write to `{}`", dir.display()))?,
-        None => chartkit_render::template_output(&rendered, &output).map_err(anyhow::Error::new)?,
+        None => chartkit_render::template_output(&rendered, &output)
+            .map_err(crate::error::Error::new)?,
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
@@ -101,7 +102,7 @@ pub fn run(args: TemplateArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Helm's release name rule: a lowercase RFC 1123 subdomain of at most 53 characters.
-fn validate_release_name(name: &str) -> anyhow::Result<()> {
+fn validate_release_name(name: &str) -> crate::error::Result<()> {
     let label_ok = |label: &str| {
         !label.is_empty()
             && label
@@ -111,7 +112,7 @@ fn validate_release_name(name: &str) -> anyhow::Result<()> {
             && !label.ends_with('-')
     };
     if name.is_empty() || name.len() > 53 || !name.split('.').all(label_ok) {
-        anyhow::bail!(
+        crate::error::bail!(
             "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
         );
     }

@@ -1,11 +1,11 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
+use crate::error::Context;
 use chartkit_signing::verify_package_file;
 
 use crate::cli::VerifyArgs;
 
-pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: VerifyArgs) -> crate::error::Result<ExitCode> {
     let keyring = super::read_keyring(&args.keyring)?;
     let verification = verify_package_file(&args.chart, &keyring)
         .with_context(|| format!("`{}` failed verification", args.chart.display()))?;
