@@ -16,8 +16,7 @@ mkdir -p "$out"
 [[ -x $helm ]] || { echo "helm not found at $helm (run shared/tools/get-peers)" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing: apt-get install time" >&2; exit 1; }
 
-cargo build --release -q -p chartkit --manifest-path "$root/Cargo.toml"
-chartkit=$root/target/release/chartkit
+chartkit=$("$root/scripts/build-release")
 
 # measure LABEL CMD...: wall seconds and peak RSS (MiB) from /usr/bin/time -v.
 rows=()

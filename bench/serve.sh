@@ -19,8 +19,7 @@ for tool in wrk nginx python3; do
 done
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 
-cargo build --release --quiet -p chartkit --manifest-path "$root/Cargo.toml"
-chartkit=$root/target/release/chartkit
+chartkit=$("$root/scripts/build-release")
 work=$(mktemp -d)
 # nginx's workers run as an unprivileged user; mktemp's 0700 would answer them 403.
 chmod 755 "$work"

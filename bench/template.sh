@@ -13,8 +13,7 @@ helm=${HELM:-$(command -v helm || echo "${CHARTKIT_PEERS:-$HOME/.cache/chartkit-
 [[ -x $helm ]] || { echo "helm not found; run ../shared/tools/get-peers" >&2; exit 1; }
 [[ -f $corpus/cases.tsv ]] || { echo "corpus not found at $corpus" >&2; exit 1; }
 
-cargo build --release --quiet -p chartkit --manifest-path "$root/Cargo.toml"
-chartkit=$root/target/release/chartkit
+chartkit=$("$root/scripts/build-release")
 corpus=$(cd "$corpus" && pwd)
 
 work=$(mktemp -d)
