@@ -14,7 +14,7 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         None => None,
     };
     let values = super::template::value_options(&args.values)
-        .merge(&mut std::io::stdin().lock())
+        .merge(&mut super::StdinOnDemand)
         .map_err(crate::error::Error::new)?;
     let options = LintOptions {
         limits: super::limits()?,

@@ -85,3 +85,13 @@ pub fn read_passphrase(path: &std::path::Path) -> crate::error::Result<String> {
     let passphrase = line.trim_end_matches(['\n', '\r']).to_owned();
     Ok(passphrase)
 }
+
+/// Standard input, opened only when something reads it (`-f -`): opening it allocates an
+/// 8 KiB buffer, which in a small render is a fresh page of memory for nothing.
+pub struct StdinOnDemand;
+
+impl std::io::Read for StdinOnDemand {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        std::io::stdin().lock().read(buf)
+    }
+}

@@ -39,7 +39,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         None => Default::default(),
     };
     let user_values = value_options(&args.values)
-        .merge(&mut std::io::stdin().lock())
+        .merge(&mut super::StdinOnDemand)
         .map_err(crate::error::Error::new)?;
     let chart = load(std::path::Path::new(&chart_path), &super::load_options()?)
         .with_context(|| format!("cannot load the chart at `{chart_path}`"))?;
