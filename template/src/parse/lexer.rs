@@ -4,8 +4,6 @@
 //! newline next to the dash) and the error texts follow Go's `text/template/parse`
 //! lexer, because parse errors surface verbatim in Helm's output.
 
-use std::borrow::Cow;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     Error,
@@ -82,31 +80,33 @@ fn keyword(word: &str) -> Option<Kind> {
     })
 }
 
-/// One token. For errors, `val` holds the message instead of source text; otherwise it
-/// borrows the source, so tokens are cheap to copy around the parser's look-ahead.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Item<'a> {
+/// One token: its kind and where it is in the input ([`Lexer::text`] gives its text). It
+/// is four small integers so that passing it around and keeping the parser's look-ahead
+/// is copying two registers; an error token's message is kept by the lexer
+/// ([`Lexer::error_message`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Item {
     pub kind: Kind,
-    pub pos: usize,
-    pub val: Cow<'a, str>,
-    pub line: usize,
+    pub pos: u32,
+    pub len: u32,
+    pub line: u32,
 }
 
-impl std::fmt::Display for Item<'_> {
-    /// How Go names a token in "unexpected ..." parse errors.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.kind {
-            Kind::Eof => f.write_str("EOF"),
-            Kind::Error => f.write_str(&self.val),
-            k if k.is_keyword() => write!(f, "<{}>", self.val),
-            _ if self.val.chars().count() > 10 => {
-                let head: String = self.val.chars().take(10).collect();
-                write!(f, "{}...", crate::print::quote(&head))
-            }
-            _ => f.write_str(&crate::print::quote(&self.val)),
-        }
+impl Item {
+    pub(crate) const EOF: Item = Item {
+        kind: Kind::Eof,
+        pos: 0,
+        len: 0,
+        line: 1,
+    };
+
+    pub(crate) fn pos(&self) -> usize {
+        self.pos as usize
     }
 }
+
+/// Templates larger than this are refused before lexing, so that positions fit in a `u32`.
+pub(crate) const MAX_INPUT: usize = u32::MAX as usize;
 
 const LEFT_DELIM: &str = "{{";
 const RIGHT_DELIM: &str = "}}";
@@ -146,6 +146,8 @@ pub(crate) struct Lexer<'a> {
     break_ok: bool,
     continue_ok: bool,
     state: State,
+    /// The message of the error token, once one has been produced.
+    error: String,
 }
 
 fn is_space(c: char) -> bool {
@@ -191,8 +193,7 @@ fn has_right_trim_marker(s: &[u8]) -> bool {
 }
 
 /// Text between actions is most of a template, so these two scans are the lexer's
-/// inner loops: plain byte loops that the compiler vectorises, where `str::matches` and
-/// `str::find` step through a general pattern searcher.
+/// inner loops: a byte count the compiler vectorises, and a SIMD search for `{`.
 fn count_newlines(s: &str) -> usize {
     s.bytes().filter(|&b| b == b'\n').count()
 }
@@ -200,7 +201,7 @@ fn count_newlines(s: &str) -> usize {
 fn find_left_delim(s: &str) -> Option<usize> {
     let bytes = s.as_bytes();
     let mut from = 0;
-    while let Some(i) = bytes[from..].iter().position(|&b| b == b'{') {
+    while let Some(i) = memchr::memchr(b'{', &bytes[from..]) {
         let at = from + i;
         if bytes.get(at + 1) == Some(&b'{') {
             return Some(at);
@@ -231,6 +232,32 @@ impl<'a> Lexer<'a> {
             break_ok,
             continue_ok,
             state: State::Text,
+            error: String::new(),
+        }
+    }
+
+    /// The text of a token.
+    pub(crate) fn text(&self, item: &Item) -> &'a str {
+        &self.input[item.pos as usize..(item.pos + item.len) as usize]
+    }
+
+    /// The message of the error token produced last.
+    pub(crate) fn error_message(&self) -> &str {
+        &self.error
+    }
+
+    /// How Go names a token in "unexpected ..." parse errors.
+    pub(crate) fn describe(&self, item: &Item) -> String {
+        let text = self.text(item);
+        match item.kind {
+            Kind::Eof => "EOF".to_owned(),
+            Kind::Error => self.error.clone(),
+            k if k.is_keyword() => format!("<{text}>"),
+            _ if text.chars().count() > 10 => {
+                let head: String = text.chars().take(10).collect();
+                format!("{}...", crate::print::quote(&head))
+            }
+            _ => crate::print::quote(text),
         }
     }
 
@@ -264,12 +291,12 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn item(&mut self, kind: Kind) -> Item<'a> {
+    fn item(&mut self, kind: Kind) -> Item {
         let item = Item {
             kind,
-            pos: self.start,
-            val: Cow::Borrowed(&self.input[self.start..self.pos]),
-            line: self.start_line,
+            pos: self.start as u32,
+            len: (self.pos - self.start) as u32,
+            line: self.start_line as u32,
         };
         self.start = self.pos;
         self.start_line = self.line;
@@ -282,13 +309,34 @@ impl<'a> Lexer<'a> {
         self.start_line = self.line;
     }
 
-    fn error(&mut self, message: String) -> Item<'a> {
+    fn error(&mut self, message: String) -> Item {
         self.state = State::Done;
+        self.error = message;
         Item {
             kind: Kind::Error,
-            pos: self.start,
-            val: Cow::Owned(message),
-            line: self.start_line,
+            pos: self.start as u32,
+            len: 0,
+            line: self.start_line as u32,
+        }
+    }
+
+    /// Skips a run of identifier characters. Templates are almost all ASCII, so bytes are
+    /// scanned directly and only a non-ASCII byte goes through `char` decoding.
+    fn skip_alphanumerics(&mut self) {
+        loop {
+            let rest = &self.input.as_bytes()[self.pos..];
+            let ascii = rest
+                .iter()
+                .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+                .unwrap_or(rest.len());
+            self.pos += ascii;
+            self.width = 0;
+            match self.peek() {
+                Some(c) if !c.is_ascii() && is_alphanumeric(c) => {
+                    self.next_char();
+                }
+                _ => return,
+            }
         }
     }
 
@@ -313,7 +361,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token. After an error or EOF it keeps returning EOF.
-    pub(crate) fn next_item(&mut self) -> Item<'a> {
+    pub(crate) fn next_item(&mut self) -> Item {
         loop {
             let produced = match self.state {
                 State::Done => return self.item(Kind::Eof),
@@ -337,7 +385,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn lex_text(&mut self) -> Option<Item<'a>> {
+    fn lex_text(&mut self) -> Option<Item> {
         self.width = 0;
         if let Some(x) = find_left_delim(self.rest()) {
             self.pos += x;
@@ -377,7 +425,7 @@ impl<'a> Lexer<'a> {
         (rest.starts_with(RIGHT_DELIM.as_bytes()), false)
     }
 
-    fn lex_left_delim(&mut self) -> Option<Item<'a>> {
+    fn lex_left_delim(&mut self) -> Option<Item> {
         self.pos += LEFT_DELIM.len();
         let trim = has_left_trim_marker(self.rest().as_bytes());
         let after_marker = if trim { TRIM_MARKER_LEN } else { 0 };
@@ -395,7 +443,7 @@ impl<'a> Lexer<'a> {
         Some(item)
     }
 
-    fn lex_comment(&mut self) -> Option<Item<'a>> {
+    fn lex_comment(&mut self) -> Option<Item> {
         self.pos += LEFT_COMMENT.len();
         let Some(i) = self.rest().find(RIGHT_COMMENT) else {
             return Some(self.error("unclosed comment".into()));
@@ -417,7 +465,7 @@ impl<'a> Lexer<'a> {
         None
     }
 
-    fn lex_right_delim(&mut self) -> Option<Item<'a>> {
+    fn lex_right_delim(&mut self) -> Option<Item> {
         let trim = has_right_trim_marker(self.rest().as_bytes());
         if trim {
             self.pos += TRIM_MARKER_LEN;
@@ -433,7 +481,7 @@ impl<'a> Lexer<'a> {
         Some(item)
     }
 
-    fn lex_inside_action(&mut self) -> Option<Item<'a>> {
+    fn lex_inside_action(&mut self) -> Option<Item> {
         let (delim, _) = self.at_right_delim();
         if delim {
             if self.paren_depth == 0 {
@@ -515,15 +563,15 @@ impl<'a> Lexer<'a> {
         Some(item)
     }
 
-    fn lex_space(&mut self) -> Option<Item<'a>> {
-        let mut spaces = 0;
-        while let Some(c) = self.peek() {
-            if !is_space(c) {
-                break;
-            }
-            self.next_char();
-            spaces += 1;
-        }
+    fn lex_space(&mut self) -> Option<Item> {
+        let rest = &self.input.as_bytes()[self.pos..];
+        let spaces = rest
+            .iter()
+            .position(|&b| !is_space_byte(b))
+            .unwrap_or(rest.len());
+        self.line += rest[..spaces].iter().filter(|&&b| b == b'\n').count();
+        self.pos += spaces;
+        self.width = 1;
         // A space may belong to a trim-marked closing delimiter (" -}}").
         let before = &self.input.as_bytes()[self.pos - 1..];
         if has_right_trim_marker(before)
@@ -548,7 +596,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn bad_character(&mut self) -> Item<'a> {
+    fn bad_character(&mut self) -> Item {
         let shown = self.peek();
         let text = match shown {
             Some(c) => crate::print::unicode_notation(c),
@@ -557,13 +605,8 @@ impl<'a> Lexer<'a> {
         self.error(format!("bad character {text}"))
     }
 
-    fn lex_identifier(&mut self) -> Option<Item<'a>> {
-        while let Some(c) = self.next_char() {
-            if !is_alphanumeric(c) {
-                self.backup();
-                break;
-            }
-        }
+    fn lex_identifier(&mut self) -> Option<Item> {
+        self.skip_alphanumerics();
         if !self.at_terminator() {
             return Some(self.bad_character());
         }
@@ -579,7 +622,7 @@ impl<'a> Lexer<'a> {
         Some(self.item(kind))
     }
 
-    fn lex_variable(&mut self) -> Option<Item<'a>> {
+    fn lex_variable(&mut self) -> Option<Item> {
         if self.at_terminator() {
             self.state = State::InsideAction;
             return Some(self.item(Kind::Variable));
@@ -587,7 +630,7 @@ impl<'a> Lexer<'a> {
         self.lex_field_or_variable(Kind::Variable)
     }
 
-    fn lex_field_or_variable(&mut self, kind: Kind) -> Option<Item<'a>> {
+    fn lex_field_or_variable(&mut self, kind: Kind) -> Option<Item> {
         if self.at_terminator() {
             self.state = State::InsideAction;
             let kind = if kind == Kind::Variable {
@@ -597,12 +640,7 @@ impl<'a> Lexer<'a> {
             };
             return Some(self.item(kind));
         }
-        while let Some(c) = self.next_char() {
-            if !is_alphanumeric(c) {
-                self.backup();
-                break;
-            }
-        }
+        self.skip_alphanumerics();
         if !self.at_terminator() {
             return Some(self.bad_character());
         }
@@ -610,7 +648,7 @@ impl<'a> Lexer<'a> {
         Some(self.item(kind))
     }
 
-    fn lex_char(&mut self) -> Option<Item<'a>> {
+    fn lex_char(&mut self) -> Option<Item> {
         loop {
             match self.next_char() {
                 Some('\\') => match self.next_char() {
@@ -630,7 +668,7 @@ impl<'a> Lexer<'a> {
         Some(self.item(Kind::CharConstant))
     }
 
-    fn lex_number(&mut self) -> Option<Item<'a>> {
+    fn lex_number(&mut self) -> Option<Item> {
         if !self.scan_number() {
             let text = self.input[self.start..self.pos].to_owned();
             return Some(self.error(format!("bad number syntax: {}", crate::print::quote(&text))));
@@ -682,25 +720,31 @@ impl<'a> Lexer<'a> {
         true
     }
 
-    fn lex_quote(&mut self) -> Option<Item<'a>> {
+    fn lex_quote(&mut self) -> Option<Item> {
         loop {
-            match self.next_char() {
-                Some('\\') => match self.next_char() {
+            let rest = &self.input.as_bytes()[self.pos..];
+            let Some(at) = memchr::memchr3(b'"', b'\\', b'\n', rest) else {
+                self.pos = self.input.len();
+                return Some(self.error("unterminated quoted string".into()));
+            };
+            let found = rest[at];
+            self.pos += at + 1;
+            match found {
+                b'"' => break,
+                b'\\' => match self.next_char() {
                     None | Some('\n') => {
                         return Some(self.error("unterminated quoted string".into()));
                     }
                     Some(_) => {}
                 },
-                None | Some('\n') => return Some(self.error("unterminated quoted string".into())),
-                Some('"') => break,
-                Some(_) => {}
+                _ => return Some(self.error("unterminated quoted string".into())),
             }
         }
         self.state = State::InsideAction;
         Some(self.item(Kind::String))
     }
 
-    fn lex_raw_quote(&mut self) -> Option<Item<'a>> {
+    fn lex_raw_quote(&mut self) -> Option<Item> {
         loop {
             match self.next_char() {
                 None => return Some(self.error("unterminated raw quoted string".into())),
@@ -723,7 +767,12 @@ mod tests {
         loop {
             let item = lexer.next_item();
             let done = matches!(item.kind, Kind::Eof | Kind::Error);
-            out.push((item.kind, item.val.into_owned()));
+            let text = if item.kind == Kind::Error {
+                lexer.error_message().to_owned()
+            } else {
+                lexer.text(&item).to_owned()
+            };
+            out.push((item.kind, text));
             if done {
                 return out;
             }

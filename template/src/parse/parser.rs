@@ -1,7 +1,6 @@
 //! Go's text/template parser: the same grammar, the same three-token look-ahead and the
 //! same error messages, so that `helm template` parse errors come out identical.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::ast::*;
@@ -21,32 +20,20 @@ pub fn parse(
     text: &str,
     has_function: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Tree>, ParseError> {
+    if text.len() > super::lexer::MAX_INPUT {
+        return Err(ParseError {
+            name: name.to_owned(),
+            line: 1,
+            message: "template is larger than 4 GiB".to_owned(),
+        });
+    }
     let shared: Arc<str> = Arc::from(text);
     let parse_name: Arc<str> = Arc::from(name);
     let mut parser = Parser {
         lexer: Lexer::new(text, !has_function("break"), !has_function("continue")),
-        token: [
-            Item {
-                kind: Kind::Eof,
-                pos: 0,
-                val: Cow::Borrowed(""),
-                line: 1,
-            },
-            Item {
-                kind: Kind::Eof,
-                pos: 0,
-                val: Cow::Borrowed(""),
-                line: 1,
-            },
-            Item {
-                kind: Kind::Eof,
-                pos: 0,
-                val: Cow::Borrowed(""),
-                line: 1,
-            },
-        ],
+        token: [Item::EOF; 3],
         peek_count: 0,
-        vars: vec!["$".to_owned()],
+        vars: vec!["$"],
         action_line: 0,
         range_depth: 0,
         paren_depth: 0,
@@ -54,6 +41,9 @@ pub fn parse(
         has_function,
         defined: Vec::new(),
         text: shared.clone(),
+        node_stack: Vec::new(),
+        command_stack: Vec::new(),
+        arg_stack: Vec::new(),
     };
     let root = parser.parse_top()?;
     let top = Tree {
@@ -89,9 +79,9 @@ impl Parsed {
 
 struct Parser<'f> {
     lexer: Lexer<'f>,
-    token: [Item<'f>; 3],
+    token: [Item; 3],
     peek_count: usize,
-    vars: Vec<String>,
+    vars: Vec<&'f str>,
     action_line: usize,
     range_depth: usize,
     paren_depth: usize,
@@ -99,8 +89,15 @@ struct Parser<'f> {
     has_function: &'f dyn Fn(&str) -> bool,
     defined: Vec<Tree>,
     text: Arc<str>,
+    /// Nodes, commands and arguments of the lists being parsed, innermost last: a list
+    /// is gathered here and moved into a vector of its exact size when it ends, one
+    /// allocation instead of a growing vector and a shrink.
+    node_stack: Vec<Node>,
+    command_stack: Vec<CommandNode>,
+    arg_stack: Vec<Arg>,
 }
 
+/// Boxed, so that results carrying small nodes stay small as they move up the parser.
 type PResult<T> = Result<T, ParseError>;
 
 /// The parts of `a.b.c`, allocated at their exact count: a large chart has a hundred
@@ -112,40 +109,45 @@ fn names(dotted: &str) -> Vec<Name> {
 }
 
 impl<'f> Parser<'f> {
-    fn next(&mut self) -> Item<'f> {
+    fn next(&mut self) -> Item {
         if self.peek_count > 0 {
             self.peek_count -= 1;
         } else {
             self.token[0] = self.lexer.next_item();
         }
-        self.token[self.peek_count].clone()
+        self.token[self.peek_count]
+    }
+
+    /// The source text of a token.
+    fn val(&self, token: &Item) -> &'f str {
+        self.lexer.text(token)
     }
 
     fn backup(&mut self) {
         self.peek_count += 1;
     }
 
-    fn backup2(&mut self, t1: Item<'f>) {
+    fn backup2(&mut self, t1: Item) {
         self.token[1] = t1;
         self.peek_count = 2;
     }
 
-    fn backup3(&mut self, t2: Item<'f>, t1: Item<'f>) {
+    fn backup3(&mut self, t2: Item, t1: Item) {
         self.token[1] = t1;
         self.token[2] = t2;
         self.peek_count = 3;
     }
 
-    fn peek(&mut self) -> Item<'f> {
+    fn peek(&mut self) -> Item {
         if self.peek_count > 0 {
-            return self.token[self.peek_count - 1].clone();
+            return self.token[self.peek_count - 1];
         }
         self.peek_count = 1;
         self.token[0] = self.lexer.next_item();
-        self.token[0].clone()
+        self.token[0]
     }
 
-    fn next_non_space(&mut self) -> Item<'f> {
+    fn next_non_space(&mut self) -> Item {
         loop {
             let token = self.next();
             if token.kind != Kind::Space {
@@ -154,7 +156,7 @@ impl<'f> Parser<'f> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Item<'f> {
+    fn peek_non_space(&mut self) -> Item {
         let token = self.next_non_space();
         self.backup();
         token
@@ -163,12 +165,12 @@ impl<'f> Parser<'f> {
     fn error<T>(&self, message: impl Into<String>) -> PResult<T> {
         Err(ParseError {
             name: self.parse_name.to_string(),
-            line: self.token[0].line,
+            line: self.token[0].line as usize,
             message: message.into(),
         })
     }
 
-    fn expect(&mut self, expected: Kind, context: &str) -> PResult<Item<'f>> {
+    fn expect(&mut self, expected: Kind, context: &str) -> PResult<Item> {
         let token = self.next_non_space();
         if token.kind != expected {
             return self.unexpected(&token, context);
@@ -176,21 +178,25 @@ impl<'f> Parser<'f> {
         Ok(token)
     }
 
-    fn unexpected<T>(&self, token: &Item<'_>, context: &str) -> PResult<T> {
+    fn unexpected<T>(&self, token: &Item, context: &str) -> PResult<T> {
         if token.kind == Kind::Error {
             let mut extra = String::new();
-            if self.action_line != 0 && self.action_line != token.line {
+            let message = self.lexer.error_message();
+            if self.action_line != 0 && self.action_line != token.line as usize {
                 extra = format!(
                     " in action started at {}:{}",
                     self.parse_name, self.action_line
                 );
-                if token.val.ends_with(" action") {
+                if message.ends_with(" action") {
                     extra = extra[" in action".len()..].to_owned();
                 }
             }
-            return self.error(format!("{token}{extra}"));
+            return self.error(format!("{message}{extra}"));
         }
-        self.error(format!("unexpected {token} in {context}"))
+        self.error(format!(
+            "unexpected {} in {context}",
+            self.lexer.describe(token)
+        ))
     }
 
     /// Records a definition, applying Go's rule for a name defined twice in one file.
@@ -202,7 +208,7 @@ impl<'f> Parser<'f> {
             Some(_) => {
                 return Err(ParseError {
                     name: self.parse_name.to_string(),
-                    line: self.token[0].line,
+                    line: self.token[0].line as usize,
                     message: format!(
                         "template: multiple definition of template {}",
                         crate::print::quote(&tree.name)
@@ -214,7 +220,7 @@ impl<'f> Parser<'f> {
     }
 
     fn parse_top(&mut self) -> PResult<ListNode> {
-        let pos = self.peek().pos;
+        let pos = self.peek().pos();
         let mut root = ListNode {
             pos,
             nodes: Vec::new(),
@@ -239,7 +245,7 @@ impl<'f> Parser<'f> {
     /// Runs `body` as the parse of a separate tree sharing the lexer: fresh variables and
     /// no enclosing range, as Go's nested `Tree` has.
     fn with_fresh_scope<T>(&mut self, body: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
-        let vars = std::mem::replace(&mut self.vars, vec!["$".to_owned()]);
+        let vars = std::mem::replace(&mut self.vars, vec!["$"]);
         let range_depth = std::mem::replace(&mut self.range_depth, 0);
         let result = body(self);
         self.vars = vars;
@@ -254,7 +260,7 @@ impl<'f> Parser<'f> {
             if token.kind != Kind::String && token.kind != Kind::RawString {
                 return p.unexpected(&token, CONTEXT);
             }
-            let name = match unquote(&token.val) {
+            let name = match unquote(p.val(&token)) {
                 Ok(s) => s,
                 Err(e) => return p.error(e),
             };
@@ -277,17 +283,14 @@ impl<'f> Parser<'f> {
     }
 
     fn item_list(&mut self) -> PResult<(ListNode, Parsed)> {
-        let pos = self.peek_non_space().pos;
-        let mut list = ListNode {
-            pos,
-            nodes: Vec::new(),
-        };
+        let pos = self.peek_non_space().pos();
+        let mark = self.node_stack.len();
         while self.peek_non_space().kind != Kind::Eof {
             match self.text_or_action()? {
-                Parsed::Node(n) => list.nodes.push(n),
+                Parsed::Node(n) => self.node_stack.push(n),
                 end => {
-                    list.nodes.shrink_to_fit();
-                    return Ok((list, end));
+                    let nodes = self.node_stack.drain(mark..).collect();
+                    return Ok((ListNode { pos, nodes }, end));
                 }
             }
         }
@@ -298,15 +301,15 @@ impl<'f> Parser<'f> {
         let token = self.next_non_space();
         match token.kind {
             Kind::Text => {
-                let start = token.pos;
+                let start = token.pos();
                 Ok(Parsed::Node(Node::Text {
                     pos: start,
                     start,
-                    end: start + token.val.len(),
+                    end: start + token.len as usize,
                 }))
             }
             Kind::LeftDelim => {
-                self.action_line = token.line;
+                self.action_line = token.line as usize;
                 let result = self.action();
                 self.action_line = 0;
                 result
@@ -319,8 +322,8 @@ impl<'f> Parser<'f> {
         let token = self.next_non_space();
         match token.kind {
             Kind::Block => return self.block_control(),
-            Kind::Break => return self.break_control(token.pos, "{{break}}"),
-            Kind::Continue => return self.break_control(token.pos, "{{continue}}"),
+            Kind::Break => return self.break_control(token.pos(), "{{break}}"),
+            Kind::Continue => return self.break_control(token.pos(), "{{continue}}"),
             Kind::Else => return self.else_control(),
             Kind::End => {
                 self.expect(Kind::RightDelim, "end")?;
@@ -348,7 +351,7 @@ impl<'f> Parser<'f> {
         let token = self.peek();
         let pipe = self.pipeline("command", Kind::RightDelim)?;
         Ok(Parsed::Node(Node::Action(ActionNode {
-            pos: token.pos,
+            pos: token.pos(),
             pipe,
         })))
     }
@@ -371,10 +374,10 @@ impl<'f> Parser<'f> {
     fn else_control(&mut self) -> PResult<Parsed> {
         let peek = self.peek_non_space();
         if peek.kind == Kind::If || peek.kind == Kind::With {
-            return Ok(Parsed::Else(peek.pos));
+            return Ok(Parsed::Else(peek.pos()));
         }
         let token = self.expect(Kind::RightDelim, "else")?;
-        Ok(Parsed::Else(token.pos))
+        Ok(Parsed::Else(token.pos()))
     }
 
     fn branch_control(&mut self, context: &str) -> PResult<BranchNode> {
@@ -432,9 +435,9 @@ impl<'f> Parser<'f> {
         })
     }
 
-    fn template_name(&mut self, token: &Item<'_>, context: &str) -> PResult<String> {
+    fn template_name(&mut self, token: &Item, context: &str) -> PResult<String> {
         match token.kind {
-            Kind::String | Kind::RawString => match unquote(&token.val) {
+            Kind::String | Kind::RawString => match unquote(self.val(token)) {
                 Ok(s) => Ok(s),
                 Err(e) => self.error(e),
             },
@@ -464,7 +467,7 @@ impl<'f> Parser<'f> {
         self.defined = defined;
         added?;
         Ok(Parsed::Node(Node::Template(Box::new(TemplateNode {
-            pos: token.pos,
+            pos: token.pos(),
             name: name.into(),
             pipe: Some(pipe),
         }))))
@@ -481,7 +484,7 @@ impl<'f> Parser<'f> {
             None
         };
         Ok(Parsed::Node(Node::Template(Box::new(TemplateNode {
-            pos: token.pos,
+            pos: token.pos(),
             name: name.into(),
             pipe,
         }))))
@@ -490,7 +493,7 @@ impl<'f> Parser<'f> {
     fn pipeline(&mut self, context: &str, end: Kind) -> PResult<PipeNode> {
         let token = self.peek_non_space();
         let mut pipe = PipeNode {
-            pos: token.pos,
+            pos: token.pos(),
             is_assign: false,
             decl: Vec::new(),
             cmds: Vec::new(),
@@ -504,19 +507,19 @@ impl<'f> Parser<'f> {
             let after_variable = self.peek();
             let next = self.peek_non_space();
             let declared = VariableNode {
-                pos: v.pos,
-                idents: names(&v.val),
+                pos: v.pos(),
+                idents: names(self.val(&v)),
             };
             if next.kind == Kind::Assign || next.kind == Kind::Declare {
                 pipe.is_assign = next.kind == Kind::Assign;
                 self.next_non_space();
                 pipe.decl.push(declared);
-                self.vars.push(v.val.to_string());
+                self.vars.push(self.val(&v));
                 break;
-            } else if next.kind == Kind::Char && next.val == "," {
+            } else if next.kind == Kind::Char && self.val(&next) == "," {
                 self.next_non_space();
                 pipe.decl.push(declared);
-                self.vars.push(v.val.to_string());
+                self.vars.push(self.val(&v));
                 if context == "range" && pipe.decl.len() < 2 {
                     match self.peek_non_space().kind {
                         Kind::Variable | Kind::RightDelim | Kind::RightParen => continue,
@@ -531,11 +534,12 @@ impl<'f> Parser<'f> {
             }
             break;
         }
+        let mark = self.command_stack.len();
         loop {
             let token = self.next_non_space();
             if token.kind == end {
+                pipe.cmds = self.command_stack.drain(mark..).collect();
                 self.check_pipeline(&pipe, context)?;
-                pipe.cmds.shrink_to_fit();
                 return Ok(pipe);
             }
             match token.kind {
@@ -553,7 +557,7 @@ impl<'f> Parser<'f> {
                 | Kind::LeftParen => {
                     self.backup();
                     let cmd = self.command()?;
-                    pipe.cmds.push(cmd);
+                    self.command_stack.push(cmd);
                 }
                 _ => return self.unexpected(&token, context),
             }
@@ -579,15 +583,12 @@ impl<'f> Parser<'f> {
     }
 
     fn command(&mut self) -> PResult<CommandNode> {
-        let pos = self.peek_non_space().pos;
-        let mut cmd = CommandNode {
-            pos,
-            args: Vec::new(),
-        };
+        let pos = self.peek_non_space().pos();
+        let mark = self.arg_stack.len();
         loop {
             self.peek_non_space();
             if let Some(operand) = self.operand()? {
-                cmd.args.push(operand);
+                self.arg_stack.push(operand);
             }
             let token = self.next();
             match token.kind {
@@ -598,11 +599,11 @@ impl<'f> Parser<'f> {
             }
             break;
         }
-        if cmd.args.is_empty() {
+        if self.arg_stack.len() == mark {
             return self.error("empty command");
         }
-        cmd.args.shrink_to_fit();
-        Ok(cmd)
+        let args = self.arg_stack.drain(mark..).collect();
+        Ok(CommandNode { pos, args })
     }
 
     fn operand(&mut self) -> PResult<Option<Arg>> {
@@ -612,11 +613,11 @@ impl<'f> Parser<'f> {
         if self.peek().kind != Kind::Field {
             return Ok(Some(node));
         }
-        let chain_pos = self.peek().pos;
+        let chain_pos = self.peek().pos();
         let mut fields = Vec::new();
         while self.peek().kind == Kind::Field {
-            let field = self.next().val;
-            fields.push(Name::from(&field[1..]));
+            let field = self.next();
+            fields.push(Name::from(&self.val(&field)[1..]));
         }
         Ok(Some(match node {
             Arg::Field(mut f) => {
@@ -653,39 +654,39 @@ impl<'f> Parser<'f> {
         let token = self.next_non_space();
         Ok(Some(match token.kind {
             Kind::Identifier => {
-                if !(self.has_function)(&token.val) {
+                if !(self.has_function)(self.val(&token)) {
                     return self.error(format!(
                         "function {} not defined",
-                        crate::print::quote(&token.val)
+                        crate::print::quote(self.val(&token))
                     ));
                 }
                 Arg::Identifier {
-                    pos: token.pos,
-                    name: Name::from(&*token.val),
+                    pos: token.pos(),
+                    name: Name::from(self.val(&token)),
                 }
             }
-            Kind::Dot => Arg::Dot(token.pos),
-            Kind::Nil => Arg::Nil(token.pos),
+            Kind::Dot => Arg::Dot(token.pos()),
+            Kind::Nil => Arg::Nil(token.pos()),
             Kind::Variable => {
-                let idents = names(&token.val);
-                if !self.vars.iter().any(|v| *v == idents[0]) {
+                let idents = names(self.val(&token));
+                if !self.vars.iter().any(|v| *v == idents[0].as_str()) {
                     return self.error(format!(
                         "undefined variable {}",
                         crate::print::quote(&idents[0])
                     ));
                 }
                 Arg::Variable(VariableNode {
-                    pos: token.pos,
+                    pos: token.pos(),
                     idents,
                 })
             }
             Kind::Field => Arg::Field(FieldNode {
-                pos: token.pos,
-                idents: names(&token.val[1..]),
+                pos: token.pos(),
+                idents: names(&self.val(&token)[1..]),
             }),
-            Kind::Bool => Arg::Bool(token.pos, token.val == "true"),
+            Kind::Bool => Arg::Bool(token.pos(), self.val(&token) == "true"),
             Kind::CharConstant | Kind::Complex | Kind::Number => {
-                match parse_number(token.pos, &token.val, token.kind) {
+                match parse_number(token.pos(), self.val(&token), token.kind) {
                     Ok(n) => Arg::Number(Box::new(n)),
                     Err(e) => return self.error(e),
                 }
@@ -701,10 +702,10 @@ impl<'f> Parser<'f> {
                 self.paren_depth -= 1;
                 Arg::Pipe(Box::new(pipe?))
             }
-            Kind::String | Kind::RawString => match unquote(&token.val) {
+            Kind::String | Kind::RawString => match unquote(self.val(&token)) {
                 Ok(text) => Arg::String {
-                    pos: token.pos,
-                    quoted: Name::from(&*token.val),
+                    pos: token.pos(),
+                    quoted: Name::from(self.val(&token)),
                     text: Name::from(text),
                 },
                 Err(e) => return self.error(e),
