@@ -115,8 +115,13 @@ impl TemplateSet {
         // Below this, starting a thread costs about what it saves.
         const PARALLEL_BYTES: usize = 48 * 1024;
         let total: usize = templates.iter().map(|(_, text)| text.len()).sum();
-        let workers = crate::cores().min(4);
-        if total < PARALLEL_BYTES || workers < 2 {
+        // Counting cores reads cgroup files; small charts never need to know.
+        let workers = if total < PARALLEL_BYTES {
+            1
+        } else {
+            crate::cores().min(4)
+        };
+        if workers < 2 {
             return templates
                 .iter()
                 .map(|(name, text)| self.parse(name, text))
