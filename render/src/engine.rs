@@ -130,7 +130,7 @@ fn collect<'a>(
             name: format!("{path}/{}", template.name),
             base_path: format!("{path}/templates"),
             scope,
-            text: String::from_utf8_lossy(&template.data),
+            text: template.text(),
         });
     }
     data

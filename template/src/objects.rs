@@ -89,7 +89,7 @@ impl Object for Files {
     fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         let arg = || args.first().and_then(Value::as_str).unwrap_or("");
         Ok(match name {
-            "Get" => Value::string(String::from_utf8_lossy(&self.bytes(arg())).into_owned()),
+            "Get" => Value::string(crate::utf8_lossy(&self.bytes(arg())).into_owned()),
             "GetBytes" => bytes_value(&self.bytes(arg())),
             "Glob" => {
                 let pattern = glob::Pattern::new(arg());
@@ -107,11 +107,11 @@ impl Object for Files {
                 let Some(data) = self.files.get(arg()) else {
                     return Ok(Value::string_list(Vec::new()));
                 };
-                let text = String::from_utf8_lossy(data);
+                let text = crate::utf8_lossy(data);
                 let text = text.strip_suffix('\n').unwrap_or(&text);
                 Value::string_list(text.split('\n').map(str::to_owned).collect())
             }
-            "AsConfig" => Value::string(self.base_map(|d| String::from_utf8_lossy(d).into_owned())),
+            "AsConfig" => Value::string(self.base_map(|d| crate::utf8_lossy(d).into_owned())),
             "AsSecrets" => Value::string(self.base_map(|d| {
                 use base64::Engine as _;
                 base64::engine::general_purpose::STANDARD.encode(d)
