@@ -143,8 +143,7 @@ fn is_printable(c: char) -> bool {
 }
 
 fn analyze(text: &str) -> Analysis {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.is_empty() {
+    if text.is_empty() {
         return Analysis {
             multiline: false,
             block_plain_allowed: true,
@@ -159,11 +158,15 @@ fn analyze(text: &str) -> Analysis {
         (false, false, false, false);
     let (mut line_breaks, mut special_characters) = (false, false);
     let mut preceded_by_whitespace = true;
-    let blankz = |i: usize| chars.get(i).is_none_or(|&c| is_blank(c) || is_break(c));
-    let last = chars.len() - 1;
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_whitespace = blankz(i + 1);
-        if i == 0 {
+    // One character of look-ahead, without collecting the characters: scalars can be
+    // long (CRD descriptions), and this runs for every one that toYaml writes.
+    let mut chars = text.chars().peekable();
+    let mut first = true;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let followed_by_whitespace = next.is_none_or(|n| is_blank(n) || is_break(n));
+        let is_last = next.is_none();
+        if first {
             if "#,[]{}&*!|>'\"%@`".contains(c) {
                 block_indicators = true;
             }
@@ -180,14 +183,14 @@ fn analyze(text: &str) -> Analysis {
             line_breaks = true;
         }
         if c == ' ' {
-            leading_space |= i == 0;
-            trailing_space |= i == last;
+            leading_space |= first;
+            trailing_space |= is_last;
             break_space |= previous_break;
             previous_space = true;
             previous_break = false;
         } else if is_break(c) {
-            leading_break |= i == 0;
-            trailing_break |= i == last;
+            leading_break |= first;
+            trailing_break |= is_last;
             space_break |= previous_space;
             previous_break = true;
             previous_space = false;
@@ -196,6 +199,7 @@ fn analyze(text: &str) -> Analysis {
             previous_break = false;
         }
         preceded_by_whitespace = is_blank(c) || is_break(c);
+        first = false;
     }
     let mut analysis = Analysis {
         multiline: line_breaks,

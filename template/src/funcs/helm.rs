@@ -164,12 +164,12 @@ fn yaml_document(text: &str) -> Result<Value, String> {
 /// its own fresh maps from the shared data.
 fn decoded_yaml(text: &str) -> Result<Rc<chartkit_yaml::Value>, String> {
     use std::cell::RefCell;
-    use std::collections::HashMap;
 
     type Decoded = Result<Rc<chartkit_yaml::Value>, String>;
     #[derive(Default)]
     struct Memo {
-        entries: HashMap<Box<str>, Decoded>,
+        /// Keyed by the whole text, so the hash must be cheap per byte: FxHash, not SipHash.
+        entries: rustc_hash::FxHashMap<Box<str>, Decoded>,
         text_bytes: usize,
     }
     const MAX_TEXT_BYTES: usize = 16 << 20;
