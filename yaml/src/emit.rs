@@ -58,18 +58,29 @@ fn emit(value: &Value, flavour: Style2) -> String {
 /// go-yaml v2's key order: runs of digits compare as numbers (`a2` < `a10`), and at the
 /// first difference a non-letter sorts before a letter.
 pub fn compare_keys(a: &str, b: &str) -> Ordering {
+    // Maps are sorted with this on every toYaml; keys are nearly always ASCII, where
+    // bytes are the characters and nothing needs collecting.
+    if a.is_ascii() && b.is_ascii() {
+        return compare_key_chars(a.as_bytes(), b.as_bytes());
+    }
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
+    compare_key_chars(&ar, &br)
+}
+
+fn compare_key_chars<C: Copy + PartialEq + Into<char>>(ar: &[C], br: &[C]) -> Ordering {
+    let ch = |c: C| -> char { c.into() };
     let is_digit = |c: char| c.is_ascii_digit() || (!c.is_ascii() && c.is_numeric());
     let digit_value = |c: char| c.to_digit(10).unwrap_or(0) as i64;
     for i in 0..ar.len().min(br.len()) {
         if ar[i] == br[i] {
             continue;
         }
-        let a_letter = ar[i].is_alphabetic();
-        let b_letter = br[i].is_alphabetic();
+        let (a_i, b_i) = (ch(ar[i]), ch(br[i]));
+        let a_letter = a_i.is_alphabetic();
+        let b_letter = b_i.is_alphabetic();
         if a_letter && b_letter {
-            return ar[i].cmp(&br[i]);
+            return a_i.cmp(&b_i);
         }
         if a_letter || b_letter {
             return if b_letter {
@@ -79,12 +90,12 @@ pub fn compare_keys(a: &str, b: &str) -> Ordering {
             };
         }
         let (mut an, mut bn) = (0i64, 0i64);
-        if ar[i] == '0' || br[i] == '0' {
+        if a_i == '0' || b_i == '0' {
             // A zero after a non-zero digit is part of a number; keep the comparison numeric.
             let mut j = i;
-            while j > 0 && is_digit(ar[j - 1]) {
+            while j > 0 && is_digit(ch(ar[j - 1])) {
                 j -= 1;
-                if ar[j] != '0' {
+                if ch(ar[j]) != '0' {
                     an = 1;
                     bn = 1;
                     break;
@@ -92,13 +103,13 @@ pub fn compare_keys(a: &str, b: &str) -> Ordering {
             }
         }
         let mut ai = i;
-        while ai < ar.len() && is_digit(ar[ai]) {
-            an = an.wrapping_mul(10).wrapping_add(digit_value(ar[ai]));
+        while ai < ar.len() && is_digit(ch(ar[ai])) {
+            an = an.wrapping_mul(10).wrapping_add(digit_value(ch(ar[ai])));
             ai += 1;
         }
         let mut bi = i;
-        while bi < br.len() && is_digit(br[bi]) {
-            bn = bn.wrapping_mul(10).wrapping_add(digit_value(br[bi]));
+        while bi < br.len() && is_digit(ch(br[bi])) {
+            bn = bn.wrapping_mul(10).wrapping_add(digit_value(ch(br[bi])));
             bi += 1;
         }
         if an != bn {
@@ -107,7 +118,7 @@ pub fn compare_keys(a: &str, b: &str) -> Ordering {
         if ai != bi {
             return ai.cmp(&bi);
         }
-        return ar[i].cmp(&br[i]);
+        return a_i.cmp(&b_i);
     }
     ar.len().cmp(&br.len())
 }
@@ -370,12 +381,18 @@ impl Emitter {
     }
 
     fn plain(&mut self, text: &str, indent: usize, allow_breaks: bool) {
-        let chars: Vec<char> = text.chars().collect();
+        // Only a space can become a line break; text without one is written whole.
+        if !allow_breaks || !text.contains(' ') {
+            self.out.push_str(text);
+            self.column += text.chars().count();
+            return;
+        }
+        let mut chars = text.chars().peekable();
         let mut spaces = false;
-        for (i, &c) in chars.iter().enumerate() {
+        while let Some(c) = chars.next() {
             if c == ' ' {
-                let next_is_space = chars.get(i + 1) == Some(&' ');
-                if allow_breaks && !spaces && self.column > self.width && !next_is_space {
+                let next_is_space = chars.peek() == Some(&' ');
+                if !spaces && self.column > self.width && !next_is_space {
                     self.line(indent);
                 } else {
                     self.write_char(c);
@@ -557,6 +574,32 @@ fn float_text(value: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The byte path for ASCII keys orders exactly as the character path.
+    #[test]
+    fn ascii_keys_order_the_same_as_characters() {
+        let alphabet = b"a0b19Z_-.0";
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut key = || {
+            let mut k = String::new();
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            for i in 0..(state % 6) {
+                k.push(alphabet[((state >> (8 * i)) % alphabet.len() as u64) as usize] as char);
+            }
+            k
+        };
+        for _ in 0..5000 {
+            let (a, b) = (key(), key());
+            let chars = |s: &str| s.chars().collect::<Vec<char>>();
+            assert_eq!(
+                compare_keys(&a, &b),
+                compare_key_chars(&chars(&a), &chars(&b)),
+                "{a:?} {b:?}"
+            );
+        }
+    }
+
     use super::*;
     use crate::parse_values;
 
