@@ -119,19 +119,29 @@ fn open_storage(location: &str) -> crate::error::Result<Arc<dyn Storage>> {
     Ok(Arc::new(LocalStorage::open(dir)?))
 }
 
-/// Logs go to stderr; `CHARTKIT_LOG` takes tracing's filter syntax (default `info`).
-/// Colours only on a terminal (and not with `NO_COLOR`), so log files stay plain text.
+/// Logs go to stderr; `CHARTKIT_LOG` takes tracing's target filter syntax (`debug`,
+/// `chartkit_repo_server=debug,info`; default `info`). Colours only on a terminal (and not
+/// with `NO_COLOR`), so log files stay plain text.
+///
+/// The filter is `Targets`, not `EnvFilter`: `EnvFilter` brings in regex-automata's DFA
+/// builder, and with it every regex the program compiles (template functions, schema
+/// patterns) also built a full DFA, most of the cost of compiling one.
 fn init_logging() {
     use std::io::IsTerminal;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let colour = std::io::stderr().is_terminal() && std::env::var_os(env::NO_COLOR).is_none();
-    let filter = tracing_subscriber::EnvFilter::try_new(
-        env::var(env::LOG).unwrap_or_else(|| "info".to_owned()),
-    )
-    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(colour)
+    let filter = env::var(env::LOG)
+        .and_then(|directives| directives.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO));
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(colour),
+        )
+        .with(filter)
         .try_init();
 }
 
