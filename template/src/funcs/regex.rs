@@ -30,10 +30,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::Bool(compile_err(str(&a[0]))?.is_match(str(&a[1]))))
     });
     r.pure("regexFindAll", &[S, S, I], |a| {
-        find_all(&must(str(&a[0]))?, str(&a[1]), int(&a[2]))
+        find_all(&*must(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("mustRegexFindAll", &[S, S, I], |a| {
-        find_all(&compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
+        find_all(&*compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("regexFind", &[S, S], |a| {
         Ok(Value::str(
@@ -78,10 +78,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         ))
     });
     r.pure("regexSplit", &[S, S, I], |a| {
-        split(&must(str(&a[0]))?, str(&a[1]), int(&a[2]))
+        split(&*must(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("mustRegexSplit", &[S, S, I], |a| {
-        split(&compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
+        split(&*compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("regexQuoteMeta", &[S], |a| {
         Ok(Value::string(quote_meta(str(&a[0]))))
@@ -89,16 +89,18 @@ pub(crate) fn register(r: &mut Registry<'_>) {
 }
 
 thread_local! {
-    static CACHE: RefCell<HashMap<String, Result<Regex, String>>> = RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<String, Result<Rc<Regex>, String>>> = RefCell::new(HashMap::new());
 }
 
 /// Compiles with a per-thread cache: templates call the same patterns for every item.
-fn compile(pattern: &str) -> Result<Regex, String> {
+/// The cache hands out shared handles, not clones: a cloned `Regex` starts with an empty
+/// matching cache, and building one cost more than the match.
+fn compile(pattern: &str) -> Result<Rc<Regex>, String> {
     CACHE.with(|cache| {
         if let Some(r) = cache.borrow().get(pattern) {
             return r.clone();
         }
-        let compiled = Regex::new(&translate(pattern)).map_err(|e| {
+        let compiled = Regex::new(&translate(pattern)).map(Rc::new).map_err(|e| {
             let msg = e.to_string();
             let last = msg.lines().last().unwrap_or(&msg).trim().to_owned();
             format!(
@@ -115,12 +117,12 @@ fn compile(pattern: &str) -> Result<Regex, String> {
     })
 }
 
-fn compile_err(pattern: &str) -> Result<Regex, String> {
+fn compile_err(pattern: &str) -> Result<Rc<Regex>, String> {
     compile(pattern)
 }
 
 /// `regexp.MustCompile`, whose panic Go's template engine reports as the error.
-fn must(pattern: &str) -> Result<Regex, String> {
+fn must(pattern: &str) -> Result<Rc<Regex>, String> {
     compile(pattern).map_err(|e| {
         let shown = if pattern.contains('`') {
             crate::print::quote(pattern)
