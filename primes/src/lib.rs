@@ -450,7 +450,10 @@ mod tests {
         let big_prime = big(&prime);
         assert_eq!(big_prime.bits(), 1024);
         let exponent = &big_prime - 1u8;
-        assert_eq!(BigUint::from(3u8).modpow(&exponent, &big_prime), BigUint::from(1u8));
+        assert_eq!(
+            BigUint::from(3u8).modpow(&exponent, &big_prime),
+            BigUint::from(1u8)
+        );
     }
 
     fn big_vec(x: &[u64]) -> BigUint {
