@@ -60,6 +60,18 @@ impl Ifma {
         unsafe { bases_test::<N, K, L>(n, bases) }
     }
 
+    /// `bases[u]^exponents[u] mod moduli[u]` for two odd moduli of `64·N` bits with their
+    /// top bits set, bases below their moduli.
+    pub(crate) fn powers<const N: usize, const K: usize, const L: usize>(
+        self,
+        moduli: [&[u64; N]; 2],
+        bases: [&[u64; N]; 2],
+        exponents: [&[u64; N]; 2],
+    ) -> [[u64; N]; 2] {
+        // SAFETY: as in `base_two`.
+        unsafe { powers::<N, K, L>(moduli, bases, exponents) }
+    }
+
     #[cfg(test)]
     fn multiply<const N: usize, const K: usize, const L: usize>(
         self,
@@ -115,7 +127,6 @@ fn to_digits<const N: usize, const K: usize>(x: &[u64; N]) -> Digits<K> {
     out
 }
 
-#[cfg(test)]
 fn from_digits<const N: usize, const K: usize>(digits: &Digits<K>) -> [u64; N] {
     let mut out = [0u64; N];
     for (i, &digit) in digits.iter().flatten().enumerate() {
@@ -293,44 +304,66 @@ fn bases_test<const N: usize, const K: usize, const L: usize>(
             to_digits(pair.last().unwrap_or(&pair[0])),
         ];
         let base = amm::<2, K, L>([&m, &m], [&plain[0], &plain[1]], [&r_squared, &r_squared]);
-        let x = pow(&m, &base, &d);
+        let x = pow([&m, &m], &base, [&d, &d]);
         x.into_iter().all(|x| strong_test(&m, x, s))
     })
 }
 
-/// `base^e` for two bases (in Montgomery form) at once, with a fixed window of four bits.
+/// `base[u]^e[u]` modulo `m[u]` for two bases (in Montgomery form) at once, with a fixed
+/// window of four bits.
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn pow<const N: usize, const K: usize, const L: usize>(
-    m: &Modulus<K, L>,
+    m: [&Modulus<K, L>; 2],
     base: &[Digits<K>; 2],
-    e: &[u64; N],
+    e: [&[u64; N]; 2],
 ) -> [Digits<K>; 2] {
-    let mut table = [[m.one; 16]; 2];
+    let mut table = [[m[0].one; 16], [m[1].one; 16]];
     table[0][1] = base[0];
     table[1][1] = base[1];
     for i in 2..16 {
         let [t0, t1] = amm::<2, K, L>(
-            [m, m],
+            m,
             [&table[0][i - 1], &table[1][i - 1]],
             [&base[0], &base[1]],
         );
         table[0][i] = t0;
         table[1][i] = t1;
     }
-    let mut x = [m.one; 2];
-    for nibble_index in (0..bit_length(e).div_ceil(4)).rev() {
+    let mut x = [m[0].one, m[1].one];
+    let top = bit_length(e[0]).max(bit_length(e[1]));
+    for nibble_index in (0..top.div_ceil(4)).rev() {
         for _ in 0..4 {
-            x = amm::<2, K, L>([m, m], [&x[0], &x[1]], [&x[0], &x[1]]);
+            x = amm::<2, K, L>(m, [&x[0], &x[1]], [&x[0], &x[1]]);
         }
         // A zero nibble multiplies by table[..][0], which is 1.
-        let nibble = ((e[nibble_index / 16] >> (4 * (nibble_index % 16))) & 0xf) as usize;
+        let nibble =
+            |u: usize| ((e[u][nibble_index / 16] >> (4 * (nibble_index % 16))) & 0xf) as usize;
         x = amm::<2, K, L>(
-            [m, m],
+            m,
             [&x[0], &x[1]],
-            [&table[0][nibble], &table[1][nibble]],
+            [&table[0][nibble(0)], &table[1][nibble(1)]],
         );
     }
     x
+}
+
+/// `bases[u]^exponents[u] mod moduli[u]`, fully reduced, for two moduli at once.
+#[target_feature(enable = "avx512f,avx512ifma")]
+fn powers<const N: usize, const K: usize, const L: usize>(
+    moduli: [&[u64; N]; 2],
+    bases: [&[u64; N]; 2],
+    exponents: [&[u64; N]; 2],
+) -> [[u64; N]; 2] {
+    let m = moduli.map(Modulus::<K, L>::new);
+    let m = [&m[0], &m[1]];
+    let r_squared = moduli.map(|n| to_digits::<N, K>(&power_of_two_mod(2 * 52 * L, n)));
+    let plain = bases.map(to_digits::<N, K>);
+    let base = amm::<2, K, L>(m, [&plain[0], &plain[1]], [&r_squared[0], &r_squared[1]]);
+    let x = pow(m, &base, exponents);
+    // Out of Montgomery form: a product with 1.
+    let one = to_digits::<1, K>(&[1]);
+    let plain = amm::<2, K, L>(m, [&x[0], &x[1]], [&one, &one]);
+    [0, 1].map(|u| from_digits(&canonical(m[u], plain[u])))
 }
 
 #[cfg(test)]

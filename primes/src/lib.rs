@@ -58,6 +58,63 @@ pub fn rsa_primes(bits: usize) -> Option<[Vec<u64>; 2]> {
     Some(primes)
 }
 
+/// `bases[u]^exponents[u] mod moduli[u]` for the two primes of an RSA key: the
+/// private-key operation by the Chinese remainder theorem, about twenty times faster than
+/// the `rsa` crate's with IFMA. Numbers are little-endian 64-bit limbs. `None` unless both
+/// moduli are odd with exactly 1024, 1536 or 2048 bits, and each base is below its
+/// modulus; exponents may have up to as many limbs as the moduli.
+///
+/// The exponentiation's time depends on the exponents (no blinding, unlike a TLS
+/// library's): chartkit signs with keys it generated for one render.
+pub fn prime_powers(
+    moduli: [&[u64]; 2],
+    bases: [&[u64]; 2],
+    exponents: [&[u64]; 2],
+) -> Option<[Vec<u64>; 2]> {
+    let bits = limbs::bit_length_slice(moduli[0]);
+    if bits != limbs::bit_length_slice(moduli[1]) {
+        return None;
+    }
+    let powers = match bits {
+        1024 => powers::<16, 3, 20>(moduli, bases, exponents)?.map(|x| x.to_vec()),
+        1536 => powers::<24, 4, 30>(moduli, bases, exponents)?.map(|x| x.to_vec()),
+        2048 => powers::<32, 6, 40>(moduli, bases, exponents)?.map(|x| x.to_vec()),
+        _ => return None,
+    };
+    Some(powers)
+}
+
+fn powers<const N: usize, const K: usize, const L: usize>(
+    moduli: [&[u64]; 2],
+    bases: [&[u64]; 2],
+    exponents: [&[u64]; 2],
+) -> Option<[[u64; N]; 2]> {
+    let fixed = |x: &[u64]| -> Option<[u64; N]> {
+        if x.len() > N {
+            return None;
+        }
+        let mut out = [0u64; N];
+        out[..x.len()].copy_from_slice(x);
+        Some(out)
+    };
+    let [n0, n1] = [fixed(moduli[0])?, fixed(moduli[1])?];
+    let [b0, b1] = [fixed(bases[0])?, fixed(bases[1])?];
+    let [e0, e1] = [fixed(exponents[0])?, fixed(exponents[1])?];
+    let fits = |n: &[u64; N], b: &[u64; N]| n[0] & 1 == 1 && cmp(b, n).is_lt();
+    if !fits(&n0, &b0) || !fits(&n1, &b1) {
+        return None;
+    }
+    Some(match Tester::get() {
+        #[cfg(target_arch = "x86_64")]
+        Tester::Ifma(ifma) => ifma.powers::<N, K, L>([&n0, &n1], [&b0, &b1], [&e0, &e1]),
+        Tester::Portable => [(n0, b0, e0), (n1, b1, e1)].map(|(n, b, e)| {
+            let modulus = montgomery::Montgomery::new(&n);
+            let x = modulus.pow(&modulus.to_montgomery(&b), &e);
+            modulus.mul(&x, &small(1))
+        }),
+    })
+}
+
 /// How primality is tested on this CPU.
 #[derive(Clone, Copy)]
 enum Tester {
@@ -454,6 +511,38 @@ mod tests {
             BigUint::from(3u8).modpow(&exponent, &big_prime),
             BigUint::from(1u8)
         );
+    }
+
+    /// Both arithmetics' powers agree with the bignum library's, for every size.
+    #[test]
+    fn prime_powers_match_big_integers() {
+        fn check<const N: usize>() {
+            let moduli = [random_start::<N>(), random_start::<N>()];
+            let bases = moduli.map(|n| random_below(&n));
+            let exponents = [random_start::<N>(), random_limbs::<N>()];
+            let [x0, x1] = prime_powers(
+                [&moduli[0], &moduli[1]],
+                [&bases[0], &bases[1]],
+                [&exponents[0], &exponents[1]],
+            )
+            .unwrap();
+            for (u, x) in [x0, x1].iter().enumerate() {
+                let expected = big(&bases[u]).modpow(&big(&exponents[u]), &big(&moduli[u]));
+                assert_eq!(big_vec(x), expected);
+                let [n, b, e] = [moduli[u], bases[u], exponents[u]];
+                let portable = montgomery::Montgomery::new(&n);
+                let y = portable.mul(&portable.pow(&portable.to_montgomery(&b), &e), &small(1));
+                assert_eq!(big(&y), expected);
+            }
+        }
+        check::<16>();
+        check::<24>();
+        check::<32>();
+        // Sizes and inputs outside the supported ones.
+        let n = random_start::<16>();
+        assert!(prime_powers([&n, &n[..15]], [&[2], &[2]], [&[3], &[3]]).is_none());
+        assert!(prime_powers([&n, &n], [&n, &[2]], [&[3], &[3]]).is_none());
+        assert!(prime_powers([&n[..8], &n[..8]], [&[2], &[2]], [&[3], &[3]]).is_none());
     }
 
     fn big_vec(x: &[u64]) -> BigUint {

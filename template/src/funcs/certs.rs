@@ -229,9 +229,9 @@ enum Key {
 
 impl Key {
     fn rsa(bits: usize) -> Result<Key, String> {
-        // Our own prime search on every core for the usual sizes (see `rsa_keygen`), the
+        // Our own prime search on every core for the usual sizes (see `rsa_keys`), the
         // `rsa` crate for any other.
-        let key = super::rsa_keygen::generate(bits).unwrap_or_else(|| {
+        let key = super::rsa_keys::generate(bits).unwrap_or_else(|| {
             rsa::RsaPrivateKey::new(&mut OsRng, bits)
                 .map_err(|e| format!("error generating rsa key: {e}"))
         })?;
@@ -341,8 +341,12 @@ impl Key {
         match self {
             Key::Rsa(k) => {
                 let digest = sha2::Sha256::digest(tbs);
-                k.sign(rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), &digest)
-                    .map_err(|e| e.to_string())
+                match super::rsa_keys::sign_sha256(k, &digest) {
+                    Some(signature) => Ok(signature),
+                    None => k
+                        .sign(rsa::Pkcs1v15Sign::new::<sha2::Sha256>(), &digest)
+                        .map_err(|e| e.to_string()),
+                }
             }
             Key::Ecdsa(k) => {
                 use p256::ecdsa::signature::Signer;

@@ -22,7 +22,7 @@ pub(crate) mod math;
 pub(crate) mod paths;
 pub(crate) mod reflection;
 pub(crate) mod regex;
-mod rsa_keygen;
+mod rsa_keys;
 pub(crate) mod semver;
 pub(crate) mod strings;
 pub(crate) mod toml;
