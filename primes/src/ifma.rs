@@ -369,17 +369,8 @@ fn powers<const N: usize, const K: usize, const L: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{big, limbs};
     use rsa::BigUint;
-
-    fn big<const N: usize>(x: &[u64; N]) -> BigUint {
-        BigUint::from_bytes_le(&x.iter().flat_map(|l| l.to_le_bytes()).collect::<Vec<u8>>())
-    }
-
-    fn limbs<const N: usize>(x: &BigUint) -> [u64; N] {
-        let mut bytes = x.to_bytes_le();
-        bytes.resize(8 * N, 0);
-        std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()))
-    }
 
     fn ifma() -> Option<Ifma> {
         let found = Ifma::detect();

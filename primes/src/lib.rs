@@ -385,20 +385,27 @@ fn random_below<const N: usize>(n: &[u64; N]) -> [u64; N] {
     }
 }
 
+/// Conversions between limbs and the bignum library that tests check against.
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod test_support {
     use rsa::BigUint;
 
-    fn big<const N: usize>(x: &[u64; N]) -> BigUint {
+    pub(crate) fn big<const N: usize>(x: &[u64; N]) -> BigUint {
         BigUint::from_bytes_le(&x.iter().flat_map(|l| l.to_le_bytes()).collect::<Vec<u8>>())
     }
 
-    fn limbs<const N: usize>(x: &BigUint) -> [u64; N] {
+    pub(crate) fn limbs<const N: usize>(x: &BigUint) -> [u64; N] {
         let mut bytes = x.to_bytes_le();
         bytes.resize(8 * N, 0);
         std::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap()))
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{big, limbs};
+    use rsa::BigUint;
 
     /// Montgomery products and powers agree with the bignum library's.
     #[test]
