@@ -108,10 +108,47 @@ impl TemplateSet {
         Ok(())
     }
 
-    /// Parses every template, in the given order. Files parse independently, so a chart
-    /// with much template text (kube-prometheus-stack has 1.6 MB) is parsed on several
-    /// cores; each result keeps its place, so the first error is the one Go reports.
+    /// Parses every template, in the given order; each result keeps its place, so the
+    /// first error is the one Go reports.
+    ///
+    /// Subcharts often vendor the same library chart (wordpress holds three copies of
+    /// Bitnami's `common`: 44 of its template files repeat another's text), so a text is
+    /// parsed once and later files with the same text share its trees under their own
+    /// name. The trees differ only in that name and the file name errors cite.
     fn parse_all(&self, templates: &[(&str, &str)]) -> Vec<Result<Vec<Tree>, ParseError>> {
+        let mut first_with_text: FxHashMap<&str, usize> = FxHashMap::default();
+        let mut unique = Vec::with_capacity(templates.len());
+        let mut copy_of = vec![None; templates.len()];
+        for (i, &(_, text)) in templates.iter().enumerate() {
+            match first_with_text.entry(text) {
+                std::collections::hash_map::Entry::Occupied(first) => {
+                    copy_of[i] = Some(*first.get());
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(i);
+                    unique.push(templates[i]);
+                }
+            }
+        }
+        let mut parsed = self.parse_each(&unique).into_iter();
+        let mut results: Vec<Result<Vec<Tree>, ParseError>> = Vec::with_capacity(templates.len());
+        for (i, &(name, text)) in templates.iter().enumerate() {
+            let result = match copy_of[i] {
+                None => parsed.next().unwrap_or_else(|| self.parse(name, text)),
+                Some(first) => match &results[first] {
+                    Ok(trees) => renamed(trees, templates[first].0, name)
+                        .map_or_else(|| self.parse(name, text), Ok),
+                    Err(_) => self.parse(name, text),
+                },
+            };
+            results.push(result);
+        }
+        results
+    }
+
+    /// Parses templates independently, so a chart with much template text
+    /// (kube-prometheus-stack has 1.6 MB) is parsed on several cores.
+    fn parse_each(&self, templates: &[(&str, &str)]) -> Vec<Result<Vec<Tree>, ParseError>> {
         // Below this, starting a thread costs about what it saves.
         const PARALLEL_BYTES: usize = 48 * 1024;
         let total: usize = templates.iter().map(|(_, text)| text.len()).sum();
@@ -189,6 +226,33 @@ impl TemplateSet {
     }
 }
 
+/// The trees of the file `old` as the trees of the file `new` with the same text: the
+/// file's own tree renamed, every tree citing the new file. `None` in the odd case where
+/// the file also defines a template named like itself, which then parses normally.
+fn renamed(trees: &[Tree], old: &str, new: &str) -> Option<Vec<Tree>> {
+    let (own, defined) = trees.split_first()?;
+    if own.name != old || defined.iter().any(|tree| tree.name == old) {
+        return None;
+    }
+    let parse_name: Arc<str> = Arc::from(new);
+    Some(
+        trees
+            .iter()
+            .enumerate()
+            .map(|(i, tree)| Tree {
+                name: if i == 0 {
+                    new.to_owned()
+                } else {
+                    tree.name.clone()
+                },
+                parse_name: parse_name.clone(),
+                text: tree.text.clone(),
+                root: tree.root.clone(),
+            })
+            .collect(),
+    )
+}
+
 /// Helm's `sortTemplates` order: more path segments first, then reverse lexical.
 pub fn helm_parse_order(a: &str, b: &str) -> std::cmp::Ordering {
     let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
@@ -241,14 +305,54 @@ mod tests {
         );
     }
 
-    /// Enough files and text that parsing runs on several threads, as for a large chart.
+    /// Files with the same text (a library chart vendored twice) share one parse, and
+    /// each keeps its own name in trees and error locations.
+    #[test]
+    fn files_with_the_same_text_keep_their_own_names() {
+        let text = r#"{{ define "lib.x" }}x{{ end }}{{ if .fail }}{{ fail "boom" }}{{ end }}"#;
+        let mut set = TemplateSet::new();
+        set.add_all([
+            ("c/charts/a/charts/common/templates/_x.tpl", text),
+            ("c/charts/b/charts/common/templates/_x.tpl", text),
+            ("c/templates/t.yaml", r#"{{ include "lib.x" . }}"#),
+        ])
+        .unwrap();
+        assert_eq!(set.render("c/templates/t.yaml", Value::Nil).unwrap(), "x");
+        for chart in ["a", "b"] {
+            let name = format!("c/charts/{chart}/charts/common/templates/_x.tpl");
+            let tree = set.tree(&name).unwrap();
+            assert_eq!(
+                (tree.name.as_str(), &*tree.parse_name),
+                (name.as_str(), name.as_str())
+            );
+            let data = Value::map([("fail".into(), Value::from(true))].into());
+            let error = set.render(&name, data).unwrap_err().to_string();
+            assert!(error.contains(&format!("{name}:1:")), "{error}");
+            assert!(
+                !error.contains(if chart == "a" {
+                    "charts/b/"
+                } else {
+                    "charts/a/"
+                }),
+                "{error}"
+            );
+        }
+        // The definition comes from the later file in Helm's order, which cites its own file.
+        assert_eq!(
+            &*set.tree("lib.x").unwrap().parse_name,
+            "c/charts/a/charts/common/templates/_x.tpl"
+        );
+    }
+
+    /// Enough files and text that parsing runs on several threads, as for a large chart;
+    /// every text differs, as identical ones are parsed once.
     fn many_files(extra: &[(&str, &str)]) -> Vec<(String, String)> {
         let filler = format!("{}\n", "plain text line ".repeat(8));
         let mut files: Vec<(String, String)> = (0..200)
             .map(|i| {
                 (
                     format!("c/charts/s{i:03}/templates/f.yaml"),
-                    filler.repeat(4),
+                    format!("{i}\n{}", filler.repeat(4)),
                 )
             })
             .collect();

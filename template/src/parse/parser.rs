@@ -50,7 +50,7 @@ pub fn parse(
         name: name.to_owned(),
         parse_name,
         text: shared,
-        root,
+        root: Arc::new(root),
     };
     let mut trees = vec![top];
     // Go checks the file's own tree against same-named definitions in it.
@@ -273,7 +273,7 @@ impl<'f> Parser<'f> {
                 name,
                 parse_name: p.parse_name.clone(),
                 text: p.text.clone(),
-                root,
+                root: Arc::new(root),
             };
             let mut defined = std::mem::take(&mut p.defined);
             let added = p.add(&mut defined, tree);
@@ -459,7 +459,7 @@ impl<'f> Parser<'f> {
                 name: name.clone(),
                 parse_name: p.parse_name.clone(),
                 text: p.text.clone(),
-                root,
+                root: Arc::new(root),
             })
         })?;
         let mut defined = std::mem::take(&mut self.defined);
