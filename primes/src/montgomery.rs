@@ -1,6 +1,8 @@
 //! Portable Montgomery arithmetic on 64-bit limbs, and the strong probable-prime test
 //! built on it: the search's arithmetic on CPUs without AVX-512 IFMA.
 
+use std::cell::OnceCell;
+
 use crate::limbs::{
     bit, bit_length, cmp, double_mod, negated_inverse, power_of_two_mod, sub_assign,
 };
@@ -15,6 +17,9 @@ pub(crate) struct Montgomery<const N: usize> {
     one: [u64; N],
     /// `n - 1` in Montgomery form.
     minus_one: [u64; N],
+    /// `R² mod n`, to bring numbers into Montgomery form; made on first use, as only the
+    /// random-base rounds need it.
+    r_squared: OnceCell<[u64; N]>,
 }
 
 impl<const N: usize> Montgomery<N> {
@@ -27,13 +32,16 @@ impl<const N: usize> Montgomery<N> {
             n_inv: negated_inverse(n[0]),
             one,
             minus_one,
+            r_squared: OnceCell::new(),
         }
     }
 
-    /// `x` (below `n`) in Montgomery form. Only the random-base rounds need this, so
-    /// `R² mod n` is not kept.
+    /// `x` (below `n`) in Montgomery form.
     pub(crate) fn to_montgomery(&self, x: &[u64; N]) -> [u64; N] {
-        self.mul(x, &power_of_two_mod(2 * 64 * N, &self.n))
+        let r_squared = self
+            .r_squared
+            .get_or_init(|| power_of_two_mod(2 * 64 * N, &self.n));
+        self.mul(x, r_squared)
     }
 
     /// Montgomery multiplication (`a·b·R⁻¹ mod n`), coarsely integrated operand

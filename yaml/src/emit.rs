@@ -574,6 +574,9 @@ fn float_text(value: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::parse_values;
+
     /// The byte path for ASCII keys orders exactly as the character path.
     #[test]
     fn ascii_keys_order_the_same_as_characters() {
@@ -599,9 +602,6 @@ mod tests {
             );
         }
     }
-
-    use super::*;
-    use crate::parse_values;
 
     fn yaml(text: &str) -> String {
         to_yaml(&Value::Map(parse_values(text).unwrap()))

@@ -13,9 +13,7 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         ),
         None => None,
     };
-    let values = super::template::value_options(&args.values)
-        .merge(&mut super::StdinOnDemand)
-        .map_err(crate::error::Error::new)?;
+    let values = super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let options = LintOptions {
         limits: super::limits()?,
         values,

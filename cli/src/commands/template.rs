@@ -38,13 +38,11 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
             .map_err(|e| crate::error::err!("invalid kube version '{text}': {e}"))?,
         None => Default::default(),
     };
-    let user_values = value_options(&args.values)
-        .merge(&mut super::StdinOnDemand)
-        .map_err(crate::error::Error::new)?;
+    let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let chart = load(std::path::Path::new(&chart_path), &super::load_options()?)
         .with_context(|| format!("cannot load the chart at `{chart_path}`"))?;
     validate_release_name(&release_name)?;
-    check_installable(&chart).map_err(crate::error::Error::new)?;
+    check_installable(&chart)?;
     if chart.metadata.deprecated {
         eprintln!("warning: this chart is deprecated");
     }
@@ -90,8 +88,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
             args.use_release_name.then_some(release_name.as_str()),
         )
         .with_context(|| format!("cannot write to `{}`", dir.display()))?,
-        None => chartkit_render::template_output(&rendered, &output)
-            .map_err(crate::error::Error::new)?,
+        None => chartkit_render::template_output(&rendered, &output)?,
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;

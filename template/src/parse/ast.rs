@@ -20,7 +20,7 @@ pub struct Tree {
     pub parse_name: Arc<str>,
     /// The whole source the tree was parsed from; text nodes are ranges of it.
     pub text: Arc<str>,
-    /// Shared by the trees of files with the same text (see `TemplateSet::add_all`).
+    /// Shared by the trees of files with the same text (see `TemplateSet::parse_all`).
     pub root: Arc<ListNode>,
 }
 

@@ -641,7 +641,7 @@ impl<'a> Lexer<'a> {
             .iter()
             .position(|&b| !is_space_byte(b))
             .unwrap_or(rest.len());
-        self.line += rest[..spaces].iter().filter(|&&b| b == b'\n').count();
+        self.line += count_newlines(&self.input[self.pos..self.pos + spaces]);
         self.pos += spaces;
         self.width = 1;
         // A space may belong to a trim-marked closing delimiter (" -}}").

@@ -97,7 +97,6 @@ struct Parser<'f> {
     arg_stack: Vec<Arg>,
 }
 
-/// Boxed, so that results carrying small nodes stay small as they move up the parser.
 type PResult<T> = Result<T, ParseError>;
 
 /// The parts of `a.b.c`, allocated at their exact count: a large chart has a hundred
