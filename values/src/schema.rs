@@ -92,9 +92,20 @@ fn build_validator(mut schema: serde_json::Value) -> Result<Validator, String> {
             jsonschema::options()
                 .with_draft(jsonschema::Draft::Draft202012)
                 .build(&schema)
-                .map_err(|e| format!("jsonschema: invalid schema: {e}"))
+                .map_err(|e| invalid_schema(&e))
         }
-        Err(e) => Err(format!("jsonschema: invalid schema: {e}")),
+        Err(e) => Err(invalid_schema(&e)),
+    }
+}
+
+/// A schema that cannot be compiled, with the JSON pointer of the offending part of the
+/// schema, as v6 names it (`- at '/properties/x/type'`), so that it can be found.
+fn invalid_schema(error: &ValidationError) -> String {
+    let at = error.instance_path().as_str();
+    if at.is_empty() {
+        format!("jsonschema: invalid schema: {error}")
+    } else {
+        format!("jsonschema: invalid schema at '{at}': {error}")
     }
 }
 
@@ -517,6 +528,19 @@ mod tests {
             &chartkit_yaml::parse_values(values).unwrap(),
             schema.as_bytes(),
         )
+    }
+
+    #[test]
+    fn an_invalid_schema_names_the_bad_keyword() {
+        let error = check(
+            r#"{"type":"object","properties":{"replicaCount":{"type":5}}}"#,
+            "replicaCount: 1\n",
+        )
+        .unwrap_err();
+        assert!(
+            error.starts_with("jsonschema: invalid schema at '/properties/replicaCount/type': "),
+            "{error}"
+        );
     }
 
     /// The texts below are what `helm template` 4.1.4 prints for the same inputs.
