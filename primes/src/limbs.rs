@@ -52,11 +52,7 @@ pub(crate) fn double_mod<const N: usize>(x: &[u64; N], n: &[u64; N]) -> [u64; N]
     out
 }
 
-pub(crate) fn bit_length<const N: usize>(x: &[u64; N]) -> usize {
-    bit_length_slice(x)
-}
-
-pub(crate) fn bit_length_slice(x: &[u64]) -> usize {
+pub(crate) fn bit_length(x: &[u64]) -> usize {
     x.iter()
         .rposition(|&limb| limb != 0)
         .map_or(0, |i| 64 * i + 64 - x[i].leading_zeros() as usize)

@@ -4,7 +4,7 @@
 use std::cell::OnceCell;
 
 use crate::limbs::{
-    bit, bit_length, cmp, double_mod, negated_inverse, power_of_two_mod, sub_assign,
+    bit, bit_length, cmp, double_mod, negated_inverse, power_of_two_mod, small, sub_assign,
 };
 
 /// Arithmetic modulo an odd `n` with its top bit set, on numbers kept in Montgomery form
@@ -90,6 +90,13 @@ impl<const N: usize> Montgomery<N> {
             }
         }
         x
+    }
+
+    /// `base^e mod n` for a plain `base` below `n`, and a plain result.
+    pub(crate) fn power(&self, base: &[u64; N], e: &[u64; N]) -> [u64; N] {
+        let x = self.pow(&self.to_montgomery(base), e);
+        // Out of Montgomery form: a product with 1.
+        self.mul(&x, &small(1))
     }
 
     /// `base^e` (base in Montgomery form), with a fixed window of four bits.
