@@ -95,6 +95,8 @@ pub enum ValidationError {
     NoApiVersion,
     #[error("validation: chart.metadata.name is required")]
     NoName,
+    #[error("validation: chart.metadata.name {0:?} is not allowed")]
+    ReservedName(String),
     #[error("validation: chart.metadata.name {0:?} is invalid")]
     BadName(String),
     #[error("validation: chart.metadata.version is required")]
@@ -121,6 +123,9 @@ impl ValidationError {
         match self {
             ValidationError::NoApiVersion => "add `apiVersion: v2` to Chart.yaml",
             ValidationError::NoName => "add `name:` with the chart's name to Chart.yaml",
+            ValidationError::ReservedName(_) => {
+                "`.` and `..` name directories; give the chart a name of its own, such as my-app"
+            }
             ValidationError::BadName(_) => "a chart name must not contain `/`",
             ValidationError::NoVersion => "add `version:` with a semantic version such as 0.1.0",
             ValidationError::BadVersion(_) => "use a semantic version such as 1.2.3 or 1.2.3-rc.1",
@@ -352,21 +357,25 @@ impl Metadata {
         fields.string_into("type", &mut self.chart_type)
     }
 
-    /// A chart's metadata as Helm's loader reads it: Chart.yaml, `apiVersion` defaulted to
-    /// `v1` (Helm 2 charts may omit it), then requirements.yaml, if any, laid over it.
-    /// Validation is separate ([`Metadata::validate`]).
-    pub fn from_chart_files(
-        chart_yaml: &str,
-        requirements_yaml: Option<&str>,
+    /// A chart's metadata as Helm's loader reads it: each Chart.yaml (an archive may hold
+    /// more than one) decoded over the last with `apiVersion` defaulted to `v1` (Helm 2
+    /// charts may omit it), then each requirements.yaml laid over the result. Validation is
+    /// separate ([`Metadata::validate`]).
+    pub fn from_chart_files<'a>(
+        chart_yamls: impl IntoIterator<Item = &'a str>,
+        requirements_yamls: impl IntoIterator<Item = &'a str>,
     ) -> Result<Metadata, ChartFileError> {
-        let mut metadata = Metadata::from_yaml(chart_yaml).map_err(|source| ChartFileError {
-            file: crate::CHART_FILE,
-            source,
-        })?;
-        if metadata.api_version.is_empty() {
-            metadata.api_version = "v1".to_owned();
+        let mut metadata = Metadata::default();
+        for text in chart_yamls {
+            metadata.merge_yaml(text).map_err(|source| ChartFileError {
+                file: crate::CHART_FILE,
+                source,
+            })?;
+            if metadata.api_version.is_empty() {
+                metadata.api_version = "v1".to_owned();
+            }
         }
-        if let Some(text) = requirements_yaml {
+        for text in requirements_yamls {
             metadata.merge_yaml(text).map_err(|source| ChartFileError {
                 file: "requirements.yaml",
                 source,
@@ -425,6 +434,11 @@ impl Metadata {
         }
         if self.name.is_empty() {
             return Err(ValidationError::NoName);
+        }
+        // Paths are built from chart names (`--output-dir`, unpacking, subcharts), so Helm
+        // refuses the two that name directories.
+        if self.name == "." || self.name == ".." {
+            return Err(ValidationError::ReservedName(self.name.clone()));
         }
         if go_path_base(&self.name) != self.name {
             return Err(ValidationError::BadName(self.name.clone()));
@@ -688,6 +702,14 @@ mod tests {
                 "apiVersion: v2\nname: a\nversion: 1.0.0\ndependencies: [{name: x}, ~]\n",
                 "validation: dependencies must not contain empty or null nodes",
             ),
+            (
+                "apiVersion: v2\nname: ..\nversion: 1.0.0\n",
+                "validation: chart.metadata.name \"..\" is not allowed",
+            ),
+            (
+                "apiVersion: v2\nname: .\nversion: 1.0.0\n",
+                "validation: chart.metadata.name \".\" is not allowed",
+            ),
             // Helm checks in order: the version before the null maintainer.
             (
                 "apiVersion: v2\nname: a\nmaintainers: [~]\n",
@@ -698,7 +720,7 @@ mod tests {
             assert_eq!(check(text).unwrap_err(), want, "{text}");
         }
         // filepath.Base leaves these names alone, so Helm accepts them on Linux.
-        for name in ["a\\\\b", "..", "\"/\""] {
+        for name in ["a\\\\b", "\"/\""] {
             let text = format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n");
             assert!(check(&text).is_ok(), "{name}");
         }
@@ -721,8 +743,8 @@ mod tests {
     #[test]
     fn requirements_are_laid_over_chart_yaml_as_go_decodes() {
         let m = Metadata::from_chart_files(
-            "name: old\nversion: 1.0.0\nannotations: {a: '1'}\ndependencies:\n- name: db\n  repository: https://r\n",
-            Some("dependencies:\n- name: cache\nannotations: {b: '2'}\n"),
+            ["name: old\nversion: 1.0.0\nannotations: {a: '1'}\ndependencies:\n- name: db\n  repository: https://r\n"],
+            ["dependencies:\n- name: cache\nannotations: {b: '2'}\n"],
         )
         .unwrap();
         assert_eq!(m.api_version, "v1");
@@ -733,7 +755,7 @@ mod tests {
             "the item is decoded over the existing one"
         );
         assert_eq!(m.annotations.len(), 2, "map keys are added");
-        let err = Metadata::from_chart_files("name: x\n", Some("tags: [a]\n")).unwrap_err();
+        let err = Metadata::from_chart_files(["name: x\n"], ["tags: [a]\n"]).unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("requirements.yaml: line 1: field `tags` must be a string"),

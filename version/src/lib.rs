@@ -5,4 +5,4 @@ mod range;
 mod version;
 
 pub use range::{RangeError, VersionRange};
-pub use version::{MAX_VERSION_LEN, Version, VersionError};
+pub use version::{Version, VersionError};

@@ -1,19 +1,12 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-/// Versions longer than this are refused, as Masterminds does, so hostile input cannot
-/// make parsing or storage expensive.
-pub const MAX_VERSION_LEN: usize = 256;
-
 /// Why a version string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum VersionError {
     /// The string is empty.
     #[error("version is empty")]
     Empty,
-    /// The string is longer than [`MAX_VERSION_LEN`] bytes.
-    #[error("version is longer than {MAX_VERSION_LEN} bytes")]
-    TooLong,
     /// The string is not shaped like `MAJOR[.MINOR[.PATCH]][-PRERELEASE][+BUILD]`.
     #[error("`{0}` is not a semantic version (expected MAJOR.MINOR.PATCH, e.g. 1.2.3)")]
     Invalid(String),
@@ -61,9 +54,6 @@ impl Version {
     /// (`semver.NewVersion`): an optional `v`, one to three numeric segments (missing ones
     /// are 0), leading zeros allowed in them.
     pub fn parse(text: &str) -> Result<Version, VersionError> {
-        if text.len() > MAX_VERSION_LEN {
-            return Err(VersionError::TooLong);
-        }
         let invalid = || VersionError::Invalid(text.to_owned());
         let mut rest = text.strip_prefix('v').unwrap_or(text);
         let mut metadata = "";
@@ -277,10 +267,15 @@ mod tests {
         ] {
             assert!(Version::parse(text).is_err(), "{text:?} should be invalid");
         }
-        assert!(matches!(
-            Version::parse(&"1".repeat(300)),
-            Err(VersionError::TooLong)
-        ));
+        // Numbers must fit 64 bits, however long the text.
+        assert!(Version::parse(&"1".repeat(300)).is_err());
+    }
+
+    #[test]
+    fn long_versions_parse_as_masterminds_does() {
+        // Masterminds has no length limit, and Helm indexes such charts.
+        let long = format!("1.0.0-{}", "a".repeat(300));
+        assert_eq!(Version::parse(&long).unwrap().to_string(), long);
     }
 
     #[test]
