@@ -1,9 +1,18 @@
 //! Reading chart archives safely.
 //!
-//! A chart archive is a gzipped tar with one top directory named after the chart. Anything
-//! that could escape or exhaust the reader is refused with the offending entry named:
-//! absolute paths, `..`, links, devices, duplicates, and more data or entries than the
-//! limits allow.
+//! A chart archive is a gzipped tar with one top directory named after the chart. Every
+//! entry is checked before it is used, and every limit is enforced while the archive is
+//! being inflated: the reader stops at the first entry that would take it past a limit, so
+//! a small upload cannot make it hold more than the limits allow.
+//!
+//! Two sets of rules share this reader:
+//! - [`EntryRules::Helm`] accepts and refuses exactly the entries Helm's archive loader does
+//!   (`LoadArchiveFiles`): what `helm repo index` indexes, chartkit indexes, and what it
+//!   skips, chartkit skips. Links, devices and fifos are read as the empty files Go's tar
+//!   reader makes of them, and a path may repeat.
+//! - [`EntryRules::Strict`] adds what no legitimate chart needs: links, special files, repeated
+//!   paths, `..` anywhere and absolute paths are refused, naming the entry. Commands that
+//!   use a chart's contents (`template`, `show`, `lint`, unpacking) read with these.
 
 use std::collections::HashSet;
 use std::io::{self, Read};
@@ -20,9 +29,10 @@ use crate::inflate;
 pub struct Limits {
     /// Largest single file, in bytes (default 5 MiB, as Helm's per-file limit).
     pub max_file_size: u64,
-    /// Largest total of all files, in bytes (default 100 MiB, as Helm).
+    /// The files together must stay below this many bytes (default 100 MiB, as Helm).
     pub max_total_size: u64,
-    /// Most entries of any kind (default 20,000).
+    /// Most entries of any kind (default 20,000; Helm has no such limit, but headers are
+    /// not counted in the size, so without it empty entries would cost without bound).
     pub max_entries: usize,
 }
 
@@ -34,6 +44,37 @@ impl Default for Limits {
             max_entries: 20_000,
         }
     }
+}
+
+/// Which entries a reader accepts; see the module documentation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EntryRules {
+    /// Exactly what Helm's archive loader accepts.
+    Helm,
+    /// Helm's rules plus refusing links, special files, repeated paths and `..`.
+    #[default]
+    Strict,
+}
+
+/// Which files' contents a reader keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Retain {
+    /// Every file's contents.
+    #[default]
+    All,
+    /// Only the files the chart loader itself reads (Chart.yaml, Chart.lock, values.yaml,
+    /// requirements.yaml and .lock, and subchart archives, at every subchart level); the
+    /// other files are listed with no contents. Enough to judge and index a package, and
+    /// what is held in memory stays small whatever the archive holds.
+    LoaderFiles,
+}
+
+/// How to read an archive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    pub limits: Limits,
+    pub rules: EntryRules,
+    pub retain: Retain,
 }
 
 /// Why an archive was refused.
@@ -53,6 +94,9 @@ pub enum ArchiveError {
     /// An entry whose path is the top directory itself or has no name.
     #[error("archive entry `{0}` is not inside the chart's top directory")]
     OutsideTopDirectory(String),
+    /// A path that names a Windows drive (`c:/...`) once cleaned.
+    #[error("archive entry `{0}` names a drive; chart archives must hold relative paths only")]
+    DrivePath(String),
     /// Symbolic or hard links.
     #[error("archive entry `{0}` is a link; chart archives may contain regular files only")]
     Link(String),
@@ -67,9 +111,12 @@ pub enum ArchiveError {
     /// One file beyond `max_file_size`.
     #[error("archive entry `{name}` is larger than the {limit}-byte limit per file")]
     FileTooLarge { name: String, limit: u64 },
-    /// All files together beyond `max_total_size`.
+    /// All files together reaching `max_total_size`.
     #[error("archive expands to more than {limit} bytes (while reading `{name}`)")]
     TooLarge { name: String, limit: u64 },
+    /// An entry whose data ends before the size its header gives.
+    #[error("archive entry `{0}` is shorter than its header says; the archive is damaged")]
+    Truncated(String),
     /// More than `max_entries` entries.
     #[error("archive has more than {limit} entries")]
     TooManyEntries { limit: usize },
@@ -85,6 +132,12 @@ pub enum ArchiveError {
 
 /// A file read from an archive: its path inside the chart (top directory removed).
 pub type ArchiveFile = File;
+
+/// Archives that declare at most this many bytes decompressed are inflated in one call
+/// (libdeflate, two to three times faster than streaming); larger ones stream, entry by
+/// entry. So the one-call path can inflate at most this much before the entries are
+/// checked, and every larger archive stops at the first entry past a limit.
+const WHOLE_INFLATE_MAX: u64 = 16 * 1024 * 1024;
 
 /// Caps the total number of decompressed bytes, so tar headers and padding cannot be used
 /// to make the reader work without bound.
@@ -109,40 +162,77 @@ impl<R: Read> Read for CappedReader<R> {
     }
 }
 
-/// Reads every file of a chart archive into memory, stripping the top directory and a
-/// UTF-8 byte order mark from each file, after checking every entry.
-pub fn read_archive(bytes: &[u8], limits: &Limits) -> Result<Vec<ArchiveFile>, ArchiveError> {
-    read_entries(bytes, limits).map(|(_, files)| files)
+/// Reads every file of a chart archive, stripping the top directory and a UTF-8 byte
+/// order mark from each file, after checking every entry.
+pub fn read_archive(bytes: &[u8], options: &ReadOptions) -> Result<Vec<ArchiveFile>, ArchiveError> {
+    read_entries(bytes, options).map(|(_, files)| files)
 }
 
 /// Reads and checks every entry; also returns the first entry's top directory.
-fn read_entries(bytes: &[u8], limits: &Limits) -> Result<(String, Vec<ArchiveFile>), ArchiveError> {
+fn read_entries(
+    bytes: &[u8],
+    options: &ReadOptions,
+) -> Result<(String, Vec<ArchiveFile>), ArchiveError> {
     if !bytes.starts_with(&[0x1f, 0x8b]) {
         return Err(ArchiveError::Corrupt(io::Error::new(
             io::ErrorKind::InvalidData,
             "missing gzip header",
         )));
     }
+    let limits = &options.limits;
     // Headers and padding cost at most a few KiB per entry on top of the file data.
     let stream_budget = limits
         .max_total_size
         .saturating_add(limits.max_entries as u64 * 4096)
         .saturating_add(1 << 20);
-    if let Some(tar) = inflate::whole(bytes, stream_budget) {
+    if let Some(tar) = inflate::whole(bytes, stream_budget.min(WHOLE_INFLATE_MAX)) {
         let tar = Bytes::from(tar);
         let mut archive = tar::Archive::new(io::Cursor::new(&tar[..]));
         let entries = archive.entries_with_seek().map_err(ArchiveError::Corrupt)?;
-        return check_entries(entries, Some(&tar), limits);
+        return check_entries(entries, Some(&tar), options);
     }
-    // Damaged, multi-member or unusual archives take the streaming path, which reports
-    // each problem at the entry where it shows.
+    // Large, damaged, multi-member or unusual archives stream, which stops at the first
+    // entry past a limit and reports damage at the entry where it shows. Go's gzip reader
+    // (and so Helm) reads every member of a multi-member stream.
     let reader = CappedReader {
         inner: MultiGzDecoder::new(bytes),
         remaining: stream_budget,
     };
     let mut archive = tar::Archive::new(reader);
     let entries = archive.entries().map_err(ArchiveError::Corrupt)?;
-    check_entries(entries, None, limits)
+    check_entries(entries, None, options)
+}
+
+/// What an entry's type makes of it.
+enum Kind {
+    Directory,
+    /// Regular (and sparse, contiguous or unknown) files: their data is read.
+    Data,
+    /// Links, devices and fifos: Go's tar reader gives them no data.
+    HeaderOnly { link: bool },
+    /// PAX and GNU extension records the tar reader has already applied.
+    Extension,
+}
+
+fn kind_of(header: &tar::Header, raw_name: &str) -> Kind {
+    use tar::EntryType;
+    match header.entry_type() {
+        EntryType::Directory => Kind::Directory,
+        // Legacy archives mark directories with a trailing slash on a type-0 entry, and
+        // Go's reader turns those into directories.
+        EntryType::Regular if header.as_bytes()[156] == 0 && raw_name.ends_with('/') => {
+            Kind::Directory
+        }
+        EntryType::XGlobalHeader
+        | EntryType::XHeader
+        | EntryType::GNULongName
+        | EntryType::GNULongLink => Kind::Extension,
+        EntryType::Symlink | EntryType::Link => Kind::HeaderOnly { link: true },
+        EntryType::Char | EntryType::Block | EntryType::Fifo => {
+            Kind::HeaderOnly { link: false }
+        }
+        _ => Kind::Data,
+    }
 }
 
 /// Checks every entry and collects the files. With `tar`, the whole decompressed archive
@@ -150,11 +240,13 @@ fn read_entries(bytes: &[u8], limits: &Limits) -> Result<(String, Vec<ArchiveFil
 fn check_entries<'a, R: Read + 'a>(
     entries: tar::Entries<'a, R>,
     tar: Option<&Bytes>,
-    limits: &Limits,
+    options: &ReadOptions,
 ) -> Result<(String, Vec<ArchiveFile>), ArchiveError> {
+    let limits = &options.limits;
+    let strict = options.rules == EntryRules::Strict;
     let mut files = Vec::new();
     let mut seen = HashSet::new();
-    let mut total: u64 = 0;
+    let mut remaining = limits.max_total_size;
     let mut top = String::new();
     for (count, entry) in entries.enumerate() {
         if count >= limits.max_entries {
@@ -164,62 +256,65 @@ fn check_entries<'a, R: Read + 'a>(
         }
         let mut entry = entry.map_err(ArchiveError::Corrupt)?;
         let raw_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let kind = entry.header().entry_type();
-        use tar::EntryType;
-        match kind {
-            EntryType::Directory => continue,
-            EntryType::XGlobalHeader
-            | EntryType::XHeader
-            | EntryType::GNULongName
-            | EntryType::GNULongLink => continue,
-            EntryType::Symlink | EntryType::Link => return Err(ArchiveError::Link(raw_name)),
-            EntryType::Char | EntryType::Block | EntryType::Fifo => {
+        let header_only = match kind_of(entry.header(), &raw_name) {
+            Kind::Directory | Kind::Extension => continue,
+            Kind::HeaderOnly { link: true } if strict => {
+                return Err(ArchiveError::Link(raw_name));
+            }
+            Kind::HeaderOnly { link: false } if strict => {
                 return Err(ArchiveError::SpecialFile(raw_name));
             }
-            EntryType::Regular | EntryType::Continuous | EntryType::GNUSparse => {}
-            _ => return Err(ArchiveError::SpecialFile(raw_name)),
-        }
-        let name = chart_relative_path(&raw_name)?;
+            Kind::HeaderOnly { .. } => true,
+            Kind::Data => false,
+        };
+        let name = chart_relative_path(&raw_name, options.rules)?;
         if top.is_empty() {
-            let separator = if raw_name.contains('\\') { '\\' } else { '/' };
-            top = raw_name
-                .split(separator)
-                .next()
-                .unwrap_or_default()
-                .to_owned();
+            top = top_directory(&raw_name).to_owned();
         }
-        let size = entry.header().size().map_err(ArchiveError::Corrupt)?;
+        let size = entry.size();
+        // Helm's order: the total first, then the file, both from the header's size.
+        if size > remaining {
+            return Err(ArchiveError::TooLarge {
+                name: raw_name,
+                limit: limits.max_total_size,
+            });
+        }
         if size > limits.max_file_size {
             return Err(ArchiveError::FileTooLarge {
                 name: raw_name,
                 limit: limits.max_file_size,
             });
         }
-        if total.saturating_add(size) > limits.max_total_size {
+        let keep = options.retain == Retain::All || read_by_loader(&name);
+        let mut data = if header_only {
+            // Go reads no data for these; a size in the header is then data that never
+            // arrives, which Helm reports as an oversized chart.
+            if size > 0 {
+                return Err(ArchiveError::Truncated(raw_name));
+            }
+            Bytes::new()
+        } else {
+            match tar.and_then(|tar| stored_bytes(tar, &entry)) {
+                Some(data) if keep => {
+                    if options.retain == Retain::All {
+                        data
+                    } else {
+                        // A copy, so the decompressed archive can be freed.
+                        Bytes::copy_from_slice(&data)
+                    }
+                }
+                Some(_) => Bytes::new(),
+                None => read_data(&mut entry, size, keep, &raw_name)?,
+            }
+        };
+        remaining -= size;
+        if remaining == 0 {
             return Err(ArchiveError::TooLarge {
                 name: raw_name,
                 limit: limits.max_total_size,
             });
         }
-        let mut data = match tar.and_then(|tar| stored_bytes(tar, &entry)) {
-            Some(data) => data,
-            None => {
-                let mut data = Vec::with_capacity(size as usize);
-                (&mut entry)
-                    .take(limits.max_file_size + 1)
-                    .read_to_end(&mut data)
-                    .map_err(ArchiveError::Corrupt)?;
-                Bytes::from(data)
-            }
-        };
-        if data.len() as u64 > limits.max_file_size {
-            return Err(ArchiveError::FileTooLarge {
-                name: raw_name,
-                limit: limits.max_file_size,
-            });
-        }
-        total += data.len() as u64;
-        if !seen.insert(name.clone()) {
+        if strict && !seen.insert(name.clone()) {
             return Err(ArchiveError::Duplicate(raw_name));
         }
         if data.starts_with(b"\xEF\xBB\xBF") {
@@ -233,6 +328,56 @@ fn check_entries<'a, R: Read + 'a>(
     Ok((top, files))
 }
 
+/// Reads an entry's `size` bytes from the stream, keeping them or not.
+fn read_data<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+    size: u64,
+    keep: bool,
+    raw_name: &str,
+) -> Result<Bytes, ArchiveError> {
+    let read = if keep {
+        let mut data = Vec::with_capacity(size as usize);
+        entry
+            .take(size)
+            .read_to_end(&mut data)
+            .map_err(ArchiveError::Corrupt)?;
+        let n = data.len() as u64;
+        (n, Bytes::from(data))
+    } else {
+        let n = io::copy(&mut entry.take(size), &mut io::sink()).map_err(ArchiveError::Corrupt)?;
+        (n, Bytes::new())
+    };
+    if read.0 < size {
+        return Err(ArchiveError::Truncated(raw_name.to_owned()));
+    }
+    Ok(read.1)
+}
+
+/// Whether Helm's loader reads a file's contents (rather than only listing it): the
+/// metadata, values and lock files of the chart and of every subchart directory, and
+/// subchart archives.
+fn read_by_loader(name: &str) -> bool {
+    let mut rest = name;
+    loop {
+        match rest.strip_prefix("charts/") {
+            Some(inner) => match inner.split_once('/') {
+                Some((_, deeper)) => rest = deeper,
+                None => return inner.ends_with(".tgz"),
+            },
+            None => {
+                return matches!(
+                    rest,
+                    "Chart.yaml"
+                        | "Chart.lock"
+                        | "values.yaml"
+                        | "requirements.yaml"
+                        | "requirements.lock"
+                );
+            }
+        }
+    }
+}
+
 /// A regular entry's bytes as they lie in the decompressed archive. Sparse files are
 /// stored in pieces, so they (and anything that does not fit) are read instead.
 fn stored_bytes<R: Read>(tar: &Bytes, entry: &tar::Entry<'_, R>) -> Option<Bytes> {
@@ -244,51 +389,78 @@ fn stored_bytes<R: Read>(tar: &Bytes, entry: &tar::Entry<'_, R>) -> Option<Bytes
     (end <= tar.len()).then(|| tar.slice(start..end))
 }
 
-/// Turns an entry path into a path inside the chart: the top directory is dropped,
-/// Windows separators become `/`, and anything that could escape is refused.
-fn chart_relative_path(raw: &str) -> Result<String, ArchiveError> {
-    // Archives made on Windows may use backslashes throughout.
-    let separator = if raw.contains('\\') { '\\' } else { '/' };
+/// Archives made on Windows may use backslashes throughout; Helm splits on `\` whenever
+/// the name holds one.
+fn separator(raw: &str) -> char {
+    if raw.contains('\\') { '\\' } else { '/' }
+}
+
+fn top_directory(raw: &str) -> &str {
+    raw.split(separator(raw)).next().unwrap_or_default()
+}
+
+/// Turns an entry path into a path inside the chart as Helm does: the first component is
+/// dropped whatever it is, the rest is cleaned (`path.Clean`), and anything that could
+/// escape is refused. [`EntryRules::Strict`] also refuses absolute paths and any `..`.
+fn chart_relative_path(raw: &str, rules: EntryRules) -> Result<String, ArchiveError> {
+    let separator = separator(raw);
     let mut parts = raw.split(separator);
-    let top = parts.next().unwrap_or("");
+    let first = parts.next().unwrap_or("");
     let rest: Vec<&str> = parts.collect();
-    if top.is_empty() && !rest.is_empty() {
-        return Err(ArchiveError::AbsolutePath(raw.to_owned()));
-    }
-    if rest.is_empty() {
-        return if top == "Chart.yaml" {
-            Err(ArchiveError::ChartYamlAtTop)
-        } else {
-            Err(ArchiveError::OutsideTopDirectory(raw.to_owned()))
-        };
-    }
-    if top == ".." {
-        return Err(ArchiveError::ParentReference(raw.to_owned()));
+    if first == "Chart.yaml" && rest.is_empty() {
+        return Err(ArchiveError::ChartYamlAtTop);
     }
     let joined = rest.join("/");
-    if joined.starts_with('/') || has_drive_letter(&joined) {
+    if joined.starts_with('/') {
         return Err(ArchiveError::AbsolutePath(raw.to_owned()));
     }
-    let mut clean: Vec<&str> = Vec::new();
-    for part in joined.split('/') {
+    if rules == EntryRules::Strict {
+        if first.is_empty() && !rest.is_empty() {
+            return Err(ArchiveError::AbsolutePath(raw.to_owned()));
+        }
+        if first == ".." || rest.contains(&"..") {
+            // Even a `..` that stays inside is refused: no legitimate chart needs one.
+            return Err(ArchiveError::ParentReference(raw.to_owned()));
+        }
+    }
+    let clean = go_path_clean(&joined);
+    if clean == "." {
+        return Err(ArchiveError::OutsideTopDirectory(raw.to_owned()));
+    }
+    if clean.starts_with("..") {
+        return Err(ArchiveError::ParentReference(raw.to_owned()));
+    }
+    if has_drive_letter(&clean) {
+        return Err(ArchiveError::DrivePath(raw.to_owned()));
+    }
+    if first == "Chart.yaml" {
+        return Err(ArchiveError::ChartYamlAtTop);
+    }
+    Ok(clean)
+}
+
+/// Go's `path.Clean` for a relative path: empty and `.` components go, `..` removes the
+/// component before it (or stays, at the start), and nothing left is `.`.
+fn go_path_clean(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for part in path.split('/') {
         match part {
             "" | "." => {}
             ".." => {
-                if clean.pop().is_none() {
-                    return Err(ArchiveError::ParentReference(raw.to_owned()));
+                if matches!(out.last(), Some(last) if *last != "..") {
+                    out.pop();
+                } else {
+                    out.push("..");
                 }
             }
-            other => clean.push(other),
+            other => out.push(other),
         }
     }
-    if joined.split('/').any(|p| p == "..") {
-        // Even a `..` that stays inside is refused: no legitimate chart needs one.
-        return Err(ArchiveError::ParentReference(raw.to_owned()));
+    if out.is_empty() {
+        ".".to_owned()
+    } else {
+        out.join("/")
     }
-    if clean.is_empty() {
-        return Err(ArchiveError::OutsideTopDirectory(raw.to_owned()));
-    }
-    Ok(clean.join("/"))
 }
 
 fn has_drive_letter(path: &str) -> bool {
@@ -308,9 +480,15 @@ pub enum UnpackError {
 }
 
 /// Unpacks a chart archive into `destination/<top directory>` after validating every
-/// entry first, so a hostile archive writes nothing at all. Returns the chart directory.
+/// entry first (with [`EntryRules::Strict`]), so a hostile archive writes nothing at all.
+/// Returns the chart directory.
 pub fn unpack(bytes: &[u8], destination: &Path, limits: &Limits) -> Result<PathBuf, UnpackError> {
-    let (top, files) = read_entries(bytes, limits)?;
+    let options = ReadOptions {
+        limits: *limits,
+        rules: EntryRules::Strict,
+        retain: Retain::All,
+    };
+    let (top, files) = read_entries(bytes, &options)?;
     let root = destination.join(&top);
     if root.exists() {
         return Err(UnpackError::Exists(root));
@@ -335,42 +513,109 @@ mod tests {
 
     #[test]
     fn relative_paths() {
+        let strict = |raw| chart_relative_path(raw, EntryRules::Strict);
+        assert_eq!(strict("web/templates/a.yaml").unwrap(), "templates/a.yaml");
         assert_eq!(
-            chart_relative_path("web/templates/a.yaml").unwrap(),
+            strict("web\\templates\\a.yaml").unwrap(),
             "templates/a.yaml"
         );
-        assert_eq!(
-            chart_relative_path("web\\templates\\a.yaml").unwrap(),
-            "templates/a.yaml"
-        );
-        assert_eq!(chart_relative_path("web/./a.yaml").unwrap(), "a.yaml");
+        assert_eq!(strict("web/./a.yaml").unwrap(), "a.yaml");
+        assert_eq!(strict("./Chart.yaml").unwrap(), "Chart.yaml");
         assert!(matches!(
-            chart_relative_path("/etc/passwd"),
+            strict("/etc/passwd"),
             Err(ArchiveError::AbsolutePath(_))
         ));
         assert!(matches!(
-            chart_relative_path("web//etc/passwd"),
+            strict("web//etc/passwd"),
             Err(ArchiveError::AbsolutePath(_))
         ));
         assert!(matches!(
-            chart_relative_path("web/../../x"),
+            strict("web/../../x"),
             Err(ArchiveError::ParentReference(_))
         ));
         assert!(matches!(
-            chart_relative_path("../x"),
+            strict("../x"),
             Err(ArchiveError::ParentReference(_))
         ));
         assert!(matches!(
-            chart_relative_path("web/a/../b"),
+            strict("web/a/../b"),
             Err(ArchiveError::ParentReference(_))
         ));
         assert!(matches!(
-            chart_relative_path("Chart.yaml"),
+            strict("Chart.yaml"),
             Err(ArchiveError::ChartYamlAtTop)
         ));
         assert!(matches!(
-            chart_relative_path("web/c:/x"),
-            Err(ArchiveError::AbsolutePath(_))
+            strict("web/c:/x"),
+            Err(ArchiveError::DrivePath(_))
         ));
+        assert!(matches!(
+            strict("README"),
+            Err(ArchiveError::OutsideTopDirectory(_))
+        ));
+    }
+
+    #[test]
+    fn helm_rules_clean_paths_as_go_does() {
+        let helm = |raw| chart_relative_path(raw, EntryRules::Helm);
+        // The first component is dropped whatever it is, even the empty one before `/`.
+        assert_eq!(helm("/tmp/x").unwrap(), "tmp/x");
+        assert_eq!(helm("../x").unwrap(), "x");
+        assert_eq!(helm("web/a/../b").unwrap(), "b");
+        assert!(matches!(
+            helm("web/../../x"),
+            Err(ArchiveError::ParentReference(_))
+        ));
+        // A prefix test in Helm: `..x` is refused too.
+        assert!(matches!(
+            helm("web/..x/y"),
+            Err(ArchiveError::ParentReference(_))
+        ));
+        assert!(matches!(helm("web/c:/x"), Err(ArchiveError::DrivePath(_))));
+        assert!(matches!(
+            helm("web/a/.."),
+            Err(ArchiveError::OutsideTopDirectory(_))
+        ));
+        assert!(matches!(
+            helm("Chart.yaml/x"),
+            Err(ArchiveError::ChartYamlAtTop)
+        ));
+    }
+
+    #[test]
+    fn go_path_clean_matches_go() {
+        for (input, cleaned) in [
+            ("", "."),
+            ("a//b/./c/", "a/b/c"),
+            ("a/../../b", "../b"),
+            ("../../a", "../../a"),
+            ("a/b/../..", "."),
+        ] {
+            assert_eq!(go_path_clean(input), cleaned, "{input}");
+        }
+    }
+
+    #[test]
+    fn the_loader_files_are_kept_at_every_subchart_level() {
+        for kept in [
+            "Chart.yaml",
+            "values.yaml",
+            "requirements.lock",
+            "charts/db-1.0.0.tgz",
+            "charts/db/values.yaml",
+            "charts/db/charts/cache/Chart.lock",
+            "charts/db/charts/cache-2.0.0.tgz",
+        ] {
+            assert!(read_by_loader(kept), "{kept}");
+        }
+        for dropped in [
+            "templates/a.yaml",
+            "values.schema.json",
+            "charts/db/templates/x.yaml",
+            "charts/README.md",
+            "files/values.yaml",
+        ] {
+            assert!(!read_by_loader(dropped), "{dropped}");
+        }
     }
 }

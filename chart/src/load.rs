@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::archive::{self, Limits};
+use crate::archive::{self, EntryRules, Limits, ReadOptions, Retain};
 use crate::chart::{CHART_FILE, Chart, SCHEMA_FILE, VALUES_FILE};
 use crate::error::LoadError;
 use crate::file::File;
@@ -16,6 +16,30 @@ use crate::metadata::{ApiVersion, Metadata};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LoadOptions {
     pub limits: Limits,
+    /// Which archive entries are accepted (strict by default).
+    pub rules: EntryRules,
+    /// Which files' contents are kept from archives (all by default).
+    pub retain: Retain,
+}
+
+impl LoadOptions {
+    /// The options that judge a package as `helm repo index` does and keep only what an
+    /// index entry needs: Helm's archive rules, and only the files Helm's loader reads.
+    pub fn for_index(limits: Limits) -> LoadOptions {
+        LoadOptions {
+            limits,
+            rules: EntryRules::Helm,
+            retain: Retain::LoaderFiles,
+        }
+    }
+
+    fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            limits: self.limits,
+            rules: self.rules,
+            retain: self.retain,
+        }
+    }
 }
 
 /// Loads a chart from a directory or an archive file.
@@ -27,6 +51,14 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
     let metadata = std::fs::metadata(path).map_err(io)?;
     if metadata.is_dir() {
         return load_dir(path, options);
+    }
+    // Compressed data is never much larger than what it expands to, so a file beyond the
+    // chart limit cannot hold a chart within it: refused before it is read.
+    if metadata.len() > options.limits.max_total_size.saturating_add(1 << 20) {
+        return Err(LoadError::TooLarge {
+            origin: path.display().to_string(),
+            limit: options.limits.max_total_size,
+        });
     }
     let bytes = std::fs::read(path).map_err(io)?;
     if !bytes.starts_with(&[0x1f, 0x8b]) {
@@ -46,11 +78,12 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
 
 /// Loads a chart from archive bytes; `origin` names the archive in errors.
 pub fn load_archive(bytes: &[u8], origin: &str, options: &LoadOptions) -> Result<Chart, LoadError> {
-    let files =
-        archive::read_archive(bytes, &options.limits).map_err(|source| LoadError::Archive {
+    let files = archive::read_archive(bytes, &options.read_options()).map_err(|source| {
+        LoadError::Archive {
             origin: origin.to_owned(),
             source,
-        })?;
+        }
+    })?;
     load_files(files, origin, options)
 }
 
@@ -75,7 +108,9 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
 
     let limits = &options.limits;
     let mut files = Vec::new();
+    let mut notices = Vec::new();
     let mut total: u64 = 0;
+    let real_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut walker = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
@@ -94,6 +129,9 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
         let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
         let name = relative.to_string_lossy().replace('\\', "/");
         let file_type = entry.file_type();
+        if entry.path_is_symlink() && !rules.ignores(&name, file_type.is_dir()) {
+            notices.push(symlink_notice(&origin, &name, entry.path(), &real_dir));
+        }
         if file_type.is_dir() {
             if rules.ignores(&name, true) {
                 walker.skip_current_dir();
@@ -132,7 +170,28 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
             data: data.into(),
         });
     }
-    load_files(files, &origin, options)
+    let mut chart = load_files(files, &origin, options)?;
+    chart.warnings.extend(notices);
+    Ok(chart)
+}
+
+/// What Helm's loader says of a symbolic link it follows: links can bring files from
+/// anywhere into a chart, so the user hears of each one.
+fn symlink_notice(origin: &str, name: &str, path: &Path, real_dir: &Path) -> String {
+    match std::fs::canonicalize(path) {
+        Ok(target) => {
+            let outside = if target.starts_with(real_dir) {
+                ""
+            } else {
+                ", outside the chart directory"
+            };
+            format!(
+                "`{origin}/{name}` is a symbolic link to `{}`{outside}; its contents are included",
+                target.display()
+            )
+        }
+        Err(_) => format!("`{origin}/{name}` is a symbolic link; its contents are included"),
+    }
 }
 
 /// Builds a chart from its files (names relative to the chart root), loading subcharts
@@ -143,22 +202,32 @@ pub fn load_files(
     options: &LoadOptions,
 ) -> Result<Chart, LoadError> {
     let path_of = |name: &str| format!("{origin}/{name}");
-    let Some(chart_yaml) = files.iter().find(|f| f.name == CHART_FILE) else {
+    let texts = |name: &str| -> Vec<std::borrow::Cow<'_, str>> {
+        files
+            .iter()
+            .filter(|f| f.name == name)
+            .map(File::text)
+            .collect()
+    };
+    let chart_yamls = texts(CHART_FILE);
+    if chart_yamls.is_empty() {
         return Err(LoadError::MissingChartYaml {
             origin: origin.to_owned(),
         });
-    };
-    // Helm reads Chart.yaml first wherever it is in the file list, then lays
-    // requirements.yaml over it (for every apiVersion, warning for v2).
-    let requirements = files.iter().find(|f| f.name == "requirements.yaml");
+    }
+    // Helm reads every Chart.yaml first wherever it is in the file list (an archive may
+    // repeat one), then lays requirements.yaml over it (for every apiVersion, warning for
+    // v2).
+    let requirements = texts("requirements.yaml");
     let mut metadata = Metadata::from_chart_files(
-        &chart_yaml.text(),
-        requirements.map(|f| f.text()).as_deref(),
+        chart_yamls.iter().map(|t| t.as_ref()),
+        requirements.iter().map(|t| t.as_ref()),
     )
     .map_err(|e| LoadError::Metadata {
         file: path_of(e.file),
         source: e.source,
     })?;
+    drop((chart_yamls, requirements));
 
     let mut chart = Chart::default();
     let mut subcharts: BTreeMap<String, Vec<File>> = BTreeMap::new();
@@ -171,12 +240,18 @@ pub fn load_files(
             CHART_FILE => {}
             "Chart.lock" => chart.lock = Some(lock(&file, &path_of(name))?),
             VALUES_FILE => {
-                chart.values = chartkit_yaml::parse_values(&file.text()).map_err(|source| {
-                    LoadError::Values {
-                        file: path_of(name),
-                        source,
-                    }
-                })?;
+                let values_error = |source| LoadError::Values {
+                    file: path_of(name),
+                    source,
+                };
+                if options.retain == Retain::LoaderFiles {
+                    // Judging a package: whether Helm could read the values is all that
+                    // matters, and checking allows go-yaml's full nesting depth.
+                    chartkit_yaml::check_values(&file.text()).map_err(values_error)?;
+                } else {
+                    chart.values =
+                        chartkit_yaml::parse_values(&file.text()).map_err(values_error)?;
+                }
             }
             SCHEMA_FILE => chart.schema = Some(file.data),
             "requirements.yaml" | "requirements.lock" => {

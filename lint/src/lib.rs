@@ -123,6 +123,17 @@ fn unpack_for_lint(
     path: &Path,
     options: &LintOptions,
 ) -> Result<(tempfile::TempDir, PathBuf), String> {
+    // A package larger than any chart within the limits is refused before it is read.
+    let largest = options.limits.max_total_size.saturating_add(1 << 20);
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("unable to open tarball: {e}"))?
+        .len();
+    if size > largest {
+        return Err(format!(
+            "unable to open tarball: it is {size} bytes, larger than any chart within the {}-byte chart size limit",
+            options.limits.max_total_size
+        ));
+    }
     let bytes = std::fs::read(path).map_err(|e| format!("unable to open tarball: {e}"))?;
     let temp = tempfile::Builder::new()
         .prefix("chartkit-lint")

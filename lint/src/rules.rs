@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use chartkit_chart::archive::Limits;
 use chartkit_chart::{Chart, Decoding, FieldErrorKind, LoadOptions, Metadata, load_dir};
 use chartkit_version::Version;
 use chartkit_yaml::{NodeKind, parse_node};
@@ -35,13 +36,14 @@ impl Findings {
 /// Lints the chart unpacked or checked out at `dir`; `label` is how the user named it.
 pub fn lint_chart_dir(dir: &Path, label: &Path, options: &LintOptions) -> Vec<Message> {
     let mut findings = Findings(Vec::new());
-    chart_file(&mut findings, dir, label);
+    chart_file(&mut findings, dir, label, &options.limits);
     values(&mut findings, dir, options);
     crate::templates::templates(&mut findings, dir, options);
     let loaded = load_dir(
         dir,
         &LoadOptions {
             limits: options.limits,
+            ..LoadOptions::default()
         },
     );
     dependencies(&mut findings, &loaded, label);
@@ -50,7 +52,7 @@ pub fn lint_chart_dir(dir: &Path, label: &Path, options: &LintOptions) -> Vec<Me
 }
 
 const CHART_YAML: &str = "Chart.yaml";
-fn chart_file(findings: &mut Findings, dir: &Path, label: &Path) {
+fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits) {
     let path = dir.join(CHART_YAML);
     if path.is_dir() {
         findings.add(
@@ -60,8 +62,9 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path) {
         );
         return;
     }
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text
+    let text = match read_chart_text(&path, limits) {
+        Ok(None) => return,
+        Ok(Some(text)) => text
             .strip_prefix('\u{feff}')
             .map(str::to_owned)
             .unwrap_or(text),
@@ -310,12 +313,44 @@ fn is_request_url(text: &str) -> bool {
     scheme_ok && !rest.is_empty() && !text.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// Reads a chart file for a rule, or `None` when it is beyond the per-file limit: loading
+/// the chart reports that, and reading it here first would cost its whole size in
+/// memory (a 200 MiB values.yaml took 800 MiB to parse before the limit was reported).
+fn read_chart_file(path: &Path, limits: &Limits) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() > limits.max_file_size {
+        return Ok(None);
+    }
+    let mut data = Vec::new();
+    file.take(limits.max_file_size + 1).read_to_end(&mut data)?;
+    Ok(Some(data))
+}
+
+/// [`read_chart_file`] for text.
+fn read_chart_text(path: &Path, limits: &Limits) -> std::io::Result<Option<String>> {
+    read_chart_file(path, limits)?
+        .map(|data| {
+            String::from_utf8(data).map_err(|_| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "stream did not contain valid UTF-8",
+                )
+            })
+        })
+        .transpose()
+}
+
 fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
     const VALUES: &str = "values.yaml";
     let path = dir.join(VALUES);
-    let Ok(text) = std::fs::read_to_string(&path) else {
-        findings.add(Severity::Info, VALUES, "file does not exist");
-        return;
+    let text = match read_chart_text(&path, &options.limits) {
+        Ok(Some(text)) => text,
+        Ok(None) => return,
+        Err(_) => {
+            findings.add(Severity::Info, VALUES, "file does not exist");
+            return;
+        }
     };
     let values = match chartkit_yaml::parse_values(text.strip_prefix('\u{feff}').unwrap_or(&text)) {
         Ok(values) => values,
@@ -328,7 +363,8 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
             return;
         }
     };
-    let Ok(schema) = std::fs::read(dir.join("values.schema.json")) else {
+    let Ok(Some(schema)) = read_chart_file(&dir.join("values.schema.json"), &options.limits)
+    else {
         return;
     };
     if schema.is_empty() {

@@ -27,6 +27,7 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
         dir,
         &LoadOptions {
             limits: options.limits,
+            ..LoadOptions::default()
         },
     ) {
         Ok(chart) => chart,

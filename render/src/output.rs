@@ -115,6 +115,7 @@ pub fn write_output_dir(
     let mut written: Vec<PathBuf> = Vec::new();
     let mut write =
         |base: &Path, name: &str, data: &str, stdout: &mut String| -> std::io::Result<()> {
+            stays_inside(name)?;
             let path = PathBuf::from(format!("{}/{name}", base.display()));
             let append = written.contains(&path);
             if let Some(parent) = path.parent() {
@@ -134,7 +135,10 @@ pub fn write_output_dir(
             Ok(())
         };
     let release_base = match release_dir {
-        Some(name) => dir.join(name),
+        Some(name) => {
+            stays_inside(name)?;
+            dir.join(name)
+        }
         None => dir.to_path_buf(),
     };
     if options.include_crds {
@@ -156,6 +160,22 @@ pub fn write_output_dir(
     // Helm prints the (empty) manifest buffer and a newline after every file is written.
     stdout.push('\n');
     Ok(stdout)
+}
+
+/// Refuses a path built from chart data or flags that could leave the output directory.
+/// Loading already refuses chart names and archive paths that could, so this is the last
+/// line, not the first.
+fn stays_inside(name: &str) -> std::io::Result<()> {
+    let escapes = name.starts_with('/')
+        || name.starts_with('\\')
+        || name.split(['/', '\\']).any(|part| part == "..");
+    if escapes {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("refusing to write `{name}`: it would land outside the output directory"),
+        ));
+    }
+    Ok(())
 }
 
 fn chartkit_durable_write(path: &Path, data: &[u8]) -> std::io::Result<()> {

@@ -28,6 +28,23 @@ pub fn to_yaml_pretty(value: &Value) -> String {
     emit(value, Style2::V3)
 }
 
+/// A map's entries as go-yaml v2 writes them when the map is the value of a key at
+/// `indent - 2` columns: every line indented by `indent`, no newline at the end. The
+/// document a map is part of can then be put together from such pieces written
+/// separately, byte for byte as [`to_yaml`] writes it whole (each piece holding one or more
+/// of the map's keys, in go-yaml's key order), because folding long scalars depends only
+/// on the column, which is the same.
+pub fn to_yaml_nested_map(map: &Map, indent: usize) -> String {
+    let mut emitter = Emitter {
+        out: " ".repeat(indent),
+        column: indent,
+        flavour: Style2::V2,
+        width: BEST_WIDTH,
+    };
+    emitter.map(map, indent);
+    emitter.out
+}
+
 /// Which go-yaml encoder to imitate.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Style2 {

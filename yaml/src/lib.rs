@@ -18,7 +18,7 @@ mod node;
 mod resolve;
 mod value;
 
-pub use emit::{to_yaml, to_yaml_pretty};
+pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
 pub use node::{Node, NodeKind, parse_documents, parse_documents_to_depth, parse_node};
 pub use value::{Map, Value};
@@ -44,6 +44,30 @@ pub fn parse_values(text: &str) -> Result<Map, Error> {
         }
     }
     Ok(merged)
+}
+
+/// Checks a values file as [`parse_values`] reads it, without keeping the values: every
+/// document must parse and be a map (or empty). Only the top level is built, so nesting
+/// is allowed as deep as go-yaml allows it (10,000 levels; [`parse_values`] builds at
+/// most 512). This is how a package is judged for a repository index, where the values
+/// themselves are not needed.
+pub fn check_values(text: &str) -> Result<(), Error> {
+    for doc in parse_documents_to_depth(text, 1)? {
+        match doc.to_value()? {
+            Value::Map(_) | Value::Null => {}
+            other => {
+                return Err(Error::at(
+                    doc.line,
+                    doc.column,
+                    format!(
+                        "values must be a map of keys to values, found {}",
+                        other.kind_name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Merges a later values document into the earlier ones: maps merge recursively and lists

@@ -8,9 +8,12 @@ use crate::gonum;
 use crate::resolve::{Scalar, resolve_plain};
 use crate::value::{Map, Value};
 
-/// Deeper nesting than this is rejected rather than risking the stack; real charts nest a
-/// few dozen levels at most.
+/// Deeper nesting than this is not built into nodes, rather than risking the stack in
+/// everything that walks them; real charts nest a few dozen levels at most.
 const MAX_DEPTH: usize = 512;
+
+/// go-yaml's own limit, which content that is only checked (not kept) may reach.
+const GO_YAML_MAX_DEPTH: usize = 10_000;
 
 /// A parsed YAML node with go-yaml v2's resolved scalar types and its source position.
 #[derive(Debug, Clone, PartialEq)]
@@ -275,8 +278,8 @@ impl Builder {
                 scalar(&text, style, Some(&tag), &span)?;
             }
             Event::SequenceStart(..) | Event::MappingStart(..) => {
-                if self.stack.len() + self.skipped_depth >= MAX_DEPTH {
-                    return Err(too_deep(&span));
+                if self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
+                    return Err(too_deep(&span, GO_YAML_MAX_DEPTH));
                 }
                 self.skipped_depth += 1;
             }
@@ -392,7 +395,7 @@ impl Builder {
 
     fn open(&mut self, frame: Frame, span: &Span) -> Result<(), Error> {
         if self.stack.len() >= MAX_DEPTH {
-            return Err(too_deep(span));
+            return Err(too_deep(span, MAX_DEPTH));
         }
         self.parsed += 1;
         self.expanded += 1;
@@ -426,11 +429,11 @@ impl Builder {
     }
 }
 
-fn too_deep(span: &Span) -> Error {
+fn too_deep(span: &Span, limit: usize) -> Error {
     Error::at(
         span.start.line(),
         span.start.col() + 1,
-        format!("nesting is deeper than {MAX_DEPTH} levels"),
+        format!("nesting is deeper than {limit} levels"),
     )
 }
 
