@@ -1,7 +1,7 @@
 //! Chart repositories on disk.
 //!
 //! - [`index_directory`]: `helm repo index DIR [--url] [--merge] [--json]`, in parallel,
-//!   reading only Chart.yaml from each package and skipping unchanged packages.
+//!   judging each package as Helm's loader does and skipping unchanged packages.
 //! - [`IndexCache`]: an index.yaml with its compact form in chartkit's cache directory,
 //!   rebuilt only when the index changes.
 
@@ -16,7 +16,7 @@ pub use cache::{
     CACHE_BUCKET, CacheError, CompactSource, FileSource, IndexCache, compact_path_for,
 };
 pub use clock::{format_utc, now};
-pub use package::{PackageError, read_package_metadata};
+pub use package::read_package_metadata;
 pub use repo_index::{IndexDirOptions, IndexDirReport, RepoIndexError, index_directory};
 pub use urljoin::url_join;
 

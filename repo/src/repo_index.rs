@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use chartkit_chart::archive::Limits;
 use chartkit_index::{ChartVersion, GoTime, IndexFile};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::package::{PackageError, read_package_metadata};
+use crate::package::read_package_metadata;
 
 /// Options of `repo index`, resolved from the command line.
 #[derive(Debug, Clone, Default)]
@@ -110,7 +111,7 @@ fn find_packages(dir: &Path) -> Result<Vec<(PathBuf, std::fs::Metadata)>, RepoIn
 /// Text, one record a line, fields separated by tabs (and `\\`, `\\t`, `\\n` escaped):
 ///
 /// ```text
-/// chartkit-repo-index 2 <options fingerprint> <index sha256 without `generated`> <offset>
+/// chartkit-repo-index 3 <options fingerprint> <index sha256 without `generated`> <offset>
 /// <relative path> <size> <file stamp> <sha256>          a package in the index
 /// <relative path> <size> <file stamp> - <reason>        a `*.tgz` that is not a chart
 /// ```
@@ -143,7 +144,9 @@ impl PackageRecord {
 }
 
 const RECORD_HEADER: &str = "chartkit-repo-index";
-const RECORD_VERSION: &str = "2";
+// 3: packages are judged by Helm's whole loader, not by their Chart.yaml alone, so
+// verdicts recorded by version 2 are not reused.
+const RECORD_VERSION: &str = "3";
 
 fn escape(text: &str) -> String {
     text.replace('\\', "\\\\")
@@ -518,6 +521,12 @@ fn index_one(
     }
     let bytes = std::fs::read(&p.path).map_err(io_error(&p.path))?;
     let digest = hex::encode(Sha256::digest(&bytes));
+    // Judged even when the previous index lists the same bytes: that index may have been
+    // written by another tool, or edited.
+    let metadata = match read_package_metadata(&bytes, &p.rel, &Limits::default()) {
+        Ok(m) => m,
+        Err(e) => return Ok(Outcome::Skipped(skip_reason(&e))),
+    };
     if let Some(previous) = known.get(&(p.url.clone(), digest.clone())) {
         return Ok(Outcome::Entry {
             version: Box::new(reuse(previous, &p.url)),
@@ -526,10 +535,6 @@ fn index_one(
             digest,
         });
     }
-    let metadata = match read_package_metadata(&bytes) {
-        Ok(m) => m,
-        Err(e) => return Ok(Outcome::Skipped(skip_reason(&e))),
-    };
     Ok(Outcome::Entry {
         version: Box::new(ChartVersion {
             metadata,
@@ -556,6 +561,6 @@ fn reuse(previous: &ChartVersion, url: &str) -> ChartVersion {
     }
 }
 
-fn skip_reason(error: &PackageError) -> String {
+fn skip_reason(error: &chartkit_chart::LoadError) -> String {
     error.to_string()
 }

@@ -46,8 +46,23 @@ pub fn limits() -> crate::error::Result<Limits> {
     Ok(limits)
 }
 
+/// Loads a chart for a command that uses its contents, printing what the loader noticed
+/// (symbolic links followed, files in the wrong place) to stderr.
+pub fn load_chart(path: &std::path::Path) -> crate::error::Result<chartkit_chart::Chart> {
+    use crate::error::Context;
+    let chart = chartkit_chart::load(path, &load_options()?)
+        .with_context(|| format!("cannot load the chart at `{}`", path.display()))?;
+    for warning in &chart.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(chart)
+}
+
 pub fn load_options() -> crate::error::Result<LoadOptions> {
-    Ok(LoadOptions { limits: limits()? })
+    Ok(LoadOptions {
+        limits: limits()?,
+        ..LoadOptions::default()
+    })
 }
 
 /// Reads a keyring file (armored or binary), warning about keys that had to be skipped.

@@ -1,7 +1,6 @@
 use std::process::ExitCode;
 
-use crate::error::Context;
-use chartkit_chart::{Chart, VALUES_FILE, load};
+use chartkit_chart::{Chart, VALUES_FILE};
 
 use crate::cli::ShowCommand;
 
@@ -22,8 +21,7 @@ pub fn run(command: ShowCommand) -> crate::error::Result<ExitCode> {
         ShowCommand::Crds(args) => (Part::Crds, args),
         ShowCommand::All(args) => (Part::All, args),
     };
-    let chart = load(&args.chart, &super::load_options()?)
-        .with_context(|| format!("cannot load the chart at `{}`", args.chart.display()))?;
+    let chart = super::load_chart(&args.chart)?;
     print!("{}", render(&chart, part));
     Ok(ExitCode::SUCCESS)
 }

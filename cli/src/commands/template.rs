@@ -2,7 +2,6 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use crate::error::Context;
-use chartkit_chart::load;
 use chartkit_render::{
     OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render,
 };
@@ -39,8 +38,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         None => Default::default(),
     };
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
-    let chart = load(std::path::Path::new(&chart_path), &super::load_options()?)
-        .with_context(|| format!("cannot load the chart at `{chart_path}`"))?;
+    let chart = super::load_chart(std::path::Path::new(&chart_path))?;
     validate_release_name(&release_name)?;
     check_installable(&chart)?;
     if chart.metadata.deprecated {
