@@ -104,6 +104,15 @@ pub struct ServeArgs {
     /// Largest upload accepted, in bytes.
     #[arg(long = "max-upload-size", default_value_t = 20 * 1024 * 1024)]
     pub max_upload_size: usize,
+    /// Uploads received and checked at once; others wait up to 10 seconds, then get 503.
+    /// Memory for uploads stays below this many times --max-upload-size plus the chart
+    /// size limit.
+    #[arg(long = "max-concurrent-uploads", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    pub max_concurrent_uploads: u16,
+    /// The most bytes one chart version may add to index.yaml (its entry as JSON); larger
+    /// uploads get 400. Keeps a few small uploads from making the index huge.
+    #[arg(long = "max-index-entry-size", default_value_t = 64 * 1024)]
+    pub max_index_entry_size: usize,
     /// Accept only charts with a .prov signed by a key in --keyring.
     #[arg(long = "require-signature", requires = "keyring")]
     pub require_signature: bool,

@@ -192,6 +192,20 @@ pub fn to_yaml(i: &IndexFile) -> String {
     chartkit_yaml::to_yaml(&to_value(index(i)))
 }
 
+/// One chart's part of index.yaml: `  NAME:` and its versions, as [`to_yaml`] writes them
+/// under `entries:`, without the final newline. index.yaml is `apiVersion: v1`,
+/// `entries:`, each chart's part followed by a newline in go-yaml's key order
+/// ([`chartkit_yaml::compare_keys`]), then `generated: ...`; a server can keep each
+/// chart's part and re-render only the charts that change.
+pub fn chart_entries_yaml(name: &str, versions: &[ChartVersion]) -> String {
+    let mut map = chartkit_yaml::Map::new();
+    map.insert(
+        name.to_owned(),
+        to_value(Out::Seq(versions.iter().map(entry).collect())),
+    );
+    chartkit_yaml::to_yaml_nested_map(&map, 2)
+}
+
 /// The index as `helm repo index --json` writes it (no trailing newline, like Go).
 pub fn to_json(i: &IndexFile) -> String {
     let mut out = String::new();

@@ -20,7 +20,7 @@ pub mod select;
 
 pub use chartkit_chart::{Dependency, Maintainer, Metadata, ValidationError};
 pub use decode::{IndexError, LoadedIndex, parse_entry_json, parse_index};
-pub use encode::{entry_to_json, to_json, to_yaml};
+pub use encode::{chart_entries_yaml, entry_to_json, to_json, to_yaml};
 pub use gotime::{GoTime, ZERO_TIME};
 /// The chart metadata of an index entry; the same type as [`Metadata`], under the name this
 /// crate has always used.

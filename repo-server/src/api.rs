@@ -11,16 +11,15 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use bytes::Bytes;
-use chartkit_chart::archive::Limits;
 use chartkit_signing::Keyring;
 
 use crate::auth::{Auth, Decision};
 use crate::error::{ApiError, json};
+use crate::index_body::IndexBody;
 use crate::metrics::Metrics;
 use crate::names::{self, FileKind};
-use crate::repository::{NewEntry, RenderedIndex, Repository, entry_from_package};
-use crate::storage::WriteMode;
+use crate::publish::{self, UploadSlots};
+use crate::repository::Repository;
 use crate::upload;
 
 /// Request policy, from the command line.
@@ -32,7 +31,8 @@ pub struct Policy {
     pub require_signature: Option<Keyring>,
     pub auth: Auth,
     pub auth_reads: bool,
-    pub limits: Limits,
+    /// Uploads read and checked at once.
+    pub uploads: UploadSlots,
 }
 
 #[derive(Clone)]
@@ -47,14 +47,15 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(root))
         .route("/index.yaml", get(index_yaml))
         .route("/charts/{file}", get(chart_file))
-        .route("/api/charts", get(list_charts).post(upload_chart))
+        .route("/api/charts", get(list_charts).post(publish::upload_chart))
         .route("/api/charts/{name}", get(chart_versions))
         .route(
             "/api/charts/{name}/{version}",
-            get(chart_version).delete(delete_version),
+            get(chart_version).delete(publish::delete_version),
         )
-        .route("/api/prov", post(upload_provenance))
+        .route("/api/prov", post(publish::upload_provenance))
         .route("/health", get(health))
+        .route("/ready", get(ready))
         .route("/metrics", get(metrics))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -67,6 +68,7 @@ fn route_of(path: &str) -> &'static str {
         "/" => "/",
         "/index.yaml" => "/index.yaml",
         "/health" => "/health",
+        "/ready" => "/ready",
         "/metrics" => "/metrics",
         "/api/prov" => "/api/prov",
         p if p.starts_with("/charts/") => "/charts",
@@ -113,7 +115,8 @@ fn refuse(state: &AppState, request: &Request, path: &str) -> Option<Response> {
     }
     let auth = &state.policy.auth;
     let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
-    if !auth.is_enabled() || path == "/health" || !(writes || state.policy.auth_reads) {
+    let probe = path == "/health" || path == "/ready";
+    if !auth.is_enabled() || probe || !(writes || state.policy.auth_reads) {
         return None;
     }
     let header = request
@@ -200,7 +203,7 @@ fn not_modified(headers: &HeaderMap, etags: &[&str]) -> bool {
         .any(|tag| tag == "*" || etags.contains(&tag))
 }
 
-async fn current_index(repo: &Arc<Repository>) -> Arc<RenderedIndex> {
+async fn current_index(repo: &Arc<Repository>) -> Arc<IndexBody> {
     if let Some(index) = repo.rendered_index() {
         return index;
     }
@@ -213,19 +216,18 @@ async fn current_index(repo: &Arc<Repository>) -> Arc<RenderedIndex> {
 async fn index_yaml(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let index = current_index(&state.repo).await;
     let gzip = accepts_gzip(&headers);
-    let (body, etag) = if gzip {
-        let index = Arc::clone(&index);
-        tokio::task::spawn_blocking(move || index.gzip())
-            .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
-    } else {
-        (index.yaml.clone(), index.etag.clone())
-    };
-    let gzip_tag = format!("{}-gzip\"", index.etag.trim_end_matches('"'));
-    let mut response = if not_modified(&headers, &[index.etag.as_str(), gzip_tag.as_str()]) {
+    let gzip_etag = index.gzip_etag();
+    let etag = if gzip { &gzip_etag } else { &index.etag };
+    let mut response = if not_modified(&headers, &[index.etag.as_str(), gzip_etag.as_str()]) {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let mut response = Response::new(Body::from(body));
+        // The parts are shared with the repository and sent as they are, not copied.
+        let body = if gzip {
+            Body::new(index.gzip())
+        } else {
+            Body::new(index.identity())
+        };
+        let mut response = Response::new(body);
         let h = response.headers_mut();
         h.insert(
             header::CONTENT_TYPE,
@@ -237,7 +239,7 @@ async fn index_yaml(State(state): State<AppState>, headers: HeaderMap) -> Respon
         response
     };
     let h = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&etag) {
+    if let Ok(value) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, value);
     }
     h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
@@ -258,10 +260,24 @@ async fn chart_file(
             )));
         }
     };
-    match state.repo.storage().get(&file).await? {
-        Some(data) => Ok(([(header::CONTENT_TYPE, content_type)], data).into_response()),
-        None => Err(ApiError::not_found(format!("{file} not found"))),
+    let missing = || ApiError::not_found(format!("{file} not found"));
+    let data = state.repo.storage().get(&file).await?.ok_or_else(missing)?;
+    if let Some(package) = file.strip_suffix(".prov") {
+        // A `.prov` is served only with the package it signs: one left without its
+        // package, or from an older version of it, would only fail `helm verify`.
+        let signs_package = state
+            .repo
+            .package_digest(package)
+            .and_then(|hex| chartkit_signing::Sha256Digest::from_hex(&hex))
+            .is_some_and(|digest| {
+                upload::check_provenance(&data).is_ok_and(|p| p.signs(&digest))
+            });
+        if !signs_package {
+            tracing::warn!(%file, "not serving a provenance file that does not match its package");
+            return Err(missing());
+        }
     }
+    Ok(([(header::CONTENT_TYPE, content_type)], data).into_response())
 }
 
 fn entries_json<'a>(versions: impl Iterator<Item = &'a chartkit_index::ChartVersion>) -> String {
@@ -313,170 +329,32 @@ async fn chart_version(
     Ok(json(StatusCode::OK, chartkit_index::entry_to_json(&entry)))
 }
 
-async fn delete_version(
-    State(state): State<AppState>,
-    Path((name, version)): Path<(String, String)>,
-) -> Result<Response, ApiError> {
-    let file = names::package_file(&name, &version);
-    if names::classify(&file) != Some(FileKind::Package) {
-        return Err(ApiError::bad_request(format!(
-            "`{name}` `{version}` is not a valid chart name and version"
-        )));
-    }
-    let storage = state.repo.storage();
-    if !storage.delete(&file).await? {
-        return Err(ApiError::not_found(format!(
-            "chart {name} version {version} not found"
-        )));
-    }
-    storage.delete(&format!("{file}.prov")).await?;
-    state.repo.remove_package(&file);
-    Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()))
-}
-
-fn write_mode(policy: &Policy) -> WriteMode {
-    if policy.allow_overwrite {
-        WriteMode::Overwrite
-    } else {
-        WriteMode::Create
-    }
-}
-
-async fn upload_chart(State(state): State<AppState>, request: Request) -> Response {
-    let outcome = store_chart(&state, request).await;
-    state.metrics.upload(outcome.is_ok());
-    match outcome {
-        Ok(()) => json(StatusCode::CREATED, r#"{"saved":true}"#.to_owned()),
-        Err(error) => error.into_response(),
-    }
-}
-
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(ApiError::internal(format!("upload check failed: {e}"))))
-}
-
-async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError> {
-    let (head, body) = request.into_parts();
-    let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
-    let parts = upload::parts(&head.headers, body, "chart").await?;
-    let (sent_name, data) = parts.chart.ok_or_else(|| {
-        ApiError::bad_request(
-            "no chart in the request: send the package as the body, or as a multipart `chart` field",
-        )
-    })?;
-    let limits = state.policy.limits;
-    let package =
-        blocking(move || upload::check_package(data, sent_name.as_deref(), &limits)).await?;
-    let provenance = match parts.prov {
-        Some((_, prov)) => {
-            let provenance = upload::check_provenance(&prov)?;
-            if provenance.package_file != package.file {
-                return Err(ApiError::bad_request(format!(
-                    "the provenance file is for {}, not {}",
-                    provenance.package_file, package.file
-                )));
-            }
-            Some(provenance)
-        }
-        None => None,
-    };
-    let storage = state.repo.storage();
-    if let Some(keyring) = &state.policy.require_signature {
-        let stored;
-        let signed_by = match &provenance {
-            Some(p) => p,
-            None => {
-                let prov_file = format!("{}.prov", package.file);
-                let text = storage.get(&prov_file).await?.ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "this server requires signed charts: upload {} together with its provenance (a multipart `prov` field, or `chartkit push --prov`)",
-                        package.file
-                    ))
-                })?;
-                stored = upload::check_provenance(&text)?;
-                &stored
-            }
-        };
-        upload::verify(signed_by, &package.digest, keyring)?;
-    }
-    let info = storage
-        .put(
-            &package.file,
-            package.data.clone(),
-            write_mode(&state.policy),
-        )
-        .await?;
-    if let Some(provenance) = provenance {
-        let prov_info = storage
-            .put(
-                &provenance.file,
-                Bytes::from(provenance.text),
-                WriteMode::Overwrite,
-            )
-            .await?;
-        state.repo.insert_provenance(prov_info);
-    }
-    let urls = state.repo.urls().clone();
-    let data = package.data;
-    let file = package.file.clone();
-    let created = info.modified;
-    let version = blocking(move || {
-        entry_from_package(&data, &file, created, &urls).map_err(ApiError::bad_request)
-    })
-    .await?;
-    tracing::info!(chart = %package.name, version = %package.version, "chart stored");
-    state.repo.insert_package(NewEntry { version, info });
-    Ok(())
-}
-
-async fn upload_provenance(State(state): State<AppState>, request: Request) -> Response {
-    match store_provenance(&state, request).await {
-        Ok(()) => json(StatusCode::CREATED, r#"{"saved":true}"#.to_owned()),
-        Err(error) => error.into_response(),
-    }
-}
-
-async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiError> {
-    let (head, body) = request.into_parts();
-    let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
-    let parts = upload::parts(&head.headers, body, "prov").await?;
-    let (_, data) = parts.prov.ok_or_else(|| {
-        ApiError::bad_request(
-            "no provenance in the request: send the .prov as the body, or as a multipart `prov` field",
-        )
-    })?;
-    let provenance = upload::check_provenance(&data)?;
-    let storage = state.repo.storage();
-    if let Some(keyring) = &state.policy.require_signature {
-        let package = storage
-            .get(&provenance.package_file)
-            .await?
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "{} is not in the repository; upload the chart with its provenance",
-                    provenance.package_file
-                ))
-            })?;
-        let digest = chartkit_signing::Sha256Digest::of(&package);
-        upload::verify(&provenance, &digest, keyring)?;
-    }
-    let info = storage
-        .put(
-            &provenance.file,
-            Bytes::from(provenance.text),
-            write_mode(&state.policy),
-        )
-        .await?;
-    state.repo.insert_provenance(info);
-    Ok(())
-}
-
+/// Liveness: the process is serving requests.
 async fn health() -> Response {
     json(StatusCode::OK, r#"{"healthy":true}"#.to_owned())
+}
+
+/// Readiness: the storage answers too. Details of a failure go to the log only.
+async fn ready(State(state): State<AppState>) -> Response {
+    let check = state.repo.storage().check();
+    match tokio::time::timeout(std::time::Duration::from_secs(5), check).await {
+        Ok(Ok(())) => json(StatusCode::OK, r#"{"ready":true}"#.to_owned()),
+        outcome => {
+            let reason = match outcome {
+                Ok(Err(error)) => error.to_string(),
+                _ => "no answer within 5 seconds".to_owned(),
+            };
+            tracing::warn!(%reason, "not ready: storage check failed");
+            let mut response = json(
+                StatusCode::SERVICE_UNAVAILABLE,
+                r#"{"ready":false,"error":"storage is not reachable"}"#.to_owned(),
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            response
+        }
+    }
 }
 
 async fn metrics(State(state): State<AppState>) -> Response {

@@ -8,6 +8,8 @@ use axum::response::{IntoResponse, Response};
 pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
+    /// Seconds for a `Retry-After` header (with 503).
+    pub retry_after: Option<u32>,
 }
 
 impl ApiError {
@@ -15,7 +17,13 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            retry_after: None,
         }
+    }
+
+    pub fn retry_after(mut self, seconds: u32) -> ApiError {
+        self.retry_after = Some(seconds);
+        self
     }
 
     pub fn bad_request(message: impl Into<String>) -> ApiError {
@@ -33,19 +41,41 @@ impl ApiError {
 
 impl From<crate::storage::StorageError> for ApiError {
     fn from(error: crate::storage::StorageError) -> ApiError {
-        match error {
-            crate::storage::StorageError::AlreadyExists { name } => ApiError::new(
+        use crate::storage::StorageError;
+        match &error {
+            StorageError::AlreadyExists { name } => ApiError::new(
                 StatusCode::CONFLICT,
                 format!(
                     "{name} already exists; the server refuses overwrites unless started with --allow-overwrite"
                 ),
             ),
-            other => {
-                tracing::error!(error = %other, "storage failure");
-                ApiError::internal(other.to_string())
+            StorageError::Failed { action, name, .. } => {
+                // The details name directories and endpoints, which are for the log, not
+                // for clients; the reference ties the two together.
+                let reference = error_reference();
+                tracing::error!(%error, %reference, "storage failure");
+                let name = if name.is_empty() {
+                    String::new()
+                } else {
+                    format!(" `{name}`")
+                };
+                ApiError::internal(format!(
+                    "storage failed while {action}{name}; the server log has the details (reference {reference})"
+                ))
             }
         }
     }
+}
+
+/// A short reference for an error, unique enough to find it in the log.
+fn error_reference() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let started = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("{:x}-{}", started & 0xffff_ffff, NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A JSON response with the given status.
@@ -61,6 +91,12 @@ pub fn json(status: StatusCode, body: String) -> Response {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.message }).to_string();
-        json(self.status, body)
+        let mut response = json(self.status, body);
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }

@@ -10,8 +10,10 @@
 mod api;
 pub mod auth;
 mod error;
+mod index_body;
 pub mod metrics;
 pub mod names;
+mod publish;
 pub mod repository;
 pub mod storage;
 mod tls;
@@ -28,7 +30,7 @@ use chartkit_signing::Keyring;
 
 pub use api::Policy;
 pub use auth::{Auth, AuthFileError};
-pub use repository::{Repository, SyncReport, UrlStyle};
+pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
 pub use storage::{BucketStorage, LocalStorage, ObjectInfo, Storage, StorageError, WriteMode};
 
 /// Everything `chartkit serve` configures.
@@ -46,7 +48,14 @@ pub struct ServerOptions {
     /// How often to look for changes made by others (other replicas, files copied in).
     pub refresh_interval: Duration,
     pub limits: Limits,
+    /// The most bytes one chart version may add to index.yaml.
+    pub max_index_entry_size: usize,
+    /// Uploads received and checked at once; more wait up to [`UPLOAD_WAIT`], then get 503.
+    pub max_concurrent_uploads: usize,
 }
+
+/// How long an upload waits for its turn before the server answers 503.
+pub const UPLOAD_WAIT: Duration = Duration::from_secs(10);
 
 /// PEM files for `--tls-cert` and `--tls-key`.
 #[derive(Debug, Clone)]
@@ -84,9 +93,17 @@ impl Server {
     pub async fn bind(options: ServerOptions) -> Result<Server, ServerError> {
         let tls = options.tls.as_ref().map(tls::acceptor).transpose()?;
         let metrics = Arc::new(metrics::Metrics::default());
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let rules = PackageRules {
+            limits: options.limits,
+            max_entry_size: options.max_index_entry_size,
+            // Checking is CPU work: more at once than cores only adds memory.
+            concurrent_checks: options.max_concurrent_uploads.clamp(1, cores),
+        };
         let repo = Arc::new(Repository::new(
             options.storage,
             UrlStyle { base: options.url },
+            rules,
             Arc::clone(&metrics),
         ));
         let initial = repo.sync().await?;
@@ -102,7 +119,7 @@ impl Server {
             require_signature: options.require_signature,
             auth: options.auth,
             auth_reads: options.auth_reads,
-            limits: options.limits,
+            uploads: publish::UploadSlots::new(options.max_concurrent_uploads, UPLOAD_WAIT),
         };
         let app = api::router(api::AppState {
             repo: Arc::clone(&repo),

@@ -5,58 +5,58 @@
 //! `GET /index.yaml` renders once for however many uploads came before it. So the cost of an
 //! upload does not grow with the repository, and readers never wait on writers for long.
 
-use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
+use chartkit_chart::archive::Limits;
 use chartkit_index::{ChartVersion, IndexFile};
 use futures::StreamExt;
 use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
 
+use crate::index_body::{IndexBody, Part};
 use crate::metrics::Metrics;
 use crate::names::{FileKind, classify};
 use crate::storage::{ObjectInfo, Storage, StorageError};
 
-/// index.yaml as served: the bytes, their strong ETag, and the gzip form made on first
-/// demand.
-#[derive(Debug)]
-pub struct RenderedIndex {
-    pub yaml: Bytes,
-    pub etag: String,
-    gzip: std::sync::OnceLock<Bytes>,
+/// How packages are judged, and how many at once.
+#[derive(Debug, Clone, Copy)]
+pub struct PackageRules {
+    /// Archive limits, as Helm's loader applies them.
+    pub limits: Limits,
+    /// The most bytes one chart version may add to the index (its entry as compact JSON).
+    pub max_entry_size: usize,
+    /// Packages read and judged at once, by uploads and syncs together. Each holds at most
+    /// the package and the few files Helm's loader reads, so this bounds memory.
+    pub concurrent_checks: usize,
 }
 
-impl RenderedIndex {
-    fn new(yaml: String) -> RenderedIndex {
-        let etag = format!(
-            "\"{}\"",
-            &hex::encode(Sha256::digest(yaml.as_bytes()))[..32]
-        );
-        RenderedIndex {
-            yaml: Bytes::from(yaml),
-            etag,
-            gzip: std::sync::OnceLock::new(),
+impl Default for PackageRules {
+    fn default() -> Self {
+        PackageRules {
+            limits: Limits::default(),
+            max_entry_size: 64 * 1024,
+            concurrent_checks: 2,
         }
     }
+}
 
-    /// The gzip-encoded index and its ETag (distinct from the identity one, as a strong
-    /// validator must be per representation).
-    pub fn gzip(&self) -> (Bytes, String) {
-        let body = self
-            .gzip
-            .get_or_init(|| {
-                let mut encoder = flate2::write::GzEncoder::new(
-                    Vec::with_capacity(self.yaml.len() / 4),
-                    flate2::Compression::fast(),
-                );
-                encoder.write_all(&self.yaml).expect("writing to memory");
-                Bytes::from(encoder.finish().expect("writing to memory"))
-            })
-            .clone();
-        let tag = format!("{}-gzip\"", self.etag.trim_end_matches('"'));
-        (body, tag)
+/// A chart name in go-yaml's key order (index.yaml's order), ties broken by bytes so that
+/// distinct names never compare equal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct IndexOrder(String);
+
+impl Ord for IndexOrder {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        chartkit_yaml::compare_keys(&self.0, &other.0).then_with(|| self.0.cmp(&other.0))
+    }
+}
+
+impl PartialOrd for IndexOrder {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -95,6 +95,10 @@ struct State {
     /// Provenance files by file name.
     provenance: HashMap<String, Known>,
     seq: u64,
+    /// Each chart's rendered part of index.yaml, in index order.
+    parts: BTreeMap<IndexOrder, Arc<Part>>,
+    /// Charts whose versions changed since their part was rendered.
+    stale: HashSet<String>,
 }
 
 /// A chart version read from a package.
@@ -108,8 +112,10 @@ pub struct NewEntry {
 pub struct Repository {
     storage: Arc<dyn Storage>,
     urls: UrlStyle,
+    rules: PackageRules,
+    checks: Semaphore,
     state: RwLock<State>,
-    rendered: Mutex<Option<Arc<RenderedIndex>>>,
+    rendered: Mutex<Option<Arc<IndexBody>>>,
     metrics: Arc<Metrics>,
 }
 
@@ -122,12 +128,19 @@ pub struct SyncReport {
 }
 
 impl Repository {
-    pub fn new(storage: Arc<dyn Storage>, urls: UrlStyle, metrics: Arc<Metrics>) -> Repository {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        urls: UrlStyle,
+        rules: PackageRules,
+        metrics: Arc<Metrics>,
+    ) -> Repository {
         let mut index = IndexFile::new(chartkit_repo::now());
         index.generated = None;
         Repository {
             storage,
             urls,
+            rules,
+            checks: Semaphore::new(rules.concurrent_checks.max(1)),
             state: RwLock::new(State {
                 index,
                 ..State::default()
@@ -158,24 +171,56 @@ impl Repository {
     }
 
     /// The rendered index.yaml if nothing changed since it was rendered.
-    pub fn rendered_index(&self) -> Option<Arc<RenderedIndex>> {
+    pub fn rendered_index(&self) -> Option<Arc<IndexBody>> {
         self.rendered
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
     }
 
-    /// The current index.yaml, rendered now if anything changed since the last render
-    /// (which takes time in proportion to the repository: call it off the async threads).
-    pub fn index(&self) -> Arc<RenderedIndex> {
+    /// The current index.yaml, rendered now if anything changed since the last render.
+    /// Only the charts that changed are rendered again; the rest of the index is shared
+    /// with the last render (call it off the async threads all the same).
+    pub fn index(&self) -> Arc<IndexBody> {
         let mut rendered = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(current) = rendered.as_ref() {
             return Arc::clone(current);
         }
         let started = Instant::now();
-        self.write().index.generated = Some(chartkit_repo::now());
-        let yaml = chartkit_index::to_yaml(&self.read().index);
-        let fresh = Arc::new(RenderedIndex::new(yaml));
+        let generated = chartkit_repo::now();
+        let parts: Vec<Arc<Part>> = {
+            let mut state = self.write();
+            let state = &mut *state;
+            for name in std::mem::take(&mut state.stale) {
+                let key = IndexOrder(name);
+                match state.index.entries.get(&key.0).filter(|v| !v.is_empty()) {
+                    Some(versions) => {
+                        let mut text = chartkit_index::chart_entries_yaml(&key.0, versions);
+                        text.push('\n');
+                        state.parts.insert(key, Arc::new(Part::new(text)));
+                    }
+                    None => {
+                        state.parts.remove(&key);
+                    }
+                }
+            }
+            state.parts.values().cloned().collect()
+        };
+        // The lines around the charts, as the whole-index encoder writes them.
+        let around = chartkit_index::to_yaml(&IndexFile::new(generated));
+        let tail = around
+            .split_once("entries: {}\n")
+            .map_or(String::new(), |(_, tail)| tail.to_owned());
+        let head = if parts.is_empty() {
+            "apiVersion: v1\nentries: {}\n"
+        } else {
+            "apiVersion: v1\nentries:\n"
+        };
+        let fresh = Arc::new(IndexBody::new(
+            Arc::new(Part::new(head.to_owned())),
+            parts,
+            tail,
+        ));
         self.metrics.index_rendered(started.elapsed());
         *rendered = Some(Arc::clone(&fresh));
         fresh
@@ -244,6 +289,13 @@ impl Repository {
         );
     }
 
+    /// Forgets a provenance file this replica has just removed.
+    pub fn forget_provenance(&self, file: &str) {
+        let mut state = self.write();
+        state.seq += 1;
+        state.provenance.remove(file);
+    }
+
     /// Forgets a package (and its provenance) this replica has just deleted.
     pub fn remove_package(&self, file: &str) {
         {
@@ -253,6 +305,90 @@ impl Repository {
             state.provenance.remove(&format!("{file}.prov"));
         }
         self.invalidate();
+    }
+
+    /// How packages are judged.
+    pub fn rules(&self) -> &PackageRules {
+        &self.rules
+    }
+
+    /// Judges a package as `helm repo index` does and makes its index entry, with at most
+    /// [`PackageRules::concurrent_checks`] packages being judged at once (others wait).
+    /// `file` is the stored name; an upload has none yet, and its entry gets the name
+    /// Helm gives the package, `NAME-VERSION.tgz`.
+    pub async fn check_package(
+        &self,
+        data: Bytes,
+        file: Option<&str>,
+        created: SystemTime,
+    ) -> Result<ChartVersion, String> {
+        let _permit = self.checks.acquire().await.map_err(|e| e.to_string())?;
+        self.judge(data, file, created).await
+    }
+
+    async fn judge(
+        &self,
+        data: Bytes,
+        file: Option<&str>,
+        created: SystemTime,
+    ) -> Result<ChartVersion, String> {
+        let urls = self.urls.clone();
+        let rules = self.rules;
+        let file = file.map(str::to_owned);
+        tokio::task::spawn_blocking(move || {
+            entry_from_package(&data, file.as_deref(), created, &urls, &rules)
+        })
+            .await
+            .unwrap_or_else(|e| Err(format!("checking the package failed: {e}")))
+    }
+
+    /// Reads a stored package and judges it, within the same bound as uploads.
+    async fn load_entry(&self, info: &ObjectInfo) -> Result<ChartVersion, String> {
+        let _permit = self.checks.acquire().await.map_err(|e| e.to_string())?;
+        // Compressed data is never larger than what it expands to by more than a little,
+        // so a package file beyond the chart limit cannot be a chart: not worth reading.
+        let largest = self.rules.limits.max_total_size.saturating_add(1 << 20);
+        if info.size > largest {
+            return Err(format!(
+                "the file is {} bytes, larger than any chart within the {}-byte chart size limit",
+                info.size, self.rules.limits.max_total_size
+            ));
+        }
+        match self.storage.get(&info.name).await {
+            Ok(Some(data)) => self.judge(data, Some(&info.name), info.modified).await,
+            Ok(None) => Err("removed while being read".to_owned()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The stored file of a chart version in the index. Found through the index, not
+    /// built from the name and version, which can be ambiguous (`a-1.0.0` `2.0.0` and `a`
+    /// `1.0.0-2.0.0` make the same file name).
+    pub fn file_of(&self, name: &str, version: &str) -> Option<String> {
+        let state = self.read();
+        state
+            .packages
+            .iter()
+            .find(|(_, known)| {
+                known
+                    .entry
+                    .as_ref()
+                    .is_some_and(|(n, v)| n == name && v == version)
+            })
+            .map(|(file, _)| file.clone())
+    }
+
+    /// The digest of a package in the index, if it is one.
+    pub fn package_digest(&self, file: &str) -> Option<String> {
+        let state = self.read();
+        let (name, version) = state.packages.get(file)?.entry.as_ref()?;
+        state
+            .index
+            .entries
+            .get(name)?
+            .iter()
+            .find(|v| v.version() == version)
+            .map(|v| v.digest.clone())
     }
 
     /// Brings the in-memory repository in line with the storage: reads packages it has not
@@ -281,29 +417,14 @@ impl Repository {
                 }
             }
         }
-        let storage = Arc::clone(&self.storage);
-        let urls = self.urls.clone();
+        // Every package is judged under the same bound on concurrent checks as uploads,
+        // so a storage full of hostile packages costs no more memory than a burst of
+        // hostile uploads.
         let mut read: Vec<(ObjectInfo, Result<ChartVersion, String>)> =
             futures::stream::iter(to_read)
-                .map(|info| {
-                    let storage = Arc::clone(&storage);
-                    let urls = urls.clone();
-                    async move {
-                        let outcome = match storage.get(&info.name).await {
-                            Ok(Some(data)) => {
-                                let name = info.name.clone();
-                                let created = info.modified;
-                                tokio::task::spawn_blocking(move || {
-                                    entry_from_package(&data, &name, created, &urls)
-                                })
-                                .await
-                                .unwrap_or_else(|e| Err(e.to_string()))
-                            }
-                            Ok(None) => Err("removed while being read".to_owned()),
-                            Err(e) => Err(e.to_string()),
-                        };
-                        (info, outcome)
-                    }
+                .map(|info| async move {
+                    let outcome = self.load_entry(&info).await;
+                    (info, outcome)
                 })
                 .buffer_unordered(32)
                 .collect()
@@ -402,6 +523,7 @@ fn insert_entry(state: &mut State, entry: NewEntry, seq: u64) {
     let file = info.name.clone();
     remove_entry(state, &file);
     let key = (version.name().to_owned(), version.version().to_owned());
+    state.stale.insert(key.0.clone());
     let versions = state.index.entries.entry(key.0.clone()).or_default();
     versions.retain(|v| v.version() != key.1);
     versions.push(version);
@@ -425,6 +547,7 @@ fn remove_entry(state: &mut State, file: &str) -> bool {
     let Some((name, version)) = known.entry else {
         return false;
     };
+    state.stale.insert(name.clone());
     if let Some(versions) = state.index.entries.get_mut(&name) {
         versions.retain(|v| v.version() != version);
         if versions.is_empty() {
@@ -434,28 +557,47 @@ fn remove_entry(state: &mut State, file: &str) -> bool {
     true
 }
 
-/// Reads a package into an index entry, as `helm repo index` writes it, with `created` from
-/// the storage's modification time (the same on every replica and across restarts).
-pub fn entry_from_package(
-    data: &[u8],
-    file: &str,
-    created: SystemTime,
-    urls: &UrlStyle,
-) -> Result<ChartVersion, String> {
-    let metadata = chartkit_repo::read_package_metadata(data).map_err(|e| e.to_string())?;
-    let since = created
+/// An entry's `created`: the storage's modification time.
+pub fn created_time(modified: SystemTime) -> chartkit_index::GoTime {
+    let since = modified
         .duration_since(SystemTime::UNIX_EPOCH)
         .unwrap_or_default();
-    Ok(ChartVersion {
+    chartkit_repo::format_utc(since.as_secs(), since.subsec_nanos())
+}
+
+/// Judges a package as `helm repo index` does and makes its index entry, with `created`
+/// from the storage's modification time (the same on every replica and across restarts).
+/// The upload check and the storage sync both come here, so a package is stored exactly
+/// when it will be indexed.
+pub fn entry_from_package(
+    data: &[u8],
+    file: Option<&str>,
+    created: SystemTime,
+    urls: &UrlStyle,
+    rules: &PackageRules,
+) -> Result<ChartVersion, String> {
+    let origin = file.unwrap_or("uploaded package");
+    let metadata = chartkit_repo::read_package_metadata(data, origin, &rules.limits)
+        .map_err(|e| e.to_string())?;
+    let file = match file {
+        Some(file) => file.to_owned(),
+        None => crate::names::package_file(&metadata.name, &metadata.version),
+    };
+    let version = ChartVersion {
         metadata,
-        urls: Some(vec![urls.chart_url(file)]),
-        created: Some(chartkit_repo::format_utc(
-            since.as_secs(),
-            since.subsec_nanos(),
-        )),
+        urls: Some(vec![urls.chart_url(&file)]),
+        created: Some(created_time(created)),
         digest: hex::encode(Sha256::digest(data)),
         ..ChartVersion::default()
-    })
+    };
+    let size = chartkit_index::entry_to_json(&version).len();
+    if size > rules.max_entry_size {
+        return Err(format!(
+            "its metadata would add {size} bytes to the index, more than the server's limit of {} per chart version (--max-index-entry-size); shorten the description or annotations in Chart.yaml",
+            rules.max_entry_size
+        ));
+    }
+    Ok(version)
 }
 
 #[cfg(test)]
@@ -516,6 +658,9 @@ mod tests {
         async fn delete(&self, name: &str) -> Result<bool, StorageError> {
             self.inner.delete(name).await
         }
+        async fn check(&self) -> Result<(), StorageError> {
+            self.inner.check().await
+        }
     }
 
     #[tokio::test]
@@ -532,6 +677,7 @@ mod tests {
         let repo = Arc::new(Repository::new(
             storage.clone(),
             UrlStyle::default(),
+            PackageRules::default(),
             Arc::new(Metrics::default()),
         ));
         repo_cell.set(Arc::clone(&repo)).ok().unwrap();
@@ -548,7 +694,7 @@ mod tests {
         assert_eq!(versions, ["2.0.0", "1.0.0"]);
         assert!(
             repo.index()
-                .yaml
+                .to_bytes()
                 .starts_with(b"apiVersion: v1\nentries:\n  a:\n")
         );
 
@@ -567,7 +713,14 @@ mod tests {
                 tag: "uploaded".to_owned(),
             };
             let version =
-                entry_from_package(&data, &info.name, info.modified, &UrlStyle::default()).unwrap();
+                entry_from_package(
+                &data,
+                Some(&info.name),
+                info.modified,
+                &UrlStyle::default(),
+                &PackageRules::default(),
+            )
+            .unwrap();
             cell.get()
                 .unwrap()
                 .insert_package(NewEntry { version, info });
@@ -576,7 +729,7 @@ mod tests {
         assert_eq!(report.removed, 1, "{report:?}");
         assert!(repo.chart("b").is_some(), "the concurrent upload survived");
         assert_eq!(repo.chart("a").unwrap().len(), 1);
-        let yaml = String::from_utf8(repo.index().yaml.to_vec()).unwrap();
+        let yaml = String::from_utf8(repo.index().to_bytes().to_vec()).unwrap();
         assert!(yaml.contains("- charts/b-1.0.0.tgz"), "{yaml}");
         assert!(!yaml.contains("a-1.0.0.tgz"), "{yaml}");
     }

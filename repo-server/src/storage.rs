@@ -62,6 +62,8 @@ pub trait Storage: Send + Sync + 'static {
     ) -> Result<ObjectInfo, StorageError>;
     /// Removes a file; `false` when there was none.
     async fn delete(&self, name: &str) -> Result<bool, StorageError>;
+    /// Whether the storage answers, cheaply (for readiness probes).
+    async fn check(&self) -> Result<(), StorageError>;
 }
 
 /// A directory on the local filesystem.
@@ -238,6 +240,14 @@ impl Storage for LocalStorage {
             Err(e) => Err(self.failed("deleting", name, e)),
         }
     }
+
+    async fn check(&self) -> Result<(), StorageError> {
+        match tokio::fs::metadata(&self.dir).await {
+            Ok(meta) if meta.is_dir() => Ok(()),
+            Ok(_) => Err(self.failed("checking", "", "not a directory")),
+            Err(e) => Err(self.failed("checking", "", e)),
+        }
+    }
 }
 
 /// A bucket (and optional prefix) in S3-compatible object storage.
@@ -403,6 +413,16 @@ impl Storage for BucketStorage {
             .await
             .map_err(|e| self.failed("deleting", name, e))?;
         Ok(true)
+    }
+
+    async fn check(&self) -> Result<(), StorageError> {
+        use object_store::ObjectStoreExt;
+        // One HEAD of a name nobody writes: "not found" is an answer, so the bucket is
+        // reachable and the credentials work.
+        match self.store.head(&self.path(".chartkit-ready")).await {
+            Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.failed("checking", "", e)),
+        }
     }
 }
 

@@ -5,8 +5,7 @@
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use bytes::Bytes;
-use chartkit_chart::LoadOptions;
-use chartkit_chart::archive::Limits;
+use chartkit_index::ChartVersion;
 use chartkit_signing::{Keyring, Provenance, Sha256Digest};
 
 use crate::error::ApiError;
@@ -87,11 +86,18 @@ pub async fn parts(headers: &HeaderMap, body: Bytes, raw_field: &str) -> Result<
             .bytes()
             .await
             .map_err(|e| ApiError::bad_request(format!("bad multipart part `{name}`: {e}")))?;
-        match name.as_str() {
-            "chart" => parts.chart = Some((file_name, data)),
-            "prov" => parts.prov = Some((file_name, data)),
-            _ => {}
+        let slot = match name.as_str() {
+            "chart" => &mut parts.chart,
+            "prov" => &mut parts.prov,
+            _ => continue,
+        };
+        // Keeping one of two silently would store something the client did not mean.
+        if slot.is_some() {
+            return Err(ApiError::bad_request(format!(
+                "the request has more than one `{name}` part; send one chart package (and at most one provenance file) per request"
+            )));
         }
+        *slot = Some((file_name, data));
     }
     Ok(parts)
 }
@@ -104,26 +110,19 @@ pub struct CheckedPackage {
     pub version: String,
     pub data: Bytes,
     pub digest: Sha256Digest,
+    /// Its index entry (with `created` to be set from the stored file).
+    pub entry: ChartVersion,
 }
 
-/// Checks a package: a loadable chart within the archive limits, a safe file name equal to
+/// Checks what the judge made of a package: a safe file name equal to
 /// `NAME-VERSION.tgz`, and (when an upload names its file) that name.
 pub fn check_package(
     data: Bytes,
+    entry: ChartVersion,
     sent_name: Option<&str>,
-    limits: &Limits,
 ) -> Result<CheckedPackage, ApiError> {
-    if data.is_empty() {
-        return Err(ApiError::bad_request(
-            "the request body is empty; send a chart package (.tgz)",
-        ));
-    }
-    let origin = sent_name.unwrap_or("uploaded package");
-    let options = LoadOptions { limits: *limits };
-    let chart = chartkit_chart::load_archive(&data, origin, &options)
-        .map_err(|e| ApiError::bad_request(format!("not a valid chart package: {e}")))?;
-    let name = chart.metadata.name.clone();
-    let version = chart.metadata.version.clone();
+    let name = entry.name().to_owned();
+    let version = entry.version().to_owned();
     let file = names::package_file(&name, &version);
     if names::classify(&file) != Some(names::FileKind::Package) {
         return Err(ApiError::bad_request(format!(
@@ -138,13 +137,15 @@ pub fn check_package(
             )));
         }
     }
-    let digest = Sha256Digest::of(&data);
+    let digest = Sha256Digest::from_hex(&entry.digest)
+        .ok_or_else(|| ApiError::internal("the package digest is not hex"))?;
     Ok(CheckedPackage {
         file,
         name,
         version,
         data,
         digest,
+        entry,
     })
 }
 
@@ -154,7 +155,37 @@ pub struct CheckedProvenance {
     /// `NAME-VERSION.tgz.prov`
     pub file: String,
     pub package_file: String,
+    /// The chart name and version its metadata gives.
+    pub chart: (String, String),
     pub text: String,
+    /// The digest it lists for its package (`sha256:<hex>`), if it lists one.
+    pub package_digest: Option<String>,
+}
+
+impl CheckedProvenance {
+    /// Whether this provenance is for exactly these package bytes.
+    pub fn signs(&self, digest: &Sha256Digest) -> bool {
+        self.package_digest.as_deref() == Some(format!("sha256:{digest}").as_str())
+    }
+
+    /// Refuses a provenance that is not for these package bytes, whatever the server's
+    /// signature policy: a `.prov` that does not match its package can only fail
+    /// `helm verify`.
+    pub fn require_match(&self, digest: &Sha256Digest) -> Result<(), ApiError> {
+        if self.signs(digest) {
+            return Ok(());
+        }
+        Err(ApiError::bad_request(match &self.package_digest {
+            Some(listed) => format!(
+                "the provenance file is for other bytes than {}: it lists {listed}, but the package is sha256:{digest}; sign this package again",
+                self.package_file
+            ),
+            None => format!(
+                "the provenance file does not list {} in its `files:`; sign this package again",
+                self.package_file
+            ),
+        }))
+    }
 }
 
 /// Parses a `.prov` and works out which package it signs (from the metadata it carries).
@@ -173,10 +204,13 @@ pub fn check_provenance(data: &[u8]) -> Result<CheckedProvenance, ApiError> {
             metadata.name, metadata.version
         )));
     }
+    let package_digest = provenance.files().get(&package_file).cloned();
     Ok(CheckedProvenance {
         file: format!("{package_file}.prov"),
         package_file,
+        chart: (metadata.name, metadata.version),
         text,
+        package_digest,
     })
 }
 

@@ -57,6 +57,8 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         tls,
         refresh_interval: Duration::from_secs_f64(args.refresh_interval),
         limits: super::limits()?,
+        max_index_entry_size: args.max_index_entry_size,
+        max_concurrent_uploads: usize::from(args.max_concurrent_uploads),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
