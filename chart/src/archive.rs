@@ -17,6 +17,8 @@
 use std::collections::HashSet;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use flate2::read::MultiGzDecoder;
@@ -70,11 +72,74 @@ pub enum Retain {
 }
 
 /// How to read an archive.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
     pub limits: Limits,
     pub rules: EntryRules,
     pub retain: Retain,
+    /// With [`Retain::LoaderFiles`], the bound the kept bytes count against.
+    pub budget: Option<Arc<RetainBudget>>,
+}
+
+/// A bound on the bytes that readers keeping [`Retain::LoaderFiles`] hold at once, shared
+/// by every reader given it (a server judging several packages). Kept bytes count until
+/// the last copy of them is dropped. A reader that would go past the bound stops with
+/// [`ArchiveError::Busy`] rather than wait, since two readers waiting for each other's
+/// bytes would wait forever.
+#[derive(Debug)]
+pub struct RetainBudget {
+    limit: u64,
+    used: AtomicU64,
+}
+
+impl RetainBudget {
+    pub fn new(limit: u64) -> Arc<RetainBudget> {
+        Arc::new(RetainBudget {
+            limit,
+            used: AtomicU64::new(0),
+        })
+    }
+
+    /// Bytes kept now, by every reader.
+    pub fn in_use(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    fn reserve(self: &Arc<Self>, amount: u64) -> Result<Reservation, ArchiveError> {
+        let before = self.used.fetch_add(amount, Ordering::AcqRel);
+        if before.saturating_add(amount) > self.limit {
+            self.used.fetch_sub(amount, Ordering::AcqRel);
+            return Err(ArchiveError::Busy { limit: self.limit });
+        }
+        Ok(Reservation {
+            budget: Arc::clone(self),
+            amount,
+        })
+    }
+}
+
+/// Bytes counted against a [`RetainBudget`] until dropped.
+struct Reservation {
+    budget: Arc<RetainBudget>,
+    amount: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.amount, Ordering::AcqRel);
+    }
+}
+
+/// Kept data that gives its reservation back when the last copy of it goes.
+struct Held {
+    data: Vec<u8>,
+    _reservation: Reservation,
+}
+
+impl AsRef<[u8]> for Held {
+    fn as_ref(&self) -> &[u8] {
+        &self.data
+    }
 }
 
 /// Why an archive was refused.
@@ -120,6 +185,11 @@ pub enum ArchiveError {
     /// More than `max_entries` entries.
     #[error("archive has more than {limit} entries")]
     TooManyEntries { limit: usize },
+    /// Keeping this archive's files would take the shared [`RetainBudget`] past its bound.
+    #[error(
+        "other packages being checked hold the memory this one needs (more than {limit} bytes together); retry shortly"
+    )]
+    Busy { limit: u64 },
     /// A Chart.yaml at the top level instead of inside the chart's directory.
     #[error(
         "archive entry `Chart.yaml` is not inside a top directory; a chart archive holds one directory named after the chart"
@@ -293,18 +363,31 @@ fn check_entries<'a, R: Read + 'a>(
                 return Err(ArchiveError::Truncated(raw_name));
             }
             Bytes::new()
+        } else if !keep {
+            if tar.is_none() {
+                read_data(&mut entry, size, &raw_name, &mut io::sink())?;
+            }
+            Bytes::new()
         } else {
-            match tar.and_then(|tar| stored_bytes(tar, &entry)) {
-                Some(data) if keep => {
-                    if options.retain == Retain::All {
-                        data
-                    } else {
-                        // A copy, so the decompressed archive can be freed.
-                        Bytes::copy_from_slice(&data)
-                    }
+            let reservation = match (&options.budget, options.retain) {
+                (Some(budget), Retain::LoaderFiles) => Some(budget.reserve(size)?),
+                _ => None,
+            };
+            let whole = tar.and_then(|tar| stored_bytes(tar, &entry));
+            match (whole, reservation) {
+                (Some(data), None) if options.retain == Retain::All => data,
+                // Copied, so the decompressed archive can be freed.
+                (Some(data), reservation) => held(data.to_vec(), reservation),
+                (None, reservation) => {
+                    // Exactly `size` bytes: copying into a growing vector would double its
+                    // capacity when it fills, and the memory kept with it.
+                    let mut data = vec![0; size as usize];
+                    entry.read_exact(&mut data).map_err(|e| match e.kind() {
+                        io::ErrorKind::UnexpectedEof => ArchiveError::Truncated(raw_name.clone()),
+                        _ => ArchiveError::Corrupt(e),
+                    })?;
+                    held(data, reservation)
                 }
-                Some(_) => Bytes::new(),
-                None => read_data(&mut entry, size, keep, &raw_name)?,
             }
         };
         remaining -= size;
@@ -328,29 +411,28 @@ fn check_entries<'a, R: Read + 'a>(
     Ok((top, files))
 }
 
-/// Reads an entry's `size` bytes from the stream, keeping them or not.
+/// Copies an entry's `size` bytes from the stream into `out`.
 fn read_data<R: Read>(
     entry: &mut tar::Entry<'_, R>,
     size: u64,
-    keep: bool,
     raw_name: &str,
-) -> Result<Bytes, ArchiveError> {
-    let read = if keep {
-        let mut data = Vec::with_capacity(size as usize);
-        entry
-            .take(size)
-            .read_to_end(&mut data)
-            .map_err(ArchiveError::Corrupt)?;
-        let n = data.len() as u64;
-        (n, Bytes::from(data))
-    } else {
-        let n = io::copy(&mut entry.take(size), &mut io::sink()).map_err(ArchiveError::Corrupt)?;
-        (n, Bytes::new())
-    };
-    if read.0 < size {
+    out: &mut impl io::Write,
+) -> Result<(), ArchiveError> {
+    let read = io::copy(&mut entry.take(size), out).map_err(ArchiveError::Corrupt)?;
+    if read < size {
         return Err(ArchiveError::Truncated(raw_name.to_owned()));
     }
-    Ok(read.1)
+    Ok(())
+}
+
+fn held(data: Vec<u8>, reservation: Option<Reservation>) -> Bytes {
+    match reservation {
+        Some(reservation) => Bytes::from_owner(Held {
+            data,
+            _reservation: reservation,
+        }),
+        None => Bytes::from(data),
+    }
 }
 
 /// Whether Helm's loader reads a file's contents (rather than only listing it): the
@@ -487,6 +569,7 @@ pub fn unpack(bytes: &[u8], destination: &Path, limits: &Limits) -> Result<PathB
         limits: *limits,
         rules: EntryRules::Strict,
         retain: Retain::All,
+        budget: None,
     };
     let (top, files) = read_entries(bytes, &options)?;
     let root = destination.join(&top);
@@ -593,6 +676,73 @@ mod tests {
         ] {
             assert_eq!(go_path_clean(input), cleaned, "{input}");
         }
+    }
+
+    fn tar_gz(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        for (name, data) in files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(data.len() as u64);
+            header.set_mode(0o644);
+            builder.append_data(&mut header, name, &data[..]).unwrap();
+        }
+        builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    #[test]
+    fn kept_bytes_count_against_a_shared_budget_until_dropped() {
+        let archive = tar_gz(&[
+            ("web/Chart.yaml", b"name: web\n".to_vec()),
+            ("web/values.yaml", vec![b'#'; 3000]),
+            ("web/templates/big.yaml", vec![b'x'; 100_000]),
+        ]);
+        let budget = RetainBudget::new(5000);
+        let options = ReadOptions {
+            retain: Retain::LoaderFiles,
+            budget: Some(Arc::clone(&budget)),
+            ..ReadOptions::default()
+        };
+        let files = read_archive(&archive, &options).unwrap();
+        assert_eq!(budget.in_use(), 3010, "templates are not kept");
+        assert!(files[2].data.is_empty());
+        // A second reader would go past the bound while the first holds its files.
+        assert!(matches!(
+            read_archive(&archive, &options),
+            Err(ArchiveError::Busy { limit: 5000 })
+        ));
+        drop(files);
+        assert_eq!(budget.in_use(), 0);
+        assert!(read_archive(&archive, &options).is_ok());
+    }
+
+    #[test]
+    fn the_total_must_stay_below_the_limit_as_in_helm() {
+        let limits = Limits {
+            max_total_size: 100,
+            ..Limits::default()
+        };
+        let read = |sizes: &[usize]| {
+            let files: Vec<(String, Vec<u8>)> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (format!("web/f{i}"), vec![b'x'; *n]))
+                .collect();
+            let named: Vec<(&str, Vec<u8>)> =
+                files.iter().map(|(n, d)| (n.as_str(), d.clone())).collect();
+            read_archive(
+                &tar_gz(&named),
+                &ReadOptions {
+                    limits,
+                    ..ReadOptions::default()
+                },
+            )
+        };
+        assert!(read(&[50, 49]).is_ok());
+        assert!(matches!(read(&[50, 50]), Err(ArchiveError::TooLarge { .. })));
+        assert!(matches!(read(&[101]), Err(ArchiveError::TooLarge { .. })));
     }
 
     #[test]

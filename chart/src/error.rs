@@ -67,3 +67,17 @@ pub enum LoadError {
         found: String,
     },
 }
+
+impl LoadError {
+    /// Whether the load stopped only because other loads held the shared memory budget
+    /// (see [`crate::archive::RetainBudget`]): the chart may be fine, and a retry may pass.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            LoadError::Archive {
+                source: ArchiveError::Busy { .. },
+                ..
+            }
+        )
+    }
+}

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::archive::{self, EntryRules, Limits, ReadOptions, Retain};
+use std::sync::Arc;
+
+use crate::archive::{self, EntryRules, Limits, ReadOptions, Retain, RetainBudget};
 use crate::chart::{CHART_FILE, Chart, SCHEMA_FILE, VALUES_FILE};
 use crate::error::LoadError;
 use crate::file::File;
@@ -13,13 +15,15 @@ use crate::lock::Lock;
 use crate::metadata::{ApiVersion, Metadata};
 
 /// Options for loading charts.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct LoadOptions {
     pub limits: Limits,
     /// Which archive entries are accepted (strict by default).
     pub rules: EntryRules,
     /// Which files' contents are kept from archives (all by default).
     pub retain: Retain,
+    /// With [`Retain::LoaderFiles`], a bound on kept bytes shared with other loads.
+    pub budget: Option<Arc<RetainBudget>>,
 }
 
 impl LoadOptions {
@@ -30,6 +34,7 @@ impl LoadOptions {
             limits,
             rules: EntryRules::Helm,
             retain: Retain::LoaderFiles,
+            budget: None,
         }
     }
 
@@ -38,6 +43,7 @@ impl LoadOptions {
             limits: self.limits,
             rules: self.rules,
             retain: self.retain,
+            budget: self.budget.clone(),
         }
     }
 }

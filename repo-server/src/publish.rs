@@ -93,7 +93,13 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
         .repo
         .check_package(data.clone(), None, SystemTime::now())
         .await
-        .map_err(|e| ApiError::bad_request(format!("not a valid chart package: {e}")))?;
+        .map_err(|refusal| {
+            if refusal.busy {
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, refusal.message).retry_after(5)
+            } else {
+                ApiError::bad_request(format!("not a valid chart package: {}", refusal.message))
+            }
+        })?;
     let package = upload::check_package(data, entry, sent_name.as_deref())?;
     let provenance = match parts.prov {
         Some((_, prov)) => {
@@ -337,3 +343,7 @@ async fn remove_orphan_provenance(
     storage.delete(&prov_file).await?;
     Ok(true)
 }
+
+#[cfg(test)]
+#[path = "publish_tests.rs"]
+mod tests;

@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use chartkit_chart::archive::Limits;
+use chartkit_chart::LoadOptions;
+use chartkit_chart::archive::{Limits, RetainBudget};
 use chartkit_index::{ChartVersion, IndexFile};
 use futures::StreamExt;
 use sha2::{Digest, Sha256};
@@ -42,6 +43,33 @@ impl Default for PackageRules {
         }
     }
 }
+
+/// Why a package is not indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    /// Refused only because other checks held the memory it needed: the package may be
+    /// fine, and a later try may pass.
+    pub busy: bool,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for Refusal {
+    fn from(message: String) -> Refusal {
+        Refusal {
+            message,
+            busy: false,
+        }
+    }
+}
+
+/// How often a check refused for want of memory is tried again before giving up.
+const BUSY_RETRIES: u64 = 8;
 
 /// A chart name in go-yaml's key order (index.yaml's order), ties broken by bytes so that
 /// distinct names never compare equal.
@@ -113,6 +141,8 @@ pub struct Repository {
     storage: Arc<dyn Storage>,
     urls: UrlStyle,
     rules: PackageRules,
+    /// How packages are loaded to be judged, with the memory budget all checks share.
+    load: LoadOptions,
     checks: Semaphore,
     state: RwLock<State>,
     rendered: Mutex<Option<Arc<IndexBody>>>,
@@ -140,6 +170,14 @@ impl Repository {
             storage,
             urls,
             rules,
+            // Room for the largest chart the limits allow, and some to share: a check that
+            // would need more while others hold memory is refused as busy.
+            load: LoadOptions {
+                budget: Some(RetainBudget::new(
+                    rules.limits.max_total_size.saturating_add(32 << 20),
+                )),
+                ..LoadOptions::for_index(rules.limits)
+            },
             checks: Semaphore::new(rules.concurrent_checks.max(1)),
             state: RwLock::new(State {
                 index,
@@ -321,9 +359,24 @@ impl Repository {
         data: Bytes,
         file: Option<&str>,
         created: SystemTime,
-    ) -> Result<ChartVersion, String> {
-        let _permit = self.checks.acquire().await.map_err(|e| e.to_string())?;
-        self.judge(data, file, created).await
+    ) -> Result<ChartVersion, Refusal> {
+        let mut attempt = 0;
+        loop {
+            let outcome = {
+                let _permit = self.checks.acquire().await.map_err(|e| e.to_string())?;
+                self.judge(data.clone(), file, created).await
+            };
+            match outcome {
+                // The memory was held by other checks, which have let go of their turns
+                // by now or soon will: wait for them rather than refuse a chart that may
+                // be fine. Each try starts with nothing held, so tries cannot deadlock.
+                Err(refusal) if refusal.busy && attempt < BUSY_RETRIES => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * attempt)).await;
+                }
+                outcome => return outcome,
+            }
+        }
     }
 
     async fn judge(
@@ -331,19 +384,20 @@ impl Repository {
         data: Bytes,
         file: Option<&str>,
         created: SystemTime,
-    ) -> Result<ChartVersion, String> {
+    ) -> Result<ChartVersion, Refusal> {
         let urls = self.urls.clone();
-        let rules = self.rules;
+        let load = self.load.clone();
+        let max_entry_size = self.rules.max_entry_size;
         let file = file.map(str::to_owned);
         tokio::task::spawn_blocking(move || {
-            entry_from_package(&data, file.as_deref(), created, &urls, &rules)
+            entry_from_package(&data, file.as_deref(), created, &urls, &load, max_entry_size)
         })
-            .await
-            .unwrap_or_else(|e| Err(format!("checking the package failed: {e}")))
+        .await
+        .unwrap_or_else(|e| Err(format!("checking the package failed: {e}").into()))
     }
 
     /// Reads a stored package and judges it, within the same bound as uploads.
-    async fn load_entry(&self, info: &ObjectInfo) -> Result<ChartVersion, String> {
+    async fn load_entry(&self, info: &ObjectInfo) -> Result<ChartVersion, Refusal> {
         let _permit = self.checks.acquire().await.map_err(|e| e.to_string())?;
         // Compressed data is never larger than what it expands to by more than a little,
         // so a package file beyond the chart limit cannot be a chart: not worth reading.
@@ -352,12 +406,17 @@ impl Repository {
             return Err(format!(
                 "the file is {} bytes, larger than any chart within the {}-byte chart size limit",
                 info.size, self.rules.limits.max_total_size
-            ));
+            )
+            .into());
         }
         match self.storage.get(&info.name).await {
             Ok(Some(data)) => self.judge(data, Some(&info.name), info.modified).await,
-            Ok(None) => Err("removed while being read".to_owned()),
-            Err(e) => Err(e.to_string()),
+            Ok(None) => Err("removed while being read".to_owned().into()),
+            // Not the package's fault: tried again at the next refresh.
+            Err(e) => Err(Refusal {
+                message: e.to_string(),
+                busy: true,
+            }),
         }
     }
 
@@ -420,7 +479,7 @@ impl Repository {
         // Every package is judged under the same bound on concurrent checks as uploads,
         // so a storage full of hostile packages costs no more memory than a burst of
         // hostile uploads.
-        let mut read: Vec<(ObjectInfo, Result<ChartVersion, String>)> =
+        let mut read: Vec<(ObjectInfo, Result<ChartVersion, Refusal>)> =
             futures::stream::iter(to_read)
                 .map(|info| async move {
                     let outcome = self.load_entry(&info).await;
@@ -442,9 +501,16 @@ impl Repository {
                         changed = true;
                         insert_entry(&mut state, NewEntry { version, info }, started_at);
                     }
-                    Err(reason) => {
-                        tracing::warn!(file = %info.name, %reason, "not a chart; not indexed");
-                        report.skipped.push((info.name.clone(), reason));
+                    Err(Refusal {
+                        message,
+                        busy: true,
+                    }) => {
+                        // Left unrecorded, so the next refresh reads it again.
+                        tracing::info!(file = %info.name, %message, "not read this time; will retry");
+                    }
+                    Err(Refusal { message, .. }) => {
+                        tracing::warn!(file = %info.name, reason = %message, "not a chart; not indexed");
+                        report.skipped.push((info.name.clone(), message));
                         if remove_entry(&mut state, &info.name) {
                             changed = true;
                         }
@@ -574,11 +640,15 @@ pub fn entry_from_package(
     file: Option<&str>,
     created: SystemTime,
     urls: &UrlStyle,
-    rules: &PackageRules,
-) -> Result<ChartVersion, String> {
+    load: &LoadOptions,
+    max_entry_size: usize,
+) -> Result<ChartVersion, Refusal> {
     let origin = file.unwrap_or("uploaded package");
-    let metadata = chartkit_repo::read_package_metadata(data, origin, &rules.limits)
-        .map_err(|e| e.to_string())?;
+    let metadata =
+        chartkit_repo::read_package_metadata(data, origin, load).map_err(|e| Refusal {
+            message: e.to_string(),
+            busy: e.is_busy(),
+        })?;
     let file = match file {
         Some(file) => file.to_owned(),
         None => crate::names::package_file(&metadata.name, &metadata.version),
@@ -591,11 +661,11 @@ pub fn entry_from_package(
         ..ChartVersion::default()
     };
     let size = chartkit_index::entry_to_json(&version).len();
-    if size > rules.max_entry_size {
+    if size > max_entry_size {
         return Err(format!(
-            "its metadata would add {size} bytes to the index, more than the server's limit of {} per chart version (--max-index-entry-size); shorten the description or annotations in Chart.yaml",
-            rules.max_entry_size
-        ));
+            "its metadata would add {size} bytes to the index, more than the server's limit of {max_entry_size} per chart version (--max-index-entry-size); shorten the description or annotations in Chart.yaml"
+        )
+        .into());
     }
     Ok(version)
 }
@@ -718,7 +788,8 @@ mod tests {
                 Some(&info.name),
                 info.modified,
                 &UrlStyle::default(),
-                &PackageRules::default(),
+                &LoadOptions::for_index(Limits::default()),
+                PackageRules::default().max_entry_size,
             )
             .unwrap();
             cell.get()

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 use chartkit_index::{ChartVersion, GoTime, IndexFile};
 use rayon::prelude::*;
@@ -523,7 +524,8 @@ fn index_one(
     let digest = hex::encode(Sha256::digest(&bytes));
     // Judged even when the previous index lists the same bytes: that index may have been
     // written by another tool, or edited.
-    let metadata = match read_package_metadata(&bytes, &p.rel, &Limits::default()) {
+    let options = LoadOptions::for_index(Limits::default());
+    let metadata = match read_package_metadata(&bytes, &p.rel, &options) {
         Ok(m) => m,
         Err(e) => return Ok(Outcome::Skipped(skip_reason(&e))),
     };

@@ -11,6 +11,8 @@ pub struct ServeProcess {
     /// `http://127.0.0.1:PORT` (or https).
     pub url: String,
     pub stderr_log: PathBuf,
+    /// What the server printed before it listened (what it found in its storage).
+    pub startup: Vec<String>,
 }
 
 impl ServeProcess {
@@ -32,14 +34,16 @@ impl ServeProcess {
         let stdout = child.stdout.take().expect("server stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
+            let mut startup = Vec::new();
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(url) = line.strip_prefix("Listening on ") {
-                    let _ = tx.send(url.trim_end_matches('/').to_owned());
+                    let _ = tx.send((url.trim_end_matches('/').to_owned(), startup.clone()));
                 }
+                startup.push(line);
             }
         });
-        let url = match rx.recv_timeout(Duration::from_secs(120)) {
-            Ok(url) => url,
+        let (url, startup) = match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(found) => found,
             Err(_) => {
                 let _ = child.kill();
                 panic!(
@@ -52,6 +56,7 @@ impl ServeProcess {
             child,
             url,
             stderr_log,
+            startup,
         }
     }
 
