@@ -11,9 +11,12 @@ pub fn corpus_or_skip(test: &str) -> Option<PathBuf> {
     if dir.join("cases.tsv").is_file() {
         Some(dir)
     } else {
-        eprintln!(
-            "skipping {test}: corpus not found at {} (set CHARTKIT_CORPUS)",
-            dir.display()
+        crate::skip(
+            test,
+            &format!(
+                "corpus not found at {} (set CHARTKIT_CORPUS)",
+                dir.display()
+            ),
         );
         None
     }

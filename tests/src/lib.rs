@@ -11,6 +11,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+/// Skips a test whose peer (helm, moto, the corpus) is missing: prints why and returns,
+/// except under CI (`CI=true`), where a missing peer is a failure, not a skip.
+pub fn skip(test: &str, reason: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test} cannot run under CI: {reason}");
+    }
+    eprintln!("skipping {test}: {reason}");
+}
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

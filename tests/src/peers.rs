@@ -26,7 +26,10 @@ pub fn helm() -> Option<PathBuf> {
 pub fn helm_or_skip(test: &str) -> Option<PathBuf> {
     let helm = helm();
     if helm.is_none() {
-        eprintln!("skipping {test}: helm is not installed (run ../shared/tools/get-peers)");
+        crate::skip(
+            test,
+            "helm is not installed (run ../shared/tools/get-peers)",
+        );
     }
     helm
 }

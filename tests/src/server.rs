@@ -99,7 +99,10 @@ pub struct S3Server {
 impl S3Server {
     pub fn start_or_skip(test: &str) -> Option<S3Server> {
         let Some(program) = find_on_path("moto_server") else {
-            eprintln!("skipping {test}: moto_server is not installed (pip install 'moto[server]')");
+            crate::skip(
+                test,
+                "moto_server is not installed (pip install 'moto[server]')",
+            );
             return None;
         };
         let port = free_port();

@@ -174,7 +174,10 @@ fn helm_pull_verify_accepts_charts_signed_by_chartkit() {
         return;
     };
     let Some(gpg) = which("gpg") else {
-        eprintln!("skipping helm_pull_verify: gpg is not installed (apt-get install gnupg)");
+        chartkit_tests::skip(
+            "helm_pull_verify",
+            "gpg is not installed (apt-get install gnupg)",
+        );
         return;
     };
     let ctx = TestContext::new();
