@@ -8,6 +8,7 @@
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+use crate::budget;
 use crate::error::{Error, ExecError};
 use crate::funcs::{Func, FuncError, Imp};
 use crate::parse::ast::*;
@@ -23,6 +24,13 @@ const MAX_EXEC_DEPTH: usize = 100_000;
 /// allocated on the heap so deep `include` chains cannot overflow the thread's stack.
 const STACK_RED_ZONE: usize = 256 * 1024;
 const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+/// How deep `include` and `tpl` calls may nest, together. Helm stops an `include` of a
+/// name nested in itself 1000 times, and has no limit on `tpl`, which Go then runs
+/// until its stack overflows. Each level's error repeats the text of the errors inside
+/// it, so the text of an error from deep down grows with the square of the depth: this
+/// keeps it to a few hundred megabytes while letting two names recurse into each other
+/// as far as Helm lets them.
+const MAX_CALL_DEPTH: usize = 2000;
 
 /// What a missing map key evaluates to (Go's `missingkey` option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,6 +78,8 @@ pub struct Exec<'s> {
     overlays: Vec<FxHashMap<String, Arc<Tree>>>,
     /// How deep each name is in `include`s now, to stop runaway recursion as Helm does.
     pub(crate) include_counts: FxHashMap<Box<str>, usize>,
+    /// How deep `include` and `tpl` calls are nested now.
+    call_depth: usize,
 }
 
 /// One template invocation: its tree, its variables and the node being evaluated.
@@ -86,6 +96,7 @@ impl<'s> Exec<'s> {
             set,
             overlays: Vec::new(),
             include_counts: FxHashMap::default(),
+            call_depth: 0,
         }
     }
 
@@ -119,6 +130,8 @@ impl<'s> Exec<'s> {
     }
 
     /// Runs a template with `data` as dot and `$`, appending its output to `out`.
+    /// Callers that nest it in a running template (`include`, `tpl`) hold its stack in
+    /// the budget first ([`Exec::nest`]).
     pub(crate) fn execute(&mut self, tree: &Tree, data: Value, out: &mut String) -> EResult<()> {
         let dot = Slot::plain(data);
         let mut frame = Frame {
@@ -135,6 +148,34 @@ impl<'s> Exec<'s> {
                 Err(Flow::Break | Flow::Continue) => Ok(()),
             }
         })
+    }
+
+    /// Holds a nested template's stack in the budget while it runs; [`Exec::unnest`]
+    /// gives it back.
+    pub(crate) fn nest(&mut self) -> Result<(), String> {
+        budget::charge(budget::NESTING_BYTES, "another nested template")
+    }
+
+    pub(crate) fn unnest(&mut self) {
+        budget::release(budget::NESTING_BYTES);
+    }
+
+    /// [`Exec::nest`] for an `include` or `tpl` call, which also counts towards
+    /// [`MAX_CALL_DEPTH`]; [`Exec::unnest_call`] ends it.
+    pub(crate) fn nest_call(&mut self) -> Result<(), String> {
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err(format!(
+                "include and tpl calls are nested more than {MAX_CALL_DEPTH} deep"
+            ));
+        }
+        self.nest()?;
+        self.call_depth += 1;
+        Ok(())
+    }
+
+    pub(crate) fn unnest_call(&mut self) {
+        self.call_depth -= 1;
+        self.unnest();
     }
 
     fn walk_list<'t>(
@@ -159,12 +200,20 @@ impl<'s> Exec<'s> {
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         match node {
-            Node::Text { start, end, .. } => out.push_str(&f.tree.text[*start..*end]),
+            Node::Text { start, end, .. } => {
+                let text = &f.tree.text[*start..*end];
+                if let Err(message) = budget::charge(text.len() as u64, "the output") {
+                    return Err(self.output_error(f, *start, text, message).into());
+                }
+                out.push_str(text);
+            }
             Node::Action(a) => {
                 let v = self.eval_pipeline(f, dot, &a.pipe)?;
                 if a.pipe.decl.is_empty() {
                     f.node = Some(NodeRef::Node(node));
-                    print_value(out, &v);
+                    if let Err(message) = print_value(out, &v) {
+                        return Err(self.errorf(f, message).into());
+                    }
                 }
             }
             Node::If(b) | Node::With(b) => {
@@ -355,18 +404,41 @@ impl<'s> Exec<'s> {
             Some(p) => Slot::plain(self.eval_pipeline(f, dot, p)?),
             None => Slot::plain(Value::Nil),
         };
+        if let Err(message) = self.nest() {
+            return Err(self.errorf(f, message).into());
+        }
         let mut frame = Frame {
             tree: &tree,
             vars: vec![(Name::const_new("$"), new_dot.clone())],
             node: None,
             depth: f.depth + 1,
         };
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             match self.walk_list(&mut frame, &new_dot, &tree.root, out) {
                 Err(Flow::Break | Flow::Continue) => Ok(()),
                 other => other,
             }
-        })
+        });
+        self.unnest();
+        result
+    }
+
+    /// The budget error for a text node's output. The text itself can be long and span
+    /// lines, so the error shows its start, quoted.
+    fn output_error(&self, f: &Frame<'_>, pos: Pos, text: &str, message: String) -> Box<Error> {
+        let excerpt: String = text.chars().take(24).collect();
+        let ellipsis = if excerpt.len() < text.len() {
+            "..."
+        } else {
+            ""
+        };
+        Box::new(Error::Exec(ExecError {
+            template: f.tree.name.clone(),
+            location: Some(f.tree.location(pos)),
+            context: Some(format!("{}{ellipsis}", print::quote(&excerpt))),
+            message,
+            cause: None,
+        }))
     }
 
     /// Builds an execution error at the frame's current node.
@@ -799,14 +871,23 @@ impl<'s> Exec<'s> {
             argv.push(self.validate_type(f, fv, false, ty)?);
         }
 
+        // Results are counted by what they add (see `budget`); `include` and `tpl`
+        // counted their output as they wrote it.
+        let counted = |v: Value| match budget::charge_result(&v, &argv) {
+            Ok(()) => Ok(v),
+            Err(message) => Err(FuncError::from(message)),
+        };
         let result = match callee {
             Callee::Func(func) => match &func.imp {
-                Imp::Pure(fun) => fun(&argv).map_err(FuncError::from),
+                Imp::Pure(fun) => fun(&argv).map_err(FuncError::from).and_then(counted),
                 Imp::Exec(fun) => fun(self, &argv),
                 Imp::Call => self.builtin_call(f, args, &argv),
                 Imp::AndOr(_) => Ok(Value::Nil),
             },
-            Callee::Method(o, _) => o.call(name, &argv).map_err(FuncError::from),
+            Callee::Method(o, _) => o
+                .call(name, &argv)
+                .map_err(FuncError::from)
+                .and_then(counted),
         };
         match result {
             Ok(v) => Ok(v),
@@ -977,12 +1058,23 @@ fn node_context(node: &Node, text: &str) -> String {
     WithText(node, text).to_string()
 }
 
-/// Go's `printValue`: an absent value prints as `<no value>`.
-fn print_value(out: &mut String, v: &Value) {
+/// Go's `printValue`: an absent value prints as `<no value>`. The bytes written count
+/// in the budget; a list or map is checked before it is written, as its text can be far
+/// larger than what building it counted.
+fn print_value(out: &mut String, v: &Value) -> Result<(), String> {
+    let before = out.len();
     match v {
         Value::Nil => out.push_str("<no value>"),
-        other => print::write_value(out, other),
+        Value::String(s) => {
+            budget::reserve(s.len() as u64)?;
+            out.push_str(s);
+        }
+        other => {
+            budget::check_expansion(other)?;
+            print::write_value(out, other);
+        }
     }
+    budget::charge((out.len() - before) as u64, "the output")
 }
 
 /// What a call invokes: a template function or a host object's method.

@@ -3,7 +3,8 @@
 use std::rc::Rc;
 
 use super::{Imp, Registry, compare};
-use crate::format::sprintf;
+use crate::budget;
+use crate::format::sprintf_within;
 use crate::print;
 use crate::value::{ListKind, MapKind, Ty, Value};
 
@@ -24,21 +25,31 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("gt", &[R, R], compare::gt);
     r.pure("ge", &[R, R], compare::ge);
     r.variadic("print", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(print::sprint_args(a)))
     });
     r.variadic("println", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(print::sprintln_args(a)))
     });
     r.variadic("printf", &[Ty::String], Ty::Any, |a| {
-        Ok(Value::string(sprintf(super::arg::str(&a[0]), &a[1..])))
+        budget::check_args(&a[1..])?;
+        let meter = budget::Meter::new();
+        match sprintf_within(super::arg::str(&a[0]), &a[1..], meter.room()) {
+            Some(out) => Ok(Value::string(out)),
+            None => Err(meter.exceeded()),
+        }
     });
     r.variadic("html", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(html_escape(&eval_args(a))))
     });
     r.variadic("js", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(js_escape(&eval_args(a))))
     });
     r.variadic("urlquery", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(query_escape(&eval_args(a))))
     });
 }

@@ -99,8 +99,15 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.variadic("mustMergeOverwrite", &[M], M, |a| merge_all(a, true));
     r.variadic("dig", &[], A, dig);
-    r.pure("deepCopy", &[A], |a| Ok(deep_copy(&a[0])));
-    r.pure("mustDeepCopy", &[A], |a| Ok(deep_copy(&a[0])));
+    // A copy is a tree: parts the original shares are copied each time they appear.
+    r.pure("deepCopy", &[A], |a| {
+        crate::budget::check_expansion(&a[0])?;
+        Ok(deep_copy(&a[0]))
+    });
+    r.pure("mustDeepCopy", &[A], |a| {
+        crate::budget::check_expansion(&a[0])?;
+        Ok(deep_copy(&a[0]))
+    });
 }
 
 fn map_get(d: &Value, key: &str) -> Option<Value> {

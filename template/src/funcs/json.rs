@@ -11,23 +11,29 @@ use super::arg::str;
 use crate::value::{Entries, Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
+    // The `to*` forms turn encoding errors into "", but not a value too large to write.
     r.pure("toPrettyJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         Ok(Value::string(
             encode(&a[0], true, Some("  ")).unwrap_or_default(),
         ))
     });
     r.pure("mustToPrettyJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         encode(&a[0], true, Some("  ")).map(Value::string)
     });
     r.pure("toRawJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         Ok(Value::string(
             encode(&a[0], false, None).unwrap_or_default(),
         ))
     });
     r.pure("mustToRawJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         encode(&a[0], false, None).map(Value::string)
     });
     r.pure("mustToJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         encode(&a[0], true, None).map(Value::string)
     });
     r.pure("mustFromJson", &[Ty::String], |a| decode(str(&a[0])));

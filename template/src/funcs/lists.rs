@@ -142,6 +142,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         r.variadic(name, &[A], A, slice);
     }
     r.variadic("concat", &[], A, |a| {
+        // The lists can all be one list, given many times.
+        let slots = a.iter().map(crate::budget::shallow_size).sum();
+        crate::budget::reserve(slots)?;
         let mut out = Vec::new();
         for l in a {
             match l.plain() {

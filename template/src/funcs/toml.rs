@@ -8,6 +8,7 @@ use crate::value::{Entries, Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("toToml", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         Ok(Value::string(match to_toml(&a[0]) {
             Ok(s) => s,
             Err(e) => e,
