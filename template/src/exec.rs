@@ -272,39 +272,29 @@ impl<'s> Exec<'s> {
         f.node = Some(NodeRef::Node(node));
         let val = self.eval_pipeline(f, dot, &r.pipe)?.plain();
         let mark = f.vars.len();
-        let mut items: Vec<(Slot, Slot)> = Vec::new();
-        match &val {
-            Value::List(l) => {
-                let iface = l.kind == ListKind::Interface;
-                for (i, item) in l.items.iter().enumerate() {
-                    items.push((
-                        Slot::plain(Value::Int(i as i64)),
-                        Slot {
-                            v: item.clone(),
-                            iface,
-                        },
-                    ));
-                }
-            }
-            Value::Bytes(b) => {
-                for (i, byte) in b.iter().enumerate() {
-                    items.push((
-                        Slot::plain(Value::Int(i as i64)),
-                        Slot::plain(Value::Uint8(*byte)),
-                    ));
-                }
-            }
+        // Elements are taken one at a time: a range over `until 100000000` or over a
+        // large number holds no copy of what it iterates over.
+        let items = match &val {
+            Value::List(l) => Ranged::List(l.clone()),
+            Value::Bytes(b) => Ranged::Bytes(b.clone()),
             Value::Map(m) => {
+                // Go takes the sorted keys first, so changes made while ranging do not
+                // change the iteration.
                 let iface = m.kind != MapKind::String;
-                for (k, v) in m.borrow().iter() {
-                    items.push((
-                        Slot::plain(Value::String(k.clone())),
-                        Slot {
-                            v: v.clone(),
-                            iface,
-                        },
-                    ));
-                }
+                Ranged::Map(
+                    m.borrow()
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                Slot::plain(Value::String(k.clone())),
+                                Slot {
+                                    v: v.clone(),
+                                    iface,
+                                },
+                            )
+                        })
+                        .collect(),
+                )
             }
             Value::Int(_) | Value::Int64(_) | Value::Uint8(_) => {
                 if r.pipe.decl.len() > 1 {
@@ -318,21 +308,9 @@ impl<'s> Exec<'s> {
                         )
                         .into());
                 }
-                let n = match val {
-                    Value::Int(n) | Value::Int64(n) => n,
-                    Value::Uint8(n) => n as i64,
-                    _ => 0,
-                };
-                for i in 0..n.max(0) {
-                    let v = match val {
-                        Value::Int(_) => Value::Int(i),
-                        Value::Int64(_) => Value::Int64(i),
-                        _ => Value::Uint8(i as u8),
-                    };
-                    items.push((Slot::plain(Value::Nil), Slot::plain(v)));
-                }
+                Ranged::Count(val.clone())
             }
-            Value::Nil => {}
+            Value::Nil => Ranged::Map(Vec::new()),
             other => {
                 return Err(self
                     .errorf(
@@ -341,15 +319,17 @@ impl<'s> Exec<'s> {
                     )
                     .into());
             }
-        }
-        if items.is_empty() {
+        };
+        let len = items.len();
+        if len == 0 {
             if let Some(else_list) = &r.else_list {
                 return self.walk_list(f, dot, else_list, out);
             }
             return Ok(());
         }
         let decl = &r.pipe.decl;
-        for (index, elem) in items {
+        for i in 0..len {
+            let (index, elem) = items.get(i);
             if !decl.is_empty() {
                 if r.pipe.is_assign {
                     let target = if decl.len() > 1 { &index } else { &elem };
@@ -1075,6 +1055,54 @@ fn print_value(out: &mut String, v: &Value) -> Result<(), String> {
         }
     }
     budget::charge((out.len() - before) as u64, "the output")
+}
+
+/// What a `range` iterates over.
+enum Ranged {
+    List(Rc<crate::value::List>),
+    Bytes(Rc<[u8]>),
+    /// Key and value slots, taken when the range starts.
+    Map(Vec<(Slot, Slot)>),
+    /// `range N` over an integer of this type.
+    Count(Value),
+}
+
+impl Ranged {
+    fn len(&self) -> u64 {
+        match self {
+            Ranged::List(l) => l.items.len() as u64,
+            Ranged::Bytes(b) => b.len() as u64,
+            Ranged::Map(entries) => entries.len() as u64,
+            Ranged::Count(Value::Int(n) | Value::Int64(n)) => (*n).max(0) as u64,
+            Ranged::Count(Value::Uint8(n)) => *n as u64,
+            Ranged::Count(_) => 0,
+        }
+    }
+
+    /// The index and element slots of element `i` (< `len`).
+    fn get(&self, i: u64) -> (Slot, Slot) {
+        let index = || Slot::plain(Value::Int(i as i64));
+        match self {
+            Ranged::List(l) => (
+                index(),
+                Slot {
+                    v: l.items[i as usize].clone(),
+                    iface: l.kind == ListKind::Interface,
+                },
+            ),
+            Ranged::Bytes(b) => (index(), Slot::plain(Value::Uint8(b[i as usize]))),
+            Ranged::Map(entries) => entries[i as usize].clone(),
+            // Go gives a range over an integer no index.
+            Ranged::Count(n) => (
+                Slot::plain(Value::Nil),
+                Slot::plain(match n {
+                    Value::Int(_) => Value::Int(i as i64),
+                    Value::Int64(_) => Value::Int64(i as i64),
+                    _ => Value::Uint8(i as u8),
+                }),
+            ),
+        }
+    }
 }
 
 /// What a call invokes: a template function or a host object's method.
