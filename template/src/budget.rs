@@ -223,15 +223,19 @@ pub(crate) fn shallow_size(v: &Value) -> u64 {
     match v {
         Value::String(s) => s.len() as u64,
         Value::Bytes(b) => b.len() as u64,
-        Value::List(l) => list_bytes(l.kind, l.items.len() as u64),
+        Value::List(l) => l.heap_bytes(),
         Value::Map(m) => m.len() as u64 * MAP_ENTRY_BYTES,
         _ => 0,
     }
 }
 
-/// What a list of `len` elements of this kind takes.
-pub(crate) fn list_bytes(_kind: ListKind, len: u64) -> u64 {
-    len.saturating_mul(std::mem::size_of::<Value>() as u64)
+/// What a list of `len` elements of this kind takes (see [`crate::List::heap_bytes`]).
+pub(crate) fn list_bytes(kind: ListKind, len: u64) -> u64 {
+    let slot = match kind {
+        ListKind::Int => std::mem::size_of::<i64>(),
+        _ => std::mem::size_of::<Value>(),
+    };
+    len.saturating_mul(slot as u64)
 }
 
 /// Counts a function's result by what it adds to its largest argument.
@@ -321,8 +325,8 @@ pub(crate) fn expanded_size(v: &Value, cap: u64) -> Option<u64> {
         }
         match &value {
             Value::List(l) => {
-                for item in &l.items {
-                    visit(item, depth + 1, &mut total, &mut pending);
+                for item in l.iter() {
+                    visit(&item, depth + 1, &mut total, &mut pending);
                     if total > cap {
                         return None;
                     }

@@ -1070,7 +1070,7 @@ enum Ranged {
 impl Ranged {
     fn len(&self) -> u64 {
         match self {
-            Ranged::List(l) => l.items.len() as u64,
+            Ranged::List(l) => l.len() as u64,
             Ranged::Bytes(b) => b.len() as u64,
             Ranged::Map(entries) => entries.len() as u64,
             Ranged::Count(Value::Int(n) | Value::Int64(n)) => (*n).max(0) as u64,
@@ -1086,7 +1086,7 @@ impl Ranged {
             Ranged::List(l) => (
                 index(),
                 Slot {
-                    v: l.items[i as usize].clone(),
+                    v: l.get(i as usize).unwrap_or_default(),
                     iface: l.kind == ListKind::Interface,
                 },
             ),

@@ -349,20 +349,20 @@ impl Printer {
                 if self.f.sharp_v {
                     self.out.push_str(&v.type_name());
                     self.out.push('{');
-                    for (i, item) in l.items.iter().enumerate() {
+                    for (i, item) in l.iter().enumerate() {
                         if i > 0 {
                             self.out.push_str(", ");
                         }
-                        self.print_value(item, verb, depth + 1);
+                        self.print_value(&item, verb, depth + 1);
                     }
                     self.out.push('}');
                 } else {
                     self.out.push('[');
-                    for (i, item) in l.items.iter().enumerate() {
+                    for (i, item) in l.iter().enumerate() {
                         if i > 0 {
                             self.out.push(' ');
                         }
-                        self.print_value(item, verb, depth + 1);
+                        self.print_value(&item, verb, depth + 1);
                     }
                     self.out.push(']');
                 }

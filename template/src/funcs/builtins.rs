@@ -124,7 +124,7 @@ fn len(a: &[Value]) -> Result<Value, String> {
     let n = match a[0].plain() {
         Value::String(s) => s.len(),
         Value::Bytes(b) => b.len(),
-        Value::List(l) => l.items.len(),
+        Value::List(l) => l.len(),
         Value::Map(m) => m.len(),
         Value::Nil => return Err("reflect: call of reflect.Value.Type on zero Value".into()),
         other => return Err(format!("len of type {}", other.type_name())),
@@ -159,10 +159,8 @@ fn index(a: &[Value]) -> Result<Value, String> {
         item = match item.plain() {
             Value::Nil => return Err("index of nil pointer".into()),
             Value::List(l) => {
-                let x = index_arg(idx, l.items.len())?;
-                l.items
-                    .get(x)
-                    .cloned()
+                let x = index_arg(idx, l.len())?;
+                l.get(x)
                     .ok_or_else(|| "reflect: slice index out of range".to_owned())?
             }
             Value::String(s) => {
@@ -219,7 +217,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
             }
             s.len()
         }
-        Value::List(l) => l.items.len(),
+        Value::List(l) => l.len(),
         Value::Bytes(b) => b.len(),
         other => return Err(format!("can't slice item of type {}", other.type_name())),
     };
@@ -238,10 +236,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
             Value::string(String::from_utf8_lossy(&s.as_bytes()[idx[0]..idx[1]]).into_owned())
         }
         Value::Bytes(b) => Value::Bytes(Rc::from(&b[idx[0]..idx[1]])),
-        Value::List(l) => Value::List(Rc::new(crate::value::List {
-            kind: l.kind,
-            items: l.items[idx[0]..idx[1]].to_vec(),
-        })),
+        Value::List(l) => Value::List(Rc::new(l.slice(idx[0], idx[1]))),
         _ => Value::Nil,
     })
 }

@@ -54,10 +54,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
                 keys.extend(m.borrow().keys().map(|k| Value::String(k.clone())));
             }
         }
-        Ok(Value::List(Rc::new(List {
-            kind: ListKind::String,
-            items: keys,
-        })))
+        Ok(Value::List(Rc::new(List::new(ListKind::String, keys))))
     });
     r.pure("values", &[M], |a| {
         Ok(Value::list(match &a[0] {
@@ -244,10 +241,10 @@ fn as_plain_map(v: &Value) -> Result<Rc<MapCell>, String> {
 /// `copystructure.Copy`: maps and slices are copied all the way down.
 pub(crate) fn deep_copy(v: &Value) -> Value {
     match v {
-        Value::List(l) => Value::List(Rc::new(List {
-            kind: l.kind,
-            items: l.items.iter().map(deep_copy).collect(),
-        })),
+        Value::List(l) => Value::List(Rc::new(List::new(
+            l.kind,
+            l.iter().map(|item| deep_copy(&item)).collect(),
+        ))),
         Value::Map(m) => Value::map_of(
             m.kind,
             m.borrow()

@@ -55,7 +55,7 @@ pub(crate) fn check_encodable(v: &Value) -> Result<(), String> {
             "json: unsupported value: {}",
             gonum::format_g(*f, false)
         )),
-        Value::List(l) => l.items.iter().try_for_each(check_encodable),
+        Value::List(l) => l.iter().try_for_each(|item| check_encodable(&item)),
         Value::Map(m) => m.borrow().values().try_for_each(check_encodable),
         Value::Object(o) => check_encodable(&o.to_data()),
         _ => Ok(()),
@@ -100,17 +100,17 @@ fn write_value(
             out.push('"');
         }
         Value::List(l) => {
-            if l.items.is_empty() {
+            if l.is_empty() {
                 out.push_str("[]");
                 return Ok(());
             }
             out.push('[');
-            for (i, item) in l.items.iter().enumerate() {
+            for (i, item) in l.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 newline(out, indent, depth + 1);
-                write_value(out, item, html, indent, depth + 1)?;
+                write_value(out, &item, html, indent, depth + 1)?;
             }
             newline(out, indent, depth);
             out.push(']');

@@ -152,10 +152,9 @@ fn go_min(a: f64, b: f64) -> f64 {
 fn int_list(start: i64, stop: i64, step: i64) -> Result<Value, String> {
     let count = until_step_len(start, stop, step);
     budget::reserve(budget::list_bytes(ListKind::Int, count))?;
-    Ok(Value::List(std::rc::Rc::new(List {
-        kind: ListKind::Int,
-        items: until_step(start, stop, step).map(Value::Int).collect(),
-    })))
+    Ok(Value::List(std::rc::Rc::new(List::ints(
+        until_step(start, stop, step).collect(),
+    ))))
 }
 
 /// How many numbers Sprig's `untilStep(start, stop, step)` gives.

@@ -194,10 +194,10 @@ fn translate(pattern: &str) -> String {
 }
 
 fn string_list(items: Vec<String>) -> Value {
-    Value::List(Rc::new(List {
-        kind: ListKind::String,
-        items: items.into_iter().map(Value::string).collect(),
-    }))
+    Value::List(Rc::new(List::new(
+        ListKind::String,
+        items.into_iter().map(Value::string).collect(),
+    )))
 }
 
 /// Go's `FindAllString(s, n)`: a negative `n` means all matches.

@@ -190,10 +190,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
 }
 
 fn string_list(items: Vec<String>) -> Value {
-    Value::List(Rc::new(List {
-        kind: ListKind::String,
-        items: items.into_iter().map(Value::string).collect(),
-    }))
+    Value::List(Rc::new(List::new(
+        ListKind::String,
+        items.into_iter().map(Value::string).collect(),
+    )))
 }
 
 /// Sprig's `strval`: strings as they are, byte slices as text, objects through their
@@ -209,7 +209,11 @@ pub(crate) fn strval(v: &Value) -> String {
 /// Sprig's `strslice`: a list of strings from any slice, dropping nils.
 pub(crate) fn strslice(v: &Value) -> Vec<String> {
     match v.plain() {
-        Value::List(l) => l.items.iter().filter(|i| !i.is_nil()).map(strval).collect(),
+        Value::List(l) => l
+            .iter()
+            .filter(|i| !i.is_nil())
+            .map(|i| strval(&i))
+            .collect(),
         Value::Bytes(b) => b.iter().map(|b| b.to_string()).collect(),
         Value::Nil => Vec::new(),
         other => vec![strval(&other)],
@@ -341,7 +345,7 @@ fn reserve_parts(s: &str, sep: &str, n: i64) -> Result<(), String> {
 fn join(list: &Value, sep: &str) -> Result<String, String> {
     budget::check_args(std::slice::from_ref(list))?;
     if let Value::List(l) = list.plain() {
-        budget::reserve((l.items.len().saturating_sub(1) as u64).saturating_mul(sep.len() as u64))?;
+        budget::reserve((l.len().saturating_sub(1) as u64).saturating_mul(sep.len() as u64))?;
     }
     let parts = strslice(list);
     let separators = (parts.len().saturating_sub(1) as u64)

@@ -23,7 +23,7 @@ fn is_table(v: &Value) -> bool {
 
 fn is_array_of_tables(v: &Value) -> bool {
     match v.plain() {
-        Value::List(l) => !l.items.is_empty() && l.items.iter().all(is_table),
+        Value::List(l) => !l.is_empty() && l.iter().all(|item| is_table(&item)),
         _ => false,
     }
 }
@@ -99,11 +99,11 @@ impl Encoder {
             }
             Value::List(l) => {
                 self.write("[");
-                for (i, item) in l.items.iter().enumerate() {
+                for (i, item) in l.iter().enumerate() {
                     if i > 0 {
                         self.write(", ");
                     }
-                    self.element(item)?;
+                    self.element(&item)?;
                 }
                 self.write("]");
             }
@@ -159,7 +159,7 @@ impl Encoder {
                     self.table(&path, &m.borrow())?;
                 }
                 Value::List(l) => {
-                    for item in &l.items {
+                    for item in l.iter() {
                         if let Value::Map(m) = item.plain() {
                             self.newline();
                             self.write(&format!("{pad}[[{}]]", header.join(".")));
