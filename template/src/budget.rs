@@ -206,14 +206,16 @@ pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut unit = 0;
     let mut value = bytes as f64;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
+    // Move up while the value would print as 1024 or more (1023.96 prints as 1024.0).
+    while (value * 10.0).round() >= 10240.0 && unit < UNITS.len() - 1 {
         value /= 1024.0;
         unit += 1;
     }
-    if unit == 0 || value.fract() == 0.0 {
-        format!("{value} {}", UNITS[unit])
+    let tenths = (value * 10.0).round() / 10.0;
+    if unit == 0 || tenths.fract() == 0.0 {
+        format!("{tenths} {}", UNITS[unit])
     } else {
-        format!("{value:.1} {}", UNITS[unit])
+        format!("{tenths:.1} {}", UNITS[unit])
     }
 }
 
@@ -615,5 +617,7 @@ mod tests {
         assert_eq!(human(512), "512 B");
         assert_eq!(human(1 << 30), "1 GiB");
         assert_eq!(human(100_000_000_000), "93.1 GiB");
+        assert_eq!(human((1 << 30) - 40), "1 GiB", "not 1024.0 MiB");
+        assert_eq!(human(4096 + 3), "4 KiB");
     }
 }

@@ -38,7 +38,7 @@ fn repeat_with_a_huge_count_fails_fast_instead_of_exhausting_memory() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(
         stderr(&output),
-        "error: template: demo/templates/cm.yaml:3:8: executing \"demo/templates/cm.yaml\" at <repeat 100000000000 \"x\">: error calling repeat: rendering memory limit of 1 GiB exceeded: the result would take 93.1 GiB more, with 4.0 KiB already used\n\
+        "error: template: demo/templates/cm.yaml:3:8: executing \"demo/templates/cm.yaml\" at <repeat 100000000000 \"x\">: error calling repeat: rendering memory limit of 1 GiB exceeded: the result would take 93.1 GiB more, with 4 KiB already used\n\
          hint: the limit is 1073741824 bytes; if the chart really needs more, set `CHARTKIT_MAX_RENDER_MEMORY` to a larger number of bytes\n"
     );
     assert!(stdout(&output).is_empty());
