@@ -38,9 +38,9 @@ use crate::value::{ListKind, Value};
 /// hundred times while keeping a runaway template far from most machines' memory.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 1 << 30;
 
-/// What a running nested template holds for its stack (more than the executor uses per
-/// level, which is what keeps recursion in the budget). Go's limit of 100 000 nested
-/// `{{template}}` calls still comes first at the default limit.
+/// A nominal amount a running nested template holds for its stack and state: enough
+/// that recursion without end meets the budget, small enough that Go's own limit of
+/// 100 000 nested `{{template}}` calls still comes first at the default limit.
 pub(crate) const NESTING_BYTES: u64 = 4 << 10;
 
 /// Go's `maxAlloc` on 64-bit Linux: `make` of a larger slice panics with
@@ -202,7 +202,7 @@ pub(crate) fn too_large_to_write() -> String {
 }
 
 /// Bytes in binary units, as people read them: `512 B`, `64 KiB`, `1.5 GiB`.
-pub fn human(bytes: u64) -> String {
+pub(crate) fn human(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut unit = 0;
     let mut value = bytes as f64;
