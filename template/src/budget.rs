@@ -182,6 +182,18 @@ impl Meter {
     }
 }
 
+/// What decoding YAML, JSON or TOML may take for each byte of its text, at most: a
+/// one-letter item of a YAML list (`- a` and a newline) becomes a parsed node, a value
+/// slot and a shared string, some twenty times its four bytes.
+const DECODED_BYTES_PER_TEXT_BYTE: u64 = 24;
+
+/// Checks that what `text` decodes to can fit, before it is decoded: the result is
+/// counted by its top level only, and a long text of tiny items would otherwise
+/// build gigabytes from a few hundred megabytes.
+pub(crate) fn reserve_decoded(text: &str) -> Result<(), String> {
+    reserve((text.len() as u64).saturating_mul(DECODED_BYTES_PER_TEXT_BYTE))
+}
+
 /// The error for `what` needing `bytes` more than the room left.
 pub(crate) fn exceeded_by(what: &str, bytes: u64) -> String {
     format!(
@@ -497,6 +509,7 @@ mod tests {
             "splitList \"\" (repeat 1000000 \"a\")",
             "regexReplaceAll \"a\" (repeat 1000 \"a\") (repeat 10000 \"b\")",
             "printf (repeat 100 \"%[1]*[2]d\") 100000 1",
+            "fromYamlArray (repeat 100000 \"- a\\n\")",
         ] {
             let error = limit_error(&format!("x: {{{{ {call} }}}}"), 8 << 20);
             let name = call.split(' ').next().unwrap();

@@ -36,16 +36,28 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         check_expansion(&a[0])?;
         Ok(Value::string(to_yaml_pretty(&a[0]).unwrap_or_default()))
     });
-    r.pure("fromYaml", &[S], |a| Ok(from_yaml(str(&a[0]))));
-    r.pure("fromYamlArray", &[S], |a| Ok(from_yaml_array(str(&a[0]))));
+    r.pure("fromYaml", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_yaml(str(&a[0])))
+    });
+    r.pure("fromYamlArray", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_yaml_array(str(&a[0])))
+    });
     r.pure("toJson", &[A], |a| {
         check_expansion(&a[0])?;
         Ok(Value::string(
             json::encode(&a[0], true, None).unwrap_or_default(),
         ))
     });
-    r.pure("fromJson", &[S], |a| Ok(from_json(str(&a[0]))));
-    r.pure("fromJsonArray", &[S], |a| Ok(from_json_array(str(&a[0]))));
+    r.pure("fromJson", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_json(str(&a[0])))
+    });
+    r.pure("fromJsonArray", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_json_array(str(&a[0])))
+    });
     r.pure("lookup", &[S, S, S, S], |_| Ok(Value::empty_map()));
     r.pure("getHostByName", &[S], |_| Ok(Value::str("")));
 }

@@ -36,7 +36,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         crate::budget::check_expansion(&a[0])?;
         encode(&a[0], true, None).map(Value::string)
     });
-    r.pure("mustFromJson", &[Ty::String], |a| decode(str(&a[0])));
+    r.pure("mustFromJson", &[Ty::String], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        decode(str(&a[0]))
+    });
 }
 
 /// `json.Marshal` (`escape_html`) or an encoder without HTML escaping, optionally

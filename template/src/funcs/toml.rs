@@ -14,7 +14,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             Err(e) => e,
         }))
     });
-    r.pure("fromToml", &[Ty::String], |a| Ok(from_toml(str(&a[0]))));
+    r.pure("fromToml", &[Ty::String], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_toml(str(&a[0])))
+    });
 }
 
 fn is_table(v: &Value) -> bool {
