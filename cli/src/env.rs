@@ -8,6 +8,9 @@
 pub const MAX_FILE_SIZE: &str = "CHARTKIT_MAX_FILE_SIZE";
 /// Largest total size of a chart's files, in bytes (default 100 MiB).
 pub const MAX_CHART_SIZE: &str = "CHARTKIT_MAX_CHART_SIZE";
+/// Bytes one render (`template`, `lint`) may build in template output and in the
+/// strings and lists template functions make (default 1 GiB).
+pub const MAX_RENDER_MEMORY: &str = "CHARTKIT_MAX_RENDER_MEMORY";
 /// Seconds since the epoch written as the modification time of packaged files
 /// (the reproducible-builds convention; default 0).
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";

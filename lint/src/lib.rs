@@ -84,6 +84,8 @@ pub struct LintOptions {
     /// `.Capabilities.KubeVersion` and the version deprecations are judged against.
     pub kube_version: Option<chartkit_render::KubeVersion>,
     pub skip_schema_validation: bool,
+    /// The render's memory limit (`chartkit_render::RenderOptions::memory_limit`).
+    pub memory_limit: u64,
 }
 
 impl Default for LintOptions {
@@ -94,6 +96,7 @@ impl Default for LintOptions {
             namespace: "default".into(),
             kube_version: None,
             skip_schema_validation: false,
+            memory_limit: chartkit_render::DEFAULT_MEMORY_LIMIT,
         }
     }
 }

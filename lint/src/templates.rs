@@ -42,6 +42,7 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
         kube_version: options.kube_version.clone().unwrap_or_default(),
         skip_schema_validation: options.skip_schema_validation,
         lint_mode: true,
+        memory_limit: options.memory_limit,
         ..Default::default()
     };
     let root_templates: Vec<(String, String)> = chart

@@ -6,9 +6,12 @@ use std::rc::Rc;
 
 use chartkit_chart::Chart;
 use chartkit_template::objects::Files;
-use chartkit_template::{Entries, MapKind, MissingKey, TemplateSet, Value, helm_parse_order};
+use chartkit_template::{
+    Entries, MapKind, MemoryBudget, MissingKey, TemplateSet, Value, helm_parse_order,
+};
 use chartkit_yaml::Map;
 
+use crate::RenderError;
 use crate::chart_data::chart_value;
 
 /// What every chart's templates see besides their own values and metadata.
@@ -19,6 +22,8 @@ pub struct RenderContext {
     pub lint_mode: bool,
     /// See `RenderOptions::free_on_return`.
     pub free_on_return: bool,
+    /// See `RenderOptions::memory_limit`.
+    pub memory_limit: u64,
 }
 
 /// One template to render: its full name, the chart it belongs to (index into the
@@ -37,7 +42,7 @@ pub fn render_templates(
     chart: &Chart,
     values: &Map,
     context: &RenderContext,
-) -> Result<BTreeMap<String, String>, String> {
+) -> Result<BTreeMap<String, String>, RenderError> {
     let mut sources = Vec::new();
     let mut scopes = Vec::new();
     let root_values = Value::values_from_data(values);
@@ -57,10 +62,14 @@ pub fn render_templates(
     }
     set.set_lint_mode(context.lint_mode);
     set.add_all(sources.iter().map(|s| (s.name.as_str(), &*s.text)))
-        .map_err(|e| e.helm_message())?;
+        .map_err(|e| RenderError::Render(e.helm_message()))?;
 
     sources.sort_by(|a, b| helm_parse_order(&a.name, &b.name));
     let mut rendered = BTreeMap::new();
+    // One budget for the chart: each template may build what the outputs kept so far
+    // leave of the limit. What a template built and dropped is free again after it.
+    let mut budget = MemoryBudget::new(context.memory_limit);
+    let mut kept: u64 = 0;
     for source in &sources {
         let base = source.name.rsplit('/').next().unwrap_or(&source.name);
         if base.starts_with('_') {
@@ -69,8 +78,19 @@ pub fn render_templates(
         let data = scopes[source.scope].clone();
         set_template(&data, &source.name, &source.base_path);
         let out = set
-            .render(&source.name, data)
-            .map_err(|e| e.helm_message())?;
+            .render_within(&source.name, data, &mut budget)
+            .map_err(|e| {
+                if e.is_memory_limit() {
+                    RenderError::MemoryLimit {
+                        message: e.helm_message(),
+                        limit: context.memory_limit,
+                    }
+                } else {
+                    RenderError::Render(e.helm_message())
+                }
+            })?;
+        kept += out.len() as u64;
+        budget.used = kept;
         rendered.insert(source.name.clone(), out);
     }
     if !context.free_on_return {
@@ -146,5 +166,58 @@ fn set_template(data: &Value, name: &str, base_path: &str) {
             Rc::from("Template"),
             Value::map_of(MapKind::Values, template),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chartkit_chart::{File, LoadOptions, load_files};
+
+    use crate::{RenderError, RenderOptions, render_files};
+
+    fn render_with_limit(templates: &[(&str, &str)], limit: u64) -> Result<usize, RenderError> {
+        let mut files = vec![File::new(
+            "Chart.yaml",
+            b"apiVersion: v2\nname: c\nversion: 0.1.0\n".as_slice(),
+        )];
+        files.extend(
+            templates.iter().map(|(name, text)| {
+                File::new(format!("templates/{name}"), text.as_bytes().to_vec())
+            }),
+        );
+        let chart = load_files(files, "c", &LoadOptions::default()).unwrap();
+        let options = RenderOptions {
+            memory_limit: limit,
+            ..Default::default()
+        };
+        render_files(&chart, &chartkit_yaml::Map::new(), &options)
+            .map(|files| files.values().map(String::len).sum())
+    }
+
+    /// Each template alone fits; the chart's outputs together do not, and the template
+    /// whose output passes the limit is the one named.
+    #[test]
+    fn the_templates_of_a_chart_share_one_memory_limit() {
+        let template = "{{ range 30 }}0123456789012345678901234567890123456789{{ end }}";
+        let one = render_with_limit(&[("a.yaml", template)], 20_000).unwrap();
+        assert_eq!(one, 1200);
+        let many: Vec<(String, &str)> = (0..20)
+            .map(|i| (format!("t{i:02}.yaml"), template))
+            .collect();
+        let many: Vec<(&str, &str)> = many.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        match render_with_limit(&many, 20_000) {
+            Err(RenderError::MemoryLimit { message, limit }) => {
+                assert_eq!(limit, 20_000);
+                // Helm renders in reverse name order, t19 first. After thirteen kept
+                // outputs (15.6 KB) the fourteenth, t06, has no room for its 1200
+                // bytes beside the 4 KiB a running template holds.
+                assert!(
+                    message.starts_with("c/templates/t06.yaml:1:14"),
+                    "{message}"
+                );
+                assert!(message.contains("rendering memory limit of 19.5 KiB exceeded"));
+            }
+            other => panic!("expected the memory limit, got {other:?}"),
+        }
     }
 }

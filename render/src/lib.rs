@@ -21,6 +21,8 @@ use chartkit_yaml::Map;
 pub use capabilities::{
     DEFAULT_API_VERSIONS, DEFAULT_KUBE_VERSION, KubeVersion, parse_kube_version,
 };
+/// The memory limit of a render unless the caller sets one.
+pub use chartkit_template::DEFAULT_MEMORY_LIMIT;
 pub use manifests::{
     Head, Hook, INSTALL_ORDER, Manifest, kind_order, parse_head, sort_manifests, split_manifests,
 };
@@ -49,6 +51,10 @@ pub struct RenderOptions {
     /// kube-prometheus-stack render), and the operating system reclaims the memory at
     /// exit anyway, as clang's `-disable-free` does for the same reason.
     pub free_on_return: bool,
+    /// The bytes rendering may build: template output and the strings and lists that
+    /// template functions make (`chartkit_template::MemoryBudget`). Going over it fails
+    /// the render with [`RenderError::MemoryLimit`].
+    pub memory_limit: u64,
 }
 
 impl Default for RenderOptions {
@@ -65,6 +71,7 @@ impl Default for RenderOptions {
             lint_mode: false,
             subchart_notes: false,
             free_on_return: true,
+            memory_limit: chartkit_template::DEFAULT_MEMORY_LIMIT,
         }
     }
 }
@@ -110,6 +117,10 @@ pub enum RenderError {
     /// every non-empty output under its `# Source:` line, in name order.
     #[error("{message}")]
     InvalidOutput { message: String, raw: String },
+    /// A template went over the render's memory limit (`limit` bytes), which Helm does
+    /// not have: its message names the template, line and function.
+    #[error("{message}")]
+    MemoryLimit { message: String, limit: u64 },
 }
 
 impl RenderError {
@@ -264,8 +275,9 @@ pub fn render_files(
         strict: options.strict,
         lint_mode: options.lint_mode,
         free_on_return: options.free_on_return,
+        memory_limit: options.memory_limit,
     };
-    engine::render_templates(chart, values, &context).map_err(RenderError::Render)
+    engine::render_templates(chart, values, &context)
 }
 
 fn release_value(options: &RenderOptions) -> Value {

@@ -72,6 +72,12 @@ pub(crate) fn helm_warning(message: &str) -> String {
 }
 
 impl Error {
+    /// Whether the render stopped at its memory limit ([`crate::MemoryBudget`]), here or
+    /// in a template it called, so that callers can say how to raise the limit.
+    pub fn is_memory_limit(&self) -> bool {
+        self.to_string().contains(crate::MEMORY_LIMIT_EXCEEDED)
+    }
+
     /// The message `helm template` 4.x prints for this error (after `Error: `):
     ///
     /// - parse errors: `parse error at (FILE:LINE): MESSAGE` (Helm's `cleanupParseError`);

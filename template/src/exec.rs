@@ -8,6 +8,7 @@
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+use crate::budget;
 use crate::error::{Error, ExecError};
 use crate::funcs::{Func, FuncError, Imp};
 use crate::parse::ast::*;
@@ -23,6 +24,13 @@ const MAX_EXEC_DEPTH: usize = 100_000;
 /// allocated on the heap so deep `include` chains cannot overflow the thread's stack.
 const STACK_RED_ZONE: usize = 256 * 1024;
 const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+/// How deep `include` and `tpl` calls may nest, together. Helm stops an `include` of a
+/// name nested in itself 1000 times, and has no limit on `tpl`, which Go then runs
+/// until its stack overflows. Each level's error repeats the text of the errors inside
+/// it, so the text of an error from deep down grows with the square of the depth: this
+/// keeps it to a few hundred megabytes while letting two names recurse into each other
+/// as far as Helm lets them.
+const MAX_CALL_DEPTH: usize = 2000;
 
 /// What a missing map key evaluates to (Go's `missingkey` option).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -70,6 +78,8 @@ pub struct Exec<'s> {
     overlays: Vec<FxHashMap<String, Arc<Tree>>>,
     /// How deep each name is in `include`s now, to stop runaway recursion as Helm does.
     pub(crate) include_counts: FxHashMap<Box<str>, usize>,
+    /// How deep `include` and `tpl` calls are nested now.
+    call_depth: usize,
 }
 
 /// One template invocation: its tree, its variables and the node being evaluated.
@@ -86,6 +96,7 @@ impl<'s> Exec<'s> {
             set,
             overlays: Vec::new(),
             include_counts: FxHashMap::default(),
+            call_depth: 0,
         }
     }
 
@@ -119,6 +130,8 @@ impl<'s> Exec<'s> {
     }
 
     /// Runs a template with `data` as dot and `$`, appending its output to `out`.
+    /// Callers that nest it in a running template (`include`, `tpl`) hold its stack in
+    /// the budget first ([`Exec::nest`]).
     pub(crate) fn execute(&mut self, tree: &Tree, data: Value, out: &mut String) -> EResult<()> {
         let dot = Slot::plain(data);
         let mut frame = Frame {
@@ -135,6 +148,34 @@ impl<'s> Exec<'s> {
                 Err(Flow::Break | Flow::Continue) => Ok(()),
             }
         })
+    }
+
+    /// Holds a nested template's stack in the budget while it runs; [`Exec::unnest`]
+    /// gives it back.
+    pub(crate) fn nest(&mut self) -> Result<(), String> {
+        budget::charge(budget::NESTING_BYTES, "another nested template")
+    }
+
+    pub(crate) fn unnest(&mut self) {
+        budget::release(budget::NESTING_BYTES);
+    }
+
+    /// [`Exec::nest`] for an `include` or `tpl` call, which also counts towards
+    /// [`MAX_CALL_DEPTH`]; [`Exec::unnest_call`] ends it.
+    pub(crate) fn nest_call(&mut self) -> Result<(), String> {
+        if self.call_depth >= MAX_CALL_DEPTH {
+            return Err(format!(
+                "include and tpl calls are nested more than {MAX_CALL_DEPTH} deep"
+            ));
+        }
+        self.nest()?;
+        self.call_depth += 1;
+        Ok(())
+    }
+
+    pub(crate) fn unnest_call(&mut self) {
+        self.call_depth -= 1;
+        self.unnest();
     }
 
     fn walk_list<'t>(
@@ -159,12 +200,20 @@ impl<'s> Exec<'s> {
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         match node {
-            Node::Text { start, end, .. } => out.push_str(&f.tree.text[*start..*end]),
+            Node::Text { start, end, .. } => {
+                let text = &f.tree.text[*start..*end];
+                if let Err(message) = budget::charge(text.len() as u64, "the output") {
+                    return Err(self.output_error(f, *start, text, message).into());
+                }
+                out.push_str(text);
+            }
             Node::Action(a) => {
                 let v = self.eval_pipeline(f, dot, &a.pipe)?;
                 if a.pipe.decl.is_empty() {
                     f.node = Some(NodeRef::Node(node));
-                    print_value(out, &v);
+                    if let Err(message) = print_value(out, &v) {
+                        return Err(self.errorf(f, message).into());
+                    }
                 }
             }
             Node::If(b) | Node::With(b) => {
@@ -223,39 +272,29 @@ impl<'s> Exec<'s> {
         f.node = Some(NodeRef::Node(node));
         let val = self.eval_pipeline(f, dot, &r.pipe)?.plain();
         let mark = f.vars.len();
-        let mut items: Vec<(Slot, Slot)> = Vec::new();
-        match &val {
-            Value::List(l) => {
-                let iface = l.kind == ListKind::Interface;
-                for (i, item) in l.items.iter().enumerate() {
-                    items.push((
-                        Slot::plain(Value::Int(i as i64)),
-                        Slot {
-                            v: item.clone(),
-                            iface,
-                        },
-                    ));
-                }
-            }
-            Value::Bytes(b) => {
-                for (i, byte) in b.iter().enumerate() {
-                    items.push((
-                        Slot::plain(Value::Int(i as i64)),
-                        Slot::plain(Value::Uint8(*byte)),
-                    ));
-                }
-            }
+        // Elements are taken one at a time: a range over `until 100000000` or over a
+        // large number holds no copy of what it iterates over.
+        let items = match &val {
+            Value::List(l) => Ranged::List(l.clone()),
+            Value::Bytes(b) => Ranged::Bytes(b.clone()),
             Value::Map(m) => {
+                // Go takes the sorted keys first, so changes made while ranging do not
+                // change the iteration.
                 let iface = m.kind != MapKind::String;
-                for (k, v) in m.borrow().iter() {
-                    items.push((
-                        Slot::plain(Value::String(k.clone())),
-                        Slot {
-                            v: v.clone(),
-                            iface,
-                        },
-                    ));
-                }
+                Ranged::Map(
+                    m.borrow()
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                Slot::plain(Value::String(k.clone())),
+                                Slot {
+                                    v: v.clone(),
+                                    iface,
+                                },
+                            )
+                        })
+                        .collect(),
+                )
             }
             Value::Int(_) | Value::Int64(_) | Value::Uint8(_) => {
                 if r.pipe.decl.len() > 1 {
@@ -269,21 +308,9 @@ impl<'s> Exec<'s> {
                         )
                         .into());
                 }
-                let n = match val {
-                    Value::Int(n) | Value::Int64(n) => n,
-                    Value::Uint8(n) => n as i64,
-                    _ => 0,
-                };
-                for i in 0..n.max(0) {
-                    let v = match val {
-                        Value::Int(_) => Value::Int(i),
-                        Value::Int64(_) => Value::Int64(i),
-                        _ => Value::Uint8(i as u8),
-                    };
-                    items.push((Slot::plain(Value::Nil), Slot::plain(v)));
-                }
+                Ranged::Count(val.clone())
             }
-            Value::Nil => {}
+            Value::Nil => Ranged::Map(Vec::new()),
             other => {
                 return Err(self
                     .errorf(
@@ -292,15 +319,17 @@ impl<'s> Exec<'s> {
                     )
                     .into());
             }
-        }
-        if items.is_empty() {
+        };
+        let len = items.len();
+        if len == 0 {
             if let Some(else_list) = &r.else_list {
                 return self.walk_list(f, dot, else_list, out);
             }
             return Ok(());
         }
         let decl = &r.pipe.decl;
-        for (index, elem) in items {
+        for i in 0..len {
+            let (index, elem) = items.get(i);
             if !decl.is_empty() {
                 if r.pipe.is_assign {
                     let target = if decl.len() > 1 { &index } else { &elem };
@@ -355,18 +384,41 @@ impl<'s> Exec<'s> {
             Some(p) => Slot::plain(self.eval_pipeline(f, dot, p)?),
             None => Slot::plain(Value::Nil),
         };
+        if let Err(message) = self.nest() {
+            return Err(self.errorf(f, message).into());
+        }
         let mut frame = Frame {
             tree: &tree,
             vars: vec![(Name::const_new("$"), new_dot.clone())],
             node: None,
             depth: f.depth + 1,
         };
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             match self.walk_list(&mut frame, &new_dot, &tree.root, out) {
                 Err(Flow::Break | Flow::Continue) => Ok(()),
                 other => other,
             }
-        })
+        });
+        self.unnest();
+        result
+    }
+
+    /// The budget error for a text node's output. The text itself can be long and span
+    /// lines, so the error shows its start, quoted.
+    fn output_error(&self, f: &Frame<'_>, pos: Pos, text: &str, message: String) -> Box<Error> {
+        let excerpt: String = text.chars().take(24).collect();
+        let ellipsis = if excerpt.len() < text.len() {
+            "..."
+        } else {
+            ""
+        };
+        Box::new(Error::Exec(ExecError {
+            template: f.tree.name.clone(),
+            location: Some(f.tree.location(pos)),
+            context: Some(format!("{}{ellipsis}", print::quote(&excerpt))),
+            message,
+            cause: None,
+        }))
     }
 
     /// Builds an execution error at the frame's current node.
@@ -799,14 +851,23 @@ impl<'s> Exec<'s> {
             argv.push(self.validate_type(f, fv, false, ty)?);
         }
 
+        // Results are counted by what they add (see `budget`); `include` and `tpl`
+        // counted their output as they wrote it.
+        let counted = |v: Value| match budget::charge_result(&v, &argv) {
+            Ok(()) => Ok(v),
+            Err(message) => Err(FuncError::from(message)),
+        };
         let result = match callee {
             Callee::Func(func) => match &func.imp {
-                Imp::Pure(fun) => fun(&argv).map_err(FuncError::from),
+                Imp::Pure(fun) => fun(&argv).map_err(FuncError::from).and_then(counted),
                 Imp::Exec(fun) => fun(self, &argv),
                 Imp::Call => self.builtin_call(f, args, &argv),
                 Imp::AndOr(_) => Ok(Value::Nil),
             },
-            Callee::Method(o, _) => o.call(name, &argv).map_err(FuncError::from),
+            Callee::Method(o, _) => o
+                .call(name, &argv)
+                .map_err(FuncError::from)
+                .and_then(counted),
         };
         match result {
             Ok(v) => Ok(v),
@@ -977,11 +1038,70 @@ fn node_context(node: &Node, text: &str) -> String {
     WithText(node, text).to_string()
 }
 
-/// Go's `printValue`: an absent value prints as `<no value>`.
-fn print_value(out: &mut String, v: &Value) {
+/// Go's `printValue`: an absent value prints as `<no value>`. The bytes written count
+/// in the budget; a list or map is checked before it is written, as its text can be far
+/// larger than what building it counted.
+fn print_value(out: &mut String, v: &Value) -> Result<(), String> {
+    let before = out.len();
     match v {
         Value::Nil => out.push_str("<no value>"),
-        other => print::write_value(out, other),
+        Value::String(s) => {
+            budget::reserve(s.len() as u64)?;
+            out.push_str(s);
+        }
+        other => {
+            budget::check_expansion(other)?;
+            print::write_value(out, other);
+        }
+    }
+    budget::charge((out.len() - before) as u64, "the output")
+}
+
+/// What a `range` iterates over.
+enum Ranged {
+    List(Rc<crate::value::List>),
+    Bytes(Rc<[u8]>),
+    /// Key and value slots, taken when the range starts.
+    Map(Vec<(Slot, Slot)>),
+    /// `range N` over an integer of this type.
+    Count(Value),
+}
+
+impl Ranged {
+    fn len(&self) -> u64 {
+        match self {
+            Ranged::List(l) => l.len() as u64,
+            Ranged::Bytes(b) => b.len() as u64,
+            Ranged::Map(entries) => entries.len() as u64,
+            Ranged::Count(Value::Int(n) | Value::Int64(n)) => (*n).max(0) as u64,
+            Ranged::Count(Value::Uint8(n)) => *n as u64,
+            Ranged::Count(_) => 0,
+        }
+    }
+
+    /// The index and element slots of element `i` (< `len`).
+    fn get(&self, i: u64) -> (Slot, Slot) {
+        let index = || Slot::plain(Value::Int(i as i64));
+        match self {
+            Ranged::List(l) => (
+                index(),
+                Slot {
+                    v: l.get(i as usize).unwrap_or_default(),
+                    iface: l.kind == ListKind::Interface,
+                },
+            ),
+            Ranged::Bytes(b) => (index(), Slot::plain(Value::Uint8(b[i as usize]))),
+            Ranged::Map(entries) => entries[i as usize].clone(),
+            // Go gives a range over an integer no index.
+            Ranged::Count(n) => (
+                Slot::plain(Value::Nil),
+                Slot::plain(match n {
+                    Value::Int(_) => Value::Int(i as i64),
+                    Value::Int64(_) => Value::Int64(i as i64),
+                    _ => Value::Uint8(i as u8),
+                }),
+            ),
+        }
     }
 }
 

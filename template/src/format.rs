@@ -25,6 +25,8 @@ struct Flags {
 struct Printer {
     out: String,
     f: Flags,
+    /// Output longer than this stops the formatting (see [`sprintf_within`]).
+    limit: usize,
 }
 
 const DIGITS_LOWER: &[u8] = b"0123456789abcdefx";
@@ -35,9 +37,23 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
     let mut p = Printer {
         out: String::with_capacity(format.len() + 16),
         f: Flags::default(),
+        limit: usize::MAX,
     };
     p.do_printf(format, args);
     p.out
+}
+
+/// [`sprintf`] that gives up, returning `None`, once its output passes `limit` bytes.
+/// Go bounds each width and precision (a million), not how many verbs a format has, so a
+/// format made by `repeat` can ask for any amount of padding.
+pub(crate) fn sprintf_within(format: &str, args: &[Value], limit: usize) -> Option<String> {
+    let mut p = Printer {
+        out: String::with_capacity(format.len().min(limit) + 16),
+        f: Flags::default(),
+        limit,
+    };
+    p.do_printf(format, args);
+    (p.out.len() <= limit).then_some(p.out)
 }
 
 fn parse_num(s: &[u8], start: usize, end: usize) -> (Option<usize>, usize) {
@@ -102,6 +118,9 @@ impl Printer {
         let mut good_arg_num;
         let mut i = 0;
         while i < end {
+            if self.out.len() > self.limit {
+                return;
+            }
             good_arg_num = true;
             let lasti = i;
             while i < end && s[i] != b'%' {
@@ -330,20 +349,20 @@ impl Printer {
                 if self.f.sharp_v {
                     self.out.push_str(&v.type_name());
                     self.out.push('{');
-                    for (i, item) in l.items.iter().enumerate() {
+                    for (i, item) in l.iter().enumerate() {
                         if i > 0 {
                             self.out.push_str(", ");
                         }
-                        self.print_value(item, verb, depth + 1);
+                        self.print_value(&item, verb, depth + 1);
                     }
                     self.out.push('}');
                 } else {
                     self.out.push('[');
-                    for (i, item) in l.items.iter().enumerate() {
+                    for (i, item) in l.iter().enumerate() {
                         if i > 0 {
                             self.out.push(' ');
                         }
-                        self.print_value(item, verb, depth + 1);
+                        self.print_value(&item, verb, depth + 1);
                     }
                     self.out.push(']');
                 }

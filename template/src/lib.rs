@@ -9,6 +9,7 @@
 //! - Errors read like Go's (`template: x.yaml:3:12: executing "x.yaml" at <.a.b>: ...`);
 //!   [`Error::helm_message`] applies Helm's rewording.
 
+mod budget;
 mod error;
 mod exec;
 mod format;
@@ -19,6 +20,7 @@ pub mod print;
 mod set;
 mod value;
 
+pub use budget::{DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT_EXCEEDED, MemoryBudget};
 pub use error::{Error, ExecError, ParseError};
 pub use exec::MissingKey;
 pub use format::sprintf;

@@ -367,10 +367,10 @@ impl Object for VersionSet {
     }
 
     fn underlying(&self) -> Option<Value> {
-        Some(Value::List(Rc::new(List {
-            kind: ListKind::String,
-            items: self.0.iter().map(|s| Value::str(s)).collect(),
-        })))
+        Some(Value::List(Rc::new(List::new(
+            ListKind::String,
+            self.0.iter().map(|s| Value::str(s)).collect(),
+        ))))
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -143,11 +143,11 @@ pub fn write_value(out: &mut String, v: &Value) {
         }
         Value::List(l) => {
             out.push('[');
-            for (i, item) in l.items.iter().enumerate() {
+            for (i, item) in l.iter().enumerate() {
                 if i > 0 {
                     out.push(' ');
                 }
-                write_value(out, item);
+                write_value(out, &item);
             }
             out.push(']');
         }
@@ -219,11 +219,11 @@ fn write_go_syntax(out: &mut String, v: &Value, top: bool) {
         Value::List(l) => {
             out.push_str(&v.type_name());
             out.push('{');
-            for (i, item) in l.items.iter().enumerate() {
+            for (i, item) in l.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_go_syntax(out, item, l.kind != ListKind::Interface);
+                write_go_syntax(out, &item, l.kind != ListKind::Interface);
             }
             out.push('}');
         }

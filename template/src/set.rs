@@ -5,6 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
+use crate::budget::{self, DEFAULT_MEMORY_LIMIT, MemoryBudget};
 use crate::error::{Error, ParseError};
 use crate::exec::{Exec, MissingKey};
 use crate::funcs::{FuncMap, helm_functions};
@@ -27,6 +28,7 @@ pub struct TemplateSet {
     pub(crate) funcs: &'static FuncMap,
     pub(crate) missing_key: MissingKey,
     pub(crate) lint_mode: bool,
+    memory_limit: u64,
 }
 
 impl Default for TemplateSet {
@@ -42,7 +44,14 @@ impl TemplateSet {
             funcs: functions(),
             missing_key: MissingKey::Zero,
             lint_mode: false,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
         }
+    }
+
+    /// Sets how many bytes each [`TemplateSet::execute`] or [`TemplateSet::render`] may
+    /// build (see [`MemoryBudget`]); [`DEFAULT_MEMORY_LIMIT`] unless set.
+    pub fn set_memory_limit(&mut self, bytes: u64) {
+        self.memory_limit = bytes;
     }
 
     /// Sets what a missing map key evaluates to: Helm renders with `Zero` and lints
@@ -200,24 +209,57 @@ impl TemplateSet {
     }
 
     /// Executes the template `name` with `data` as dot and returns Go's raw output,
-    /// `<no value>` markers included.
+    /// `<no value>` markers included, within a fresh budget of the set's memory limit.
     pub fn execute(&self, name: &str, data: Value) -> Result<String, Error> {
+        self.execute_within(name, data, &mut MemoryBudget::new(self.memory_limit))
+    }
+
+    /// Executes like [`TemplateSet::execute`], counting what it builds in `budget`, which
+    /// can carry what earlier renders used (a chart's templates share one budget).
+    pub fn execute_within(
+        &self,
+        name: &str,
+        data: Value,
+        budget: &mut MemoryBudget,
+    ) -> Result<String, Error> {
         let Some(tree) = self.tree(name) else {
             return Err(Error::NoTemplate {
                 name: name.to_owned(),
                 set: ROOT_NAME.to_owned(),
             });
         };
+        let _scope = budget::Scope::enter(budget);
         let mut out = String::new();
         let mut exec = Exec::new(self);
-        exec.execute(&tree, data, &mut out).map_err(|e| *e)?;
+        if let Err(message) = exec.nest() {
+            return Err(Error::Exec(crate::error::ExecError {
+                template: name.to_owned(),
+                location: None,
+                context: None,
+                message,
+                cause: None,
+            }));
+        }
+        let result = exec.execute(&tree, data, &mut out);
+        exec.unnest();
+        result.map_err(|e| *e)?;
         Ok(out)
     }
 
     /// Executes like [`TemplateSet::execute`] and then removes every `<no value>`, as
     /// Helm's engine does with each rendered file.
     pub fn render(&self, name: &str, data: Value) -> Result<String, Error> {
-        let out = self.execute(name, data)?;
+        self.render_within(name, data, &mut MemoryBudget::new(self.memory_limit))
+    }
+
+    /// [`TemplateSet::render`] counting in `budget`, as [`TemplateSet::execute_within`].
+    pub fn render_within(
+        &self,
+        name: &str,
+        data: Value,
+        budget: &mut MemoryBudget,
+    ) -> Result<String, Error> {
+        let out = self.execute_within(name, data, budget)?;
         Ok(if out.contains("<no value>") {
             out.replace("<no value>", "")
         } else {

@@ -52,10 +52,96 @@ pub enum ListKind {
     Int,
 }
 
+/// A Go slice. Its elements are shared and never change once it is made.
 #[derive(Clone)]
 pub struct List {
     pub kind: ListKind,
-    pub items: Vec<Value>,
+    items: Items,
+}
+
+/// How a list holds its elements. A Go `[]int` (from `until`, `untilStep`) keeps plain
+/// numbers: a third of the size of values, which matters for long ranges.
+#[derive(Clone)]
+enum Items {
+    Values(Vec<Value>),
+    Ints(Vec<i64>),
+}
+
+impl List {
+    /// A list of `kind` holding `items`.
+    pub fn new(kind: ListKind, items: Vec<Value>) -> List {
+        List {
+            kind,
+            items: Items::Values(items),
+        }
+    }
+
+    /// A Go `[]int`.
+    pub fn ints(items: Vec<i64>) -> List {
+        List {
+            kind: ListKind::Int,
+            items: Items::Ints(items),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.items {
+            Items::Values(v) => v.len(),
+            Items::Ints(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<Value> {
+        match &self.items {
+            Items::Values(v) => v.get(i).cloned(),
+            Items::Ints(v) => v.get(i).map(|n| Value::Int(*n)),
+        }
+    }
+
+    /// The elements in order. Values are shared, so each is a cheap clone.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Value> + '_ {
+        let (values, ints) = match &self.items {
+            Items::Values(v) => (v.as_slice(), &[][..]),
+            Items::Ints(v) => (&[][..], v.as_slice()),
+        };
+        values
+            .iter()
+            .cloned()
+            .chain(ints.iter().map(|n| Value::Int(*n)))
+    }
+
+    /// The elements as a vector of values.
+    pub fn to_vec(&self) -> Vec<Value> {
+        match &self.items {
+            Items::Values(v) => v.clone(),
+            Items::Ints(_) => self.iter().collect(),
+        }
+    }
+
+    /// Elements `start..end`, as a list of the same kind.
+    pub fn slice(&self, start: usize, end: usize) -> List {
+        List {
+            kind: self.kind,
+            items: match &self.items {
+                Items::Values(v) => Items::Values(v[start..end].to_vec()),
+                Items::Ints(v) => Items::Ints(v[start..end].to_vec()),
+            },
+        }
+    }
+
+    /// The bytes its elements take.
+    pub fn heap_bytes(&self) -> u64 {
+        let (len, size) = match &self.items {
+            Items::Values(v) => (v.len(), std::mem::size_of::<Value>()),
+            Items::Ints(v) => (v.len(), std::mem::size_of::<i64>()),
+        };
+        len as u64 * size as u64
+    }
 }
 
 /// The Go type of a map.
@@ -221,17 +307,14 @@ impl Value {
     }
 
     pub fn list(items: Vec<Value>) -> Value {
-        Value::List(Rc::new(List {
-            kind: ListKind::Interface,
-            items,
-        }))
+        Value::List(Rc::new(List::new(ListKind::Interface, items)))
     }
 
     pub fn string_list(items: Vec<String>) -> Value {
-        Value::List(Rc::new(List {
-            kind: ListKind::String,
-            items: items.into_iter().map(Value::string).collect(),
-        }))
+        Value::List(Rc::new(List::new(
+            ListKind::String,
+            items.into_iter().map(Value::string).collect(),
+        )))
     }
 
     pub fn map(entries: Entries) -> Value {
@@ -267,7 +350,7 @@ impl Value {
             Value::Float(f) => *f != 0.0,
             Value::String(s) => !s.is_empty(),
             Value::Bytes(b) => !b.is_empty(),
-            Value::List(l) => !l.items.is_empty(),
+            Value::List(l) => !l.is_empty(),
             Value::Map(m) => !m.is_empty(),
             Value::Object(o) => o.underlying().is_none_or(|u| u.truth()),
         }
@@ -366,7 +449,7 @@ impl Value {
                 use base64::Engine as _;
                 Data::String(base64::engine::general_purpose::STANDARD.encode(b))
             }
-            Value::List(l) => Data::Seq(l.items.iter().map(Value::to_data).collect()),
+            Value::List(l) => Data::Seq(l.iter().map(|item| item.to_data()).collect()),
             Value::Map(m) => Data::Map(
                 m.borrow()
                     .iter()

@@ -134,6 +134,36 @@ const CASES: &[ErrorCase] = &[
         "c/templates/t.yaml:1:12\n  executing \"c/templates/t.yaml\" at <1.5>:\n    range can't iterate over 1.5",
     ),
     // Execution errors Helm 4 leaves in Go's one-line form.
+    // Go's checks before it allocates: panics that text/template reports as the
+    // function's error, at once (larger counts that Go accepts meet the memory budget).
+    (
+        &[("t.yaml", "x: {{ indent -2 \"a\" }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <indent -2 \"a\">: error calling indent: strings: negative Repeat count",
+    ),
+    (
+        &[("t.yaml", "x: {{ nindent -2 \"a\" }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <nindent -2 \"a\">: error calling nindent: strings: negative Repeat count",
+    ),
+    (
+        &[("t.yaml", "x: {{ repeat 9223372036854775807 \"ab\" }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <repeat 9223372036854775807 \"ab\">: error calling repeat: strings: Repeat output length overflow",
+    ),
+    (
+        &[("t.yaml", "x: {{ repeat 1000000000000000 \"a\" }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <repeat 1000000000000000 \"a\">: error calling repeat: runtime error: makeslice: len out of range",
+    ),
+    (
+        &[("t.yaml", "x: {{ indent 1000000000000000 \"a\" }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <indent 1000000000000000 \"a\">: error calling indent: runtime error: makeslice: len out of range",
+    ),
+    (
+        &[("t.yaml", "x: {{ randAlpha 100000000000000 }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <randAlpha 100000000000000>: error calling randAlpha: runtime error: makeslice: len out of range",
+    ),
+    (
+        &[("t.yaml", "x: {{ randBytes 1000000000000000000 }}")],
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <randBytes 1000000000000000000>: error calling randBytes: runtime error: makeslice: len out of range",
+    ),
     (
         &[("t.yaml", "a: {{ eq 1 \"a\" }}")],
         "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <eq 1 \"a\">: error calling eq: incompatible types for comparison: int and string",

@@ -88,6 +88,12 @@ const CASES: &[Case] = &[
         "",
         "[0 1 2]|[1 5 9]|1 2 3|2 1 0 -1 -2|[]int",
     ),
+    // `until` lists are stored as plain numbers; every way of reading them sees []int.
+    (
+        "{{ $l := untilStep 2 12 3 }}{{ index $l 1 }}|{{ len $l }}|{{ toJson $l }}|{{ slice $l 1 3 }}|{{ typeOf (slice $l 1 3) }}|{{ append $l 99 }}|{{ typeOf (append $l 99) }}|{{ typeOf (deepCopy $l) }}|{{ last $l }}|{{ has 5 $l }}|{{ join \",\" $l }}|{{ range $i, $v := $l }}{{ $i }}={{ $v }} {{ end }}|{{ printf \"%v %d %#v\" $l $l $l }}|{{ deepEqual $l (untilStep 2 12 3) }}|{{ toYaml (until 2) }}|{{ until -3 }}|{{ untilStep 5 0 -2 }}",
+        "",
+        "5|4|[2,5,8,11]|[5 8]|[]int|[2 5 8 11 99]|[]interface {}|[]int|11|true|2,5,8,11|0=2 1=5 2=8 3=11 |[2 5 8 11] [2 5 8 11] []int{2, 5, 8, 11}|true|- 0\n- 1|[0 -1 -2]|[5 3 1]",
+    ),
     // Dicts.
     (
         "{{ $d := dict \"a\" 1 \"b\" 2 }}{{ $d }}|{{ get $d \"a\" }}|{{ get $d \"z\" }}|{{ hasKey $d \"b\" }}|{{ $_ := set $d \"c\" 3 }}{{ $d }}|{{ $_ := unset $d \"a\" }}{{ $d }}",

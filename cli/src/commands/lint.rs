@@ -20,6 +20,7 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         namespace: args.namespace.clone(),
         kube_version,
         skip_schema_validation: args.skip_schema_validation,
+        memory_limit: super::memory_limit()?,
     };
     let mut failed = 0;
     for path in &args.paths {

@@ -58,6 +58,19 @@ pub fn load_chart(path: &std::path::Path) -> crate::error::Result<chartkit_chart
     Ok(chart)
 }
 
+/// The render memory limit, from the environment or chartkit's default.
+pub fn memory_limit() -> crate::error::Result<u64> {
+    Ok(env::number(env::MAX_RENDER_MEMORY)?.unwrap_or(chartkit_render::DEFAULT_MEMORY_LIMIT))
+}
+
+/// What to do about a render that went over its memory limit.
+pub fn memory_limit_hint(limit: u64) -> String {
+    format!(
+        "the limit is {limit} bytes; if the chart really needs more, set `{}` to a larger number of bytes",
+        env::MAX_RENDER_MEMORY
+    )
+}
+
 pub fn load_options() -> crate::error::Result<LoadOptions> {
     Ok(LoadOptions {
         limits: limits()?,

@@ -54,6 +54,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         subchart_notes: args.render_subchart_notes,
         // The process ends after printing; let the OS reclaim the parse trees.
         free_on_return: false,
+        memory_limit: super::memory_limit()?,
         ..Default::default()
     };
     let rendered = match render(chart, &user_values, &options) {
@@ -63,6 +64,12 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
             stdout.write_all(raw.as_bytes())?;
             stdout.flush()?;
             crate::error::bail!("{message}");
+        }
+        Err(RenderError::MemoryLimit { message, limit }) => {
+            return Err(with_hint(
+                crate::error::err!("{message}"),
+                super::memory_limit_hint(limit),
+            ));
         }
         Err(error) if error.has_debug_hint() && !args.debug => {
             return Err(with_hint(

@@ -3,7 +3,8 @@
 use std::rc::Rc;
 
 use super::{Imp, Registry, compare};
-use crate::format::sprintf;
+use crate::budget;
+use crate::format::sprintf_within;
 use crate::print;
 use crate::value::{ListKind, MapKind, Ty, Value};
 
@@ -24,21 +25,31 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("gt", &[R, R], compare::gt);
     r.pure("ge", &[R, R], compare::ge);
     r.variadic("print", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(print::sprint_args(a)))
     });
     r.variadic("println", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(print::sprintln_args(a)))
     });
     r.variadic("printf", &[Ty::String], Ty::Any, |a| {
-        Ok(Value::string(sprintf(super::arg::str(&a[0]), &a[1..])))
+        budget::check_args(&a[1..])?;
+        let meter = budget::Meter::new();
+        match sprintf_within(super::arg::str(&a[0]), &a[1..], meter.room()) {
+            Some(out) => Ok(Value::string(out)),
+            None => Err(meter.exceeded()),
+        }
     });
     r.variadic("html", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(html_escape(&eval_args(a))))
     });
     r.variadic("js", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(js_escape(&eval_args(a))))
     });
     r.variadic("urlquery", &[], Ty::Any, |a| {
+        budget::check_args(a)?;
         Ok(Value::string(query_escape(&eval_args(a))))
     });
 }
@@ -113,7 +124,7 @@ fn len(a: &[Value]) -> Result<Value, String> {
     let n = match a[0].plain() {
         Value::String(s) => s.len(),
         Value::Bytes(b) => b.len(),
-        Value::List(l) => l.items.len(),
+        Value::List(l) => l.len(),
         Value::Map(m) => m.len(),
         Value::Nil => return Err("reflect: call of reflect.Value.Type on zero Value".into()),
         other => return Err(format!("len of type {}", other.type_name())),
@@ -148,10 +159,8 @@ fn index(a: &[Value]) -> Result<Value, String> {
         item = match item.plain() {
             Value::Nil => return Err("index of nil pointer".into()),
             Value::List(l) => {
-                let x = index_arg(idx, l.items.len())?;
-                l.items
-                    .get(x)
-                    .cloned()
+                let x = index_arg(idx, l.len())?;
+                l.get(x)
                     .ok_or_else(|| "reflect: slice index out of range".to_owned())?
             }
             Value::String(s) => {
@@ -208,7 +217,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
             }
             s.len()
         }
-        Value::List(l) => l.items.len(),
+        Value::List(l) => l.len(),
         Value::Bytes(b) => b.len(),
         other => return Err(format!("can't slice item of type {}", other.type_name())),
     };
@@ -227,10 +236,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
             Value::string(String::from_utf8_lossy(&s.as_bytes()[idx[0]..idx[1]]).into_owned())
         }
         Value::Bytes(b) => Value::Bytes(Rc::from(&b[idx[0]..idx[1]])),
-        Value::List(l) => Value::List(Rc::new(crate::value::List {
-            kind: l.kind,
-            items: l.items[idx[0]..idx[1]].to_vec(),
-        })),
+        Value::List(l) => Value::List(Rc::new(l.slice(idx[0], idx[1]))),
         _ => Value::Nil,
     })
 }

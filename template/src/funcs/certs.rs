@@ -396,7 +396,7 @@ struct Template {
 fn template(cn: &str, ips: &Value, dns: &Value, days: i64) -> Result<Template, String> {
     let list = |v: &Value| -> Vec<Value> {
         match v {
-            Value::List(l) => l.items.clone(),
+            Value::List(l) => l.to_vec(),
             _ => Vec::new(),
         }
     };

@@ -60,9 +60,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.pure("randBytes", &[Ty::Int], |a| {
         let n = int(&a[0]);
-        if n < 0 {
-            return Err("runtime error: makeslice: len out of range".into());
-        }
+        // Sprig makes a `[]byte` of `n`, then its base64 text.
+        let bytes = u64::try_from(n).ok();
+        crate::budget::go_make_len(bytes)?;
+        crate::budget::reserve(bytes.unwrap_or(0).div_ceil(3) * 4 + bytes.unwrap_or(0))?;
         let mut buf = vec![0u8; n as usize];
         rand::thread_rng().fill_bytes(&mut buf);
         Ok(Value::string(STANDARD.encode(buf)))

@@ -54,10 +54,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
                 keys.extend(m.borrow().keys().map(|k| Value::String(k.clone())));
             }
         }
-        Ok(Value::List(Rc::new(List {
-            kind: ListKind::String,
-            items: keys,
-        })))
+        Ok(Value::List(Rc::new(List::new(ListKind::String, keys))))
     });
     r.pure("values", &[M], |a| {
         Ok(Value::list(match &a[0] {
@@ -99,8 +96,15 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.variadic("mustMergeOverwrite", &[M], M, |a| merge_all(a, true));
     r.variadic("dig", &[], A, dig);
-    r.pure("deepCopy", &[A], |a| Ok(deep_copy(&a[0])));
-    r.pure("mustDeepCopy", &[A], |a| Ok(deep_copy(&a[0])));
+    // A copy is a tree: parts the original shares are copied each time they appear.
+    r.pure("deepCopy", &[A], |a| {
+        crate::budget::check_expansion(&a[0])?;
+        Ok(deep_copy(&a[0]))
+    });
+    r.pure("mustDeepCopy", &[A], |a| {
+        crate::budget::check_expansion(&a[0])?;
+        Ok(deep_copy(&a[0]))
+    });
 }
 
 fn map_get(d: &Value, key: &str) -> Option<Value> {
@@ -237,10 +241,10 @@ fn as_plain_map(v: &Value) -> Result<Rc<MapCell>, String> {
 /// `copystructure.Copy`: maps and slices are copied all the way down.
 pub(crate) fn deep_copy(v: &Value) -> Value {
     match v {
-        Value::List(l) => Value::List(Rc::new(List {
-            kind: l.kind,
-            items: l.items.iter().map(deep_copy).collect(),
-        })),
+        Value::List(l) => Value::List(Rc::new(List::new(
+            l.kind,
+            l.iter().map(|item| deep_copy(&item)).collect(),
+        ))),
         Value::Map(m) => Value::map_of(
             m.kind,
             m.borrow()

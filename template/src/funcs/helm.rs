@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use super::arg::str;
 use super::{FuncError, Registry, json};
+use crate::budget::check_expansion;
 use crate::error::{Error, helm_warning};
 use crate::exec::Exec;
 use crate::print::quote;
@@ -22,22 +23,41 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.exec("tpl", &[S, A], None, tpl);
     r.exec("required", &[S, A], None, required);
     r.exec("fail", &[S], None, fail);
+    // The `to*` forms turn encoding errors into "", but not a value too large to write.
     r.pure("toYaml", &[A], |a| {
+        check_expansion(&a[0])?;
         Ok(Value::string(to_yaml(&a[0]).unwrap_or_default()))
     });
-    r.pure("mustToYaml", &[A], |a| to_yaml(&a[0]).map(Value::string));
+    r.pure("mustToYaml", &[A], |a| {
+        check_expansion(&a[0])?;
+        to_yaml(&a[0]).map(Value::string)
+    });
     r.pure("toYamlPretty", &[A], |a| {
+        check_expansion(&a[0])?;
         Ok(Value::string(to_yaml_pretty(&a[0]).unwrap_or_default()))
     });
-    r.pure("fromYaml", &[S], |a| Ok(from_yaml(str(&a[0]))));
-    r.pure("fromYamlArray", &[S], |a| Ok(from_yaml_array(str(&a[0]))));
+    r.pure("fromYaml", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_yaml(str(&a[0])))
+    });
+    r.pure("fromYamlArray", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_yaml_array(str(&a[0])))
+    });
     r.pure("toJson", &[A], |a| {
+        check_expansion(&a[0])?;
         Ok(Value::string(
             json::encode(&a[0], true, None).unwrap_or_default(),
         ))
     });
-    r.pure("fromJson", &[S], |a| Ok(from_json(str(&a[0]))));
-    r.pure("fromJsonArray", &[S], |a| Ok(from_json_array(str(&a[0]))));
+    r.pure("fromJson", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_json(str(&a[0])))
+    });
+    r.pure("fromJsonArray", &[S], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_json_array(str(&a[0])))
+    });
     r.pure("lookup", &[S, S, S, S], |_| Ok(Value::empty_map()));
     r.pure("getHostByName", &[S], |_| Ok(Value::str("")));
 }
@@ -97,8 +117,11 @@ fn run_include(exec: &mut Exec<'_>, name: &str, data: Value) -> Result<Value, Fu
             cause: Some(Box::new(err)),
         });
     };
+    exec.nest_call()?;
     let mut out = String::new();
-    match exec.execute(&tree, data, &mut out) {
+    let result = exec.execute(&tree, data, &mut out);
+    exec.unnest_call();
+    match result {
         Ok(()) => Ok(Value::string(out)),
         Err(e) => Err(FuncError {
             message: e.to_string(),
@@ -123,10 +146,12 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     };
     let main = trees.remove(0);
     let data = a[1].clone();
+    exec.nest_call()?;
     let result = exec.with_overlay(trees, |exec| {
         let mut out = String::new();
         exec.execute(&main, data, &mut out).map(|()| out)
     });
+    exec.unnest_call();
     match result {
         Ok(out) => Ok(Value::string(out.replace("<no value>", ""))),
         Err(e) => Err(FuncError {

@@ -11,26 +11,35 @@ use super::arg::str;
 use crate::value::{Entries, Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
+    // The `to*` forms turn encoding errors into "", but not a value too large to write.
     r.pure("toPrettyJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         Ok(Value::string(
             encode(&a[0], true, Some("  ")).unwrap_or_default(),
         ))
     });
     r.pure("mustToPrettyJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         encode(&a[0], true, Some("  ")).map(Value::string)
     });
     r.pure("toRawJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         Ok(Value::string(
             encode(&a[0], false, None).unwrap_or_default(),
         ))
     });
     r.pure("mustToRawJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         encode(&a[0], false, None).map(Value::string)
     });
     r.pure("mustToJson", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         encode(&a[0], true, None).map(Value::string)
     });
-    r.pure("mustFromJson", &[Ty::String], |a| decode(str(&a[0])));
+    r.pure("mustFromJson", &[Ty::String], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        decode(str(&a[0]))
+    });
 }
 
 /// `json.Marshal` (`escape_html`) or an encoder without HTML escaping, optionally
@@ -49,7 +58,7 @@ pub(crate) fn check_encodable(v: &Value) -> Result<(), String> {
             "json: unsupported value: {}",
             gonum::format_g(*f, false)
         )),
-        Value::List(l) => l.items.iter().try_for_each(check_encodable),
+        Value::List(l) => l.iter().try_for_each(|item| check_encodable(&item)),
         Value::Map(m) => m.borrow().values().try_for_each(check_encodable),
         Value::Object(o) => check_encodable(&o.to_data()),
         _ => Ok(()),
@@ -94,17 +103,17 @@ fn write_value(
             out.push('"');
         }
         Value::List(l) => {
-            if l.items.is_empty() {
+            if l.is_empty() {
                 out.push_str("[]");
                 return Ok(());
             }
             out.push('[');
-            for (i, item) in l.items.iter().enumerate() {
+            for (i, item) in l.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
                 newline(out, indent, depth + 1);
-                write_value(out, item, html, indent, depth + 1)?;
+                write_value(out, &item, html, indent, depth + 1)?;
             }
             newline(out, indent, depth);
             out.push(']');

@@ -26,7 +26,7 @@ pub(crate) fn kind_for_error(v: &Value) -> Result<&'static str, String> {
 /// The elements of a slice, or Sprig's error naming the kind it got instead.
 fn items(v: &Value, what: &str) -> Result<Vec<Value>, String> {
     match v.plain() {
-        Value::List(l) => Ok(l.items.clone()),
+        Value::List(l) => Ok(l.to_vec()),
         Value::Bytes(b) => Ok(b.iter().map(|b| Value::Uint8(*b)).collect()),
         other => Err(format!("Cannot {what} on type {}", kind_for_error(&other)?)),
     }
@@ -142,10 +142,13 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         r.variadic(name, &[A], A, slice);
     }
     r.variadic("concat", &[], A, |a| {
+        // The lists can all be one list, given many times.
+        let slots = a.iter().map(crate::budget::shallow_size).sum();
+        crate::budget::reserve(slots)?;
         let mut out = Vec::new();
         for l in a {
             match l.plain() {
-                Value::List(l) => out.extend(l.items.iter().cloned()),
+                Value::List(l) => out.extend(l.iter()),
                 Value::Bytes(b) => out.extend(b.iter().map(|b| Value::Uint8(*b))),
                 other => {
                     return Err(format!(
@@ -169,10 +172,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             } else {
                 l.chunks(size as usize).map(|c| list(c.to_vec())).collect()
             };
-            Ok(Value::List(Rc::new(List {
-                kind: ListKind::Interface,
-                items: chunks,
-            })))
+            Ok(Value::List(Rc::new(List::new(ListKind::Interface, chunks))))
         });
     }
 }
@@ -180,7 +180,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
 fn slice(a: &[Value]) -> Result<Value, String> {
     let v = a[0].plain();
     let (kind, elems) = match &v {
-        Value::List(l) => (l.kind, l.items.clone()),
+        Value::List(l) => (l.kind, l.to_vec()),
         Value::Bytes(b) => (
             ListKind::Interface,
             b.iter().map(|b| Value::Uint8(*b)).collect(),
@@ -203,8 +203,8 @@ fn slice(a: &[Value]) -> Result<Value, String> {
     if let Value::Bytes(b) = &v {
         return Ok(Value::Bytes(Rc::from(&b[start as usize..end as usize])));
     }
-    Ok(Value::List(Rc::new(List {
+    Ok(Value::List(Rc::new(List::new(
         kind,
-        items: elems[start as usize..end as usize].to_vec(),
-    })))
+        elems[start as usize..end as usize].to_vec(),
+    ))))
 }

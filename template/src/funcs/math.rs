@@ -5,6 +5,7 @@
 use super::Registry;
 use super::arg::int;
 use super::convert::{to_float64, to_int64};
+use crate::budget;
 use crate::value::{List, ListKind, Ty, Value};
 
 const A: Ty = Ty::Any;
@@ -115,13 +116,13 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.pure("until", &[I], |a| {
         let n = int(&a[0]);
-        Ok(int_list(until_step(0, n, if n < 0 { -1 } else { 1 })))
+        int_list(0, n, if n < 0 { -1 } else { 1 })
     });
     r.pure("untilStep", &[I, I, I], |a| {
-        Ok(int_list(until_step(int(&a[0]), int(&a[1]), int(&a[2]))))
+        int_list(int(&a[0]), int(&a[1]), int(&a[2]))
     });
     r.variadic("seq", &[], I, |a| {
-        Ok(Value::string(seq(&a.iter().map(int).collect::<Vec<_>>())))
+        seq(&a.iter().map(int).collect::<Vec<_>>()).map(Value::string)
     });
 }
 
@@ -145,64 +146,75 @@ fn go_min(a: f64, b: f64) -> f64 {
     }
 }
 
-fn int_list(items: Vec<i64>) -> Value {
-    Value::List(std::rc::Rc::new(List {
-        kind: ListKind::Int,
-        items: items.into_iter().map(Value::Int).collect(),
-    }))
+/// `untilStep` as a Go `[]int`, its length checked against the memory budget before
+/// anything is allocated (Sprig appends one element at a time, so in Helm a long range
+/// grows until the machine runs out of memory).
+fn int_list(start: i64, stop: i64, step: i64) -> Result<Value, String> {
+    let count = until_step_len(start, stop, step);
+    budget::reserve(budget::list_bytes(ListKind::Int, count))?;
+    Ok(Value::List(std::rc::Rc::new(List::ints(
+        until_step(start, stop, step).collect(),
+    ))))
 }
 
-pub(crate) fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
-    let mut v = Vec::new();
-    if stop < start {
+/// How many numbers Sprig's `untilStep(start, stop, step)` gives.
+pub(crate) fn until_step_len(start: i64, stop: i64, step: i64) -> u64 {
+    let (span, step) = if stop < start {
         if step >= 0 {
-            return v;
+            return 0;
         }
-        let mut i = start;
-        while i > stop {
-            v.push(i);
-            i += step;
+        (start.abs_diff(stop), step.unsigned_abs())
+    } else {
+        if step <= 0 {
+            return 0;
         }
-        return v;
-    }
-    if step <= 0 {
-        return v;
-    }
-    let mut i = start;
-    while i < stop {
-        v.push(i);
-        i += step;
-    }
-    v
+        (stop.abs_diff(start), step.unsigned_abs())
+    };
+    span.div_ceil(step)
 }
 
-fn seq(params: &[i64]) -> String {
-    let items = match *params {
+/// Sprig's `untilStep`: from `start` towards `stop` (excluded) by `step`; nothing when
+/// `step` goes the other way.
+pub(crate) fn until_step(start: i64, stop: i64, step: i64) -> impl Iterator<Item = i64> {
+    let count = until_step_len(start, stop, step);
+    (0..count).map(move |i| start.wrapping_add((i as i64).wrapping_mul(step)))
+}
+
+/// Sprig's `seq`, like the Unix command: numbers from 1 or `start` to `end` inclusive,
+/// joined by spaces. The text is at most 21 bytes a number (a sign, 19 digits and a
+/// space), which is checked against the budget first.
+fn seq(params: &[i64]) -> Result<String, String> {
+    let (start, stop, step) = match *params {
         [end] => {
             let inc = if end < 1 { -1 } else { 1 };
-            until_step(1, end + inc, inc)
+            (1, end.wrapping_add(inc), inc)
         }
         [start, end] => {
             let step = if end < start { -1 } else { 1 };
-            until_step(start, end + step, step)
+            (start, end.wrapping_add(step), step)
         }
         [start, end, step] => {
             let mut inc = 1;
             if end < start {
                 inc = -1;
                 if step > 0 {
-                    return String::new();
+                    return Ok(String::new());
                 }
             }
-            until_step(start, end + inc, step)
+            (start, end.wrapping_add(inc), step)
         }
-        _ => return String::new(),
+        _ => return Ok(String::new()),
     };
-    items
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(" ")
+    let widest = start.to_string().len().max(stop.to_string().len()) as u64 + 1;
+    budget::reserve(until_step_len(start, stop, step).saturating_mul(widest))?;
+    let mut out = String::new();
+    for (i, n) in until_step(start, stop, step).enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(itoa::Buffer::new().format(n));
+    }
+    Ok(out)
 }
 
 #[derive(Clone, Copy)]
@@ -379,10 +391,10 @@ mod tests {
 
     #[test]
     fn sequences() {
-        assert_eq!(seq(&[5]), "1 2 3 4 5");
-        assert_eq!(seq(&[3, 1]), "3 2 1");
-        assert_eq!(seq(&[0, 10, 3]), "0 3 6 9");
-        assert_eq!(seq(&[0]), "1 0");
-        assert_eq!(until_step(0, 10, 3), vec![0, 3, 6, 9]);
+        assert_eq!(seq(&[5]).unwrap(), "1 2 3 4 5");
+        assert_eq!(seq(&[3, 1]).unwrap(), "3 2 1");
+        assert_eq!(seq(&[0, 10, 3]).unwrap(), "0 3 6 9");
+        assert_eq!(seq(&[0]).unwrap(), "1 0");
+        assert_eq!(until_step(0, 10, 3).collect::<Vec<_>>(), vec![0, 3, 6, 9]);
     }
 }

@@ -37,8 +37,8 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         (Value::Bytes(x), Value::Bytes(y)) => x == y,
         (Value::List(x), Value::List(y)) => {
             x.kind == y.kind
-                && x.items.len() == y.items.len()
-                && x.items.iter().zip(&y.items).all(|(p, q)| deep_equal(p, q))
+                && x.len() == y.len()
+                && x.iter().zip(y.iter()).all(|(p, q)| deep_equal(&p, &q))
         }
         (Value::Map(x), Value::Map(y)) => {
             if std::rc::Rc::ptr_eq(x, y) {

@@ -15,6 +15,7 @@ use regex::Regex;
 
 use super::Registry;
 use super::arg::{int, str};
+use crate::budget::Meter;
 use crate::value::{List, ListKind, Ty, Value};
 
 const S: Ty = Ty::String;
@@ -50,32 +51,16 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         ))
     });
     r.pure("regexReplaceAll", &[S, S, S], |a| {
-        Ok(Value::string(
-            must(str(&a[0]))?
-                .replace_all(str(&a[1]), str(&a[2]))
-                .into_owned(),
-        ))
+        replace_all(&*must(str(&a[0]))?, str(&a[1]), str(&a[2]), false).map(Value::string)
     });
     r.pure("mustRegexReplaceAll", &[S, S, S], |a| {
-        Ok(Value::string(
-            compile_err(str(&a[0]))?
-                .replace_all(str(&a[1]), str(&a[2]))
-                .into_owned(),
-        ))
+        replace_all(&*compile_err(str(&a[0]))?, str(&a[1]), str(&a[2]), false).map(Value::string)
     });
     r.pure("regexReplaceAllLiteral", &[S, S, S], |a| {
-        Ok(Value::string(
-            must(str(&a[0]))?
-                .replace_all(str(&a[1]), regex::NoExpand(str(&a[2])))
-                .into_owned(),
-        ))
+        replace_all(&*must(str(&a[0]))?, str(&a[1]), str(&a[2]), true).map(Value::string)
     });
     r.pure("mustRegexReplaceAllLiteral", &[S, S, S], |a| {
-        Ok(Value::string(
-            compile_err(str(&a[0]))?
-                .replace_all(str(&a[1]), regex::NoExpand(str(&a[2])))
-                .into_owned(),
-        ))
+        replace_all(&*compile_err(str(&a[0]))?, str(&a[1]), str(&a[2]), true).map(Value::string)
     });
     r.pure("regexSplit", &[S, S, I], |a| {
         split(&*must(str(&a[0]))?, str(&a[1]), int(&a[2]))
@@ -209,24 +194,60 @@ fn translate(pattern: &str) -> String {
 }
 
 fn string_list(items: Vec<String>) -> Value {
-    Value::List(Rc::new(List {
-        kind: ListKind::String,
-        items: items.into_iter().map(Value::string).collect(),
-    }))
+    Value::List(Rc::new(List::new(
+        ListKind::String,
+        items.into_iter().map(Value::string).collect(),
+    )))
 }
 
 /// Go's `FindAllString(s, n)`: a negative `n` means all matches.
+/// What a found or split part takes beyond its bytes: its slot and its allocation.
+const PART_BYTES: u64 = 48;
+
+/// `Regexp.ReplaceAllString` (`$1` and `${name}` expanded) or `ReplaceAllLiteralString`.
+/// Each match can add the whole replacement, so the result is checked against the
+/// budget as it grows.
+fn replace_all(re: &Regex, s: &str, rep: &str, literal: bool) -> Result<String, String> {
+    let meter = Meter::new();
+    let literal = literal || !rep.contains('$');
+    let mut out = String::new();
+    let mut last = 0;
+    let mut push = |out: &mut String, start: usize, end: usize| {
+        out.push_str(&s[last..start]);
+        last = end;
+    };
+    if literal {
+        for m in re.find_iter(s) {
+            push(&mut out, m.start(), m.end());
+            out.push_str(rep);
+            meter.check(out.len() as u64)?;
+        }
+    } else {
+        for caps in re.captures_iter(s) {
+            let Some(m) = caps.get(0) else { continue };
+            push(&mut out, m.start(), m.end());
+            caps.expand(rep, &mut out);
+            meter.check(out.len() as u64)?;
+        }
+    }
+    out.push_str(&s[last..]);
+    Ok(out)
+}
+
 fn find_all(re: &Regex, s: &str, n: i64) -> Result<Value, String> {
     if n == 0 {
         return Ok(string_list(Vec::new()));
     }
     let limit = if n < 0 { usize::MAX } else { n as usize };
-    Ok(string_list(
-        re.find_iter(s)
-            .take(limit)
-            .map(|m| m.as_str().to_owned())
-            .collect(),
-    ))
+    let meter = Meter::new();
+    let mut size = 0;
+    let mut found = Vec::new();
+    for m in re.find_iter(s).take(limit) {
+        size += m.len() as u64 + PART_BYTES;
+        meter.check(size)?;
+        found.push(m.as_str().to_owned());
+    }
+    Ok(string_list(found))
 }
 
 /// Go's `Regexp.Split`.
@@ -238,6 +259,8 @@ fn split(re: &Regex, s: &str, n: i64) -> Result<Value, String> {
         return Ok(string_list(vec![String::new()]));
     }
     let limit = if n < 0 { usize::MAX } else { n as usize };
+    let meter = Meter::new();
+    let mut size = 0;
     let mut out = Vec::new();
     let (mut beg, mut end) = (0, 0);
     for m in re.find_iter(s).take(limit) {
@@ -246,6 +269,8 @@ fn split(re: &Regex, s: &str, n: i64) -> Result<Value, String> {
         }
         end = m.start();
         if m.end() != 0 {
+            size += (end - beg) as u64 + PART_BYTES;
+            meter.check(size)?;
             out.push(s[beg..end].to_owned());
         }
         beg = m.end();

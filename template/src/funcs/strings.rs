@@ -8,6 +8,7 @@ use rand::Rng;
 
 use super::Registry;
 use super::arg::{int, str};
+use crate::budget;
 use crate::format::sprintf;
 use crate::print;
 use crate::value::{Entries, List, ListKind, MapKind, Ty, Value};
@@ -40,18 +41,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         substr(int(&a[0]), int(&a[1]), str(&a[2]))
     });
     r.pure("repeat", &[I, S], |a| {
-        let n = int(&a[0]);
-        if n < 0 {
-            return Err("strings: negative Repeat count".into());
-        }
-        let s = str(&a[1]);
-        if s.len()
-            .checked_mul(n as usize)
-            .is_none_or(|total| total > isize::MAX as usize)
-        {
-            return Err("strings: Repeat output length overflow".into());
-        }
-        Ok(Value::string(s.repeat(n as usize)))
+        repeat(int(&a[0]), str(&a[1])).map(Value::string)
     });
     r.pure("trimall", &[S, S], |a| {
         Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
@@ -74,24 +64,16 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::string(initials(str(&a[0]))))
     });
     r.pure("randAlphaNum", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| {
-            c.is_ascii_alphanumeric()
-        })))
+        random_from(int(&a[0]), |c| c.is_ascii_alphanumeric()).map(Value::string)
     });
     r.pure("randAlpha", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| {
-            c.is_ascii_alphabetic()
-        })))
+        random_from(int(&a[0]), |c| c.is_ascii_alphabetic()).map(Value::string)
     });
     r.pure("randNumeric", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| {
-            c.is_ascii_digit()
-        })))
+        random_from(int(&a[0]), |c| c.is_ascii_digit()).map(Value::string)
     });
     r.pure("randAscii", &[I], |a| {
-        Ok(Value::string(random_from(int(&a[0]), |c| {
-            (' '..='~').contains(&c)
-        })))
+        random_from(int(&a[0]), |c| (' '..='~').contains(&c)).map(Value::string)
     });
     r.pure("swapcase", &[S], |a| {
         Ok(Value::string(swap_case(str(&a[0]))))
@@ -115,7 +97,11 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         } else {
             str(&a[1])
         };
-        Ok(Value::string(wrap(str(&a[2]), int(&a[0]), sep, true)))
+        let (s, width) = (str(&a[2]), int(&a[0]).max(1) as u64);
+        // A break every `width` bytes at most, each adding the separator.
+        let breaks = s.len() as u64 / width + 1;
+        budget::reserve(s.len() as u64 + breaks.saturating_mul(sep.len() as u64))?;
+        Ok(Value::string(wrap(s, int(&a[0]), sep, true)))
     });
     r.pure("contains", &[S, S], |a| {
         Ok(Value::Bool(str(&a[1]).contains(str(&a[0]))))
@@ -127,6 +113,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::Bool(str(&a[1]).ends_with(str(&a[0]))))
     });
     r.variadic("quote", &[], A, |a| {
+        budget::check_args(a)?;
         let parts: Vec<String> = a
             .iter()
             .filter(|v| !v.is_nil())
@@ -135,6 +122,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::string(parts.join(" ")))
     });
     r.variadic("squote", &[], A, |a| {
+        budget::check_args(a)?;
         let parts: Vec<String> = a
             .iter()
             .filter(|v| !v.is_nil())
@@ -143,6 +131,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::string(parts.join(" ")))
     });
     r.variadic("cat", &[], A, |a| {
+        budget::check_args(a)?;
         let parts: Vec<String> = a
             .iter()
             .filter(|v| !v.is_nil())
@@ -151,16 +140,13 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::string(parts.join(" ")))
     });
     r.pure("indent", &[I, S], |a| {
-        Ok(Value::string(indent(int(&a[0]), str(&a[1]))))
+        indent(int(&a[0]), str(&a[1]), "").map(Value::string)
     });
     r.pure("nindent", &[I, S], |a| {
-        Ok(Value::string(format!(
-            "\n{}",
-            indent(int(&a[0]), str(&a[1]))
-        )))
+        indent(int(&a[0]), str(&a[1]), "\n").map(Value::string)
     });
     r.pure("replace", &[S, S, S], |a| {
-        Ok(Value::string(str(&a[2]).replace(str(&a[0]), str(&a[1]))))
+        replace(str(&a[2]), str(&a[0]), str(&a[1])).map(Value::string)
     });
     r.pure("plural", &[S, S, I], |a| {
         Ok(if int(&a[2]) == 1 {
@@ -169,21 +155,31 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             a[1].clone()
         })
     });
-    r.pure("toString", &[A], |a| Ok(Value::string(strval(&a[0]))));
+    r.pure("toString", &[A], |a| {
+        budget::check_args(a)?;
+        Ok(Value::string(strval(&a[0])))
+    });
     r.pure("split", &[S, S], |a| {
+        reserve_parts(str(&a[1]), str(&a[0]), -1)?;
         Ok(indexed_parts(go_split(str(&a[1]), str(&a[0]), -1)))
     });
     r.pure("splitn", &[S, I, S], |a| {
+        reserve_parts(str(&a[2]), str(&a[0]), int(&a[1]))?;
         Ok(indexed_parts(go_split(str(&a[2]), str(&a[0]), int(&a[1]))))
     });
     r.pure("splitList", &[S, S], |a| {
+        reserve_parts(str(&a[1]), str(&a[0]), -1)?;
         Ok(Value::string_list(go_split(str(&a[1]), str(&a[0]), -1)))
     });
-    r.pure("toStrings", &[A], |a| Ok(string_list(strslice(&a[0]))));
+    r.pure("toStrings", &[A], |a| {
+        budget::check_args(a)?;
+        Ok(string_list(strslice(&a[0])))
+    });
     r.pure("join", &[S, A], |a| {
-        Ok(Value::string(strslice(&a[1]).join(str(&a[0]))))
+        join(&a[1], str(&a[0])).map(Value::string)
     });
     r.pure("sortAlpha", &[A], |a| {
+        budget::check_args(a)?;
         let mut items = match a[0].plain() {
             Value::List(_) | Value::Bytes(_) => strslice(&a[0]),
             other => vec![strval(&other)],
@@ -194,10 +190,10 @@ pub(crate) fn register(r: &mut Registry<'_>) {
 }
 
 fn string_list(items: Vec<String>) -> Value {
-    Value::List(Rc::new(List {
-        kind: ListKind::String,
-        items: items.into_iter().map(Value::string).collect(),
-    }))
+    Value::List(Rc::new(List::new(
+        ListKind::String,
+        items.into_iter().map(Value::string).collect(),
+    )))
 }
 
 /// Sprig's `strval`: strings as they are, byte slices as text, objects through their
@@ -213,7 +209,11 @@ pub(crate) fn strval(v: &Value) -> String {
 /// Sprig's `strslice`: a list of strings from any slice, dropping nils.
 pub(crate) fn strslice(v: &Value) -> Vec<String> {
     match v.plain() {
-        Value::List(l) => l.items.iter().filter(|i| !i.is_nil()).map(strval).collect(),
+        Value::List(l) => l
+            .iter()
+            .filter(|i| !i.is_nil())
+            .map(|i| strval(&i))
+            .collect(),
         Value::Bytes(b) => b.iter().map(|b| b.to_string()).collect(),
         Value::Nil => Vec::new(),
         other => vec![strval(&other)],
@@ -254,9 +254,39 @@ fn trim_set<'a>(s: &'a str, cutset: &str) -> &'a str {
     s.trim_matches(|c| cutset.contains(c))
 }
 
-fn indent(spaces: i64, s: &str) -> String {
-    let pad = " ".repeat(spaces.max(0) as usize);
-    let mut out = String::with_capacity(s.len() + pad.len() * 4);
+/// `strings.Repeat`, failing where Go panics (negative counts, lengths past `int`,
+/// slices past Go's largest allocation) and then where the result would not fit in the
+/// render's memory budget, before anything is allocated.
+pub(crate) fn repeat(count: i64, s: &str) -> Result<String, String> {
+    match count {
+        0 => return Ok(String::new()),
+        1 => return Ok(s.to_owned()),
+        _ if count < 0 => return Err("strings: negative Repeat count".into()),
+        _ => {}
+    }
+    let total = (s.len() as u64)
+        .checked_mul(count as u64)
+        .filter(|&n| n <= i64::MAX as u64)
+        .ok_or("strings: Repeat output length overflow")?;
+    // Go returns an empty `s` as it is, without allocating.
+    if total > 0 {
+        budget::go_make(Some(total))?;
+    }
+    Ok(s.repeat(count as usize))
+}
+
+/// Sprig's `indent` (`lead` "") and `nindent` (`lead` "\n"): `lead`, then the text with
+/// `spaces` spaces before every line. The padding is `strings.Repeat`, so a negative
+/// width fails as it does in Go; the size of the result is checked before it is built.
+fn indent(spaces: i64, s: &str, lead: &str) -> Result<String, String> {
+    let pad = repeat(spaces, " ")?;
+    let lines = s.bytes().filter(|&b| b == b'\n').count() as u64 + 1;
+    let total = lines
+        .checked_mul(pad.len() as u64)
+        .and_then(|n| n.checked_add((s.len() + lead.len()) as u64));
+    budget::go_make(total)?;
+    let mut out = String::with_capacity(total.unwrap_or(0) as usize);
+    out.push_str(lead);
     out.push_str(&pad);
     for (i, line) in s.split('\n').enumerate() {
         if i > 0 {
@@ -265,7 +295,74 @@ fn indent(spaces: i64, s: &str) -> String {
         }
         out.push_str(line);
     }
-    out
+    Ok(out)
+}
+
+/// `strings.Replace(s, old, new, -1)`. When the text grows, the number of replacements
+/// is counted first, as Go does to size its buffer, and the size checked against the
+/// budget.
+fn replace(s: &str, old: &str, new: &str) -> Result<String, String> {
+    if new.len() > old.len() {
+        let count = if old.is_empty() {
+            s.chars().count() + 1
+        } else {
+            s.matches(old).count()
+        } as u64;
+        let total = count
+            .checked_mul((new.len() - old.len()) as u64)
+            .and_then(|n| n.checked_add(s.len() as u64));
+        budget::go_make(total)?;
+    }
+    Ok(s.replace(old, new))
+}
+
+/// What one part of a split string takes beyond its bytes: its slot in the list or map
+/// and its own allocation.
+const PART_BYTES: u64 = 48;
+
+/// Checks that splitting `s` at `sep` (into at most `n` parts when `n` > 0) fits the
+/// budget. Splitting a long string into single bytes multiplies its size by the cost of
+/// a part, so the parts are counted before they are made.
+fn reserve_parts(s: &str, sep: &str, n: i64) -> Result<(), String> {
+    // Small texts cannot split into anything large.
+    if (s.len() as u64) < 4096 {
+        return Ok(());
+    }
+    let mut parts = if sep.is_empty() {
+        s.chars().count() as u64
+    } else {
+        s.matches(sep).count() as u64 + 1
+    };
+    if n > 0 {
+        parts = parts.min(n as u64);
+    }
+    budget::reserve(parts * PART_BYTES + s.len() as u64)
+}
+
+/// Sprig's `join`: the list's elements as strings (`strslice`), joined by `sep`. The
+/// elements can repeat one large value, so the printed list is checked first, then the
+/// joined length, which Go computes (and checks for overflow) before it allocates.
+fn join(list: &Value, sep: &str) -> Result<String, String> {
+    budget::check_args(std::slice::from_ref(list))?;
+    if let Value::List(l) = list.plain() {
+        budget::reserve((l.len().saturating_sub(1) as u64).saturating_mul(sep.len() as u64))?;
+    }
+    let parts = strslice(list);
+    let separators = (parts.len().saturating_sub(1) as u64)
+        .checked_mul(sep.len() as u64)
+        .filter(|&n| n <= i64::MAX as u64);
+    let total = separators.and_then(|separators| {
+        parts.iter().try_fold(separators, |total, part| {
+            total
+                .checked_add(part.len() as u64)
+                .filter(|&n| n <= i64::MAX as u64)
+        })
+    });
+    let Some(total) = total else {
+        return Err("strings: Join output length overflow".into());
+    };
+    budget::go_make(Some(total))?;
+    Ok(parts.join(sep))
 }
 
 /// Go's `unicode.ToUpper` maps one character to one; where Unicode upper-cases to
@@ -539,15 +636,20 @@ fn wrap(s: &str, width: i64, newline: &str, wrap_long: bool) -> String {
     bytes_to_string(&out)
 }
 
-fn random_from(count: i64, keep: fn(char) -> bool) -> String {
+/// goutils' random strings. Sprig drops goutils' error for a negative count, which
+/// gives "". goutils first makes a `[]rune` of `count` (four bytes each), which Go
+/// refuses beyond its largest allocation; the string itself takes `count` bytes.
+fn random_from(count: i64, keep: fn(char) -> bool) -> Result<String, String> {
     if count <= 0 {
-        return String::new();
+        return Ok(String::new());
     }
+    budget::go_make_len((count as u64).checked_mul(4))?;
+    budget::reserve(count as u64)?;
     let alphabet: Vec<char> = (' '..='~').filter(|c| keep(*c)).collect();
     let mut rng = rand::thread_rng();
-    (0..count)
+    Ok((0..count)
         .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
-        .collect()
+        .collect())
 }
 
 fn shuffle(s: &str) -> String {

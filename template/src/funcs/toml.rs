@@ -8,12 +8,16 @@ use crate::value::{Entries, Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("toToml", &[Ty::Any], |a| {
+        crate::budget::check_expansion(&a[0])?;
         Ok(Value::string(match to_toml(&a[0]) {
             Ok(s) => s,
             Err(e) => e,
         }))
     });
-    r.pure("fromToml", &[Ty::String], |a| Ok(from_toml(str(&a[0]))));
+    r.pure("fromToml", &[Ty::String], |a| {
+        crate::budget::reserve_decoded(str(&a[0]))?;
+        Ok(from_toml(str(&a[0])))
+    });
 }
 
 fn is_table(v: &Value) -> bool {
@@ -22,7 +26,7 @@ fn is_table(v: &Value) -> bool {
 
 fn is_array_of_tables(v: &Value) -> bool {
     match v.plain() {
-        Value::List(l) => !l.items.is_empty() && l.items.iter().all(is_table),
+        Value::List(l) => !l.is_empty() && l.iter().all(|item| is_table(&item)),
         _ => false,
     }
 }
@@ -98,11 +102,11 @@ impl Encoder {
             }
             Value::List(l) => {
                 self.write("[");
-                for (i, item) in l.items.iter().enumerate() {
+                for (i, item) in l.iter().enumerate() {
                     if i > 0 {
                         self.write(", ");
                     }
-                    self.element(item)?;
+                    self.element(&item)?;
                 }
                 self.write("]");
             }
@@ -158,7 +162,7 @@ impl Encoder {
                     self.table(&path, &m.borrow())?;
                 }
                 Value::List(l) => {
-                    for item in &l.items {
+                    for item in l.iter() {
                         if let Value::Map(m) = item.plain() {
                             self.newline();
                             self.write(&format!("{pad}[[{}]]", header.join(".")));
