@@ -103,6 +103,10 @@ fn health_latencies(server: &ServeProcess, count: usize) -> Vec<Duration> {
     latencies
 }
 
+/// Held by the tests that open 400 sockets, so that they do not run at once and bring
+/// the test process itself near a soft limit of 1,024 descriptors.
+static MANY_SOCKETS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn empty_repo(ctx: &TestContext) -> String {
     let repo = ctx.path("repo");
     std::fs::create_dir(&repo).unwrap();
@@ -111,6 +115,7 @@ fn empty_repo(ctx: &TestContext) -> String {
 
 #[test]
 fn idle_connections_beyond_the_descriptor_limit_do_not_stop_health() {
+    let _sockets = MANY_SOCKETS.lock().unwrap_or_else(|e| e.into_inner());
     // Before: with the soft limit at 1,024, 1,100 idle connections made /health time out
     // and filled the log with `accept failed: Too many open files`.
     let ctx = TestContext::new();
@@ -141,6 +146,7 @@ fn idle_connections_beyond_the_descriptor_limit_do_not_stop_health() {
 
 #[test]
 fn idle_connections_beyond_the_connection_limit_make_room_for_health() {
+    let _sockets = MANY_SOCKETS.lock().unwrap_or_else(|e| e.into_inner());
     // With the hard limit at 256 too, the limit cannot be raised: the connection limit
     // (128 here) holds, and idle connections are closed to make room for new ones.
     let ctx = TestContext::new();
