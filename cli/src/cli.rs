@@ -137,6 +137,35 @@ pub struct ServeArgs {
     /// Seconds between checks of the storage for changes made elsewhere.
     #[arg(long = "refresh-interval", default_value_t = 5.0)]
     pub refresh_interval: f64,
+    /// Seconds a client may take to send a request line and headers, counted from the
+    /// connection's start (after TLS), or on a kept-alive connection from the request's
+    /// first byte; slower connections are closed.
+    #[arg(
+        long = "read-header-timeout",
+        value_name = "SECONDS",
+        default_value_t = 10.0
+    )]
+    pub read_header_timeout: f64,
+    /// Seconds a client may take to send a request body, counted from the end of its
+    /// headers; an upload that has not all arrived by then gets 408.
+    #[arg(long = "read-timeout", value_name = "SECONDS", default_value_t = 60.0)]
+    pub read_timeout: f64,
+    /// Seconds a connection may stay open with no request in flight.
+    #[arg(long = "idle-timeout", value_name = "SECONDS", default_value_t = 120.0)]
+    pub idle_timeout: f64,
+    /// Seconds a client may take to finish the TLS handshake (with --tls-cert).
+    #[arg(
+        long = "tls-handshake-timeout",
+        value_name = "SECONDS",
+        default_value_t = 10.0
+    )]
+    pub tls_handshake_timeout: f64,
+    /// Most connections open at once. At the limit the connection idle longest is closed
+    /// to make room; when none is idle, new ones wait. Default: the open-file limit (whose
+    /// soft value is raised to the hard one at start) less up to 576 descriptors kept for
+    /// storage, at most 65536.
+    #[arg(long = "max-connections", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -84,7 +84,9 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let route = route_of(&path);
-    let response = match refuse(&state, &request, &path) {
+    // Owned, so the password check can be awaited without holding the request.
+    let authorization = request.headers().get(header::AUTHORIZATION).cloned();
+    let response = match refuse(&state, &method, authorization, &path).await {
         Some(error) => {
             if method == Method::POST {
                 state.metrics.upload(false);
@@ -106,7 +108,12 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     response
 }
 
-fn refuse(state: &AppState, request: &Request, path: &str) -> Option<Response> {
+async fn refuse(
+    state: &AppState,
+    method: &Method,
+    authorization: Option<HeaderValue>,
+    path: &str,
+) -> Option<Response> {
     let decoded = percent_decode(path);
     if decoded.split(['/', '\\']).any(|segment| segment == "..") {
         return Some(
@@ -114,19 +121,27 @@ fn refuse(state: &AppState, request: &Request, path: &str) -> Option<Response> {
         );
     }
     let auth = &state.policy.auth;
-    let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
+    let writes = !matches!(*method, Method::GET | Method::HEAD);
     let probe = path == "/health" || path == "/ready";
     if !auth.is_enabled() || probe || !(writes || state.policy.auth_reads) {
         return None;
     }
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    let message = match auth.check(header) {
+    let header = authorization.as_ref().and_then(|v| v.to_str().ok());
+    let message = match auth.check(header).await {
         Decision::Allowed => return None,
         Decision::Missing => "authentication required: send basic auth or a bearer token",
         Decision::Denied => "invalid credentials",
+        Decision::Busy => {
+            let mut response = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many password checks are waiting; try again shortly",
+            )
+            .into_response();
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            return Some(response);
+        }
     };
     let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
     let challenge = if auth.has_users() {

@@ -5,10 +5,13 @@
 //! - [`repository`]: every chart version in memory, synced from storage, index.yaml
 //!   rendered on demand after changes.
 //! - `api`: Helm's repository protocol and ChartMuseum's API over axum.
+//! - [`connections`]: the connection limit and the timeouts that close connections which
+//!   stop making progress.
 //! - [`Server`]: binding, TLS, the periodic sync, graceful shutdown.
 
 mod api;
 pub mod auth;
+pub mod connections;
 mod error;
 mod index_body;
 pub mod metrics;
@@ -30,6 +33,9 @@ use chartkit_signing::Keyring;
 
 pub use api::Policy;
 pub use auth::{Auth, AuthFileError};
+pub use connections::{
+    OpenFiles, Timeouts, connection_limit, default_max_connections, raise_open_files_limit,
+};
 pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
 pub use storage::{BucketStorage, LocalStorage, ObjectInfo, Storage, StorageError, WriteMode};
 
@@ -52,6 +58,10 @@ pub struct ServerOptions {
     pub max_index_entry_size: usize,
     /// Uploads received and checked at once; more wait up to [`UPLOAD_WAIT`], then get 503.
     pub max_concurrent_uploads: usize,
+    /// How long clients may take over each stage of a connection.
+    pub timeouts: Timeouts,
+    /// Connections open at once (see [`default_max_connections`]).
+    pub max_connections: usize,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -86,6 +96,8 @@ pub struct Server {
     repo: Arc<Repository>,
     refresh_interval: Duration,
     initial: SyncReport,
+    timeouts: Timeouts,
+    max_connections: usize,
 }
 
 impl Server {
@@ -133,6 +145,8 @@ impl Server {
             repo,
             refresh_interval: options.refresh_interval,
             initial,
+            timeouts: options.timeouts,
+            max_connections: options.max_connections,
         })
     }
 
@@ -155,54 +169,73 @@ impl Server {
 
     /// Serves until `shutdown` completes, then stops accepting, lets requests in flight
     /// finish (up to 30 seconds) and returns.
+    ///
+    /// Each connection holds one of `max_connections` slots and runs under a watchdog that
+    /// enforces the [`Timeouts`]; at the limit the longest-idle connection makes room
+    /// (see [`connections`]).
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ServerError> {
-        use hyper_util::rt::{TokioExecutor, TokioIo};
+        use hyper_util::rt::TokioExecutor;
         use hyper_util::server::conn::auto::Builder;
-        use hyper_util::service::TowerToHyperService;
 
         let refresh = self.repo.spawn_refresh(self.refresh_interval);
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let builder = Builder::new(TokioExecutor::new());
+        let connections = connections::Connections::new(self.max_connections);
+        // Out of descriptors, an accept fails every time it is tried: warn once in a while,
+        // not 20 times a second.
+        let mut accept_failed = connections::Throttle::new(Duration::from_secs(10));
+        let mut limit_reached = connections::Throttle::new(Duration::from_secs(10));
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {
                 accepted = self.listener.accept() => match accepted {
                     Ok(connection) => connection,
                     Err(error) => {
-                        // Out of file descriptors and the like: back off rather than spin.
-                        tracing::warn!(%error, "accept failed");
+                        if connections::out_of_descriptors(&error) {
+                            // Closing an idle connection gives a descriptor back.
+                            connections.evict_idlest();
+                        }
+                        if let Some(suppressed) = accept_failed.ready(tokio::time::Instant::now()) {
+                            tracing::warn!(%error, suppressed, "accept failed");
+                        }
+                        // Back off rather than spin: the failed connection is still pending.
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
                 },
                 () = &mut shutdown => break,
             };
+            let slot = tokio::select! {
+                slot = connections.claim(&mut limit_reached) => slot,
+                () = &mut shutdown => break,
+            };
             let _ = stream.set_nodelay(true);
-            let service = TowerToHyperService::new(self.app.clone());
+            let service = connections::Tracked::new(
+                self.app.clone(),
+                Arc::clone(slot.activity()),
+                self.timeouts.read_body,
+            );
             let builder = builder.clone();
             let watcher = graceful.watcher();
             let tls = self.tls.clone();
+            let timeouts = self.timeouts;
             tokio::spawn(async move {
-                let served = match tls {
-                    Some(acceptor) => match acceptor.accept(stream).await {
-                        Ok(stream) => {
-                            let connection =
-                                builder.serve_connection(TokioIo::new(stream), service);
-                            watcher.watch(connection).await
-                        }
-                        Err(error) => {
-                            tracing::debug!(%peer, %error, "TLS handshake failed");
-                            return;
-                        }
-                    },
-                    None => {
-                        let connection = builder.serve_connection(TokioIo::new(stream), service);
-                        watcher.watch(connection).await
-                    }
-                };
-                if let Err(error) = served {
-                    tracing::debug!(%peer, %error, "connection ended with an error");
+                let activity = Arc::clone(slot.activity());
+                let connection = serve_connection(
+                    stream,
+                    peer,
+                    tls,
+                    &builder,
+                    service,
+                    watcher,
+                    &activity,
+                    timeouts.tls_handshake,
+                );
+                if let Err(reason) = connections::supervise(connection, &activity, &timeouts).await
+                {
+                    tracing::debug!(%peer, reason, "connection closed");
                 }
+                drop(slot);
             });
         }
         drop(self.listener);
@@ -215,5 +248,48 @@ impl Server {
             tracing::warn!("requests still running after 30 seconds; stopping anyway");
         }
         Ok(())
+    }
+}
+
+/// Serves one connection: the TLS handshake (within its timeout), then HTTP/1.1 or HTTP/2.
+#[allow(clippy::too_many_arguments)]
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    builder: &hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
+    service: connections::Tracked,
+    watcher: hyper_util::server::graceful::Watcher,
+    activity: &Arc<connections::Activity>,
+    tls_handshake: Duration,
+) {
+    use connections::TimedIo;
+    use hyper_util::rt::TokioIo;
+
+    let served = match tls {
+        Some(acceptor) => {
+            activity.begin_handshake();
+            let stream = match tokio::time::timeout(tls_handshake, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(error)) => {
+                    tracing::debug!(%peer, %error, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake not done within --tls-handshake-timeout");
+                    return;
+                }
+            };
+            activity.restart();
+            let io = TokioIo::new(TimedIo::new(stream, Arc::clone(activity)));
+            watcher.watch(builder.serve_connection(io, service)).await
+        }
+        None => {
+            let io = TokioIo::new(TimedIo::new(stream, Arc::clone(activity)));
+            watcher.watch(builder.serve_connection(io, service)).await
+        }
+    };
+    if let Err(error) = served {
+        tracing::debug!(%peer, %error, "connection ended with an error");
     }
 }

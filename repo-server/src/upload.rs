@@ -11,7 +11,8 @@ use chartkit_signing::{Keyring, Provenance, Sha256Digest};
 use crate::error::ApiError;
 use crate::names;
 
-/// Reads a whole body, refusing more than `limit` bytes with 413.
+/// Reads a whole body, refusing more than `limit` bytes with 413, and answering 408 when it
+/// stops arriving (the connection gives each body a deadline, `--read-timeout`).
 pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
     let too_large = || {
         ApiError::new(
@@ -35,6 +36,11 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
                 .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
             if is_limit {
                 Err(too_large())
+            } else if let Some(timed_out) = timed_out(&error) {
+                Err(ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    timed_out.to_string(),
+                ))
             } else {
                 Err(ApiError::bad_request(format!(
                     "cannot read the request body: {error}"
@@ -42,6 +48,18 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
             }
         }
     }
+}
+
+/// The body's deadline, if that is why reading it failed.
+fn timed_out(error: &axum::Error) -> Option<&crate::connections::BodyTimedOut> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        if let Some(timed_out) = error.downcast_ref() {
+            return Some(timed_out);
+        }
+        cause = error.source();
+    }
+    None
 }
 
 /// What an upload request carried.

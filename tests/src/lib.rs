@@ -124,6 +124,19 @@ impl TestContext {
         self.hermetic(chartkit_bin())
     }
 
+    /// A `chartkit` command that a shell starts after running `script`, for process
+    /// settings that only a shell makes without unsafe code (`ulimit -n 256`); the
+    /// shell then `exec`s chartkit with the command's arguments, so the process is
+    /// chartkit itself.
+    pub fn chartkit_after_shell(&self, script: &str) -> Command {
+        let mut command = self.hermetic(Path::new("sh"));
+        command
+            .arg("-c")
+            .arg(format!("{script} && exec \"$0\" \"$@\""))
+            .arg(chartkit_bin());
+        command
+    }
+
     /// A `helm` command in this context, if helm is installed.
     pub fn helm(&self) -> Option<Command> {
         peers::helm().map(|helm| self.hermetic(&helm))

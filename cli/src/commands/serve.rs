@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::error::Context;
 use chartkit_repo_server::{
-    Auth, BucketStorage, LocalStorage, Server, ServerOptions, Storage, TlsFiles,
+    Auth, BucketStorage, LocalStorage, Server, ServerOptions, Storage, Timeouts, TlsFiles,
 };
 
 use crate::cli::ServeArgs;
@@ -32,12 +32,18 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         (Some(path), true) => Some(super::read_keyring(path)?),
         _ => None,
     };
-    if !(args.refresh_interval.is_finite() && args.refresh_interval > 0.0) {
-        crate::error::bail!(
-            "--refresh-interval must be a positive number of seconds, found {}",
-            args.refresh_interval
-        );
-    }
+    let refresh_interval = seconds("--refresh-interval", args.refresh_interval)?;
+    let timeouts = Timeouts {
+        read_header: seconds("--read-header-timeout", args.read_header_timeout)?,
+        read_body: seconds("--read-timeout", args.read_timeout)?,
+        idle: seconds("--idle-timeout", args.idle_timeout)?,
+        tls_handshake: seconds("--tls-handshake-timeout", args.tls_handshake_timeout)?,
+    };
+    // Raises the soft open-file limit first: the default comes from it.
+    let max_connections = chartkit_repo_server::connection_limit(
+        args.max_connections
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+    );
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(TlsFiles {
             cert: cert.clone(),
@@ -55,10 +61,12 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         auth,
         auth_reads: args.auth_reads,
         tls,
-        refresh_interval: Duration::from_secs_f64(args.refresh_interval),
+        refresh_interval,
         limits: super::limits()?,
         max_index_entry_size: args.max_index_entry_size,
         max_concurrent_uploads: usize::from(args.max_concurrent_uploads),
+        timeouts,
+        max_connections,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -99,6 +107,15 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         server.run(shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// A flag's seconds as a duration; it must be positive.
+fn seconds(flag: &str, value: f64) -> crate::error::Result<Duration> {
+    if !(value.is_finite() && value > 0.0) {
+        crate::error::bail!("{flag} must be a positive number of seconds, found {value}");
+    }
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| crate::error::err!("{flag} is too large: {value} seconds"))
 }
 
 fn open_storage(location: &str) -> crate::error::Result<Arc<dyn Storage>> {
