@@ -279,7 +279,9 @@ enum Kind {
     /// Regular (and sparse, contiguous or unknown) files: their data is read.
     Data,
     /// Links, devices and fifos: Go's tar reader gives them no data.
-    HeaderOnly { link: bool },
+    HeaderOnly {
+        link: bool,
+    },
     /// PAX and GNU extension records the tar reader has already applied.
     Extension,
 }
@@ -298,9 +300,7 @@ fn kind_of(header: &tar::Header, raw_name: &str) -> Kind {
         | EntryType::GNULongName
         | EntryType::GNULongLink => Kind::Extension,
         EntryType::Symlink | EntryType::Link => Kind::HeaderOnly { link: true },
-        EntryType::Char | EntryType::Block | EntryType::Fifo => {
-            Kind::HeaderOnly { link: false }
-        }
+        EntryType::Char | EntryType::Block | EntryType::Fifo => Kind::HeaderOnly { link: false },
         _ => Kind::Data,
     }
 }
@@ -741,7 +741,10 @@ mod tests {
             )
         };
         assert!(read(&[50, 49]).is_ok());
-        assert!(matches!(read(&[50, 50]), Err(ArchiveError::TooLarge { .. })));
+        assert!(matches!(
+            read(&[50, 50]),
+            Err(ArchiveError::TooLarge { .. })
+        ));
         assert!(matches!(read(&[101]), Err(ArchiveError::TooLarge { .. })));
     }
 

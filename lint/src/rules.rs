@@ -363,8 +363,7 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
             return;
         }
     };
-    let Ok(Some(schema)) = read_chart_file(&dir.join("values.schema.json"), &options.limits)
-    else {
+    let Ok(Some(schema)) = read_chart_file(&dir.join("values.schema.json"), &options.limits) else {
         return;
     };
     if schema.is_empty() {

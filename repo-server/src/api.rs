@@ -284,9 +284,7 @@ async fn chart_file(
             .repo
             .package_digest(package)
             .and_then(|hex| chartkit_signing::Sha256Digest::from_hex(&hex))
-            .is_some_and(|digest| {
-                upload::check_provenance(&data).is_ok_and(|p| p.signs(&digest))
-            });
+            .is_some_and(|digest| upload::check_provenance(&data).is_ok_and(|p| p.signs(&digest)));
         if !signs_package {
             tracing::warn!(%file, "not serving a provenance file that does not match its package");
             return Err(missing());

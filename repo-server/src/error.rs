@@ -75,7 +75,11 @@ fn error_reference() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    format!("{:x}-{}", started & 0xffff_ffff, NEXT.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{:x}-{}",
+        started & 0xffff_ffff,
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// A JSON response with the given status.

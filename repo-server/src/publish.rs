@@ -218,7 +218,9 @@ async fn drop_stale_provenance(state: &AppState, package: &CheckedPackage) {
     let storage = state.repo.storage();
     let prov_file = format!("{}.prov", package.file);
     let stale = match storage.get(&prov_file).await {
-        Ok(Some(text)) => upload::check_provenance(&text).map_or(true, |p| !p.signs(&package.digest)),
+        Ok(Some(text)) => {
+            upload::check_provenance(&text).map_or(true, |p| !p.signs(&package.digest))
+        }
         Ok(None) => false,
         Err(error) => {
             tracing::warn!(file = %prov_file, %error, "could not check for a stale provenance file");

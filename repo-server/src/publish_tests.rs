@@ -331,7 +331,10 @@ async fn a_storage_failure_does_not_reveal_where_the_storage_is() {
     let dir = server.dir.path().display().to_string();
     assert!(!body.contains(&dir), "{body}");
     assert!(!body.contains("No space left"), "{body}");
-    assert!(body.contains("demo-1.0.0.tgz") && body.contains("reference"), "{body}");
+    assert!(
+        body.contains("demo-1.0.0.tgz") && body.contains("reference"),
+        "{body}"
+    );
 }
 
 #[tokio::test]
@@ -407,10 +410,7 @@ async fn a_provenance_that_does_not_match_its_package_is_not_served() {
     )
     .unwrap();
     server.repo.sync().await.unwrap();
-    assert_eq!(
-        server.get("/charts/demo-1.0.0.tgz").await.0,
-        StatusCode::OK
-    );
+    assert_eq!(server.get("/charts/demo-1.0.0.tgz").await.0, StatusCode::OK);
     assert_eq!(
         server.get("/charts/demo-1.0.0.tgz.prov").await.0,
         StatusCode::NOT_FOUND
@@ -422,7 +422,9 @@ async fn two_chart_parts_in_one_upload_are_refused() {
     let server = server(Settings::default()).await;
     let one = package("one", "1.0.0", &[]);
     let two = package("two", "1.0.0", &[]);
-    let (status, body) = server.upload_parts(&[("chart", &one), ("chart", &two)]).await;
+    let (status, body) = server
+        .upload_parts(&[("chart", &one), ("chart", &two)])
+        .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("more than one `chart` part"), "{body}");
     assert!(server.stored().is_empty());
@@ -470,11 +472,7 @@ async fn uploads_helm_indexes_are_stored_and_indexed() {
     // A package whose entries come in two gzip members, as concatenating tools make.
     let whole = package("multi", "1.0.0", &[("values.yaml", b"a: 1\n")]);
     let mut tar = Vec::new();
-    std::io::Read::read_to_end(
-        &mut flate2::read::GzDecoder::new(&whole[..]),
-        &mut tar,
-    )
-    .unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&whole[..]), &mut tar).unwrap();
     let cut = 512 * 3;
     let gzip = |data: &[u8]| {
         let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -502,7 +500,10 @@ async fn uploads_helm_indexes_are_stored_and_indexed() {
     let (status, body) = server.upload(&dotted).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let index = server.index().await;
-    assert!(index.contains("  multi:\n") && index.contains("  dotted:\n"), "{index}");
+    assert!(
+        index.contains("  multi:\n") && index.contains("  dotted:\n"),
+        "{index}"
+    );
     // And a restart reads the stored packages back the same way.
     let restarted = Repository::new(
         Arc::new(LocalStorage::open(server.dir.path()).unwrap()),
@@ -522,7 +523,8 @@ async fn metadata_beyond_the_index_entry_limit_is_refused() {
     })
     .await;
     let description = "d".repeat(8000);
-    let chart_yaml = format!("apiVersion: v2\nname: wordy\nversion: 1.0.0\ndescription: {description}\n");
+    let chart_yaml =
+        format!("apiVersion: v2\nname: wordy\nversion: 1.0.0\ndescription: {description}\n");
     let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
         Vec::new(),
         flate2::Compression::fast(),
@@ -583,7 +585,12 @@ async fn ready_reports_storage_trouble_that_health_does_not() {
 #[tokio::test]
 async fn index_yaml_in_parts_matches_the_whole_index() {
     let server = server(Settings::default()).await;
-    for (name, version) in [("b", "1.0.0"), ("a10", "1.0.0"), ("a2", "1.0.0"), ("b", "2.0.0")] {
+    for (name, version) in [
+        ("b", "1.0.0"),
+        ("a10", "1.0.0"),
+        ("a2", "1.0.0"),
+        ("b", "2.0.0"),
+    ] {
         assert_eq!(
             server.upload(&package(name, version, &[])).await.0,
             StatusCode::CREATED
@@ -635,7 +642,6 @@ async fn index_yaml_in_parts_matches_the_whole_index() {
         .unwrap();
     assert_eq!(body.len(), length);
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut text)
-        .unwrap();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut text).unwrap();
     assert_eq!(text, after);
 }

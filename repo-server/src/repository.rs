@@ -390,7 +390,14 @@ impl Repository {
         let max_entry_size = self.rules.max_entry_size;
         let file = file.map(str::to_owned);
         tokio::task::spawn_blocking(move || {
-            entry_from_package(&data, file.as_deref(), created, &urls, &load, max_entry_size)
+            entry_from_package(
+                &data,
+                file.as_deref(),
+                created,
+                &urls,
+                &load,
+                max_entry_size,
+            )
         })
         .await
         .unwrap_or_else(|e| Err(format!("checking the package failed: {e}").into()))
@@ -782,8 +789,7 @@ mod tests {
                 modified: SystemTime::now(),
                 tag: "uploaded".to_owned(),
             };
-            let version =
-                entry_from_package(
+            let version = entry_from_package(
                 &data,
                 Some(&info.name),
                 info.modified,

@@ -77,11 +77,7 @@ fn lint_refuses_an_oversized_values_file_without_reading_it() {
     // 400 MiB, sparse: reading it whole takes more address space than allowed below.
     let values = std::fs::File::create(context.path("big/values.yaml")).unwrap();
     values.set_len(400 << 20).unwrap();
-    let output = context
-        .chartkit()
-        .args(["lint", "big"])
-        .output()
-        .unwrap();
+    let output = context.chartkit().args(["lint", "big"]).output().unwrap();
     let all = format!("{}{}", stdout(&output), stderr(&output));
     assert!(!output.status.success(), "{all}");
     assert!(
@@ -100,6 +96,9 @@ fn lint_refuses_an_oversized_values_file_without_reading_it() {
         .output()
         .unwrap();
     let all = format!("{}{}", stdout(&limited), stderr(&limited));
-    assert!(all.contains("is larger than the 5242880-byte limit"), "{all}");
+    assert!(
+        all.contains("is larger than the 5242880-byte limit"),
+        "{all}"
+    );
     assert!(!all.contains("memory allocation"), "{all}");
 }

@@ -31,7 +31,10 @@ fn tar_with_long_name(pax: bool) -> Vec<u8> {
     let chart = chart_yaml("odd");
     let long = format!("odd/templates/{}.yaml", "x".repeat(180));
     let mut builder = tar::Builder::new(Vec::new());
-    for (path, data) in [("odd/Chart.yaml", chart.as_bytes()), (long.as_str(), b"a: 1\n")] {
+    for (path, data) in [
+        ("odd/Chart.yaml", chart.as_bytes()),
+        (long.as_str(), b"a: 1\n"),
+    ] {
         let mut header = if pax {
             tar::Header::new_ustar()
         } else {
@@ -301,8 +304,11 @@ fn cases() -> Vec<Case> {
             name: "long-version",
             archive: build(&[Entry::File(
                 "odd/Chart.yaml",
-                format!("apiVersion: v2\nname: odd\nversion: 1.0.0-{}\n", "a".repeat(300))
-                    .as_bytes(),
+                format!(
+                    "apiVersion: v2\nname: odd\nversion: 1.0.0-{}\n",
+                    "a".repeat(300)
+                )
+                .as_bytes(),
             )]),
             indexed: true,
         },
@@ -352,12 +358,21 @@ fn repo_index_indexes_exactly_what_helm_indexes() {
             .arg(&ours)
             .output()
             .unwrap();
-        assert!(output.status.success(), "{}: {}", case.name, stderr(&output));
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            case.name,
+            stderr(&output)
+        );
         let chartkit_indexed = indexed_digests(&ours.join("index.yaml")) == 1;
         if chartkit_indexed != case.indexed {
             wrong.push(format!(
                 "chartkit {} {}",
-                if chartkit_indexed { "indexed" } else { "skipped" },
+                if chartkit_indexed {
+                    "indexed"
+                } else {
+                    "skipped"
+                },
                 case.name
             ));
         }
@@ -372,7 +387,12 @@ fn repo_index_indexes_exactly_what_helm_indexes() {
                 .arg(&theirs)
                 .output()
                 .unwrap();
-            assert!(output.status.success(), "helm on {}: {}", case.name, stderr(&output));
+            assert!(
+                output.status.success(),
+                "helm on {}: {}",
+                case.name,
+                stderr(&output)
+            );
             let helm_indexed = indexed_digests(&theirs.join("index.yaml")) == 1;
             if helm_indexed != case.indexed {
                 wrong.push(format!(
