@@ -142,6 +142,25 @@ impl TestContext {
         peers::helm().map(|helm| self.hermetic(&helm))
     }
 
+    /// Writes a chart named `demo` (apiVersion v2, version 0.1.0) with the given files
+    /// (paths inside the chart) and returns its directory.
+    pub fn demo_chart(&self, files: &[(&str, &str)]) -> String {
+        let dir = self.path("demo");
+        std::fs::create_dir_all(dir.join("templates")).expect("chart directory");
+        std::fs::write(
+            dir.join("Chart.yaml"),
+            "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+        )
+        .expect("write Chart.yaml");
+        for (name, text) in files {
+            let path = dir.join(name);
+            std::fs::create_dir_all(path.parent().expect("a file in the chart"))
+                .expect("chart directory");
+            std::fs::write(path, text).expect("write chart file");
+        }
+        dir.display().to_string()
+    }
+
     /// Runs `chartkit ARGS` and returns its output.
     pub fn run(&self, args: &[&str]) -> Output {
         self.chartkit().args(args).output().expect("run chartkit")

@@ -7,19 +7,7 @@ use chartkit_tests::{TestContext, stderr, stdout};
 
 /// Writes a chart named `demo` with the given files and returns its directory.
 fn chart(context: &TestContext, files: &[(&str, &str)]) -> String {
-    let dir = context.path("demo");
-    std::fs::create_dir_all(dir.join("templates")).unwrap();
-    std::fs::write(
-        dir.join("Chart.yaml"),
-        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
-    )
-    .unwrap();
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir.display().to_string()
+    context.demo_chart(files)
 }
 
 /// Runs chartkit (and helm, if present) on the chart; returns chartkit's error message

@@ -12,15 +12,7 @@ const QUICK: Duration = Duration::from_secs(10);
 
 /// Writes a chart named `demo` whose only template is `text`; returns its directory.
 fn chart(context: &TestContext, text: &str) -> String {
-    let dir = context.path("demo");
-    std::fs::create_dir_all(dir.join("templates")).unwrap();
-    std::fs::write(
-        dir.join("Chart.yaml"),
-        "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("templates/cm.yaml"), text).unwrap();
-    dir.display().to_string()
+    context.demo_chart(&[("templates/cm.yaml", text)])
 }
 
 #[test]

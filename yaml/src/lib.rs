@@ -28,19 +28,8 @@ pub use value::{Map, Value};
 pub fn parse_values(text: &str) -> Result<Map, Error> {
     let mut merged = Map::new();
     for doc in parse_documents(text)? {
-        match doc.to_value()? {
-            Value::Map(map) => merge_documents(&mut merged, map),
-            Value::Null => {}
-            other => {
-                return Err(Error::at(
-                    doc.line,
-                    doc.column,
-                    format!(
-                        "values must be a map of keys to values, found {}",
-                        other.kind_name()
-                    ),
-                ));
-            }
+        if let Some(map) = values_document(&doc)? {
+            merge_documents(&mut merged, map);
         }
     }
     Ok(merged)
@@ -53,21 +42,25 @@ pub fn parse_values(text: &str) -> Result<Map, Error> {
 /// themselves are not needed.
 pub fn check_values(text: &str) -> Result<(), Error> {
     for doc in parse_documents_to_depth(text, 1)? {
-        match doc.to_value()? {
-            Value::Map(_) | Value::Null => {}
-            other => {
-                return Err(Error::at(
-                    doc.line,
-                    doc.column,
-                    format!(
-                        "values must be a map of keys to values, found {}",
-                        other.kind_name()
-                    ),
-                ));
-            }
-        }
+        values_document(&doc)?;
     }
     Ok(())
+}
+
+/// One document of a values file: a map, or nothing when it is empty.
+fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
+    match doc.to_value()? {
+        Value::Map(map) => Ok(Some(map)),
+        Value::Null => Ok(None),
+        other => Err(Error::at(
+            doc.line,
+            doc.column,
+            format!(
+                "values must be a map of keys to values, found {}",
+                other.kind_name()
+            ),
+        )),
+    }
 }
 
 /// Merges a later values document into the earlier ones: maps merge recursively and lists
