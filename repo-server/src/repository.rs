@@ -17,7 +17,7 @@ use futures::StreamExt;
 use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
-use crate::index_body::{IndexBody, Part};
+use crate::index_body::{BlockCache, IndexBody, Part};
 use crate::metrics::Metrics;
 use crate::names::{FileKind, classify};
 use crate::storage::{ObjectInfo, Storage, StorageError};
@@ -146,6 +146,8 @@ pub struct Repository {
     checks: Semaphore,
     state: RwLock<State>,
     rendered: Mutex<Option<Arc<IndexBody>>>,
+    /// The last render's blocks, for the next render to reuse.
+    blocks: Mutex<BlockCache>,
     metrics: Arc<Metrics>,
 }
 
@@ -184,6 +186,7 @@ impl Repository {
                 ..State::default()
             }),
             rendered: Mutex::new(None),
+            blocks: Mutex::new(BlockCache::default()),
             metrics,
         }
     }
@@ -217,8 +220,9 @@ impl Repository {
     }
 
     /// The current index.yaml, rendered now if anything changed since the last render.
-    /// Only the charts that changed are rendered again; the rest of the index is shared
-    /// with the last render (call it off the async threads all the same).
+    /// Only the charts that changed are rendered again, and only their blocks joined and
+    /// deflated again; the rest is shared with the last render (call it off the async
+    /// threads all the same).
     pub fn index(&self) -> Arc<IndexBody> {
         let mut rendered = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(current) = rendered.as_ref() {
@@ -254,11 +258,12 @@ impl Repository {
         } else {
             "apiVersion: v1\nentries:\n"
         };
-        let fresh = Arc::new(IndexBody::new(
-            Arc::new(Part::new(head.to_owned())),
-            parts,
-            tail,
-        ));
+        let blocks = self
+            .blocks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .blocks(&parts);
+        let fresh = Arc::new(IndexBody::new(head, blocks, tail));
         self.metrics.index_rendered(started.elapsed());
         *rendered = Some(Arc::clone(&fresh));
         fresh
