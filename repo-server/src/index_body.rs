@@ -172,7 +172,10 @@ impl IndexBody {
             etag.update(key);
             pieces.push(block);
         }
-        pieces.push(Arc::new(Piece::new(Bytes::from(tail), FlushCompress::Finish)));
+        pieces.push(Arc::new(Piece::new(
+            Bytes::from(tail),
+            FlushCompress::Finish,
+        )));
         let mut crc = flate2::Crc::new();
         let mut len = 0u64;
         let mut gzip_len = GZIP_HEADER.len() as u64 + 8;
@@ -284,7 +287,10 @@ mod tests {
     }
 
     fn parts(texts: &[String]) -> Vec<Arc<Part>> {
-        texts.iter().map(|t| Arc::new(Part::new(t.clone()))).collect()
+        texts
+            .iter()
+            .map(|t| Arc::new(Part::new(t.clone())))
+            .collect()
     }
 
     fn charts(count: usize, version: usize) -> Vec<String> {
@@ -301,12 +307,20 @@ mod tests {
         let mut cache = BlockCache::default();
         let blocks = cache.blocks(&parts(&texts));
         assert!(blocks.len() > 3 && blocks.len() < 100, "{}", blocks.len());
-        let index = IndexBody::new("apiVersion: v1\nentries:\n", blocks, "generated: now\n".into());
+        let index = IndexBody::new(
+            "apiVersion: v1\nentries:\n",
+            blocks,
+            "generated: now\n".into(),
+        );
         let text = collect(index.identity());
         assert_eq!(text, index.to_bytes());
         assert_eq!(
             text,
-            format!("apiVersion: v1\nentries:\n{}generated: now\n", texts.concat()).as_bytes()
+            format!(
+                "apiVersion: v1\nentries:\n{}generated: now\n",
+                texts.concat()
+            )
+            .as_bytes()
         );
         let gzip = collect(index.gzip());
         assert_eq!(gzip.len() as u64, index.gzip_len);
@@ -314,7 +328,11 @@ mod tests {
         let mut whole = flate2::write::GzEncoder::new(Vec::new(), Compression::default());
         std::io::Write::write_all(&mut whole, &text).unwrap();
         let whole = whole.finish().unwrap().len();
-        assert!(gzip.len() * 10 < whole * 11, "{} against {whole}", gzip.len());
+        assert!(
+            gzip.len() * 10 < whole * 11,
+            "{} against {whole}",
+            gzip.len()
+        );
         // A single-member reader sees all of it: the blocks are one deflate stream.
         let mut inflated = Vec::new();
         flate2::read::GzDecoder::new(&gzip[..])
