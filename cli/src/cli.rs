@@ -125,7 +125,7 @@ pub struct ServeArgs {
     /// File of bearer tokens, one per line; uploads and deletes then need one of them.
     #[arg(long = "bearer-token-file")]
     pub bearer_token_file: Option<PathBuf>,
-    /// Require authentication for reads too (everything but /health).
+    /// Require authentication for reads too (everything but /health and /ready).
     #[arg(long = "auth-reads")]
     pub auth_reads: bool,
     /// PEM certificate chain; serves HTTPS with --tls-key.
