@@ -907,11 +907,9 @@ fn decode_base64(text: &str) -> Vec<u8> {
 
 /// Error texts without the tools' prefixes and the chart's temporary path.
 fn normalise_error(text: &str, dir: &Path) -> String {
-    let text = text
-        .trim_start_matches("Error: ")
+    text.trim_start_matches("Error: ")
         .trim_start_matches("error: ")
-        .replace(&dir.display().to_string(), "<chart>");
-    text
+        .replace(&dir.display().to_string(), "<chart>")
 }
 
 #[derive(Default)]
