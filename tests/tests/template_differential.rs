@@ -917,6 +917,8 @@ struct Outcome {
     agreed: usize,
     both_failed: usize,
     failed_texts_differ: usize,
+    /// Expressions both tools refuse, in other words: (expression, chartkit, helm).
+    other_words: Vec<(String, String, String)>,
     differences: BTreeMap<String, String>,
 }
 
@@ -957,6 +959,9 @@ fn template_expressions_render_as_helm_renders_them() {
         "template differential: {} passed, {failed} failed ({} expressions; {} fail in both tools, {} of those with other words)",
         outcome.agreed, total, outcome.both_failed, outcome.failed_texts_differ
     );
+    for (expression, ours, theirs) in &outcome.other_words {
+        eprintln!("  both refuse {expression}\n    chartkit: {ours}\n    helm:     {theirs}");
+    }
     let known = known_differences();
     let mut unexpected: Vec<String> = Vec::new();
     for (expression, difference) in &outcome.differences {
@@ -1000,8 +1005,12 @@ fn run_batch(context: &TestContext, group: &Group, batch: &[(usize, &str)], outc
         (Err(ours), Err(theirs)) => {
             outcome.both_failed += 1;
             outcome.agreed += 1;
-            if normalise_error(&ours, &dir) != normalise_error(&theirs, &dir) {
+            let (ours, theirs) = (normalise_error(&ours, &dir), normalise_error(&theirs, &dir));
+            if ours != theirs {
                 outcome.failed_texts_differ += 1;
+                outcome
+                    .other_words
+                    .push((batch[0].1.to_owned(), ours, theirs));
             }
         }
         (ours, theirs) => {
