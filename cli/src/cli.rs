@@ -20,14 +20,14 @@ impl Cli {
     /// commands run most often are first parsed against their own subcommand alone.
     /// Anything that does not parse cleanly that way (help, errors, every other command)
     /// goes through the full parser, so what users see is unchanged.
-    pub fn from_args() -> Cli {
+    pub fn from_args() -> Result<Cli, clap::Error> {
         Cli::from_arg_list(std::env::args_os().collect())
     }
 
-    fn from_arg_list(args: Vec<std::ffi::OsString>) -> Cli {
+    fn from_arg_list(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
         match fast_parse(&args) {
-            Some(command) => Cli { command },
-            None => Cli::parse_from(args),
+            Some(command) => Ok(Cli { command }),
+            None => Cli::try_parse_from(args),
         }
     }
 }
@@ -348,11 +348,17 @@ pub struct ValueArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    allow_missing_positional = true,
+    override_usage = "chartkit template [OPTIONS] [NAME] CHART"
+)]
 pub struct TemplateArgs {
-    /// `[NAME] CHART`: the release name (default `release-name`) and a chart directory or
-    /// packaged chart (.tgz).
-    #[arg(num_args = 1..=2, required = true, value_name = "NAME] [CHART")]
-    pub args: Vec<String>,
+    /// The release name (default `release-name`).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// A chart directory or packaged chart (.tgz).
+    #[arg(value_name = "CHART")]
+    pub chart: String,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Namespace of the release.
@@ -473,7 +479,7 @@ mod tests {
             let args: Vec<std::ffi::OsString> = line.split(' ').map(Into::into).collect();
             let full = super::Cli::try_parse_from(&args).unwrap();
             assert!(super::fast_parse(&args).is_some(), "{line}");
-            let fast = super::Cli::from_arg_list(args);
+            let fast = super::Cli::from_arg_list(args).unwrap();
             assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line}");
         }
     }

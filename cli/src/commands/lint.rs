@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use crate::output::{errln, outln};
+
 use chartkit_lint::{LintOptions, Severity, lint};
 
 use crate::cli::LintArgs;
@@ -37,20 +39,20 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         if args.quiet && shown.is_empty() {
             continue;
         }
-        println!("==> Linting {}", report.chart);
+        outln!("==> Linting {}", report.chart)?;
         for message in shown {
-            println!("{message}");
+            outln!("{message}")?;
         }
-        println!();
+        outln!()?;
     }
     let summary = format!(
         "{} chart(s) linted, {failed} chart(s) failed",
         args.paths.len()
     );
     if failed > 0 {
-        eprintln!("error: {summary}");
+        errln!("Error: {summary}");
         return Ok(ExitCode::FAILURE);
     }
-    println!("{summary}");
+    outln!("{summary}")?;
     Ok(ExitCode::SUCCESS)
 }

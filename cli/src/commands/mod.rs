@@ -12,6 +12,8 @@ mod verify;
 
 use std::process::ExitCode;
 
+use crate::output::errln;
+
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
@@ -53,7 +55,7 @@ pub fn load_chart(path: &std::path::Path) -> crate::error::Result<chartkit_chart
     let chart = chartkit_chart::load(path, &load_options()?)
         .with_context(|| format!("cannot load the chart at `{}`", path.display()))?;
     for warning in &chart.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     Ok(chart)
 }
@@ -86,7 +88,7 @@ pub fn read_keyring(path: &std::path::Path) -> crate::error::Result<chartkit_sig
     let keyring = chartkit_signing::Keyring::from_bytes(&bytes)
         .with_context(|| format!("cannot use keyring `{}`", path.display()))?;
     for skipped in keyring.skipped() {
-        eprintln!("warning: {}: {skipped}", path.display());
+        errln!("warning: {}: {skipped}", path.display());
     }
     Ok(keyring)
 }

@@ -2,6 +2,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::output::outln;
+
 use crate::error::Context;
 use chartkit_yaml::Value;
 
@@ -101,7 +103,7 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     let status = response.status();
     let body = response.text().unwrap_or_default();
     if status.is_success() {
-        println!("Pushed {file_name} to {}", target.url);
+        outln!("Pushed {file_name} to {}", target.url)?;
         return Ok(ExitCode::SUCCESS);
     }
     let message = serde_json::from_str::<serde_json::Value>(&body)
@@ -125,17 +127,13 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
+    let mut messages = Vec::new();
+    let mut source = Some(error);
     while let Some(cause) = source {
-        let part = cause.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
+        messages.push(cause.to_string());
         source = cause.source();
     }
-    text
+    crate::report::chain(messages)
 }
 
 /// A URL as given, or a repository name looked up in Helm's repositories.yaml.

@@ -1,4 +1,3 @@
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,27 +82,23 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         let addr = server.local_addr()?;
         let scheme = if server.is_tls() { "https" } else { "http" };
         let repo = server.repository();
-        let mut out = std::io::stdout().lock();
         let count = repo.chart_count();
-        writeln!(
-            out,
-            "Serving {count} chart {} from {}",
+        let mut banner = format!(
+            "Serving {count} chart {} from {}\n",
             if count == 1 { "version" } else { "versions" },
             repo.storage().describe()
-        )?;
+        );
         for (file, reason) in &server.initial_sync().skipped {
-            writeln!(out, "  skipped {file}: {reason}")?;
+            banner.push_str(&format!("  skipped {file}: {reason}\n"));
         }
-        writeln!(out, "Listening on {scheme}://{addr}/")?;
-        writeln!(
-            out,
-            "Use it with: helm repo add NAME {}",
+        banner.push_str(&format!("Listening on {scheme}://{addr}/\n"));
+        banner.push_str(&format!(
+            "Use it with: helm repo add NAME {}\n",
             args.url
                 .clone()
                 .unwrap_or_else(|| format!("{scheme}://{addr}"))
-        )?;
-        out.flush()?;
-        drop(out);
+        ));
+        crate::output::stdout_bytes(banner.as_bytes())?;
         server.run(shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
     })

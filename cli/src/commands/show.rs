@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use crate::output::out;
+
 use chartkit_chart::{Chart, VALUES_FILE};
 
 use crate::cli::ShowCommand;
@@ -22,7 +24,7 @@ pub fn run(command: ShowCommand) -> crate::error::Result<ExitCode> {
         ShowCommand::All(args) => (Part::All, args),
     };
     let chart = super::load_chart(&args.chart)?;
-    print!("{}", render(&chart, part));
+    out!("{}", render(&chart, part))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,5 +1,6 @@
-use std::io::Write as _;
 use std::process::ExitCode;
+
+use crate::output::errln;
 
 use crate::error::Context;
 use chartkit_render::{
@@ -26,11 +27,12 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
 pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     // helm template presets the name `release-name` before it looks at
     // --generate-name, so the flag changes nothing there except refusing a given name.
-    let (release_name, chart_path) = match (args.args.as_slice(), args.generate_name) {
-        ([chart], _) => ("release-name".to_owned(), chart.clone()),
-        ([_, _], true) => crate::error::bail!("cannot set --generate-name and also specify a name"),
-        ([name, chart], false) => (name.clone(), chart.clone()),
-        _ => crate::error::bail!("expected `[NAME] CHART`"),
+    let (release_name, chart_path) = match (&args.name, args.generate_name) {
+        (None, _) => ("release-name".to_owned(), args.chart.clone()),
+        (Some(_), true) => {
+            crate::error::bail!("cannot set --generate-name and also specify a name")
+        }
+        (Some(name), false) => (name.clone(), args.chart.clone()),
     };
     let kube_version = match &args.kube_version {
         Some(text) => parse_kube_version(text)
@@ -42,7 +44,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     validate_release_name(&release_name)?;
     check_installable(&chart)?;
     if chart.metadata.deprecated {
-        eprintln!("warning: this chart is deprecated");
+        errln!("warning: this chart is deprecated");
     }
     let options = RenderOptions {
         release_name: release_name.clone(),
@@ -60,9 +62,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     let rendered = match render(chart, &user_values, &options) {
         Ok(rendered) => rendered,
         Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(raw.as_bytes())?;
-            stdout.flush()?;
+            crate::output::stdout_bytes(raw.as_bytes())?;
             crate::error::bail!("{message}");
         }
         Err(RenderError::MemoryLimit { message, limit }) => {
@@ -95,9 +95,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         .with_context(|| format!("cannot write to `{}`", dir.display()))?,
         None => chartkit_render::template_output(&rendered, &output)?,
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
+    crate::output::stdout_bytes(text.as_bytes())?;
     // Same reason: freeing the rendered chart would only delay the exit.
     std::mem::forget(rendered);
     Ok(ExitCode::SUCCESS)

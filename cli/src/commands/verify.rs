@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use crate::output::out;
+
 use crate::error::Context;
 use chartkit_signing::verify_package_file;
 
@@ -10,6 +12,6 @@ pub fn run(args: VerifyArgs) -> crate::error::Result<ExitCode> {
     let verification = verify_package_file(&args.chart, &keyring)
         .with_context(|| format!("`{}` failed verification", args.chart.display()))?;
     // The same lines `helm verify` prints.
-    print!("{verification}");
+    out!("{verification}")?;
     Ok(ExitCode::SUCCESS)
 }
