@@ -422,6 +422,10 @@ pub struct LintArgs {
     /// Print only warnings and errors.
     #[arg(long)]
     pub quiet: bool,
+    /// Lint the charts under each chart's charts/ directory too: every directory holding
+    /// a Chart.yaml and every .tgz or .tar.gz, at any depth, as `helm lint` finds them.
+    #[arg(long = "with-subcharts")]
+    pub with_subcharts: bool,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Namespace of the release the templates are rendered for.

@@ -49,10 +49,18 @@ pub fn limits() -> crate::error::Result<Limits> {
 }
 
 /// Loads a chart for a command that uses its contents, printing what the loader noticed
-/// (symbolic links followed, files in the wrong place) to stderr.
-pub fn load_chart(path: &std::path::Path) -> crate::error::Result<chartkit_chart::Chart> {
+/// (symbolic links followed, files in the wrong place) to stderr. `check_api_version`
+/// refuses apiVersions Helm's loader does not know, as helm does before it renders.
+pub fn load_chart(
+    path: &std::path::Path,
+    check_api_version: bool,
+) -> crate::error::Result<chartkit_chart::Chart> {
     use crate::error::Context;
-    let chart = chartkit_chart::load(path, &load_options()?)
+    let options = LoadOptions {
+        check_api_version,
+        ..load_options()?
+    };
+    let chart = chartkit_chart::load(path, &options)
         .with_context(|| format!("cannot load the chart at `{}`", path.display()))?;
     for warning in &chart.warnings {
         errln!("warning: {warning}");

@@ -23,7 +23,8 @@ pub fn run(command: ShowCommand) -> crate::error::Result<ExitCode> {
         ShowCommand::Crds(args) => (Part::Crds, args),
         ShowCommand::All(args) => (Part::All, args),
     };
-    let chart = super::load_chart(&args.chart)?;
+    // helm show reads charts of any apiVersion.
+    let chart = super::load_chart(&args.chart, false)?;
     out!("{}", render(&chart, part))?;
     Ok(ExitCode::SUCCESS)
 }

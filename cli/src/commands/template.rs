@@ -40,12 +40,21 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         None => Default::default(),
     };
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
-    let chart = super::load_chart(std::path::Path::new(&chart_path))?;
-    validate_release_name(&release_name)?;
+    let chart = super::load_chart(std::path::Path::new(&chart_path), true)?;
+    // In helm's order: installable, then the apiVersion, then the release name.
     check_installable(&chart)?;
     if chart.metadata.deprecated {
         errln!("warning: this chart is deprecated");
     }
+    if chart.metadata.api_version == chartkit_chart::API_VERSION_V3 {
+        return Err(with_hint(
+            crate::error::err!(
+                "invalid chart apiVersion: v3 is Helm 4's experimental chart format, which helm does not render"
+            ),
+            "set `apiVersion: v2` in Chart.yaml",
+        ));
+    }
+    validate_release_name(&release_name)?;
     let options = RenderOptions {
         release_name: release_name.clone(),
         namespace: args.namespace.clone(),
@@ -86,13 +95,26 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         show_only: args.show_only.clone(),
     };
     let text = match &args.output_dir {
-        Some(dir) => chartkit_render::write_output_dir(
-            &rendered,
-            &output,
-            dir,
-            args.use_release_name.then_some(release_name.as_str()),
-        )
-        .with_context(|| format!("cannot write to `{}`", dir.display()))?,
+        Some(dir) => {
+            let written = chartkit_render::write_output_dir(
+                &rendered,
+                &output,
+                dir,
+                args.use_release_name.then_some(release_name.as_str()),
+            )
+            .with_context(|| format!("cannot write to `{}`", dir.display()))?;
+            if let Some(pattern) = args.show_only.first() {
+                // helm writes every file, then looks for the --show-only templates in
+                // what is left for stdout, which is nothing, and fails on the first.
+                let written = written.strip_suffix('\n').unwrap_or(&written);
+                crate::output::stdout_bytes(written.as_bytes())?;
+                return Err(with_hint(
+                    chartkit_render::ShowOnlyError(pattern.replace('\\', "/")),
+                    "--output-dir writes every template; --show-only works only without it",
+                ));
+            }
+            written
+        }
         None => chartkit_render::template_output(&rendered, &output)?,
     };
     crate::output::stdout_bytes(text.as_bytes())?;
