@@ -269,12 +269,13 @@ pub struct PackageArgs {
     #[arg(long = "app-version")]
     pub app_version: Option<String>,
     /// Sign the package, writing NAME-VERSION.tgz.prov beside it.
-    #[arg(long, requires_all = ["key", "keyring"])]
+    #[arg(long, requires = "key")]
     pub sign: bool,
     /// Key to sign with: a name, an email or a fingerprint from the keyring.
     #[arg(long, requires = "sign")]
     pub key: Option<String>,
     /// Keyring holding the secret key (armored or binary, e.g. `gpg --export-secret-keys`).
+    /// Default, as helm's: $GNUPGHOME/pubring.gpg, else ~/.gnupg/pubring.gpg.
     #[arg(long, requires = "sign")]
     pub keyring: Option<PathBuf>,
     /// File whose first line is the secret key's passphrase; `-` reads it from stdin.
@@ -286,9 +287,10 @@ pub struct PackageArgs {
 pub struct VerifyArgs {
     /// The packaged chart (.tgz); its provenance file is CHART.prov.
     pub chart: PathBuf,
-    /// Keyring with the public keys of trusted signers (armored or binary).
+    /// Keyring with the public keys of trusted signers (armored or binary). Default, as
+    /// helm's: $GNUPGHOME/pubring.gpg, else ~/.gnupg/pubring.gpg.
     #[arg(long)]
-    pub keyring: PathBuf,
+    pub keyring: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

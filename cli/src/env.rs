@@ -37,6 +37,9 @@ pub const HELM_CONFIG_HOME: &str = "HELM_CONFIG_HOME";
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// The XDG cache base directory.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// GnuPG's home directory; its `pubring.gpg` is the default keyring of `verify` and
+/// `package --sign`, as in helm.
+pub const GNUPGHOME: &str = "GNUPGHOME";
 /// The user's home directory.
 pub const HOME: &str = "HOME";
 
@@ -47,6 +50,14 @@ pub fn cache_home() -> Option<std::path::PathBuf> {
         .map(PathBuf::from)
         .or_else(|| var(XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("chartkit")))
         .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".cache/chartkit")))
+}
+
+/// helm's default keyring: `$GNUPGHOME/pubring.gpg`, else `$HOME/.gnupg/pubring.gpg`.
+pub fn default_keyring() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(GNUPGHOME)
+        .map(|d| PathBuf::from(d).join("pubring.gpg"))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".gnupg/pubring.gpg")))
 }
 
 /// Reads a variable; unset and empty are the same.

@@ -88,6 +88,39 @@ pub fn load_options() -> crate::error::Result<LoadOptions> {
     })
 }
 
+/// The keyring given with --keyring, or helm's default (GnuPG's `pubring.gpg`), read.
+/// `export` is the GnuPG command that writes the keys needed, for the hint when the
+/// default keyring is missing.
+pub fn keyring_or_default(
+    given: Option<&std::path::Path>,
+    export: &str,
+) -> crate::error::Result<(std::path::PathBuf, chartkit_signing::Keyring)> {
+    if let Some(path) = given {
+        return Ok((path.to_path_buf(), read_keyring(path)?));
+    }
+    let Some(path) = env::default_keyring() else {
+        return Err(crate::report::with_hint(
+            crate::error::err!(
+                "no --keyring given, and the default keyring cannot be located: neither `{}` nor `{}` is set",
+                env::GNUPGHOME,
+                env::HOME
+            ),
+            "pass --keyring FILE",
+        ));
+    };
+    if !path.exists() {
+        return Err(crate::report::with_hint(
+            crate::error::err!(
+                "no --keyring given, and the default keyring `{}` (GnuPG's, as helm uses) does not exist",
+                path.display()
+            ),
+            format!("pass --keyring FILE; `{export} > FILE` writes GnuPG's keys to one"),
+        ));
+    }
+    let keyring = read_keyring(&path)?;
+    Ok((path, keyring))
+}
+
 /// Reads a keyring file (armored or binary), warning about keys that had to be skipped.
 pub fn read_keyring(path: &std::path::Path) -> crate::error::Result<chartkit_signing::Keyring> {
     use crate::error::Context;

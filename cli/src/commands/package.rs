@@ -67,11 +67,8 @@ fn signer(args: &PackageArgs) -> crate::error::Result<Option<Signer>> {
         .key
         .clone()
         .context("--key is required for signing a package")?;
-    let keyring_path = args
-        .keyring
-        .as_ref()
-        .context("--keyring is required for signing a package")?;
-    let keyring = super::read_keyring(keyring_path)?;
+    let (keyring_path, keyring) =
+        super::keyring_or_default(args.keyring.as_deref(), "gpg --export-secret-keys")?;
     let passphrase = args
         .passphrase_file
         .as_ref()

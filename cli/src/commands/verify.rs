@@ -8,7 +8,7 @@ use chartkit_signing::verify_package_file;
 use crate::cli::VerifyArgs;
 
 pub fn run(args: VerifyArgs) -> crate::error::Result<ExitCode> {
-    let keyring = super::read_keyring(&args.keyring)?;
+    let (_, keyring) = super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
     let verification = verify_package_file(&args.chart, &keyring)
         .with_context(|| format!("`{}` failed verification", args.chart.display()))?;
     // The same lines `helm verify` prints.
