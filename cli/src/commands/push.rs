@@ -62,14 +62,10 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     let mut client = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(args.timeout))
         .user_agent(concat!("chartkit/", env!("CARGO_PKG_VERSION")));
-    if let Some(ca) = &target.ca_file {
-        let pem = std::fs::read(ca).with_context(|| format!("cannot read `{}`", ca.display()))?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem)
-            .with_context(|| format!("`{}` holds no usable PEM certificate", ca.display()))?;
-        client = client.tls_certs_only(certs);
-    }
     if target.insecure {
         client = client.tls_danger_accept_invalid_certs(true);
+    } else if let Some(ca) = &target.ca_file {
+        client = client.tls_backend_preconfigured(ca_file_config(ca)?);
     }
     let client = client.build().context("cannot set up the HTTP client")?;
 
@@ -126,6 +122,22 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     })
 }
 
+/// TLS that trusts only the certificates in `path` (PEM), as helm's `--ca-file` does.
+fn ca_file_config(path: &Path) -> crate::error::Result<rustls::ClientConfig> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let pem = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("`{}` holds no usable PEM certificate", path.display()))?;
+    if certs.is_empty() {
+        crate::error::bail!("`{}` holds no PEM certificate", path.display());
+    }
+    crate::tls::client_config(certs)
+        .with_context(|| format!("cannot use `{}` as a CA file", path.display()))
+}
+
+/// An error and its sources, each stated once.
 fn error_chain(error: &dyn std::error::Error) -> String {
     let mut messages = Vec::new();
     let mut source = Some(error);
