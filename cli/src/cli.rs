@@ -92,9 +92,11 @@ pub struct ServeArgs {
     /// endpoint from the AWS_* environment variables; AWS_ENDPOINT_URL for MinIO and the like).
     #[arg(default_value = ".")]
     pub storage: String,
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:8879")]
-    pub addr: std::net::SocketAddr,
+    /// Address to listen on, HOST:PORT; the host is an IP address or a name such as
+    /// localhost (the first of its addresses that can be bound is used; [::1]:PORT for
+    /// IPv6). Port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8879")]
+    pub addr: String,
     /// Absolute URL of the repository, used for chart URLs in index.yaml (relative by default).
     #[arg(long)]
     pub url: Option<String>,

@@ -1036,3 +1036,42 @@ fn push_ca_file_trusts_a_self_signed_ca_certificate_as_helm_and_curl_do() {
         assert!(curl.success());
     }
 }
+
+#[test]
+fn serve_addr_accepts_a_host_name() {
+    let ctx = TestContext::new();
+    let repo = ctx.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let server = ServeProcess::start_at(
+        ctx.chartkit(),
+        &[repo.to_str().unwrap()],
+        "localhost:0",
+        ctx.dir(),
+    );
+    let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
+    assert_ne!(port, 0, "port 0 picks a free port: {}", server.url);
+    let health = client()
+        .get(format!("http://localhost:{port}/health"))
+        .send()
+        .unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+
+    // An address without a port is a clear error.
+    for addr in ["localhost", "127.0.0.1"] {
+        let output = ctx
+            .chartkit()
+            .args(["serve", repo.to_str().unwrap(), "--addr", addr])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{addr}");
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            message.contains(&format!("\nError: cannot listen on {addr}: ")),
+            "{message}"
+        );
+        assert!(
+            message.contains("hint: give --addr as HOST:PORT"),
+            "{message}"
+        );
+    }
+}

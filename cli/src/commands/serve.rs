@@ -52,7 +52,7 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
     };
     let options = ServerOptions {
         storage,
-        addr: args.addr,
+        addr: args.addr.clone(),
         url: args.url.clone(),
         allow_overwrite: args.allow_overwrite,
         max_upload_size: args.max_upload_size,
@@ -72,12 +72,20 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let server = Server::bind(options).await.map_err(|e| match e {
+        let server = Server::bind(options).await.map_err(|e| match &e {
+            chartkit_repo_server::ServerError::Bind { source, .. }
+                if source.kind() == std::io::ErrorKind::AddrInUse =>
+            {
+                with_hint(
+                    e,
+                    "another process is using the port; pick another with --addr 127.0.0.1:PORT",
+                )
+            }
             chartkit_repo_server::ServerError::Bind { .. } => with_hint(
                 e,
-                "another process may be using the port; pick another with --addr 127.0.0.1:PORT",
+                "give --addr as HOST:PORT, the host an address or a name: 127.0.0.1:8879, localhost:8879, [::1]:8879",
             ),
-            other => other.into(),
+            _ => e.into(),
         })?;
         let addr = server.local_addr()?;
         let scheme = if server.is_tls() { "https" } else { "http" };
