@@ -208,9 +208,10 @@ pub enum RepoCommand {
     Index(RepoIndexArgs),
     /// Choose chart versions from an index file, as `helm search repo` and `helm pull` do.
     ///
-    /// Prints JSON like `helm search repo -o json`. The parsed index is cached in chartkit's
-    /// cache directory (CHARTKIT_CACHE_HOME, else XDG_CACHE_HOME/chartkit, else
-    /// ~/.cache/chartkit) and reused while the index is unchanged.
+    /// Prints what `helm search repo -o json` prints (or `-o table`, `-o yaml`). The parsed
+    /// index is cached in chartkit's cache directory (CHARTKIT_CACHE_HOME, else
+    /// XDG_CACHE_HOME/chartkit, else ~/.cache/chartkit) and reused while the index is
+    /// unchanged.
     Query(RepoQueryArgs),
 }
 
@@ -245,9 +246,24 @@ pub struct RepoQueryArgs {
     #[arg(short = 'l', long)]
     pub versions: bool,
     /// Choose as `helm pull --version` does (an exact version text wins) and print the
-    /// full entry.
-    #[arg(long)]
+    /// full entry (as JSON).
+    #[arg(long, conflicts_with_all = ["output", "max_col_width"])]
     pub pull: bool,
+    /// Output format: `table`, `json` or `yaml`, each as `helm search repo -o` prints it
+    /// (chartkit's default is json).
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Json)]
+    pub output: OutputFormat,
+    /// Widest a table column may be; longer text is cut with `...` (0: no limit).
+    #[arg(long = "max-col-width", default_value_t = 50)]
+    pub max_col_width: usize,
+}
+
+/// The formats of helm's `-o/--output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Yaml,
 }
 
 #[derive(Debug, Args)]

@@ -33,6 +33,18 @@ fn usage_errors_exit_1_with_the_error_prefix_as_helm() {
             assert!(stderr(&theirs).starts_with("Error: "), "helm, {what}");
         }
     }
+    // A bad value for a flag that takes one.
+    let output = context.run(&["repo", "query", "index.yaml", "web", "-o", "xml"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).starts_with("Error: invalid value 'xml' for '--output <OUTPUT>'"));
+    if let Some(mut helm) = context.helm() {
+        let theirs = helm
+            .args(["search", "repo", "web", "-o", "xml"])
+            .output()
+            .unwrap();
+        assert_eq!(theirs.status.code(), Some(1));
+        assert!(stderr(&theirs).starts_with("Error: invalid argument \"xml\""));
+    }
 }
 
 #[test]
