@@ -57,7 +57,7 @@ fn parse_alone<A: Args + clap::FromArgMatches>(
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create a new chart with a working starter layout.
+    /// Create a new chart: Helm's starter (the files `helm create` writes), or --starter.
     Create(CreateArgs),
     /// Package chart directories into versioned chart archives.
     Package(PackageArgs),
@@ -270,6 +270,11 @@ pub enum OutputFormat {
 pub struct CreateArgs {
     /// Directory to create; the chart is named after its last component.
     pub name: PathBuf,
+    /// A starter chart to copy instead of Helm's: a name under $HELM_DATA_HOME/starters
+    /// (default ~/.local/share/helm/starters) or an absolute path. `<CHARTNAME>` in its
+    /// templates and values.yaml becomes the new chart's name.
+    #[arg(short = 'p', long)]
+    pub starter: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
