@@ -5,8 +5,8 @@
 //! certificate made with `openssl req -x509` is (it says CA:TRUE). helm (Go's
 //! crypto/x509) and curl (OpenSSL) trust such a certificate; webpki refuses a CA
 //! certificate as a server's (`CaUsedAsEndEntity`). [`CaFileVerifier`] accepts exactly
-//! that case, after checking the certificate's validity period and names, and leaves every
-//! other certificate to webpki's verifier unchanged.
+//! that case, after checking the certificate's validity period, names and extended key
+//! usage as Go does, and leaves every other certificate to webpki's verifier unchanged.
 
 use std::sync::Arc;
 
@@ -83,19 +83,25 @@ impl ServerCertVerifier for CaFileVerifier {
             );
         }
         // The server presents a certificate the user trusts as it is, byte for byte, so
-        // there is no chain to build; what is left to check is when and for whom it is
-        // valid. The handshake signature, checked below, proves the server holds its key.
-        let (not_before, not_after) = validity(end_entity.as_ref()).ok_or(
+        // there is no chain to build; what is left to check is when, for whom and for
+        // what it is valid, as Go's crypto/x509 checks a root used as a leaf. The
+        // handshake signature, checked below, proves the server holds its key.
+        let facts = certificate_facts(end_entity.as_ref()).ok_or(
             rustls::Error::InvalidCertificate(CertificateError::BadEncoding),
         )?;
         let now = now.as_secs();
-        if now < not_before {
+        if now < facts.not_before {
             return Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidYet,
             ));
         }
-        if now > not_after {
+        if now > facts.not_after {
             return Err(rustls::Error::InvalidCertificate(CertificateError::Expired));
+        }
+        if !facts.for_servers {
+            return Err(rustls::Error::InvalidCertificate(
+                CertificateError::InvalidPurpose,
+            ));
         }
         let cert = webpki::EndEntityCert::try_from(end_entity)
             .map_err(|_| rustls::Error::InvalidCertificate(CertificateError::BadEncoding))?;
@@ -127,10 +133,19 @@ impl ServerCertVerifier for CaFileVerifier {
     }
 }
 
-/// A certificate's validity period (notBefore, notAfter) in seconds since the epoch,
-/// read from its DER: Certificate → TBSCertificate → [version], serialNumber, signature,
-/// issuer, validity.
-fn validity(der: &[u8]) -> Option<(u64, u64)> {
+/// What [`CaFileVerifier`] checks of a certificate it trusts as it is.
+struct Facts {
+    /// The validity period, in seconds since the epoch.
+    not_before: u64,
+    not_after: u64,
+    /// No extended key usage extension, or one that allows TLS servers.
+    for_servers: bool,
+}
+
+/// A certificate's validity period and extended key usage, read from its DER:
+/// Certificate → TBSCertificate → [0] version, serialNumber, signature, issuer, validity,
+/// subject, subjectPublicKeyInfo, [1] and [2] unique ids, [3] extensions.
+fn certificate_facts(der: &[u8]) -> Option<Facts> {
     let (tag, certificate, _) = element(der)?;
     if tag != SEQUENCE {
         return None;
@@ -152,20 +167,97 @@ fn validity(der: &[u8]) -> Option<(u64, u64)> {
         }
         rest = after;
     }
-    let (tag, validity, _) = element(rest)?;
+    let (tag, validity, after) = element(rest)?;
     if tag != SEQUENCE {
         return None;
     }
+    rest = after;
     let (tag, not_before, after) = element(validity)?;
     let not_before = time(tag, not_before)?;
     let (tag, not_after, _) = element(after)?;
     let not_after = time(tag, not_after)?;
-    Some((not_before, not_after))
+    // subject, subjectPublicKeyInfo.
+    for _ in 0..2 {
+        let (tag, _, after) = element(rest)?;
+        if tag != SEQUENCE {
+            return None;
+        }
+        rest = after;
+    }
+    let mut for_servers = true;
+    while !rest.is_empty() {
+        let (tag, contents, after) = element(rest)?;
+        rest = after;
+        if tag == EXTENSIONS {
+            for_servers = extended_key_usage(contents)?.unwrap_or(true);
+        }
+    }
+    Some(Facts {
+        not_before,
+        not_after,
+        for_servers,
+    })
 }
 
+/// Whether the extended key usage extension among `extensions` (the contents of `[3]`)
+/// allows TLS servers (serverAuth or anyExtendedKeyUsage); `Some(None)` when there is no
+/// such extension, `None` when the DER is malformed.
+fn extended_key_usage(extensions: &[u8]) -> Option<Option<bool>> {
+    let (tag, mut list, _) = element(extensions)?;
+    if tag != SEQUENCE {
+        return None;
+    }
+    while !list.is_empty() {
+        let (tag, extension, after) = element(list)?;
+        list = after;
+        if tag != SEQUENCE {
+            return None;
+        }
+        let (tag, id, fields) = element(extension)?;
+        if tag != OID {
+            return None;
+        }
+        if id != OID_EXTENDED_KEY_USAGE {
+            continue;
+        }
+        let (mut tag, mut value, after) = element(fields)?;
+        if tag == BOOLEAN {
+            (tag, value, _) = element(after)?;
+        }
+        if tag != OCTET_STRING {
+            return None;
+        }
+        let (tag, mut purposes, _) = element(value)?;
+        if tag != SEQUENCE {
+            return None;
+        }
+        let mut allows = false;
+        while !purposes.is_empty() {
+            let (tag, purpose, after) = element(purposes)?;
+            purposes = after;
+            if tag != OID {
+                return None;
+            }
+            allows |= purpose == OID_SERVER_AUTH || purpose == OID_ANY_EXTENDED_KEY_USAGE;
+        }
+        return Some(Some(allows));
+    }
+    Some(None)
+}
+
+const BOOLEAN: u8 = 0x01;
 const INTEGER: u8 = 0x02;
+const OCTET_STRING: u8 = 0x04;
+const OID: u8 = 0x06;
 const SEQUENCE: u8 = 0x30;
 const VERSION: u8 = 0xa0;
+const EXTENSIONS: u8 = 0xa3;
+/// 2.5.29.37, id-ce-extKeyUsage.
+const OID_EXTENDED_KEY_USAGE: &[u8] = &[0x55, 0x1d, 0x25];
+/// 2.5.29.37.0, anyExtendedKeyUsage.
+const OID_ANY_EXTENDED_KEY_USAGE: &[u8] = &[0x55, 0x1d, 0x25, 0x00];
+/// 1.3.6.1.5.5.7.3.1, id-kp-serverAuth.
+const OID_SERVER_AUTH: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x01];
 const UTC_TIME: u8 = 0x17;
 const GENERALIZED_TIME: u8 = 0x18;
 
@@ -255,6 +347,62 @@ mod tests {
         );
         assert_eq!(time(UTC_TIME, b"7001010000Z"), None);
         assert_eq!(time(UTC_TIME, b"701301000000Z"), None);
+    }
+
+    /// A DER element.
+    fn tlv(tag: u8, contents: &[u8]) -> Vec<u8> {
+        let mut out = vec![tag, u8::try_from(contents.len()).unwrap()];
+        out.extend_from_slice(contents);
+        out
+    }
+
+    /// The contents of `[3]` with one extended key usage extension listing `purposes`.
+    fn extensions_with_purposes(critical: bool, purposes: &[&[u8]]) -> Vec<u8> {
+        let list: Vec<u8> = purposes.iter().flat_map(|p| tlv(OID, p)).collect();
+        let mut extension = tlv(OID, OID_EXTENDED_KEY_USAGE);
+        if critical {
+            extension.extend(tlv(BOOLEAN, &[0xff]));
+        }
+        extension.extend(tlv(OCTET_STRING, &tlv(SEQUENCE, &list)));
+        let basic_constraints = [
+            tlv(OID, &[0x55, 0x1d, 0x13]),
+            tlv(OCTET_STRING, &[0x30, 0x00]),
+        ]
+        .concat();
+        tlv(
+            SEQUENCE,
+            &[tlv(SEQUENCE, &basic_constraints), tlv(SEQUENCE, &extension)].concat(),
+        )
+    }
+
+    #[test]
+    fn extended_key_usage_must_allow_servers_when_present() {
+        const CLIENT_AUTH: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x02];
+        let check = |critical, purposes: &[&[u8]]| {
+            extended_key_usage(&extensions_with_purposes(critical, purposes))
+        };
+        assert_eq!(check(false, &[CLIENT_AUTH]), Some(Some(false)));
+        assert_eq!(
+            check(true, &[CLIENT_AUTH, OID_SERVER_AUTH]),
+            Some(Some(true))
+        );
+        assert_eq!(
+            check(false, &[OID_ANY_EXTENDED_KEY_USAGE]),
+            Some(Some(true))
+        );
+        let none = tlv(
+            SEQUENCE,
+            &tlv(
+                SEQUENCE,
+                &[
+                    tlv(OID, &[0x55, 0x1d, 0x13]),
+                    tlv(OCTET_STRING, &[0x30, 0x00]),
+                ]
+                .concat(),
+            ),
+        );
+        assert_eq!(extended_key_usage(&none), Some(None));
+        assert_eq!(extended_key_usage(&[0x30, 0x05, 0x30]), None);
     }
 
     #[test]

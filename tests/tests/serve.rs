@@ -926,15 +926,18 @@ fn serve_explains_a_missing_directory_and_a_busy_port() {
 }
 
 /// A self-signed certificate as `openssl req -x509` makes it (CA:TRUE, the default),
-/// for `subject_alt_name`, written to DIR/NAME.pem with its key in DIR/NAME-key.pem.
+/// for `subject_alt_name` (and `extra` extensions, `-addext` each), written to
+/// DIR/NAME.pem with its key in DIR/NAME-key.pem.
 fn openssl_self_signed(
     dir: &Path,
     name: &str,
     subject_alt_name: &str,
+    extra: &[&str],
 ) -> Option<(PathBuf, PathBuf)> {
     let cert = dir.join(format!("{name}.pem"));
     let key = dir.join(format!("{name}-key.pem"));
-    let made = Command::new("openssl")
+    let mut command = Command::new("openssl");
+    command
         .args([
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
         ])
@@ -943,9 +946,11 @@ fn openssl_self_signed(
         .arg("-out")
         .arg(&cert)
         .args(["-subj", "/CN=127.0.0.1", "-addext"])
-        .arg(format!("subjectAltName={subject_alt_name}"))
-        .output();
-    match made {
+        .arg(format!("subjectAltName={subject_alt_name}"));
+    for extension in extra {
+        command.args(["-addext", extension]);
+    }
+    match command.output() {
         Ok(output) if output.status.success() => Some((cert, key)),
         Ok(output) => panic!(
             "openssl failed: {}",
@@ -964,7 +969,7 @@ fn openssl_self_signed(
 #[test]
 fn push_ca_file_trusts_a_self_signed_ca_certificate_as_helm_and_curl_do() {
     let ctx = TestContext::new();
-    let Some((cert, key)) = openssl_self_signed(ctx.dir(), "server", "IP:127.0.0.1") else {
+    let Some((cert, key)) = openssl_self_signed(ctx.dir(), "server", "IP:127.0.0.1", &[]) else {
         return;
     };
     let text = Command::new("openssl")
@@ -1011,7 +1016,7 @@ fn push_ca_file_trusts_a_self_signed_ca_certificate_as_helm_and_curl_do() {
 
     // Verification is not weakened: another self-signed certificate is not trusted, and
     // the trusted one only for the names it lists.
-    let (other, _) = openssl_self_signed(ctx.dir(), "other", "IP:127.0.0.1").unwrap();
+    let (other, _) = openssl_self_signed(ctx.dir(), "other", "IP:127.0.0.1", &[]).unwrap();
     let refused = push(&other, &server.url);
     assert_eq!(refused.status.code(), Some(1));
     let port = server.url.rsplit(':').next().unwrap();
@@ -1026,6 +1031,45 @@ fn push_ca_file_trusts_a_self_signed_ca_certificate_as_helm_and_curl_do() {
             helm.args(["repo", "add", "ca", &server.url, "--ca-file"])
                 .arg(&cert),
         );
+    }
+
+    // A certificate whose extended key usage leaves out servers is refused, as Go
+    // refuses it.
+    let (client_only, client_key) = openssl_self_signed(
+        ctx.dir(),
+        "client-only",
+        "IP:127.0.0.1",
+        &["extendedKeyUsage=clientAuth"],
+    )
+    .unwrap();
+    let client_server = ServeProcess::start(
+        ctx.chartkit(),
+        &[
+            repo.to_str().unwrap(),
+            "--tls-cert",
+            client_only.to_str().unwrap(),
+            "--tls-key",
+            client_key.to_str().unwrap(),
+        ],
+        ctx.dir(),
+    );
+    let refused = push(&client_only, &client_server.url);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("InvalidPurpose"), "{message}");
+    if let Some(mut helm) = ctx.helm() {
+        let theirs = helm
+            .args([
+                "repo",
+                "add",
+                "client-only",
+                &client_server.url,
+                "--ca-file",
+            ])
+            .arg(&client_only)
+            .output()
+            .unwrap();
+        assert!(!theirs.status.success());
     }
     if let Ok(curl) = Command::new("curl")
         .args(["-sf", "-o", "/dev/null", "--cacert"])
