@@ -16,7 +16,7 @@ mkdir -p "$out"
 [[ -x $helm ]] || { echo "helm not found at $helm (run shared/tools/get-peers)" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "/usr/bin/time missing: apt-get install time" >&2; exit 1; }
 
-chartkit=$("$root/scripts/build-release")
+chartkit=$("$root/scripts/build-release" --quiet)
 
 # measure LABEL CMD...: wall seconds and peak RSS (MiB) from /usr/bin/time -v.
 rows=()

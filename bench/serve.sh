@@ -22,7 +22,7 @@ for tool in wrk nginx python3; do
 done
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 
-chartkit=$("$root/scripts/build-release")
+chartkit=$("$root/scripts/build-release" --quiet)
 work=$(mktemp -d)
 # nginx's workers run as an unprivileged user; mktemp's 0700 would answer them 403.
 chmod 755 "$work"

@@ -19,7 +19,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 requests=${REQUESTS:-400}
 rounds=${ROUNDS:-20}
-chartkit=${CHARTKIT:-$("$root/scripts/build-release")}
+chartkit=${CHARTKIT:-$("$root/scripts/build-release" --quiet)}
 work=$(mktemp -d)
 cleanup() {
   [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"

@@ -13,7 +13,7 @@ helm=${HELM:-$(command -v helm || echo "${CHARTKIT_PEERS:-$HOME/.cache/chartkit-
 [[ -x $helm ]] || { echo "helm not found; run ../shared/tools/get-peers" >&2; exit 1; }
 [[ -f $corpus/cases.tsv ]] || { echo "corpus not found at $corpus" >&2; exit 1; }
 
-chartkit=$("$root/scripts/build-release")
+chartkit=$("$root/scripts/build-release" --quiet)
 corpus=$(cd "$corpus" && pwd)
 
 work=$(mktemp -d)

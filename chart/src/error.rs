@@ -41,6 +41,12 @@ pub enum LoadError {
         file: String,
         source: MetadataYamlError,
     },
+    /// Chart.yaml names an apiVersion Helm's loader does not know (with
+    /// [`crate::LoadOptions::check_api_version`]).
+    #[error(
+        "`{file}`: unsupported chart version: apiVersion {api_version:?} is not one Helm loads (v1, v2 or v3)\nhint: set `apiVersion: v2` in Chart.yaml"
+    )]
+    UnsupportedApiVersion { file: String, api_version: String },
     /// Chart.yaml breaks one of the rules every chart must follow.
     #[error("`{file}`: {source}\nhint: {}", source.hint())]
     Invalid {

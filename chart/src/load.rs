@@ -24,6 +24,11 @@ pub struct LoadOptions {
     pub retain: Retain,
     /// With [`Retain::LoaderFiles`], a bound on kept bytes shared with other loads.
     pub budget: Option<Arc<RetainBudget>>,
+    /// Refuse a chart whose apiVersion Helm 4's loader does not know (anything but v1,
+    /// v2, v3 or none), before any other check, as `helm template` and `helm package` do.
+    /// Subcharts are not checked, and `helm show`, `helm lint` and `helm repo index` read
+    /// charts of any apiVersion.
+    pub check_api_version: bool,
 }
 
 impl LoadOptions {
@@ -35,6 +40,7 @@ impl LoadOptions {
             rules: EntryRules::Helm,
             retain: Retain::LoaderFiles,
             budget: None,
+            check_api_version: false,
         }
     }
 
@@ -200,6 +206,17 @@ fn symlink_notice(origin: &str, name: &str, path: &Path, real_dir: &Path) -> Str
     }
 }
 
+/// The apiVersions Helm 4's loader reads: v1 and v2 (and none, taken as v1) as charts of
+/// today, v3 as Helm 4's experimental format, which it loads and then refuses to render or
+/// package ([`API_VERSION_V3`]).
+fn is_loadable_api_version(api_version: &str) -> bool {
+    matches!(api_version, "" | "v1" | "v2" | API_VERSION_V3)
+}
+
+/// Helm 4's experimental chart format: Helm's loader reads such a chart, and then
+/// `helm template`, `helm install` and `helm package` refuse it ("invalid chart apiVersion").
+pub const API_VERSION_V3: &str = "v3";
+
 /// Builds a chart from its files (names relative to the chart root), loading subcharts
 /// from `charts/` recursively. `origin` names the chart in errors.
 pub fn load_files(
@@ -234,6 +251,12 @@ pub fn load_files(
         source: e.source,
     })?;
     drop((chart_yamls, requirements));
+    if options.check_api_version && !is_loadable_api_version(&metadata.api_version) {
+        return Err(LoadError::UnsupportedApiVersion {
+            file: path_of(CHART_FILE),
+            api_version: metadata.api_version,
+        });
+    }
 
     let mut chart = Chart::default();
     let mut subcharts: BTreeMap<String, Vec<File>> = BTreeMap::new();
@@ -299,6 +322,17 @@ pub fn load_files(
     })?;
     chart.metadata = metadata;
 
+    // Helm's loader looks at the apiVersion of the chart it was given, not its subcharts'.
+    let sub_options;
+    let options = if options.check_api_version {
+        sub_options = LoadOptions {
+            check_api_version: false,
+            ..options.clone()
+        };
+        &sub_options
+    } else {
+        options
+    };
     for (group, files) in subcharts {
         // Helm skips entries such as `charts/_helpers` or `charts/.git`.
         if group.starts_with('_') || group.starts_with('.') {

@@ -46,6 +46,11 @@ pub struct Packaged {
 pub enum PackageError {
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// An apiVersion v3 chart: Helm 4's loader reads it, `helm package` refuses it.
+    #[error(
+        "`{0}/Chart.yaml`: invalid chart apiVersion: v3 is Helm 4's experimental chart format, which helm does not package\nhint: set `apiVersion: v2` in Chart.yaml"
+    )]
+    InvalidApiVersion(String),
     #[error("`--version {0}` is not a valid semantic version")]
     BadVersion(String),
     #[error("found in Chart.yaml, but missing in charts/ directory: {}\nhint: run `helm dependency build` (or add the charts to `charts/`) before packaging", .0.join(", "))]
@@ -121,7 +126,16 @@ fn write_packages(outputs: &[(PathBuf, Vec<u8>)]) -> Result<(), PackageError> {
 
 /// Loads, checks and serialises one chart, without writing it.
 fn prepare(dir: &Path, options: &PackageOptions) -> Result<(Packaged, Vec<u8>), PackageError> {
-    let mut chart = load_dir(dir, &options.load)?;
+    // As `helm package`: charts of an apiVersion Helm's loader does not know are refused
+    // as they load, v3 charts once they have.
+    let load = LoadOptions {
+        check_api_version: true,
+        ..options.load.clone()
+    };
+    let mut chart = load_dir(dir, &load)?;
+    if chart.metadata.api_version == crate::API_VERSION_V3 {
+        return Err(PackageError::InvalidApiVersion(dir.display().to_string()));
+    }
     if let Some(version) = &options.version {
         chartkit_version::Version::parse(version)
             .map_err(|_| PackageError::BadVersion(version.clone()))?;

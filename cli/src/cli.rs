@@ -20,14 +20,14 @@ impl Cli {
     /// commands run most often are first parsed against their own subcommand alone.
     /// Anything that does not parse cleanly that way (help, errors, every other command)
     /// goes through the full parser, so what users see is unchanged.
-    pub fn from_args() -> Cli {
+    pub fn from_args() -> Result<Cli, clap::Error> {
         Cli::from_arg_list(std::env::args_os().collect())
     }
 
-    fn from_arg_list(args: Vec<std::ffi::OsString>) -> Cli {
+    fn from_arg_list(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
         match fast_parse(&args) {
-            Some(command) => Cli { command },
-            None => Cli::parse_from(args),
+            Some(command) => Ok(Cli { command }),
+            None => Cli::try_parse_from(args),
         }
     }
 }
@@ -57,7 +57,7 @@ fn parse_alone<A: Args + clap::FromArgMatches>(
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create a new chart with a working starter layout.
+    /// Create a new chart: Helm's starter (the files `helm create` writes), or --starter.
     Create(CreateArgs),
     /// Package chart directories into versioned chart archives.
     Package(PackageArgs),
@@ -92,9 +92,11 @@ pub struct ServeArgs {
     /// endpoint from the AWS_* environment variables; AWS_ENDPOINT_URL for MinIO and the like).
     #[arg(default_value = ".")]
     pub storage: String,
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:8879")]
-    pub addr: std::net::SocketAddr,
+    /// Address to listen on, HOST:PORT; the host is an IP address or a name such as
+    /// localhost (the first of its addresses that can be bound is used; [::1]:PORT for
+    /// IPv6). Port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8879")]
+    pub addr: String,
     /// Absolute URL of the repository, used for chart URLs in index.yaml (relative by default).
     #[arg(long)]
     pub url: Option<String>,
@@ -206,9 +208,10 @@ pub enum RepoCommand {
     Index(RepoIndexArgs),
     /// Choose chart versions from an index file, as `helm search repo` and `helm pull` do.
     ///
-    /// Prints JSON like `helm search repo -o json`. The parsed index is cached in chartkit's
-    /// cache directory (CHARTKIT_CACHE_HOME, else XDG_CACHE_HOME/chartkit, else
-    /// ~/.cache/chartkit) and reused while the index is unchanged.
+    /// Prints what `helm search repo -o json` prints (or `-o table`, `-o yaml`). The parsed
+    /// index is cached in chartkit's cache directory (CHARTKIT_CACHE_HOME, else
+    /// XDG_CACHE_HOME/chartkit, else ~/.cache/chartkit) and reused while the index is
+    /// unchanged.
     Query(RepoQueryArgs),
 }
 
@@ -243,15 +246,35 @@ pub struct RepoQueryArgs {
     #[arg(short = 'l', long)]
     pub versions: bool,
     /// Choose as `helm pull --version` does (an exact version text wins) and print the
-    /// full entry.
-    #[arg(long)]
+    /// full entry (as JSON).
+    #[arg(long, conflicts_with_all = ["output", "max_col_width"])]
     pub pull: bool,
+    /// Output format: `table`, `json` or `yaml`, each as `helm search repo -o` prints it
+    /// (chartkit's default is json).
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Json)]
+    pub output: OutputFormat,
+    /// Widest a table column may be; longer text is cut with `...` (0: no limit).
+    #[arg(long = "max-col-width", default_value_t = 50)]
+    pub max_col_width: usize,
+}
+
+/// The formats of helm's `-o/--output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Yaml,
 }
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
     /// Directory to create; the chart is named after its last component.
     pub name: PathBuf,
+    /// A starter chart to copy instead of Helm's: a name under $HELM_DATA_HOME/starters
+    /// (default ~/.local/share/helm/starters) or an absolute path. `<CHARTNAME>` in its
+    /// templates and values.yaml becomes the new chart's name.
+    #[arg(short = 'p', long)]
+    pub starter: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -269,12 +292,13 @@ pub struct PackageArgs {
     #[arg(long = "app-version")]
     pub app_version: Option<String>,
     /// Sign the package, writing NAME-VERSION.tgz.prov beside it.
-    #[arg(long, requires_all = ["key", "keyring"])]
+    #[arg(long, requires = "key")]
     pub sign: bool,
     /// Key to sign with: a name, an email or a fingerprint from the keyring.
     #[arg(long, requires = "sign")]
     pub key: Option<String>,
     /// Keyring holding the secret key (armored or binary, e.g. `gpg --export-secret-keys`).
+    /// Default, as helm's: $GNUPGHOME/pubring.gpg, else ~/.gnupg/pubring.gpg.
     #[arg(long, requires = "sign")]
     pub keyring: Option<PathBuf>,
     /// File whose first line is the secret key's passphrase; `-` reads it from stdin.
@@ -286,9 +310,10 @@ pub struct PackageArgs {
 pub struct VerifyArgs {
     /// The packaged chart (.tgz); its provenance file is CHART.prov.
     pub chart: PathBuf,
-    /// Keyring with the public keys of trusted signers (armored or binary).
+    /// Keyring with the public keys of trusted signers (armored or binary). Default, as
+    /// helm's: $GNUPGHOME/pubring.gpg, else ~/.gnupg/pubring.gpg.
     #[arg(long)]
-    pub keyring: PathBuf,
+    pub keyring: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -348,11 +373,17 @@ pub struct ValueArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    allow_missing_positional = true,
+    override_usage = "chartkit template [OPTIONS] [NAME] CHART"
+)]
 pub struct TemplateArgs {
-    /// `[NAME] CHART`: the release name (default `release-name`) and a chart directory or
-    /// packaged chart (.tgz).
-    #[arg(num_args = 1..=2, required = true, value_name = "NAME] [CHART")]
-    pub args: Vec<String>,
+    /// The release name (default `release-name`).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// A chart directory or packaged chart (.tgz).
+    #[arg(value_name = "CHART")]
+    pub chart: String,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Namespace of the release.
@@ -416,6 +447,10 @@ pub struct LintArgs {
     /// Print only warnings and errors.
     #[arg(long)]
     pub quiet: bool,
+    /// Lint the charts under each chart's charts/ directory too: every directory holding
+    /// a Chart.yaml and every .tgz or .tar.gz, at any depth, as `helm lint` finds them.
+    #[arg(long = "with-subcharts")]
+    pub with_subcharts: bool,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Namespace of the release the templates are rendered for.
@@ -473,7 +508,7 @@ mod tests {
             let args: Vec<std::ffi::OsString> = line.split(' ').map(Into::into).collect();
             let full = super::Cli::try_parse_from(&args).unwrap();
             assert!(super::fast_parse(&args).is_some(), "{line}");
-            let fast = super::Cli::from_arg_list(args);
+            let fast = super::Cli::from_arg_list(args).unwrap();
             assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{line}");
         }
     }

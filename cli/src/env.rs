@@ -33,10 +33,18 @@ pub const NO_COLOR: &str = "NO_COLOR";
 pub const HELM_REPOSITORY_CONFIG: &str = "HELM_REPOSITORY_CONFIG";
 /// Helm's configuration base directory.
 pub const HELM_CONFIG_HOME: &str = "HELM_CONFIG_HOME";
+/// Helm's data directory; `chartkit create --starter NAME` finds starters in its
+/// `starters/` (default `$XDG_DATA_HOME/helm`, else `~/.local/share/helm`).
+pub const HELM_DATA_HOME: &str = "HELM_DATA_HOME";
+/// The XDG data base directory.
+pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The XDG configuration base directory.
 pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
 /// The XDG cache base directory.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// GnuPG's home directory; its `pubring.gpg` is the default keyring of `verify` and
+/// `package --sign`, as in helm.
+pub const GNUPGHOME: &str = "GNUPGHOME";
 /// The user's home directory.
 pub const HOME: &str = "HOME";
 
@@ -47,6 +55,23 @@ pub fn cache_home() -> Option<std::path::PathBuf> {
         .map(PathBuf::from)
         .or_else(|| var(XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("chartkit")))
         .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".cache/chartkit")))
+}
+
+/// helm's default keyring: `$GNUPGHOME/pubring.gpg`, else `$HOME/.gnupg/pubring.gpg`.
+pub fn default_keyring() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(GNUPGHOME)
+        .map(|d| PathBuf::from(d).join("pubring.gpg"))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".gnupg/pubring.gpg")))
+}
+
+/// Helm's data directory, by Helm's rules.
+pub fn helm_data_home() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(HELM_DATA_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(XDG_DATA_HOME).map(|d| PathBuf::from(d).join("helm")))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".local/share/helm")))
 }
 
 /// Reads a variable; unset and empty are the same.

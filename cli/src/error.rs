@@ -66,6 +66,21 @@ impl Error {
         self.hint.as_deref()
     }
 
+    /// Whether the root error or one of its sources is a write to a closed pipe.
+    pub fn is_broken_pipe(&self) -> bool {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&*self.root);
+        while let Some(error) = source {
+            if error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return true;
+            }
+            source = error.source();
+        }
+        false
+    }
+
     /// The messages from the outermost context down to the root error and its sources.
     pub fn messages(&self) -> impl Iterator<Item = String> + '_ {
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&*self.root);

@@ -4,13 +4,18 @@ mod cli;
 mod commands;
 mod env;
 mod error;
+mod output;
 mod report;
+mod tls;
 
 use std::process::ExitCode;
 
 /// Parses the command line, runs the command and reports errors.
 pub fn run() -> ExitCode {
-    let cli = cli::Cli::from_args();
+    let cli = match cli::Cli::from_args() {
+        Ok(cli) => cli,
+        Err(error) => return report::usage(&error),
+    };
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(error) => report::error(&error),

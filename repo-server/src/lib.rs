@@ -42,7 +42,10 @@ pub use storage::{BucketStorage, LocalStorage, ObjectInfo, Storage, StorageError
 /// Everything `chartkit serve` configures.
 pub struct ServerOptions {
     pub storage: Arc<dyn Storage>,
-    pub addr: SocketAddr,
+    /// Where to listen: `HOST:PORT`, the host an IP address or a name (`localhost:8879`),
+    /// resolved at bind time; the first address that can be bound is used. Port 0 picks
+    /// a free port.
+    pub addr: String,
     /// `--url`: absolute chart URLs under this base.
     pub url: Option<String>,
     pub allow_overwrite: bool,
@@ -79,7 +82,7 @@ pub struct TlsFiles {
 pub enum ServerError {
     #[error("cannot listen on {addr}: {source}")]
     Bind {
-        addr: SocketAddr,
+        addr: String,
         source: std::io::Error,
     },
     #[error(transparent)]
@@ -119,10 +122,11 @@ impl Server {
             Arc::clone(&metrics),
         ));
         let initial = repo.sync().await?;
-        let listener = tokio::net::TcpListener::bind(options.addr)
+        // tokio resolves a host name and tries each of its addresses in turn.
+        let listener = tokio::net::TcpListener::bind(options.addr.as_str())
             .await
             .map_err(|source| ServerError::Bind {
-                addr: options.addr,
+                addr: options.addr.clone(),
                 source,
             })?;
         let policy = Policy {

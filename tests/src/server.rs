@@ -18,7 +18,17 @@ pub struct ServeProcess {
 impl ServeProcess {
     /// Starts `chartkit serve ARGS --addr 127.0.0.1:0` from `command` (a hermetic chartkit
     /// command) and waits for its "Listening on" line.
-    pub fn start(mut command: Command, args: &[&str], log_dir: &Path) -> ServeProcess {
+    pub fn start(command: Command, args: &[&str], log_dir: &Path) -> ServeProcess {
+        ServeProcess::start_at(command, args, "127.0.0.1:0", log_dir)
+    }
+
+    /// Starts `chartkit serve ARGS --addr ADDR` and waits for its "Listening on" line.
+    pub fn start_at(
+        mut command: Command,
+        args: &[&str],
+        addr: &str,
+        log_dir: &Path,
+    ) -> ServeProcess {
         static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stderr_log = log_dir.join(format!("serve-{}-{n}.log", std::process::id()));
@@ -26,7 +36,7 @@ impl ServeProcess {
         let mut child = command
             .arg("serve")
             .args(args)
-            .args(["--addr", "127.0.0.1:0"])
+            .args(["--addr", addr])
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()

@@ -111,3 +111,63 @@ fn lint_findings_match_helm_for_every_corpus_chart() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn lint_with_subcharts_lints_every_chart_under_charts() {
+    let context = TestContext::new();
+    for args in [
+        &["create", "par"][..],
+        &["create", "par/charts/sub1"],
+        &["create", "par/charts/sub1/charts/deep"],
+        &["create", "sub2"],
+        &["package", "sub2", "-d", "par/charts"],
+    ] {
+        let output = context.run(args);
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            chartkit_tests::stderr(&output)
+        );
+    }
+    // A chart that fails lint, to see failures counted.
+    std::fs::write(
+        context.path("par/charts/sub1/charts/deep/Chart.yaml"),
+        "apiVersion: v2\nname: deep\nversion: 0.1.0\nicon: not-a-url\n",
+    )
+    .unwrap();
+    let headers = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("==> Linting "))
+            .map(str::to_owned)
+            .collect()
+    };
+    let ours = context.run(&["lint", "./par", "--with-subcharts"]);
+    assert_eq!(ours.status.code(), Some(1));
+    assert_eq!(
+        headers(&stdout(&ours)),
+        [
+            "==> Linting ./par",
+            "==> Linting par/charts/sub1",
+            "==> Linting par/charts/sub1/charts/deep",
+            "==> Linting par/charts/sub2-0.1.0.tgz",
+        ]
+    );
+    assert_eq!(
+        chartkit_tests::stderr(&ours),
+        "Error: 4 chart(s) linted, 3 chart(s) failed\n"
+    );
+    // Without the flag only the chart given is linted.
+    let alone = context.run(&["lint", "par"]);
+    assert_eq!(headers(&stdout(&alone)), ["==> Linting par"]);
+    if let Some(mut helm) = context.helm() {
+        let theirs = helm
+            .args(["lint", "./par", "--with-subcharts"])
+            .output()
+            .unwrap();
+        assert_eq!(headers(&stdout(&theirs)), headers(&stdout(&ours)));
+        assert_eq!(
+            chartkit_tests::stderr(&theirs),
+            chartkit_tests::stderr(&ours)
+        );
+    }
+}

@@ -121,7 +121,7 @@ fn create_lint_package_is_accepted_by_helm() {
             .output()
             .unwrap();
         assert!(
-            stdout(&installed).contains("is installed as release rel"),
+            stdout(&installed).contains("1. Get the application URL by running these commands:"),
             "NOTES.txt renders: {}",
             stderr(&installed)
         );

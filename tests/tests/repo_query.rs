@@ -87,3 +87,128 @@ fn an_unusable_cache_directory_only_warns() {
     assert_eq!(stdout(&output), ANSWER);
     assert_eq!(stderr(&output), "");
 }
+
+const SEARCH_INDEX: &str = r#"apiVersion: v1
+entries:
+  web:
+  - apiVersion: v2
+    appVersion: ""
+    description: A very long description that goes well beyond fifty characters for the table
+    name: web
+    urls: [web-1.0.0.tgz]
+    version: 1.0.0
+  - apiVersion: v2
+    appVersion: "1.16.0"
+    description: A very long description that goes well beyond fifty characters for the table
+    name: web
+    urls: [web-0.2.0-rc.1.tgz]
+    version: 0.2.0-rc.1
+  - apiVersion: v2
+    appVersion: "1.0"
+    description: 日本語の説明がとても長いので表の幅を超えてしまうかもしれませんがどうでしょうか
+    name: web
+    urls: [web-0.1.0.tgz]
+    version: 0.1.0
+generated: "2024-01-01T00:00:00Z"
+"#;
+
+#[test]
+fn repo_query_output_formats_match_helm_search_repo() {
+    let context = TestContext::new();
+    std::fs::write(context.path("index.yaml"), SEARCH_INDEX).unwrap();
+    let query = |extra: &[&str]| {
+        let mut args = vec![
+            "repo",
+            "query",
+            "index.yaml",
+            "web",
+            "--versions",
+            "--devel",
+        ];
+        args.extend_from_slice(extra);
+        let output = context.run(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let table = query(&["-o", "table"]);
+    assert_eq!(
+        table,
+        "NAME\tCHART VERSION\tAPP VERSION\tDESCRIPTION                                       \n\
+         web \t1.0.0        \t           \tA very long description that goes well beyond f...\n\
+         web \t0.2.0-rc.1   \t1.16.0     \tA very long description that goes well beyond f...\n\
+         web \t0.1.0        \t1.0        \t日本語の説明がとても長いので表の幅を超えてしまう...\n"
+    );
+    let json = query(&[]);
+    assert_eq!(json, query(&["--output", "json"]));
+    assert!(json.starts_with("[{\"name\":\"web\",\"version\":\"1.0.0\",\"app_version\":\"\",\"description\":\"A very long"));
+    let yaml = query(&["-o", "yaml"]);
+    assert!(
+        yaml.starts_with("- app_version: \"\"\n  description: A very long description that goes well beyond fifty characters for\n    the table\n  name: web\n  version: 1.0.0\n"),
+        "{yaml}"
+    );
+    let wide = query(&["-o", "table", "--max-col-width", "0"]);
+    assert!(
+        wide.contains(
+            "\tA very long description that goes well beyond fifty characters for the table"
+        ),
+        "{wide}"
+    );
+    let none = context.run(&["repo", "query", "index.yaml", "nothing", "-o", "table"]);
+    assert_eq!(stdout(&none), "No results found\n");
+    for format in ["json", "yaml"] {
+        let none = context.run(&["repo", "query", "index.yaml", "nothing", "-o", format]);
+        assert_eq!(stdout(&none), "[]\n", "{format}");
+    }
+
+    // helm search repo, on the same index as a repository named `local`.
+    let Some(helm) = context.helm() else {
+        return;
+    };
+    drop(helm);
+    let config = context.path(".home/config/helm");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("repositories.yaml"),
+        "apiVersion: \"\"\ngenerated: \"0001-01-01T00:00:00Z\"\nrepositories:\n- name: local\n  url: http://127.0.0.1:9\n",
+    )
+    .unwrap();
+    let cache = context.path(".home/cache/helm/repository");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::write(cache.join("local-index.yaml"), SEARCH_INDEX).unwrap();
+    let search = |extra: &[&str]| {
+        let mut args = vec!["search", "repo", "local/web", "--versions", "--devel"];
+        args.extend_from_slice(extra);
+        let output = context.helm().unwrap().args(&args).output().unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    // helm's names carry the repository; its NAME column is wider by as much.
+    let theirs = search(&["-o", "table"]);
+    let cells = |text: &str| -> Vec<Vec<String>> {
+        text.lines()
+            .map(|line| {
+                let mut cells: Vec<String> = line.split('\t').map(str::to_owned).collect();
+                cells[0] = cells[0].trim_end().trim_start_matches("local/").to_owned();
+                cells
+            })
+            .collect()
+    };
+    assert_eq!(cells(&table), cells(&theirs));
+    assert_eq!(
+        json,
+        search(&["-o", "json"]).replace("\"name\":\"local/", "\"name\":\"")
+    );
+    assert_eq!(
+        yaml,
+        search(&["-o", "yaml"]).replace("name: local/", "name: ")
+    );
+    let theirs_wide = search(&["-o", "table", "--max-col-width", "0"]);
+    assert_eq!(cells(&wide), cells(&theirs_wide));
+    let none = context
+        .helm()
+        .unwrap()
+        .args(["search", "repo", "nothing"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&none), "No results found\n");
+}

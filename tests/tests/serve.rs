@@ -924,3 +924,198 @@ fn serve_explains_a_missing_directory_and_a_busy_port() {
     assert!(stderr.contains("cannot listen on"), "{stderr}");
     assert!(stderr.contains("hint:"), "{stderr}");
 }
+
+/// A self-signed certificate as `openssl req -x509` makes it (CA:TRUE, the default),
+/// for `subject_alt_name` (and `extra` extensions, `-addext` each), written to
+/// DIR/NAME.pem with its key in DIR/NAME-key.pem.
+fn openssl_self_signed(
+    dir: &Path,
+    name: &str,
+    subject_alt_name: &str,
+    extra: &[&str],
+) -> Option<(PathBuf, PathBuf)> {
+    let cert = dir.join(format!("{name}.pem"));
+    let key = dir.join(format!("{name}-key.pem"));
+    let mut command = Command::new("openssl");
+    command
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .args(["-subj", "/CN=127.0.0.1", "-addext"])
+        .arg(format!("subjectAltName={subject_alt_name}"));
+    for extension in extra {
+        command.args(["-addext", extension]);
+    }
+    match command.output() {
+        Ok(output) if output.status.success() => Some((cert, key)),
+        Ok(output) => panic!(
+            "openssl failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        Err(_) => {
+            chartkit_tests::skip(
+                "push_ca_file_trusts_a_self_signed_ca_certificate_as_helm_and_curl_do",
+                "openssl is not installed",
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn push_ca_file_trusts_a_self_signed_ca_certificate_as_helm_and_curl_do() {
+    let ctx = TestContext::new();
+    let Some((cert, key)) = openssl_self_signed(ctx.dir(), "server", "IP:127.0.0.1", &[]) else {
+        return;
+    };
+    let text = Command::new("openssl")
+        .args(["x509", "-noout", "-text", "-in"])
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("CA:TRUE"),
+        "openssl's default is a CA certificate"
+    );
+    let repo = ctx.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let server = ServeProcess::start(
+        ctx.chartkit(),
+        &[
+            repo.to_str().unwrap(),
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        ctx.dir(),
+    );
+    let package = ctx.path("ca-0.1.0.tgz");
+    std::fs::write(&package, chart_package("ca", "0.1.0")).unwrap();
+    let push = |ca: &Path, url: &str| {
+        ctx.chartkit()
+            .arg("push")
+            .arg(&package)
+            .arg(url)
+            .arg("--ca-file")
+            .arg(ca)
+            .output()
+            .unwrap()
+    };
+    let pushed = push(&cert, &server.url);
+    assert!(
+        pushed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+    assert!(repo.join("ca-0.1.0.tgz").exists());
+
+    // Verification is not weakened: another self-signed certificate is not trusted, and
+    // the trusted one only for the names it lists.
+    let (other, _) = openssl_self_signed(ctx.dir(), "other", "IP:127.0.0.1", &[]).unwrap();
+    let refused = push(&other, &server.url);
+    assert_eq!(refused.status.code(), Some(1));
+    let port = server.url.rsplit(':').next().unwrap();
+    let wrong_name = push(&cert, &format!("https://localhost:{port}"));
+    assert_eq!(wrong_name.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&wrong_name.stderr);
+    assert!(message.contains("certificate"), "{message}");
+
+    // helm and curl agree.
+    if let Some(mut helm) = ctx.helm() {
+        run_ok(
+            helm.args(["repo", "add", "ca", &server.url, "--ca-file"])
+                .arg(&cert),
+        );
+    }
+
+    // A certificate whose extended key usage leaves out servers is refused, as Go
+    // refuses it.
+    let (client_only, client_key) = openssl_self_signed(
+        ctx.dir(),
+        "client-only",
+        "IP:127.0.0.1",
+        &["extendedKeyUsage=clientAuth"],
+    )
+    .unwrap();
+    let client_server = ServeProcess::start(
+        ctx.chartkit(),
+        &[
+            repo.to_str().unwrap(),
+            "--tls-cert",
+            client_only.to_str().unwrap(),
+            "--tls-key",
+            client_key.to_str().unwrap(),
+        ],
+        ctx.dir(),
+    );
+    let refused = push(&client_only, &client_server.url);
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("InvalidPurpose"), "{message}");
+    if let Some(mut helm) = ctx.helm() {
+        let theirs = helm
+            .args([
+                "repo",
+                "add",
+                "client-only",
+                &client_server.url,
+                "--ca-file",
+            ])
+            .arg(&client_only)
+            .output()
+            .unwrap();
+        assert!(!theirs.status.success());
+    }
+    if let Ok(curl) = Command::new("curl")
+        .args(["-sf", "-o", "/dev/null", "--cacert"])
+        .arg(&cert)
+        .arg(format!("{}/index.yaml", server.url))
+        .status()
+    {
+        assert!(curl.success());
+    }
+}
+
+#[test]
+fn serve_addr_accepts_a_host_name() {
+    let ctx = TestContext::new();
+    let repo = ctx.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let server = ServeProcess::start_at(
+        ctx.chartkit(),
+        &[repo.to_str().unwrap()],
+        "localhost:0",
+        ctx.dir(),
+    );
+    let port: u16 = server.url.rsplit(':').next().unwrap().parse().unwrap();
+    assert_ne!(port, 0, "port 0 picks a free port: {}", server.url);
+    let health = client()
+        .get(format!("http://localhost:{port}/health"))
+        .send()
+        .unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+
+    // An address without a port is a clear error.
+    for addr in ["localhost", "127.0.0.1"] {
+        let output = ctx
+            .chartkit()
+            .args(["serve", repo.to_str().unwrap(), "--addr", addr])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1), "{addr}");
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            message.contains(&format!("\nError: cannot listen on {addr}: ")),
+            "{message}"
+        );
+        assert!(
+            message.contains("hint: give --addr as HOST:PORT"),
+            "{message}"
+        );
+    }
+}

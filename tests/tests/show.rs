@@ -111,7 +111,7 @@ fn show_names_the_problem_in_a_broken_chart() {
     assert!(!output.status.success());
     assert_eq!(
         stderr(&output),
-        "error: cannot load the chart at `bad`: `bad/Chart.yaml`: line 4: field `keywords` must be a list of strings, found a string\n"
+        "Error: cannot load the chart at `bad`: `bad/Chart.yaml`: line 4: field `keywords` must be a list of strings, found a string\n"
     );
     chartkit_tests::archive::write(&context.path("values.yaml"), b"a: 1\n");
     let output = context.run(&["show", "chart", "values.yaml"]);

@@ -336,3 +336,73 @@ fn package_sign_signs_the_same_metadata_as_helm_package_sign() {
     let until_digest = |p: &str| p[..p.find("sha256:").unwrap()].to_owned();
     assert_eq!(until_digest(&ours), until_digest(&helms));
 }
+
+#[test]
+fn verify_and_package_sign_default_to_gnupgs_keyring_as_helm() {
+    use chartkit_tests::TestContext;
+    let context = TestContext::new();
+    write_chart(context.dir());
+    let keys = generate(context.dir(), &[]);
+    let gnupg = context.path(".home/.gnupg");
+
+    // No --keyring and no ~/.gnupg/pubring.gpg: a clear error naming the file.
+    let missing = context.run(&["package", "tiny", "--sign", "--key", "cli@example.com"]);
+    assert_eq!(missing.status.code(), Some(1));
+    let message = chartkit_tests::stderr(&missing);
+    assert!(
+        message.starts_with(&format!(
+            "Error: no --keyring given, and the default keyring `{}` (GnuPG's, as helm uses) does not exist\nhint: pass --keyring FILE",
+            gnupg.join("pubring.gpg").display()
+        )),
+        "{message}"
+    );
+    assert!(!context.path("tiny-0.1.0.tgz").exists());
+
+    // helm's default for both is ~/.gnupg/pubring.gpg: signing reads the secret key there.
+    std::fs::create_dir_all(&gnupg).unwrap();
+    std::fs::copy(keys.join("secret.asc"), gnupg.join("pubring.gpg")).unwrap();
+    let signed = context.run(&["package", "tiny", "--sign", "--key", "cli@example.com"]);
+    assert!(
+        signed.status.success(),
+        "{}",
+        chartkit_tests::stderr(&signed)
+    );
+    assert!(context.path("tiny-0.1.0.tgz.prov").exists());
+
+    std::fs::copy(keys.join("public.gpg"), gnupg.join("pubring.gpg")).unwrap();
+    let verified = context.run(&["verify", "tiny-0.1.0.tgz"]);
+    assert!(
+        verified.status.success(),
+        "{}",
+        chartkit_tests::stderr(&verified)
+    );
+    assert!(stdout(&verified).starts_with("Signed by: Cli Signer <cli@example.com>\n"));
+
+    // GNUPGHOME moves it, as for helm and gpg.
+    let elsewhere = context.path("gnupg-home");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let moved = context
+        .chartkit()
+        .env("GNUPGHOME", &elsewhere)
+        .args(["verify", "tiny-0.1.0.tgz"])
+        .output()
+        .unwrap();
+    assert_eq!(moved.status.code(), Some(1));
+    assert!(
+        chartkit_tests::stderr(&moved)
+            .contains(&format!("`{}`", elsewhere.join("pubring.gpg").display())),
+        "{}",
+        chartkit_tests::stderr(&moved)
+    );
+
+    // helm's help names the same defaults, and helm verify reads the same file.
+    if let Some(mut helm) = context.helm() {
+        let default = format!("(default \"{}\")", gnupg.join("pubring.gpg").display());
+        let help = stdout(&ok(helm.args(["verify", "--help"])));
+        assert!(help.contains(&default), "{help}");
+        let help = stdout(&ok(context.helm().unwrap().args(["package", "--help"])));
+        assert!(help.contains(&default), "{help}");
+        let theirs = ok(context.helm().unwrap().args(["verify", "tiny-0.1.0.tgz"]));
+        assert_eq!(stdout(&theirs), stdout(&verified));
+    }
+}

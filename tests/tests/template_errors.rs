@@ -18,7 +18,7 @@ fn failure(context: &TestContext, chart: &str, extra: &[&str], test: &str) -> St
     let ours = context.run(&args);
     assert!(!ours.status.success(), "chartkit should fail");
     let message = stderr(&ours);
-    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    let message = message.strip_prefix("Error: ").unwrap_or(&message);
     let message = message
         .split("\nhint: ")
         .next()
@@ -198,7 +198,7 @@ invalid
         printed,
         "---\n# Source: demo/templates/bad.yaml\nkind: Pod\nmetadata:\n  name: x\ninvalid\n\n---\n# Source: demo/templates/good.yaml\nkind: ConfigMap\n"
     );
-    assert!(stderr(&debug).starts_with("error: YAML parse error on demo/templates/bad.yaml"));
+    assert!(stderr(&debug).starts_with("Error: YAML parse error on demo/templates/bad.yaml"));
     if helm_or_skip("debug_prints_output_that_is_not_yaml").is_some() {
         let helm = context
             .helm()

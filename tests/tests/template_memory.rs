@@ -30,7 +30,7 @@ fn repeat_with_a_huge_count_fails_fast_instead_of_exhausting_memory() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert_eq!(
         stderr(&output),
-        "error: template: demo/templates/cm.yaml:3:8: executing \"demo/templates/cm.yaml\" at <repeat 100000000000 \"x\">: error calling repeat: rendering memory limit of 1 GiB exceeded: the result would take 93.1 GiB more, with 4 KiB already used\n\
+        "Error: template: demo/templates/cm.yaml:3:8: executing \"demo/templates/cm.yaml\" at <repeat 100000000000 \"x\">: error calling repeat: rendering memory limit of 1 GiB exceeded: the result would take 93.1 GiB more, with 4 KiB already used\n\
          hint: the limit is 1073741824 bytes; if the chart really needs more, set `CHARTKIT_MAX_RENDER_MEMORY` to a larger number of bytes\n"
     );
     assert!(stdout(&output).is_empty());
@@ -55,7 +55,7 @@ fn a_range_that_writes_without_end_stops_at_the_memory_limit() {
     let message = stderr(&output);
     assert!(
         message.starts_with(
-            "error: demo/templates/cm.yaml:3:24\n  executing \"demo/templates/cm.yaml\" at <\"\\n  line: text\">:\n    rendering memory limit of 976.6 KiB exceeded: the output would take 13 B more"
+            "Error: demo/templates/cm.yaml:3:24\n  executing \"demo/templates/cm.yaml\" at <\"\\n  line: text\">:\n    rendering memory limit of 976.6 KiB exceeded: the output would take 13 B more"
         ),
         "{message}"
     );
@@ -97,7 +97,7 @@ fn chartkit_max_render_memory_sets_the_limit() {
     assert_eq!(invalid.status.code(), Some(1));
     assert_eq!(
         stderr(&invalid),
-        "error: environment variable `CHARTKIT_MAX_RENDER_MEMORY` must be a whole number, found `1GiB`\n"
+        "Error: environment variable `CHARTKIT_MAX_RENDER_MEMORY` must be a whole number, found `1GiB`\n"
     );
 }
 

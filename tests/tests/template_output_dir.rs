@@ -53,3 +53,47 @@ fn output_dir_matches_helm() {
         std::fs::remove_dir_all(context.path("helm")).unwrap();
     }
 }
+
+#[test]
+fn output_dir_with_show_only_fails_as_helm_does() {
+    // helm writes every file, then finds none of the --show-only templates in what is
+    // left for stdout: the `wrote` lines, then the error, exit 1.
+    let context = TestContext::new();
+    assert!(context.run(&["create", "web"]).status.success());
+    let args = |dir: &'static str| {
+        [
+            "template",
+            "rel",
+            "web",
+            "--output-dir",
+            dir,
+            "--show-only",
+            "templates/service.yaml",
+        ]
+    };
+    let ours = context.run(&args("ours"));
+    assert_eq!(ours.status.code(), Some(1));
+    let message = chartkit_tests::stderr(&ours);
+    assert!(
+        message.starts_with("Error: could not find template templates/service.yaml in chart\n"),
+        "{message}"
+    );
+    let printed = stdout(&ours);
+    assert!(
+        printed.starts_with("wrote ours/web/templates/"),
+        "{printed}"
+    );
+    assert!(printed.ends_with("test-connection.yaml\n"), "{printed}");
+    assert_eq!(files_under(&context, "ours").len(), 4);
+    if helm_or_skip("output_dir_with_show_only_fails_as_helm_does").is_none() {
+        return;
+    }
+    let helm = context.helm().unwrap().args(args("helm")).output().unwrap();
+    assert_eq!(helm.status.code(), Some(1));
+    assert_eq!(printed.replace("ours/", "helm/"), stdout(&helm));
+    assert_eq!(
+        chartkit_tests::stderr(&helm),
+        "Error: could not find template templates/service.yaml in chart\n"
+    );
+    assert_eq!(files_under(&context, "ours"), files_under(&context, "helm"));
+}

@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use crate::output::{out, outln};
+
 use crate::error::Context;
 use chartkit_signing::{
     Key, format_date, generate_key, write_public_key_file, write_public_keyring_file,
@@ -55,9 +57,9 @@ fn generate(args: KeyGenerateArgs) -> crate::error::Result<ExitCode> {
     write_secret_key_file(&secret_path, &key.secret)?;
     write_public_key_file(&public_path, &key.public)?;
     write_public_keyring_file(&keyring_path, &key.public_binary)?;
-    println!("Generated ed25519 key {}", key.fingerprint);
-    println!("User ID: {}", key.user_id);
-    println!(
+    outln!("Generated ed25519 key {}", key.fingerprint)?;
+    outln!("User ID: {}", key.user_id)?;
+    outln!(
         "Secret key: {}{}",
         secret_path.display(),
         if passphrase.is_some() {
@@ -65,9 +67,9 @@ fn generate(args: KeyGenerateArgs) -> crate::error::Result<ExitCode> {
         } else {
             ""
         }
-    );
-    println!("Public key: {}", public_path.display());
-    println!("Public keyring for helm: {}", keyring_path.display());
+    )?;
+    outln!("Public key: {}", public_path.display())?;
+    outln!("Public keyring for helm: {}", keyring_path.display())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -80,7 +82,7 @@ fn list(args: KeyListArgs) -> crate::error::Result<ExitCode> {
         }
         out.push_str(&describe(key));
     }
-    print!("{out}");
+    out!("{out}")?;
     Ok(ExitCode::SUCCESS)
 }
 

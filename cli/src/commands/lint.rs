@@ -1,4 +1,7 @@
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
+
+use crate::output::{errln, outln};
 
 use chartkit_lint::{LintOptions, Severity, lint};
 
@@ -22,8 +25,14 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         skip_schema_validation: args.skip_schema_validation,
         memory_limit: super::memory_limit()?,
     };
+    let mut paths = args.paths.clone();
+    if args.with_subcharts {
+        for path in &args.paths {
+            paths.extend(subcharts(path));
+        }
+    }
     let mut failed = 0;
-    for path in &args.paths {
+    for path in &paths {
         let report = lint(path, &options);
         let chart_failed = report.failed(args.strict);
         if chart_failed {
@@ -37,20 +46,52 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         if args.quiet && shown.is_empty() {
             continue;
         }
-        println!("==> Linting {}", report.chart);
+        outln!("==> Linting {}", report.chart)?;
         for message in shown {
-            println!("{message}");
+            outln!("{message}")?;
         }
-        println!();
+        outln!()?;
     }
-    let summary = format!(
-        "{} chart(s) linted, {failed} chart(s) failed",
-        args.paths.len()
-    );
+    let summary = format!("{} chart(s) linted, {failed} chart(s) failed", paths.len());
     if failed > 0 {
-        eprintln!("error: {summary}");
+        errln!("Error: {summary}");
         return Ok(ExitCode::FAILURE);
     }
-    println!("{summary}");
+    outln!("{summary}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `helm lint --with-subcharts` adds for a chart: walking CHART/charts in lexical
+/// order without following links, each directory that holds a Chart.yaml and each
+/// `.tgz`/`.tar.gz`, at any depth.
+fn subcharts(chart: &Path) -> Vec<PathBuf> {
+    let root = go_clean(&chart.join("charts"));
+    walkdir::WalkDir::new(&root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let path = entry.path();
+            if entry.file_name() == "Chart.yaml" {
+                path.parent().map(Path::to_path_buf)
+            } else {
+                let name = path.to_string_lossy();
+                (name.ends_with(".tgz") || name.ends_with(".tar.gz")).then(|| path.to_path_buf())
+            }
+        })
+        .collect()
+}
+
+/// A path without `.` components, as Go's `filepath.Join` cleans the paths helm prints
+/// (`./web` gives `web/charts/db`).
+fn go_clean(path: &Path) -> PathBuf {
+    let cleaned: PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if cleaned.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        cleaned
+    }
 }

@@ -12,6 +12,8 @@ mod verify;
 
 use std::process::ExitCode;
 
+use crate::output::errln;
+
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
@@ -47,13 +49,21 @@ pub fn limits() -> crate::error::Result<Limits> {
 }
 
 /// Loads a chart for a command that uses its contents, printing what the loader noticed
-/// (symbolic links followed, files in the wrong place) to stderr.
-pub fn load_chart(path: &std::path::Path) -> crate::error::Result<chartkit_chart::Chart> {
+/// (symbolic links followed, files in the wrong place) to stderr. `check_api_version`
+/// refuses apiVersions Helm's loader does not know, as helm does before it renders.
+pub fn load_chart(
+    path: &std::path::Path,
+    check_api_version: bool,
+) -> crate::error::Result<chartkit_chart::Chart> {
     use crate::error::Context;
-    let chart = chartkit_chart::load(path, &load_options()?)
+    let options = LoadOptions {
+        check_api_version,
+        ..load_options()?
+    };
+    let chart = chartkit_chart::load(path, &options)
         .with_context(|| format!("cannot load the chart at `{}`", path.display()))?;
     for warning in &chart.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     Ok(chart)
 }
@@ -78,6 +88,39 @@ pub fn load_options() -> crate::error::Result<LoadOptions> {
     })
 }
 
+/// The keyring given with --keyring, or helm's default (GnuPG's `pubring.gpg`), read.
+/// `export` is the GnuPG command that writes the keys needed, for the hint when the
+/// default keyring is missing.
+pub fn keyring_or_default(
+    given: Option<&std::path::Path>,
+    export: &str,
+) -> crate::error::Result<(std::path::PathBuf, chartkit_signing::Keyring)> {
+    if let Some(path) = given {
+        return Ok((path.to_path_buf(), read_keyring(path)?));
+    }
+    let Some(path) = env::default_keyring() else {
+        return Err(crate::report::with_hint(
+            crate::error::err!(
+                "no --keyring given, and the default keyring cannot be located: neither `{}` nor `{}` is set",
+                env::GNUPGHOME,
+                env::HOME
+            ),
+            "pass --keyring FILE",
+        ));
+    };
+    if !path.exists() {
+        return Err(crate::report::with_hint(
+            crate::error::err!(
+                "no --keyring given, and the default keyring `{}` (GnuPG's, as helm uses) does not exist",
+                path.display()
+            ),
+            format!("pass --keyring FILE; `{export} > FILE` writes GnuPG's keys to one"),
+        ));
+    }
+    let keyring = read_keyring(&path)?;
+    Ok((path, keyring))
+}
+
 /// Reads a keyring file (armored or binary), warning about keys that had to be skipped.
 pub fn read_keyring(path: &std::path::Path) -> crate::error::Result<chartkit_signing::Keyring> {
     use crate::error::Context;
@@ -86,7 +129,7 @@ pub fn read_keyring(path: &std::path::Path) -> crate::error::Result<chartkit_sig
     let keyring = chartkit_signing::Keyring::from_bytes(&bytes)
         .with_context(|| format!("cannot use keyring `{}`", path.display()))?;
     for skipped in keyring.skipped() {
-        eprintln!("warning: {}: {skipped}", path.display());
+        errln!("warning: {}: {skipped}", path.display());
     }
     Ok(keyring)
 }

@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use crate::output::{errln, outln};
+
 use crate::error::Context;
 use chartkit_chart::{PackageOptions, Packaged, package_all};
 use chartkit_signing::{
@@ -38,15 +40,15 @@ pub fn run(args: PackageArgs) -> crate::error::Result<ExitCode> {
     let (packaged, failure) = package_all(&args.paths, &options);
     for done in &packaged {
         for warning in &done.chart.warnings {
-            eprintln!("warning: {warning}");
+            errln!("warning: {warning}");
         }
         if let Some(signer) = &signer {
             sign(signer, done)?;
         }
-        println!(
+        outln!(
             "Successfully packaged chart and saved it to: {}",
             done.path.display()
-        );
+        )?;
     }
     if let Some((path, error)) = failure {
         return Err(
@@ -65,11 +67,8 @@ fn signer(args: &PackageArgs) -> crate::error::Result<Option<Signer>> {
         .key
         .clone()
         .context("--key is required for signing a package")?;
-    let keyring_path = args
-        .keyring
-        .as_ref()
-        .context("--keyring is required for signing a package")?;
-    let keyring = super::read_keyring(keyring_path)?;
+    let (keyring_path, keyring) =
+        super::keyring_or_default(args.keyring.as_deref(), "gpg --export-secret-keys")?;
     let passphrase = args
         .passphrase_file
         .as_ref()

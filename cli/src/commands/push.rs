@@ -2,6 +2,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::output::outln;
+
 use crate::error::Context;
 use chartkit_yaml::Value;
 
@@ -60,14 +62,10 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     let mut client = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(args.timeout))
         .user_agent(concat!("chartkit/", env!("CARGO_PKG_VERSION")));
-    if let Some(ca) = &target.ca_file {
-        let pem = std::fs::read(ca).with_context(|| format!("cannot read `{}`", ca.display()))?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem)
-            .with_context(|| format!("`{}` holds no usable PEM certificate", ca.display()))?;
-        client = client.tls_certs_only(certs);
-    }
     if target.insecure {
         client = client.tls_danger_accept_invalid_certs(true);
+    } else if let Some(ca) = &target.ca_file {
+        client = client.tls_backend_preconfigured(ca_file_config(ca)?);
     }
     let client = client.build().context("cannot set up the HTTP client")?;
 
@@ -101,7 +99,7 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     let status = response.status();
     let body = response.text().unwrap_or_default();
     if status.is_success() {
-        println!("Pushed {file_name} to {}", target.url);
+        outln!("Pushed {file_name} to {}", target.url)?;
         return Ok(ExitCode::SUCCESS);
     }
     let message = serde_json::from_str::<serde_json::Value>(&body)
@@ -124,18 +122,30 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     })
 }
 
+/// TLS that trusts only the certificates in `path` (PEM), as helm's `--ca-file` does.
+fn ca_file_config(path: &Path) -> crate::error::Result<rustls::ClientConfig> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let pem = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("`{}` holds no usable PEM certificate", path.display()))?;
+    if certs.is_empty() {
+        crate::error::bail!("`{}` holds no PEM certificate", path.display());
+    }
+    crate::tls::client_config(certs)
+        .with_context(|| format!("cannot use `{}` as a CA file", path.display()))
+}
+
+/// An error and its sources, each stated once.
 fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
+    let mut messages = Vec::new();
+    let mut source = Some(error);
     while let Some(cause) = source {
-        let part = cause.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
+        messages.push(cause.to_string());
         source = cause.source();
     }
-    text
+    crate::report::chain(messages)
 }
 
 /// A URL as given, or a repository name looked up in Helm's repositories.yaml.

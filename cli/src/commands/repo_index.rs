@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use crate::output::errln;
+
 use crate::error::Context;
 use chartkit_repo::{IndexDirOptions, index_directory};
 use sha2::{Digest, Sha256};
@@ -25,7 +27,7 @@ pub fn run(args: RepoIndexArgs) -> crate::error::Result<ExitCode> {
     let report = index_directory(&dir, &options)
         .with_context(|| format!("cannot index `{}`", args.dir.display()))?;
     for warning in &report.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     Ok(ExitCode::SUCCESS)
 }

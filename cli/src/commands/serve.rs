@@ -1,4 +1,3 @@
-use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,7 +52,7 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
     };
     let options = ServerOptions {
         storage,
-        addr: args.addr,
+        addr: args.addr.clone(),
         url: args.url.clone(),
         allow_overwrite: args.allow_overwrite,
         max_upload_size: args.max_upload_size,
@@ -73,37 +72,41 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let server = Server::bind(options).await.map_err(|e| match e {
+        let server = Server::bind(options).await.map_err(|e| match &e {
+            chartkit_repo_server::ServerError::Bind { source, .. }
+                if source.kind() == std::io::ErrorKind::AddrInUse =>
+            {
+                with_hint(
+                    e,
+                    "another process is using the port; pick another with --addr 127.0.0.1:PORT",
+                )
+            }
             chartkit_repo_server::ServerError::Bind { .. } => with_hint(
                 e,
-                "another process may be using the port; pick another with --addr 127.0.0.1:PORT",
+                "give --addr as HOST:PORT, the host an address or a name: 127.0.0.1:8879, localhost:8879, [::1]:8879",
             ),
-            other => other.into(),
+            _ => e.into(),
         })?;
         let addr = server.local_addr()?;
         let scheme = if server.is_tls() { "https" } else { "http" };
         let repo = server.repository();
-        let mut out = std::io::stdout().lock();
         let count = repo.chart_count();
-        writeln!(
-            out,
-            "Serving {count} chart {} from {}",
+        let mut banner = format!(
+            "Serving {count} chart {} from {}\n",
             if count == 1 { "version" } else { "versions" },
             repo.storage().describe()
-        )?;
+        );
         for (file, reason) in &server.initial_sync().skipped {
-            writeln!(out, "  skipped {file}: {reason}")?;
+            banner.push_str(&format!("  skipped {file}: {reason}\n"));
         }
-        writeln!(out, "Listening on {scheme}://{addr}/")?;
-        writeln!(
-            out,
-            "Use it with: helm repo add NAME {}",
+        banner.push_str(&format!("Listening on {scheme}://{addr}/\n"));
+        banner.push_str(&format!(
+            "Use it with: helm repo add NAME {}\n",
             args.url
                 .clone()
                 .unwrap_or_else(|| format!("{scheme}://{addr}"))
-        )?;
-        out.flush()?;
-        drop(out);
+        ));
+        crate::output::stdout_bytes(banner.as_bytes())?;
         server.run(shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
     })

@@ -1,5 +1,7 @@
 use std::process::ExitCode;
 
+use crate::output::out;
+
 use chartkit_chart::{Chart, VALUES_FILE};
 
 use crate::cli::ShowCommand;
@@ -21,8 +23,9 @@ pub fn run(command: ShowCommand) -> crate::error::Result<ExitCode> {
         ShowCommand::Crds(args) => (Part::Crds, args),
         ShowCommand::All(args) => (Part::All, args),
     };
-    let chart = super::load_chart(&args.chart)?;
-    print!("{}", render(&chart, part));
+    // helm show reads charts of any apiVersion.
+    let chart = super::load_chart(&args.chart, false)?;
+    out!("{}", render(&chart, part))?;
     Ok(ExitCode::SUCCESS)
 }
 

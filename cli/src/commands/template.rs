@@ -1,5 +1,6 @@
-use std::io::Write as _;
 use std::process::ExitCode;
+
+use crate::output::errln;
 
 use crate::error::Context;
 use chartkit_render::{
@@ -26,11 +27,12 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
 pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     // helm template presets the name `release-name` before it looks at
     // --generate-name, so the flag changes nothing there except refusing a given name.
-    let (release_name, chart_path) = match (args.args.as_slice(), args.generate_name) {
-        ([chart], _) => ("release-name".to_owned(), chart.clone()),
-        ([_, _], true) => crate::error::bail!("cannot set --generate-name and also specify a name"),
-        ([name, chart], false) => (name.clone(), chart.clone()),
-        _ => crate::error::bail!("expected `[NAME] CHART`"),
+    let (release_name, chart_path) = match (&args.name, args.generate_name) {
+        (None, _) => ("release-name".to_owned(), args.chart.clone()),
+        (Some(_), true) => {
+            crate::error::bail!("cannot set --generate-name and also specify a name")
+        }
+        (Some(name), false) => (name.clone(), args.chart.clone()),
     };
     let kube_version = match &args.kube_version {
         Some(text) => parse_kube_version(text)
@@ -38,12 +40,21 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         None => Default::default(),
     };
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
-    let chart = super::load_chart(std::path::Path::new(&chart_path))?;
-    validate_release_name(&release_name)?;
+    let chart = super::load_chart(std::path::Path::new(&chart_path), true)?;
+    // In helm's order: installable, then the apiVersion, then the release name.
     check_installable(&chart)?;
     if chart.metadata.deprecated {
-        eprintln!("warning: this chart is deprecated");
+        errln!("warning: this chart is deprecated");
     }
+    if chart.metadata.api_version == chartkit_chart::API_VERSION_V3 {
+        return Err(with_hint(
+            crate::error::err!(
+                "invalid chart apiVersion: v3 is Helm 4's experimental chart format, which helm does not render"
+            ),
+            "set `apiVersion: v2` in Chart.yaml",
+        ));
+    }
+    validate_release_name(&release_name)?;
     let options = RenderOptions {
         release_name: release_name.clone(),
         namespace: args.namespace.clone(),
@@ -60,9 +71,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     let rendered = match render(chart, &user_values, &options) {
         Ok(rendered) => rendered,
         Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(raw.as_bytes())?;
-            stdout.flush()?;
+            crate::output::stdout_bytes(raw.as_bytes())?;
             crate::error::bail!("{message}");
         }
         Err(RenderError::MemoryLimit { message, limit }) => {
@@ -86,18 +95,29 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         show_only: args.show_only.clone(),
     };
     let text = match &args.output_dir {
-        Some(dir) => chartkit_render::write_output_dir(
-            &rendered,
-            &output,
-            dir,
-            args.use_release_name.then_some(release_name.as_str()),
-        )
-        .with_context(|| format!("cannot write to `{}`", dir.display()))?,
+        Some(dir) => {
+            let written = chartkit_render::write_output_dir(
+                &rendered,
+                &output,
+                dir,
+                args.use_release_name.then_some(release_name.as_str()),
+            )
+            .with_context(|| format!("cannot write to `{}`", dir.display()))?;
+            if let Some(pattern) = args.show_only.first() {
+                // helm writes every file, then looks for the --show-only templates in
+                // what is left for stdout, which is nothing, and fails on the first.
+                let written = written.strip_suffix('\n').unwrap_or(&written);
+                crate::output::stdout_bytes(written.as_bytes())?;
+                return Err(with_hint(
+                    chartkit_render::ShowOnlyError(pattern.replace('\\', "/")),
+                    "--output-dir writes every template; --show-only works only without it",
+                ));
+            }
+            written
+        }
         None => chartkit_render::template_output(&rendered, &output)?,
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
+    crate::output::stdout_bytes(text.as_bytes())?;
     // Same reason: freeing the rendered chart would only delay the exit.
     std::mem::forget(rendered);
     Ok(ExitCode::SUCCESS)

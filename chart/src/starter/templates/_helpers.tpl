@@ -1,13 +1,14 @@
 {{/*
-The chart name, shortened to 63 characters: Kubernetes label values stop there.
+Expand the name of the chart.
 */}}
 {{- define "__NAME__.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/*
-The full name used for objects: the release name, plus the chart name unless the
-release name already contains it.
+Create a default fully qualified app name.
+We truncate at 63 chars because some Kubernetes name fields are limited to this (by the DNS naming spec).
+If release name contains chart name it will be used as a full name.
 */}}
 {{- define "__NAME__.fullname" -}}
 {{- if .Values.fullnameOverride }}
@@ -23,14 +24,14 @@ release name already contains it.
 {{- end }}
 
 {{/*
-The chart label value: name and version.
+Create chart name and version as used by the chart label.
 */}}
 {{- define "__NAME__.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/*
-Labels on every object.
+Common labels
 */}}
 {{- define "__NAME__.labels" -}}
 helm.sh/chart: {{ include "__NAME__.chart" . }}
@@ -42,7 +43,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-Labels that select this release's pods; they must never change after install.
+Selector labels
 */}}
 {{- define "__NAME__.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "__NAME__.name" . }}
@@ -50,7 +51,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
-The service account the pods run as.
+Create the name of the service account to use
 */}}
 {{- define "__NAME__.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
