@@ -318,29 +318,50 @@ impl Regexp {
     /// `Split(s, n)`: the text between matches, at most `n` pieces (all if `n < 0`,
     /// none if `n == 0`: Go's nil slice, returned as `None`).
     pub fn split<'s>(&self, s: &'s str, n: i64) -> Option<Vec<&'s str>> {
+        let mut pieces = Vec::new();
+        self.split_each(s, n, |piece| {
+            pieces.push(piece);
+            true
+        })
+        .then_some(pieces)
+    }
+
+    /// [`Regexp::split`] one piece at a time, stopping early when `deliver` returns
+    /// false. Returns false when Go's result is a nil slice (`n == 0`).
+    pub fn split_each<'s>(
+        &self,
+        s: &'s str,
+        n: i64,
+        mut deliver: impl FnMut(&'s str) -> bool,
+    ) -> bool {
         if n == 0 {
-            return None;
+            return false;
         }
         if !self.expr.is_empty() && s.is_empty() {
-            return Some(vec![""]);
+            deliver("");
+            return true;
         }
-        let mut pieces = Vec::new();
-        let (mut beg, mut end) = (0, 0);
+        let (mut count, mut beg, mut end) = (0, 0, 0);
+        let mut stopped = false;
         self.all_matches(s, n, |(start, stop)| {
-            if n > 0 && pieces.len() as i64 == n - 1 {
+            if n > 0 && count == n - 1 {
                 return false;
             }
             end = start;
             if stop != 0 {
-                pieces.push(&s[beg..end]);
+                count += 1;
+                if !deliver(&s[beg..end]) {
+                    stopped = true;
+                    return false;
+                }
             }
             beg = stop;
             true
         });
-        if end != s.len() {
-            pieces.push(&s[beg..]);
+        if !stopped && end != s.len() {
+            deliver(&s[beg..]);
         }
-        Some(pieces)
+        true
     }
 }
 

@@ -165,6 +165,12 @@ struct Parser<'p> {
     flags: Flags,
     frames: Vec<Frame>,
     names: Vec<String>,
+    /// Nodes made, the product of counted repetitions seen (at most [`MAX_SIZE`]), and
+    /// whether program sizes are being checked: Go's `numRegexp`, `repeats` and
+    /// `size != nil`.
+    nodes: u64,
+    repeats: u64,
+    measuring: bool,
 }
 
 fn error(code: ErrorCode, expr: &str) -> Error {
@@ -230,8 +236,29 @@ impl Parser<'_> {
         }
     }
 
-    fn check(&self, node: &Node) -> Result<(), Error> {
-        if node.size > MAX_SIZE {
+    /// Go's `checkLimits` for a new node. Like Go, the program size is only measured
+    /// once the nodes made so far times the product of the counted repetitions could
+    /// exceed the limit.
+    fn check(&mut self, node: &Node) -> Result<(), Error> {
+        self.nodes += 1;
+        if !self.measuring {
+            if let Kind::Repeat {
+                op: RepeatOp::Counted,
+                min,
+                max,
+                ..
+            } = node.kind
+            {
+                let n = u64::from(max.unwrap_or(min)).max(1);
+                self.repeats = if n > MAX_SIZE / self.repeats {
+                    MAX_SIZE
+                } else {
+                    self.repeats * n
+                };
+            }
+            self.measuring = self.nodes >= MAX_SIZE / self.repeats;
+        }
+        if self.measuring && node.size > MAX_SIZE {
             return Err(error(ErrorCode::Large, self.whole));
         }
         if node.height > MAX_HEIGHT {
@@ -271,11 +298,14 @@ impl Parser<'_> {
     fn concat(&mut self) -> Result<Node, Error> {
         self.merge_literals();
         let mut items = std::mem::take(self.items());
-        let node = match items.len() {
-            0 => Node::new(Kind::Empty),
-            1 => items.pop().expect("one item"),
-            _ => Node::new(Kind::Concat(items)),
-        };
+        if items.len() == 1 {
+            return Ok(items.pop().expect("one item"));
+        }
+        let node = Node::new(if items.is_empty() {
+            Kind::Empty
+        } else {
+            Kind::Concat(items)
+        });
         self.check(&node)?;
         Ok(node)
     }
@@ -299,9 +329,10 @@ impl Parser<'_> {
         let node = if alternatives.len() == 1 {
             alternatives.pop().expect("one alternative")
         } else {
-            Node::new(Kind::Alternate(alternatives))
+            let node = Node::new(Kind::Alternate(alternatives));
+            self.check(&node)?;
+            node
         };
-        self.check(&node)?;
         frame.items.push(node);
         Ok(frame)
     }
@@ -320,7 +351,6 @@ impl Parser<'_> {
             }),
             None => {
                 self.merge_literals();
-                self.check(&node)?;
                 self.items().push(node);
                 Ok(())
             }
@@ -749,6 +779,9 @@ pub(crate) fn parse(pattern: &str) -> Result<Parsed, Error> {
         flags: PERL,
         frames: vec![Frame::new(PERL, None)],
         names: vec![String::new()],
+        nodes: 0,
+        repeats: 1,
+        measuring: false,
     };
     let mut t = pattern;
     // The repetition operator just read, for "invalid nested repetition operator".
