@@ -991,6 +991,16 @@ const CASES: &[Case] = &[
         r#"{{ regexMatch (printf "^(?:%s)$" (join "|" (until 300))) "299" }}"#,
         "true",
     ),
+    (
+        "empty matches of \\B step over multi-byte characters",
+        r#"{{ regexFindAll `\B` "éé" -1 | len }}|{{ regexReplaceAll `\B` "éé" "-" }}|{{ regexReplaceAll `\B` "aé" "-" }}"#,
+        "3|-é-é-|aé-",
+    ),
+    (
+        "(?i) on a literal string",
+        r#"{{ regexMatch `(?i)^straße$` "STRASSE" }}|{{ regexMatch `(?i)^straße$` "STRAẞE" }}|{{ regexMatch `(?i)^ǅemal$` "ǄEMAL" }}"#,
+        "false|true|true",
+    ),
 ];
 
 /// What chartkit renders for a case: the output, or `ERR:` and the error as `helm
