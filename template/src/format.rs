@@ -345,6 +345,10 @@ impl Printer {
                     self.out.push_str("<nil>");
                 }
             }
+            Value::List(l) if l.is_nil() && self.f.sharp_v => {
+                self.out.push_str(&v.type_name());
+                self.out.push_str("(nil)");
+            }
             Value::List(l) => {
                 if self.f.sharp_v {
                     self.out.push_str(&v.type_name());

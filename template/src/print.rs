@@ -216,6 +216,10 @@ fn write_go_syntax(out: &mut String, v: &Value, top: bool) {
             }
             out.push('}');
         }
+        Value::List(l) if l.is_nil() => {
+            out.push_str(&v.type_name());
+            out.push_str("(nil)");
+        }
         Value::List(l) => {
             out.push_str(&v.type_name());
             out.push('{');

@@ -57,6 +57,9 @@ pub enum ListKind {
 pub struct List {
     pub kind: ListKind,
     items: Items,
+    /// A nil slice (`var s []string`), as `regexFindAll` returns when nothing matches:
+    /// empty, but `null` to `toJson` and `toYaml` and `[]string(nil)` to `%#v`.
+    nil: bool,
 }
 
 /// How a list holds its elements. A Go `[]int` (from `until`, `untilStep`) keeps plain
@@ -73,7 +76,22 @@ impl List {
         List {
             kind,
             items: Items::Values(items),
+            nil: false,
         }
+    }
+
+    /// A nil slice of `kind`.
+    pub fn nil(kind: ListKind) -> List {
+        List {
+            kind,
+            items: Items::Values(Vec::new()),
+            nil: true,
+        }
+    }
+
+    /// Whether this is a nil slice (rather than an empty one).
+    pub fn is_nil(&self) -> bool {
+        self.nil
     }
 
     /// A Go `[]int`.
@@ -81,6 +99,7 @@ impl List {
         List {
             kind: ListKind::Int,
             items: Items::Ints(items),
+            nil: false,
         }
     }
 
@@ -131,6 +150,8 @@ impl List {
                 Items::Values(v) => Items::Values(v[start..end].to_vec()),
                 Items::Ints(v) => Items::Ints(v[start..end].to_vec()),
             },
+            // Slicing a nil slice gives a nil slice.
+            nil: self.nil,
         }
     }
 
@@ -436,8 +457,18 @@ impl Value {
     }
 
     /// The value as `encoding/json` would serialise it, as plain data. Byte slices become
-    /// base64 strings; host objects give their JSON view.
+    /// base64 strings; host objects give their JSON view; nil slices are null.
     pub fn to_data(&self) -> Data {
+        self.data(true)
+    }
+
+    /// The value as go-yaml v3 serialises it (`toYamlPretty`): as [`Value::to_data`],
+    /// but a nil slice is an empty sequence.
+    pub fn to_yaml_v3_data(&self) -> Data {
+        self.data(false)
+    }
+
+    fn data(&self, nil_slices_are_null: bool) -> Data {
         match self {
             Value::Nil => Data::Null,
             Value::Bool(b) => Data::Bool(*b),
@@ -449,14 +480,19 @@ impl Value {
                 use base64::Engine as _;
                 Data::String(base64::engine::general_purpose::STANDARD.encode(b))
             }
-            Value::List(l) => Data::Seq(l.iter().map(|item| item.to_data()).collect()),
+            Value::List(l) if l.is_nil() && nil_slices_are_null => Data::Null,
+            Value::List(l) => Data::Seq(
+                l.iter()
+                    .map(|item| item.data(nil_slices_are_null))
+                    .collect(),
+            ),
             Value::Map(m) => Data::Map(
                 m.borrow()
                     .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_data()))
+                    .map(|(k, v)| (k.to_string(), v.data(nil_slices_are_null)))
                     .collect(),
             ),
-            Value::Object(o) => o.to_data().to_data(),
+            Value::Object(o) => o.to_data().data(nil_slices_are_null),
         }
     }
 }

@@ -219,3 +219,44 @@ invalid
         assert_eq!(normalise(&printed), normalise(&stdout(&helm)));
     }
 }
+
+#[test]
+fn schema_patterns_are_gos_regular_expressions() {
+    let context = TestContext::new();
+    // `[\w-\.]` is `\w`, `-` and `.` to Go's regexp (and an invalid ECMA-262 class);
+    // `\s` has no `\v`.
+    let dir = chart(
+        &context,
+        &[
+            ("values.yaml", "name: my-app.v1\nspace: \" \"\n"),
+            (
+                "values.schema.json",
+                r#"{"type":"object","properties":{"name":{"type":"string","pattern":"^[\\w-\\.]+$"},"space":{"pattern":"^\\s$"}}}"#,
+            ),
+            ("templates/cm.yaml", "kind: ConfigMap\n"),
+        ],
+    );
+    let ok = context.run(&["template", "rel", &dir]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    // One failure at a time: helm lists several in Go's random map order.
+    let message = failure(
+        &context,
+        &dir,
+        &["--set", "name=a/b"],
+        "schema_patterns_are_gos_regular_expressions",
+    );
+    assert_eq!(
+        message,
+        "values don't meet the specifications of the schema(s) in the following chart(s):\ndemo:\n- at '/name': 'a/b' does not match pattern '^[\\\\w-\\\\.]+$'"
+    );
+    let message = failure(
+        &context,
+        &dir,
+        &["--set-json", r#"space="\u000b""#],
+        "schema_patterns_are_gos_regular_expressions",
+    );
+    assert_eq!(
+        message,
+        "values don't meet the specifications of the schema(s) in the following chart(s):\ndemo:\n- at '/space': '\\v' does not match pattern '^\\\\s$'"
+    );
+}

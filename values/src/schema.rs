@@ -5,10 +5,19 @@
 //! a `validation failed` (or `'anyOf' failed`, ...) line when one subschema failed in
 //! several ways. Validation itself is the `jsonschema` crate's; this module rebuilds
 //! v6's tree and wording from its errors.
+//!
+//! v6 compiles `pattern` with Go's regexp, not as ECMA-262: `^[\w-\.]+$` is valid,
+//! `\s` does not match `\v`, `a{1001}` is an invalid schema. So before the crate sees a
+//! schema, each `pattern` is checked with `chartkit-regexp` and moved to a keyword of
+//! ours that matches it the Go way ([`GO_PATTERN`]). `patternProperties` keys are still
+//! the crate's ECMA-262 regexes.
 
 use std::fmt::Write as _;
 
+use std::sync::Arc;
+
 use chartkit_chart::Chart;
+use chartkit_regexp::Regexp;
 use chartkit_yaml::{Map, Value};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
@@ -83,19 +92,155 @@ pub fn validate_single(values: &Map, schema: &[u8]) -> Result<(), String> {
 /// names the latest draft); offline, such a schema is validated as draft 2020-12, v6's
 /// default.
 fn build_validator(mut schema: serde_json::Value) -> Result<Validator, String> {
-    match jsonschema::options().build(&schema) {
+    take_patterns(&mut schema, &mut String::new())?;
+    let options = || jsonschema::options().with_keyword(GO_PATTERN, go_pattern_keyword);
+    match options().build(&schema) {
         Ok(validator) => Ok(validator),
         Err(e) if e.to_string().starts_with("Unknown specification") => {
             if let Some(root) = schema.as_object_mut() {
                 root.remove("$schema");
             }
-            jsonschema::options()
+            options()
                 .with_draft(jsonschema::Draft::Draft202012)
                 .build(&schema)
                 .map_err(|e| invalid_schema(&e))
         }
         Err(e) => Err(invalid_schema(&e)),
     }
+}
+
+/// The keyword a schema's `pattern` is moved to, so that it is matched as Go's regexp.
+const GO_PATTERN: &str = "chartkit:goPattern";
+
+/// Keywords whose value is a schema, a list of schemas, or a map of names to schemas:
+/// where a `pattern` keyword can be. (`dependencies` maps to schemas or to lists of
+/// names; a list of names holds no object.)
+const SUBSCHEMA_KEYWORDS: &[&str] = &[
+    "additionalItems",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "contains",
+    "contentSchema",
+    "definitions",
+    "$defs",
+    "dependencies",
+    "dependentSchemas",
+    "else",
+    "if",
+    "items",
+    "not",
+    "oneOf",
+    "patternProperties",
+    "prefixItems",
+    "properties",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+
+/// Moves each `pattern` of the schema at `at` (a JSON pointer) and of its subschemas to
+/// [`GO_PATTERN`], after checking that Go's regexp compiles it: v6 checks patterns with
+/// the `regex` format of its metaschema, which is Go's regexp.
+fn take_patterns(schema: &mut serde_json::Value, at: &mut String) -> Result<(), String> {
+    let serde_json::Value::Object(object) = schema else {
+        return Ok(());
+    };
+    if let Some(serde_json::Value::String(pattern)) = object.get("pattern") {
+        if let Err(e) = Regexp::new(pattern) {
+            return Err(format!(
+                "jsonschema: invalid schema at '{at}/pattern': {} is not valid regex: {e}",
+                quote(pattern)
+            ));
+        }
+        if let Some(pattern) = object.remove("pattern") {
+            object.insert(GO_PATTERN.to_owned(), pattern);
+        }
+    }
+    for (keyword, value) in object.iter_mut() {
+        if !SUBSCHEMA_KEYWORDS.contains(&keyword.as_str()) {
+            continue;
+        }
+        let len = at.len();
+        at.push('/');
+        at.push_str(&keyword.replace('~', "~0").replace('/', "~1"));
+        let result = match value {
+            serde_json::Value::Array(items) => {
+                items.iter_mut().enumerate().try_for_each(|(i, item)| {
+                    let len = at.len();
+                    let _ = write!(at, "/{i}");
+                    let result = take_patterns(item, at);
+                    at.truncate(len);
+                    result
+                })
+            }
+            serde_json::Value::Object(map)
+                if matches!(
+                    keyword.as_str(),
+                    "properties"
+                        | "patternProperties"
+                        | "definitions"
+                        | "$defs"
+                        | "dependencies"
+                        | "dependentSchemas"
+                ) =>
+            {
+                map.iter_mut().try_for_each(|(name, sub)| {
+                    let len = at.len();
+                    let _ = write!(at, "/{}", name.replace('~', "~0").replace('/', "~1"));
+                    let result = take_patterns(sub, at);
+                    at.truncate(len);
+                    result
+                })
+            }
+            sub => take_patterns(sub, at),
+        };
+        at.truncate(len);
+        result?;
+    }
+    Ok(())
+}
+
+/// A `pattern` matched as Go's regexp matches it, with v6's message.
+struct GoPattern {
+    pattern: String,
+    regexp: Arc<Regexp>,
+}
+
+impl<'i> jsonschema::Keyword<'i> for GoPattern {
+    fn validate(&self, instance: &'i serde_json::Value) -> Result<(), ValidationError<'i>> {
+        match instance {
+            serde_json::Value::String(text) if !self.regexp.is_match(text) => {
+                Err(ValidationError::custom(format!(
+                    "{} does not match pattern {}",
+                    quote(text),
+                    quote(&self.pattern)
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn is_valid(&self, instance: &'i serde_json::Value) -> bool {
+        instance
+            .as_str()
+            .is_none_or(|text| self.regexp.is_match(text))
+    }
+}
+
+fn go_pattern_keyword<'a>(
+    _parent: &'a serde_json::Map<String, serde_json::Value>,
+    value: &'a serde_json::Value,
+    _path: jsonschema::paths::Location,
+) -> Result<Box<dyn for<'i> jsonschema::Keyword<'i>>, ValidationError<'a>> {
+    let pattern = value.as_str().unwrap_or_default().to_owned();
+    // Checked by `take_patterns`.
+    let regexp = Regexp::new(&pattern).map_err(|e| ValidationError::custom(e.to_string()))?;
+    Ok(Box::new(GoPattern {
+        pattern,
+        regexp: Arc::new(regexp),
+    }))
 }
 
 /// A schema that cannot be compiled, with the JSON pointer of the offending part of the
@@ -481,9 +626,27 @@ fn display(value: &serde_json::Value) -> String {
 
 /// v6's `quote`: Go's `%q` with double quotes unescaped, in single quotes.
 fn quote(text: &str) -> String {
-    let go = format!("{text:?}");
-    let inner = &go[1..go.len() - 1];
-    format!("'{}'", inner.replace("\\\"", "\"").replace('\'', "\\'"))
+    let mut go = String::with_capacity(text.len() + 2);
+    for c in text.chars() {
+        // strconv.Quote's escapes for ASCII; Rust's debug escapes, close to Go's, beyond.
+        match c {
+            '\u{7}' => go.push_str("\\a"),
+            '\u{8}' => go.push_str("\\b"),
+            '\u{c}' => go.push_str("\\f"),
+            '\u{b}' => go.push_str("\\v"),
+            '\n' => go.push_str("\\n"),
+            '\r' => go.push_str("\\r"),
+            '\t' => go.push_str("\\t"),
+            '\\' => go.push_str("\\\\"),
+            '\'' => go.push_str("\\'"),
+            '"' => go.push('"'),
+            c if c < ' ' || c == '\u{7f}' => {
+                let _ = write!(go, "\\x{:02x}", c as u32);
+            }
+            c => go.extend(c.escape_debug()),
+        }
+    }
+    format!("'{go}'")
 }
 
 fn go_type(value: &Value) -> &'static str {
@@ -544,6 +707,33 @@ mod tests {
     }
 
     /// The texts below are what `helm template` 4.1.4 prints for the same inputs.
+    #[test]
+    fn patterns_are_gos_regexps() {
+        let schema = |pattern: &str| {
+            format!(
+                r#"{{"type":"object","properties":{{"x":{{"type":"string","pattern":{pattern:?}}}}}}}"#
+            )
+        };
+        // The issue's pattern: invalid ECMA-262, valid Go.
+        assert_eq!(check(&schema(r"^[\w-\.]+$"), "x: ab-c.d\n"), Ok(()));
+        assert_eq!(check(&schema("^[[:alpha:]]+$"), "x: ab\n"), Ok(()));
+        assert_eq!(check(&schema("^(?i)abc$"), "x: ABC\n"), Ok(()));
+        assert_eq!(
+            check(&schema(r"^\s$"), "x: \"\\v\"\n"),
+            Err("- at '/x': '\\v' does not match pattern '^\\\\s$'\n".into())
+        );
+        assert_eq!(
+            check(&schema("^a{1001}$"), "x: a\n"),
+            Err("jsonschema: invalid schema at '/properties/x/pattern': '^a{1001}$' is not valid regex: error parsing regexp: invalid repeat count: `{1001}`".into())
+        );
+        // Patterns in nested subschemas, and a property named "pattern".
+        let nested = r#"{"properties":{"pattern":{"type":"string"},"l":{"items":{"pattern":"^[\\w-\\.]+$"}}}}"#;
+        assert_eq!(
+            check(nested, "pattern: x\nl: [a-b, c/d]\n"),
+            Err("- at '/l/1': 'c/d' does not match pattern '^[\\\\w-\\\\.]+$'\n".into())
+        );
+    }
+
     #[test]
     fn messages_match_helm() {
         let schema = r#"{"type":"object","required":["name","employmentInfo"],

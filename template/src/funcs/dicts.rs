@@ -241,6 +241,7 @@ fn as_plain_map(v: &Value) -> Result<Rc<MapCell>, String> {
 /// `copystructure.Copy`: maps and slices are copied all the way down.
 pub(crate) fn deep_copy(v: &Value) -> Value {
     match v {
+        Value::List(l) if l.is_nil() => v.clone(),
         Value::List(l) => Value::List(Rc::new(List::new(
             l.kind,
             l.iter().map(|item| deep_copy(&item)).collect(),

@@ -175,7 +175,7 @@ pub(crate) fn to_yaml(v: &Value) -> Result<String, String> {
 /// `toYamlPretty`: go-yaml v3 with two-space indentation, which indents sequences
 /// under their key and does not fold long lines.
 fn to_yaml_pretty(v: &Value) -> Result<String, String> {
-    let out = chartkit_yaml::to_yaml_pretty(&v.to_data());
+    let out = chartkit_yaml::to_yaml_pretty(&v.to_yaml_v3_data());
     Ok(out.strip_suffix('\n').unwrap_or(&out).to_owned())
 }
 

@@ -102,6 +102,7 @@ fn write_value(
             out.push_str(&base64::engine::general_purpose::STANDARD.encode(b));
             out.push('"');
         }
+        Value::List(l) if l.is_nil() => out.push_str("null"),
         Value::List(l) => {
             if l.is_empty() {
                 out.push_str("[]");

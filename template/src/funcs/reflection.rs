@@ -36,7 +36,9 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         (Value::String(x), Value::String(y)) => x == y,
         (Value::Bytes(x), Value::Bytes(y)) => x == y,
         (Value::List(x), Value::List(y)) => {
+            // reflect.DeepEqual: a nil slice is not an empty one.
             x.kind == y.kind
+                && x.is_nil() == y.is_nil()
                 && x.len() == y.len()
                 && x.iter().zip(y.iter()).all(|(p, q)| deep_equal(&p, &q))
         }

@@ -1,17 +1,17 @@
-//! Sprig's regular-expression functions.
+//! Sprig's regular-expression functions, on Go's `regexp` as `chartkit-regexp` gives it:
+//! Go's syntax, errors, Unicode 15.0 classes, and Go's loops for finding, replacing
+//! (`$1`, `${name}` expanded as Go's `Expand` does) and splitting.
 //!
-//! Go uses RE2 syntax, which Rust's `regex` crate shares almost entirely. The
-//! difference that matters for charts is that Go's `\d`, `\w`, `\s` and `\b` are
-//! ASCII-only while Rust's are Unicode-aware; patterns are rewritten to Go's ASCII
-//! classes before compiling. Remaining differences: compile errors are worded by the
-//! Rust crate, and a few exotic constructs Go rejects (e.g. `\pN` spelled differently)
-//! or accepts (`\C`) are not reproduced.
+//! Sprig calls `regexp.MustCompile` in `regexFind`, `regexFindAll`, `regexReplaceAll`,
+//! `regexReplaceAllLiteral` and `regexSplit`, so a bad pattern there is Go's panic text,
+//! `regexp: Compile(...): error parsing regexp: ...`; the `must` variants return the
+//! error itself, and `regexMatch` is false.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use regex::Regex;
+use chartkit_regexp::Regexp;
 
 use super::Registry;
 use super::arg::{int, str};
@@ -28,71 +28,58 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         ))
     });
     r.pure("mustRegexMatch", &[S, S], |a| {
-        Ok(Value::Bool(compile_err(str(&a[0]))?.is_match(str(&a[1]))))
+        Ok(Value::Bool(compile(str(&a[0]))?.is_match(str(&a[1]))))
     });
     r.pure("regexFindAll", &[S, S, I], |a| {
         find_all(&*must(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("mustRegexFindAll", &[S, S, I], |a| {
-        find_all(&*compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
+        find_all(&*compile(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("regexFind", &[S, S], |a| {
-        Ok(Value::str(
-            must(str(&a[0]))?
-                .find(str(&a[1]))
-                .map_or("", |m| m.as_str()),
-        ))
+        Ok(Value::str(must(str(&a[0]))?.find(str(&a[1])).unwrap_or("")))
     });
     r.pure("mustRegexFind", &[S, S], |a| {
         Ok(Value::str(
-            compile_err(str(&a[0]))?
-                .find(str(&a[1]))
-                .map_or("", |m| m.as_str()),
+            compile(str(&a[0]))?.find(str(&a[1])).unwrap_or(""),
         ))
     });
     r.pure("regexReplaceAll", &[S, S, S], |a| {
-        replace_all(&*must(str(&a[0]))?, str(&a[1]), str(&a[2]), false).map(Value::string)
+        replace_all(&*must(str(&a[0]))?, str(&a[1]), str(&a[2]), false)
     });
     r.pure("mustRegexReplaceAll", &[S, S, S], |a| {
-        replace_all(&*compile_err(str(&a[0]))?, str(&a[1]), str(&a[2]), false).map(Value::string)
+        replace_all(&*compile(str(&a[0]))?, str(&a[1]), str(&a[2]), false)
     });
     r.pure("regexReplaceAllLiteral", &[S, S, S], |a| {
-        replace_all(&*must(str(&a[0]))?, str(&a[1]), str(&a[2]), true).map(Value::string)
+        replace_all(&*must(str(&a[0]))?, str(&a[1]), str(&a[2]), true)
     });
     r.pure("mustRegexReplaceAllLiteral", &[S, S, S], |a| {
-        replace_all(&*compile_err(str(&a[0]))?, str(&a[1]), str(&a[2]), true).map(Value::string)
+        replace_all(&*compile(str(&a[0]))?, str(&a[1]), str(&a[2]), true)
     });
     r.pure("regexSplit", &[S, S, I], |a| {
         split(&*must(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("mustRegexSplit", &[S, S, I], |a| {
-        split(&*compile_err(str(&a[0]))?, str(&a[1]), int(&a[2]))
+        split(&*compile(str(&a[0]))?, str(&a[1]), int(&a[2]))
     });
     r.pure("regexQuoteMeta", &[S], |a| {
-        Ok(Value::string(quote_meta(str(&a[0]))))
+        Ok(Value::string(chartkit_regexp::quote_meta(str(&a[0]))))
     });
 }
 
 thread_local! {
-    static CACHE: RefCell<HashMap<String, Result<Rc<Regex>, String>>> = RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<String, Result<Rc<Regexp>, String>>> = RefCell::new(HashMap::new());
 }
 
-/// Compiles with a per-thread cache: templates call the same patterns for every item.
-/// The cache hands out shared handles, not clones: a cloned `Regex` starts with an empty
-/// matching cache, and building one cost more than the match.
-fn compile(pattern: &str) -> Result<Rc<Regex>, String> {
+/// `regexp.Compile`, with a per-thread cache: templates call the same patterns for every
+/// item. The cache hands out shared handles: the engine's matching caches live in the
+/// compiled pattern and would start empty in a copy.
+fn compile(pattern: &str) -> Result<Rc<Regexp>, String> {
     CACHE.with(|cache| {
         if let Some(r) = cache.borrow().get(pattern) {
             return r.clone();
         }
-        let compiled = Regex::new(&translate(pattern)).map(Rc::new).map_err(|e| {
-            let msg = e.to_string();
-            let last = msg.lines().last().unwrap_or(&msg).trim().to_owned();
-            format!(
-                "error parsing regexp: {}: `{pattern}`",
-                last.trim_start_matches("error: ")
-            )
-        });
+        let compiled = Regexp::new(pattern).map(Rc::new).map_err(|e| e.to_string());
         let mut cache = cache.borrow_mut();
         if cache.len() > 1024 {
             cache.clear();
@@ -102,195 +89,80 @@ fn compile(pattern: &str) -> Result<Rc<Regex>, String> {
     })
 }
 
-fn compile_err(pattern: &str) -> Result<Rc<Regex>, String> {
-    compile(pattern)
-}
-
 /// `regexp.MustCompile`, whose panic Go's template engine reports as the error.
-fn must(pattern: &str) -> Result<Rc<Regex>, String> {
-    compile(pattern).map_err(|e| {
-        let shown = if pattern.contains('`') {
-            crate::print::quote(pattern)
-        } else {
-            format!("`{pattern}`")
-        };
-        format!("regexp: Compile({shown}): {e}")
-    })
+fn must(pattern: &str) -> Result<Rc<Regexp>, String> {
+    compile(pattern).map_err(|e| format!("regexp: Compile({}): {e}", go_quote(pattern)))
 }
 
-/// Rewrites Go's ASCII-only Perl classes into explicit ASCII classes.
-fn translate(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.chars().peekable();
-    let mut in_class = false;
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            let Some(&e) = chars.peek() else {
-                out.push(c);
-                break;
-            };
-            chars.next();
-            let replacement = match (e, in_class) {
-                ('d', false) => Some("[0-9]"),
-                ('D', false) => Some("[^0-9]"),
-                ('w', false) => Some("[0-9A-Za-z_]"),
-                ('W', false) => Some("[^0-9A-Za-z_]"),
-                ('s', false) => Some("[\\t\\n\\f\\r ]"),
-                ('S', false) => Some("[^\\t\\n\\f\\r ]"),
-                ('b', false) => Some("(?-u:\\b)"),
-                ('B', false) => Some("(?-u:\\B)"),
-                ('d', true) => Some("0-9"),
-                ('w', true) => Some("0-9A-Za-z_"),
-                ('s', true) => Some("\\t\\n\\f\\r "),
-                ('D', true) => Some("[^0-9]"),
-                ('W', true) => Some("[^0-9A-Za-z_]"),
-                ('S', true) => Some("[^\\t\\n\\f\\r ]"),
-                _ => None,
-            };
-            match replacement {
-                Some(r) => out.push_str(r),
-                None => {
-                    out.push('\\');
-                    out.push(e);
-                }
-            }
-            continue;
-        }
-        if c == '[' && !in_class {
-            in_class = true;
-            out.push(c);
-            // A leading ']' (after an optional '^') is a literal member.
-            if chars.peek() == Some(&'^') {
-                out.push('^');
-                chars.next();
-            }
-            if chars.peek() == Some(&']') {
-                out.push_str("\\]");
-                chars.next();
-            }
-            continue;
-        }
-        if c == '[' && in_class && chars.peek() == Some(&':') {
-            // POSIX class like [:alpha:]: copy through to the closing ":]".
-            out.push(c);
-            for d in chars.by_ref() {
-                out.push(d);
-                if d == ']' {
-                    break;
-                }
-            }
-            continue;
-        }
-        if c == '[' && in_class {
-            out.push_str("\\[");
-            continue;
-        }
-        if c == ']' && in_class {
-            in_class = false;
-        }
-        out.push(c);
+/// The `quote` of Go's regexp package: backquoted when `strconv.CanBackquote` allows,
+/// else `strconv.Quote`.
+fn go_quote(s: &str) -> String {
+    let can_backquote = s
+        .chars()
+        .all(|c| !matches!(c, '`' | '\u{7F}' | '\u{FEFF}') && (c >= ' ' || c == '\t'));
+    if can_backquote {
+        format!("`{s}`")
+    } else {
+        crate::print::quote(s)
     }
-    out
 }
 
-fn string_list(items: Vec<String>) -> Value {
-    Value::List(Rc::new(List::new(
-        ListKind::String,
-        items.into_iter().map(Value::string).collect(),
-    )))
+/// A Go `[]string`; `None` is Go's nil slice.
+fn string_list(items: Option<Vec<&str>>) -> Value {
+    Value::List(Rc::new(match items {
+        Some(items) => List::new(
+            ListKind::String,
+            items.into_iter().map(Value::str).collect(),
+        ),
+        None => List::nil(ListKind::String),
+    }))
 }
 
-/// Go's `FindAllString(s, n)`: a negative `n` means all matches.
 /// What a found or split part takes beyond its bytes: its slot and its allocation.
 const PART_BYTES: u64 = 48;
 
-/// `Regexp.ReplaceAllString` (`$1` and `${name}` expanded) or `ReplaceAllLiteralString`.
-/// Each match can add the whole replacement, so the result is checked against the
-/// budget as it grows.
-fn replace_all(re: &Regex, s: &str, rep: &str, literal: bool) -> Result<String, String> {
+/// `ReplaceAllString` or `ReplaceAllLiteralString`. Each match can add the whole
+/// replacement, so the result is checked against the budget as it grows.
+fn replace_all(re: &Regexp, s: &str, repl: &str, literal: bool) -> Result<Value, String> {
     let meter = Meter::new();
-    let literal = literal || !rep.contains('$');
-    let mut out = String::new();
-    let mut last = 0;
-    let mut push = |out: &mut String, start: usize, end: usize| {
-        out.push_str(&s[last..start]);
-        last = end;
-    };
-    if literal {
-        for m in re.find_iter(s) {
-            push(&mut out, m.start(), m.end());
-            out.push_str(rep);
-            meter.check(out.len() as u64)?;
-        }
-    } else {
-        for caps in re.captures_iter(s) {
-            let Some(m) = caps.get(0) else { continue };
-            push(&mut out, m.start(), m.end());
-            caps.expand(rep, &mut out);
-            meter.check(out.len() as u64)?;
-        }
-    }
-    out.push_str(&s[last..]);
-    Ok(out)
+    re.replace_all(s, repl, literal, |out| meter.check(out.len() as u64))
+        .map(Value::string)
 }
 
-fn find_all(re: &Regex, s: &str, n: i64) -> Result<Value, String> {
-    if n == 0 {
-        return Ok(string_list(Vec::new()));
-    }
-    let limit = if n < 0 { usize::MAX } else { n as usize };
+/// `FindAllString(s, n)`: all matches if `n < 0`; nil when there are none.
+fn find_all(re: &Regexp, s: &str, n: i64) -> Result<Value, String> {
     let meter = Meter::new();
     let mut size = 0;
     let mut found = Vec::new();
-    for m in re.find_iter(s).take(limit) {
-        size += m.len() as u64 + PART_BYTES;
-        meter.check(size)?;
-        found.push(m.as_str().to_owned());
-    }
-    Ok(string_list(found))
+    let mut over = Ok(());
+    re.all_matches(s, n, |(start, end)| {
+        size += (end - start) as u64 + PART_BYTES;
+        over = meter.check(size);
+        found.push(&s[start..end]);
+        over.is_ok()
+    });
+    over?;
+    Ok(string_list(if found.is_empty() {
+        None
+    } else {
+        Some(found)
+    }))
 }
 
-/// Go's `Regexp.Split`.
-fn split(re: &Regex, s: &str, n: i64) -> Result<Value, String> {
-    if n == 0 {
-        return Ok(string_list(Vec::new()));
-    }
-    if !re.as_str().is_empty() && s.is_empty() {
-        return Ok(string_list(vec![String::new()]));
-    }
-    let limit = if n < 0 { usize::MAX } else { n as usize };
+/// `Split(s, n)`.
+fn split(re: &Regexp, s: &str, n: i64) -> Result<Value, String> {
     let meter = Meter::new();
     let mut size = 0;
-    let mut out = Vec::new();
-    let (mut beg, mut end) = (0, 0);
-    for m in re.find_iter(s).take(limit) {
-        if n > 0 && out.len() == limit - 1 {
-            break;
-        }
-        end = m.start();
-        if m.end() != 0 {
-            size += (end - beg) as u64 + PART_BYTES;
-            meter.check(size)?;
-            out.push(s[beg..end].to_owned());
-        }
-        beg = m.end();
-    }
-    if end != s.len() {
-        out.push(s[beg..].to_owned());
-    }
-    Ok(string_list(out))
-}
-
-/// `regexp.QuoteMeta`.
-fn quote_meta(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if "\\.+*?()|[]{}^$".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    let mut pieces = Vec::new();
+    let mut over = Ok(());
+    let not_nil = re.split_each(s, n, |piece| {
+        size += piece.len() as u64 + PART_BYTES;
+        over = meter.check(size);
+        pieces.push(piece);
+        over.is_ok()
+    });
+    over?;
+    Ok(string_list(not_nil.then_some(pieces)))
 }
 
 #[cfg(test)]
@@ -298,11 +170,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ascii_classes_like_go() {
-        let re = compile(r"^\w+$").unwrap();
-        assert!(re.is_match("abc_1"));
-        assert!(!re.is_match("héllo"));
-        assert!(compile(r"[\d.]+").unwrap().is_match("1.2"));
-        assert_eq!(quote_meta("a.b*c"), r"a\.b\*c");
+    fn compile_errors_read_as_go_and_sprig_report_them() {
+        assert_eq!(
+            compile("(").unwrap_err(),
+            "error parsing regexp: missing closing ): `(`"
+        );
+        assert_eq!(
+            must("a**").unwrap_err(),
+            "regexp: Compile(`a**`): error parsing regexp: invalid nested repetition operator: `**`"
+        );
+        assert_eq!(
+            must("`(").unwrap_err(),
+            "regexp: Compile(\"`(\"): error parsing regexp: missing closing ): ``(`"
+        );
     }
 }

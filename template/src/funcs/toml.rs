@@ -20,6 +20,15 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
 }
 
+/// Nil as BurntSushi's encoder sees it: nil, or a nil slice. Tables leave such keys
+/// out; arrays cannot hold them.
+fn is_nil(v: &Value) -> bool {
+    match v {
+        Value::List(l) => l.is_nil(),
+        other => other.is_nil(),
+    }
+}
+
 fn is_table(v: &Value) -> bool {
     matches!(v.plain(), Value::Map(_))
 }
@@ -101,6 +110,9 @@ impl Encoder {
                 self.write(&s);
             }
             Value::List(l) => {
+                if l.iter().any(|item| is_nil(&item)) {
+                    return Err("toml: cannot encode array with nil element".into());
+                }
                 self.write("[");
                 for (i, item) in l.iter().enumerate() {
                     if i > 0 {
@@ -115,7 +127,7 @@ impl Encoder {
                 let entries: Vec<(Rc<str>, Value)> = m
                     .borrow()
                     .iter()
-                    .filter(|(_, v)| !v.is_nil())
+                    .filter(|(_, v)| !is_nil(v))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 for (i, (k, item)) in entries.iter().enumerate() {
@@ -138,7 +150,7 @@ impl Encoder {
         let indent = "  ".repeat(key.len());
         let (mut direct, mut sub): (Vec<_>, Vec<_>) = entries
             .iter()
-            .filter(|(_, v)| !v.is_nil())
+            .filter(|(_, v)| !is_nil(v))
             .partition(|(_, v)| !is_table(v) && !is_array_of_tables(v));
         direct.sort_by(|a, b| a.0.cmp(b.0));
         sub.sort_by(|a, b| a.0.cmp(b.0));
