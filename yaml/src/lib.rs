@@ -14,6 +14,7 @@
 mod emit;
 mod error;
 pub mod gonum;
+mod goscan;
 mod node;
 mod resolve;
 mod value;
@@ -22,6 +23,17 @@ pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
 pub use node::{Node, NodeKind, parse_documents, parse_documents_to_depth, parse_node};
 pub use value::{Map, Value};
+
+/// Runs `f` where there is room to recurse: on a new stack segment when little of the
+/// current one is left. go-yaml lets values nest 10,000 levels deep, and walking that
+/// recursively takes more stack than a 2 MiB worker thread has, so every recursive walk
+/// over values calls this at each level; it costs a comparison with the stack pointer.
+pub fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+}
+
+const STACK_RED_ZONE: usize = 128 * 1024;
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
 /// Parses a values file the way Helm 4 does: every YAML document in the stream is decoded
 /// to a map and later documents are merged over earlier ones. An empty file is an empty map.
@@ -69,7 +81,7 @@ fn merge_documents(into: &mut Map, from: Map) {
     for (key, value) in from {
         match (into.get_mut(&key), value) {
             (Some(Value::Map(existing)), Value::Map(incoming)) => {
-                merge_documents(existing, incoming)
+                with_stack(|| merge_documents(existing, incoming))
             }
             (Some(Value::Seq(existing)), Value::Seq(incoming)) => existing.extend(incoming),
             (_, value) => {

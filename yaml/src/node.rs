@@ -5,15 +5,12 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use crate::error::Error;
 use crate::gonum;
+use crate::goscan::{self, GO_YAML_MAX_DEPTH};
 use crate::resolve::{Scalar, resolve_plain};
 use crate::value::{Map, Value};
 
-/// Deeper nesting than this is not built into nodes, rather than risking the stack in
-/// everything that walks them; real charts nest a few dozen levels at most.
-const MAX_DEPTH: usize = 512;
-
-/// go-yaml's own limit, which content that is only checked (not kept) may reach.
-const GO_YAML_MAX_DEPTH: usize = 10_000;
+/// saphyr-parser counts open flow collections in a `u8`.
+const SAPHYR_MAX_FLOW_DEPTH: usize = 255;
 
 /// A parsed YAML node with go-yaml v2's resolved scalar types and its source position.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,16 +47,17 @@ impl Node {
     }
 
     fn subtree_size(&self) -> usize {
-        match &self.kind {
-            NodeKind::Seq(items) => 1 + items.iter().map(Node::subtree_size).sum::<usize>(),
-            NodeKind::Map(pairs) => {
-                1 + pairs
-                    .iter()
-                    .map(|(k, v)| k.subtree_size() + v.subtree_size())
-                    .sum::<usize>()
+        let mut size = 0;
+        let mut pending = vec![self];
+        while let Some(node) = pending.pop() {
+            size += 1;
+            match &node.kind {
+                NodeKind::Seq(items) => pending.extend(items),
+                NodeKind::Map(pairs) => pending.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
+                _ => {}
             }
-            _ => 1,
         }
+        size
     }
 
     /// The value of the last pair whose key is the string `key`.
@@ -136,9 +134,12 @@ impl Node {
                 ));
             }
             NodeKind::Str(s) => Value::String(s.clone()),
-            NodeKind::Seq(items) => {
-                Value::Seq(items.iter().map(Node::to_value).collect::<Result<_, _>>()?)
-            }
+            NodeKind::Seq(items) => Value::Seq(
+                items
+                    .iter()
+                    .map(|item| crate::with_stack(|| item.to_value()))
+                    .collect::<Result<_, _>>()?,
+            ),
             NodeKind::Map(pairs) => {
                 let mut map = Map::new();
                 for (key, value) in pairs {
@@ -152,7 +153,7 @@ impl Node {
                             ),
                         ));
                     };
-                    map.insert(name, value.to_value()?);
+                    map.insert(name, crate::with_stack(|| value.to_value())?);
                 }
                 Value::Map(map)
             }
@@ -162,14 +163,7 @@ impl Node {
 
 /// Parses every document in a YAML stream. A stream with no documents gives an empty list.
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, Error> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut builder = Builder::new(usize::MAX);
-    for event in Parser::new_from_str(text) {
-        let (event, span) = event
-            .map_err(|e| Error::at(e.marker().line(), e.marker().col() + 1, e.info().to_owned()))?;
-        builder.event(event, span)?;
-    }
-    Ok(builder.documents)
+    parse(text, usize::MAX)
 }
 
 /// [`parse_documents`] for callers that read only the top `depth` levels of each
@@ -180,16 +174,51 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, Error> {
 /// can carry deep content up to shallow levels, so text that uses them is parsed in
 /// full instead.
 pub fn parse_documents_to_depth(text: &str, depth: usize) -> Result<Vec<Node>, Error> {
+    parse(text, depth)
+}
+
+fn parse(text: &str, depth: usize) -> Result<Vec<Node>, Error> {
+    parse_prepared(text, depth, false)
+}
+
+fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<Node>, Error> {
     let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut prepared = goscan::prepare(trimmed, indent_quotes)?;
     let mut builder = Builder::new(depth);
-    for event in Parser::new_from_str(trimmed) {
-        let (event, span) = event
-            .map_err(|e| Error::at(e.marker().line(), e.marker().col() + 1, e.info().to_owned()))?;
-        if builder.event(event, span)? == Shallow::NotPossible {
-            return parse_documents(text);
+    for event in Parser::new_from_str(&prepared.text) {
+        let (event, span) = match event {
+            Ok(event) => event,
+            // go-yaml does not ask the lines of a quoted scalar to be indented.
+            Err(e) if e.info() == "invalid indentation in quoted scalar" && !indent_quotes => {
+                return parse_prepared(text, depth, true);
+            }
+            Err(e) => {
+                let error = scan_error(&e);
+                return Err(prepared.first_error(error));
+            }
+        };
+        match builder.event(event, span) {
+            Ok(Shallow::Possible) => {}
+            Ok(Shallow::NotPossible) => return parse(text, usize::MAX),
+            Err(error) => return Err(prepared.first_error(error)),
         }
     }
-    Ok(builder.documents)
+    match prepared.deferred {
+        Some(error) => Err(error),
+        None => Ok(builder.documents),
+    }
+}
+
+/// saphyr-parser's error, said as go-yaml says it where they differ.
+fn scan_error(error: &saphyr_parser::ScanError) -> Error {
+    let marker = error.marker();
+    let message = match error.info() {
+        "recursion limit exceeded" => format!(
+            "flow collections ([...] and {{...}}) are nested deeper than {SAPHYR_MAX_FLOW_DEPTH} levels, which chartkit's YAML parser cannot read (go-yaml allows {GO_YAML_MAX_DEPTH}); write the inner levels in block style"
+        ),
+        other => other.to_owned(),
+    };
+    Error::at(marker.line(), marker.col() + 1, message)
 }
 
 /// Whether a depth-limited parse can go on.
@@ -394,8 +423,8 @@ impl Builder {
     }
 
     fn open(&mut self, frame: Frame, span: &Span) -> Result<(), Error> {
-        if self.stack.len() >= MAX_DEPTH {
-            return Err(too_deep(span, MAX_DEPTH));
+        if self.stack.len() >= GO_YAML_MAX_DEPTH {
+            return Err(too_deep(span, GO_YAML_MAX_DEPTH));
         }
         self.parsed += 1;
         self.expanded += 1;
