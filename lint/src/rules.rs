@@ -382,8 +382,10 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
     }
     // Helm checks only the top chart here, with the user's values over values.yaml.
     let mut merged = chartkit_yaml::Map::new();
-    chartkit_values::coalesce_tables(&mut merged, options.values.clone());
-    chartkit_values::coalesce_tables(&mut merged, values);
+    // What Helm logs while coalescing here is not reported by lint yet.
+    let mut notices = Vec::new();
+    chartkit_values::coalesce_tables(&mut merged, options.values.clone(), &mut notices);
+    chartkit_values::coalesce_tables(&mut merged, values, &mut notices);
     if let Err(report) = chartkit_values::schema::validate_single(&merged, &schema) {
         findings.add(Severity::Error, VALUES, report);
     }

@@ -91,7 +91,12 @@ pub struct Rendered {
     pub notes: String,
     /// Every template's raw output by name, NOTES.txt excluded (for linting).
     pub files: BTreeMap<String, String>,
-    /// Warnings Helm would log (e.g. a deprecated chart).
+    /// What Helm logs while rendering, in its words and order: a deprecated chart,
+    /// coalescing's notices (`warning: skipped value for X: Not a table.`), conditions
+    /// and tags that are not booleans, `import-values` naming a table that is not there,
+    /// hooks of unknown events skipped. Each is one line for the user; Helm's own lines
+    /// are its log's (`level=WARN msg="..." key=value`), these are the message and its
+    /// attributes.
     pub warnings: Vec<String>,
 }
 
@@ -163,10 +168,24 @@ pub fn render(
     options: &RenderOptions,
 ) -> Result<Rendered, RenderError> {
     let mut warnings = Vec::new();
+    let mut rendered = render_logged(chart, user_values, options, &mut warnings)?;
+    rendered.warnings = warnings;
+    Ok(rendered)
+}
+
+/// [`render`], adding what Helm would log on the way (see [`Rendered::warnings`]) to
+/// `warnings` as it happens, so that a caller can print them also when rendering fails,
+/// as Helm does. The returned [`Rendered::warnings`] is empty.
+pub fn render_logged(
+    chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Rendered, RenderError> {
     if chart.metadata.deprecated {
         warnings.push("this chart is deprecated".to_owned());
     }
-    let (chart, values) = prepare_values(chart, user_values)?;
+    let (chart, values) = prepare_values(chart, user_values, warnings)?;
     // Schema validation (compiling the schemas is the slow part) does not depend on the
     // templates, so it runs beside them; its error still wins, as it comes first in Helm.
     let validate = !options.skip_schema_validation && has_schema(&chart);
@@ -205,7 +224,7 @@ pub fn render(
     }
 
     let (hooks, manifests) =
-        sort_manifests(&files).map_err(|message| RenderError::InvalidOutput {
+        sort_manifests(&files, warnings).map_err(|message| RenderError::InvalidOutput {
             message,
             raw: output::invalid_output(&files),
         })?;
@@ -216,7 +235,7 @@ pub fn render(
         hooks,
         notes,
         files,
-        warnings,
+        warnings: Vec::new(),
     })
 }
 
@@ -227,7 +246,7 @@ pub fn prepare(
     user_values: &Map,
     options: &RenderOptions,
 ) -> Result<(Chart, Map), RenderError> {
-    let (chart, values) = prepare_values(chart, user_values)?;
+    let (chart, values) = prepare_values(chart, user_values, &mut Vec::new())?;
     if !options.skip_schema_validation {
         chartkit_values::validate_chart_values(&chart, &values).map_err(RenderError::Schema)?;
     }
@@ -235,10 +254,14 @@ pub fn prepare(
 }
 
 /// [`prepare`] without the schema validation.
-fn prepare_values(mut chart: Chart, user_values: &Map) -> Result<(Chart, Map), RenderError> {
-    chartkit_values::process_dependencies(&mut chart, user_values)
+fn prepare_values(
+    mut chart: Chart,
+    user_values: &Map,
+    warnings: &mut Vec<String>,
+) -> Result<(Chart, Map), RenderError> {
+    chartkit_values::process_dependencies(&mut chart, user_values, warnings)
         .map_err(|e| RenderError::Values(e.to_string()))?;
-    let values = chartkit_values::coalesce_values(&chart, user_values)
+    let values = chartkit_values::coalesce_values(&chart, user_values, warnings)
         .map_err(|e| RenderError::Values(e.to_string()))?;
     Ok((chart, values))
 }

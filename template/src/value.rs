@@ -416,10 +416,20 @@ impl Value {
             Data::Int(i) => Value::Int64(*i),
             Data::Float(f) => Value::Float(*f),
             Data::String(s) => Value::str(s),
-            Data::Seq(items) => Value::list(items.iter().map(Value::from_data).collect()),
+            // Values nest up to go-yaml's 10,000 levels: grow the stack as needed.
+            Data::Seq(items) => Value::list(
+                (items.iter())
+                    .map(|v| chartkit_yaml::with_stack(|| Value::from_data(v)))
+                    .collect(),
+            ),
             Data::Map(map) => Value::map(
                 map.iter()
-                    .map(|(k, v)| (Rc::from(k.as_str()), Value::from_data(v)))
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().into(),
+                            chartkit_yaml::with_stack(|| Value::from_data(v)),
+                        )
+                    })
                     .collect(),
             ),
         }
@@ -449,11 +459,15 @@ impl Value {
                 use base64::Engine as _;
                 Data::String(base64::engine::general_purpose::STANDARD.encode(b))
             }
-            Value::List(l) => Data::Seq(l.iter().map(|item| item.to_data()).collect()),
+            Value::List(l) => Data::Seq(
+                (l.iter())
+                    .map(|item| chartkit_yaml::with_stack(|| item.to_data()))
+                    .collect(),
+            ),
             Value::Map(m) => Data::Map(
                 m.borrow()
                     .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_data()))
+                    .map(|(k, v)| (k.to_string(), chartkit_yaml::with_stack(|| v.to_data())))
                     .collect(),
             ),
             Value::Object(o) => o.to_data().to_data(),

@@ -33,6 +33,12 @@ pub fn with_stack<R>(f: impl FnOnce() -> R) -> R {
 }
 
 const STACK_RED_ZONE: usize = 128 * 1024;
+
+/// Whether dropping may recurse: the stack has room left (or its size is unknown, when
+/// stacker cannot tell, which is then treated as no room).
+pub(crate) fn stack_is_ample() -> bool {
+    stacker::remaining_stack().is_some_and(|left| left > STACK_RED_ZONE)
+}
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
 /// Parses a values file the way Helm 4 does: every YAML document in the stream is decoded
@@ -62,7 +68,7 @@ pub fn check_values(text: &str) -> Result<(), Error> {
 /// One document of a values file: a map, or nothing when it is empty.
 fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
     match doc.to_value()? {
-        Value::Map(map) => Ok(Some(map)),
+        mut value @ Value::Map(_) => Ok(value.take_map()),
         Value::Null => Ok(None),
         other => Err(Error::at(
             doc.line,
@@ -80,10 +86,13 @@ fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
 fn merge_documents(into: &mut Map, from: Map) {
     for (key, value) in from {
         match (into.get_mut(&key), value) {
-            (Some(Value::Map(existing)), Value::Map(incoming)) => {
+            (Some(Value::Map(existing)), mut incoming @ Value::Map(_)) => {
+                let incoming = incoming.take_map().unwrap_or_default();
                 with_stack(|| merge_documents(existing, incoming))
             }
-            (Some(Value::Seq(existing)), Value::Seq(incoming)) => existing.extend(incoming),
+            (Some(Value::Seq(existing)), mut incoming @ Value::Seq(_)) => {
+                existing.extend(incoming.take_seq().unwrap_or_default())
+            }
             (_, value) => {
                 into.insert(key, value);
             }

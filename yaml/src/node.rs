@@ -37,7 +37,42 @@ pub enum NodeKind {
     Map(Vec<(Node, Node)>),
 }
 
+/// Like [`Value`]'s: nodes nest as deep as go-yaml allows, and are dropped without
+/// recursing when little stack is left.
+impl Drop for Node {
+    fn drop(&mut self) {
+        if !matches!(self.kind, NodeKind::Seq(_) | NodeKind::Map(_)) || crate::stack_is_ample() {
+            return;
+        }
+        let mut pending: Vec<Node> = Vec::new();
+        self.move_children(&mut pending);
+        while let Some(mut node) = pending.pop() {
+            node.move_children(&mut pending);
+        }
+    }
+}
+
 impl Node {
+    /// Moves the collections this node holds to `pending`.
+    fn move_children(&mut self, pending: &mut Vec<Node>) {
+        let is_collection = |n: &Node| matches!(n.kind, NodeKind::Seq(_) | NodeKind::Map(_));
+        match &mut self.kind {
+            NodeKind::Seq(items) => pending.extend(items.drain(..).filter(is_collection)),
+            NodeKind::Map(pairs) => pending.extend(
+                pairs
+                    .drain(..)
+                    .flat_map(|(k, v)| [k, v])
+                    .filter(is_collection),
+            ),
+            _ => {}
+        }
+    }
+
+    /// The kind, leaving null in its place.
+    fn take_kind(&mut self) -> NodeKind {
+        std::mem::replace(&mut self.kind, NodeKind::Null)
+    }
+
     fn new(kind: NodeKind, span: &Span) -> Node {
         Node {
             kind,
@@ -308,7 +343,8 @@ impl Builder {
             }
             Event::SequenceStart(..) | Event::MappingStart(..) => {
                 if self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
-                    return Err(too_deep(&span, GO_YAML_MAX_DEPTH));
+                    let is_map = matches!(event, Event::MappingStart(..));
+                    return Err(too_deep(&span, is_map));
                 }
                 self.skipped_depth += 1;
             }
@@ -424,7 +460,7 @@ impl Builder {
 
     fn open(&mut self, frame: Frame, span: &Span) -> Result<(), Error> {
         if self.stack.len() >= GO_YAML_MAX_DEPTH {
-            return Err(too_deep(span, GO_YAML_MAX_DEPTH));
+            return Err(too_deep(span, matches!(frame, Frame::Map { .. })));
         }
         self.parsed += 1;
         self.expanded += 1;
@@ -458,18 +494,21 @@ impl Builder {
     }
 }
 
-fn too_deep(span: &Span, limit: usize) -> Error {
+/// A collection one level deeper than Helm reads: go-yaml reads it, but decoding the
+/// JSON it becomes fails (`encoding/json` stops at 10,000 levels too).
+fn too_deep(span: &Span, is_map: bool) -> Error {
+    let kind = if is_map { "a map" } else { "a list" };
     Error::at(
         span.start.line(),
         span.start.col() + 1,
-        format!("nesting is deeper than {limit} levels"),
+        format!("{kind} is nested deeper than {GO_YAML_MAX_DEPTH} levels"),
     )
 }
 
 /// Expands a merge key: the pairs of the merged map(s) are inserted where `<<` stood, so
 /// keys written after it override them. In a list of maps earlier maps win, so they are
 /// inserted last.
-fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, value: Node) -> Result<(), Error> {
+fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, mut value: Node) -> Result<(), Error> {
     let not_a_map = |node: &Node| {
         Error::at(
             node.line,
@@ -477,11 +516,11 @@ fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, value: Node) -> Result<
             "map merge requires a map or a list of maps as the value",
         )
     };
-    match value.kind {
+    match value.take_kind() {
         NodeKind::Map(merged) => pairs.extend(merged),
         NodeKind::Seq(items) => {
-            for item in items.into_iter().rev() {
-                match item.kind {
+            for mut item in items.into_iter().rev() {
+                match item.take_kind() {
                     NodeKind::Map(merged) => pairs.extend(merged),
                     _ => return Err(not_a_map(&item)),
                 }

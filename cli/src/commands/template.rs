@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use crate::error::Context;
 use chartkit_render::{
-    OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render,
+    OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render_logged,
 };
 use chartkit_values::ValueOptions;
 
@@ -41,9 +41,6 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     let chart = super::load_chart(std::path::Path::new(&chart_path))?;
     validate_release_name(&release_name)?;
     check_installable(&chart)?;
-    if chart.metadata.deprecated {
-        eprintln!("warning: this chart is deprecated");
-    }
     let options = RenderOptions {
         release_name: release_name.clone(),
         namespace: args.namespace.clone(),
@@ -57,7 +54,12 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         memory_limit: super::memory_limit()?,
         ..Default::default()
     };
-    let rendered = match render(chart, &user_values, &options) {
+    let mut warnings = Vec::new();
+    let result = render_logged(chart, &user_values, &options, &mut warnings);
+    for warning in &warnings {
+        super::print_warning(warning);
+    }
+    let rendered = match result {
         Ok(rendered) => rendered,
         Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
             let mut stdout = std::io::stdout().lock();
