@@ -44,12 +44,14 @@ impl Prepared<'_> {
     /// model if it comes first.
     ///
     /// saphyr-parser names the start of a scalar for some errors inside it, so its
-    /// complaints about tabs (which the model judges as go-yaml does) never win.
+    /// complaints about tabs (which the model judges as go-yaml does) and about a
+    /// comment between the lines of a plain scalar (a YAML 1.2 rule) never win.
     pub fn first_error(&mut self, error: Error) -> Error {
         match self.deferred.take() {
             Some(deferred)
                 if (deferred.line, deferred.column) <= (error.line, error.column)
-                    || error.message.contains("tab") =>
+                    || error.message.contains("tab")
+                    || error.message.contains("comment intercepting") =>
             {
                 deferred
             }
@@ -320,7 +322,7 @@ impl<'a> Scanner<'a> {
 
     fn run(&mut self) -> Stop {
         loop {
-            if let Some(stop) = self.to_next_token() {
+            if let Some(stop) = self.skip_to_next_token() {
                 return stop;
             }
             self.unroll_indent(self.column as isize);
@@ -359,7 +361,7 @@ impl<'a> Scanner<'a> {
 
     /// go-yaml's `scan_to_next_token`: spaces, the tabs it allows, comments and line
     /// breaks. A tab it does not skip is the next "token", which is an error.
-    fn to_next_token(&mut self) -> Option<Stop> {
+    fn skip_to_next_token(&mut self) -> Option<Stop> {
         loop {
             if self.column == 0 && self.text[self.pos..].starts_with("\u{feff}".as_bytes()) {
                 self.skip();
@@ -481,9 +483,11 @@ impl<'a> Scanner<'a> {
                     return Some(Stop::Unmodelled);
                 }
                 self.simple_key_allowed = false;
-                while !self.is_blankz(0)
-                    && !(flow && matches!(self.at(0), b',' | b']' | b'}' | b'[' | b'{'))
-                {
+                let ends_tag = |scanner: &Self| {
+                    scanner.is_blankz(0)
+                        || (flow && matches!(scanner.at(0), b',' | b']' | b'}' | b'[' | b'{'))
+                };
+                while !ends_tag(self) {
                     self.skip();
                 }
             }
