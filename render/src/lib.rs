@@ -182,6 +182,55 @@ pub fn render_logged(
     options: &RenderOptions,
     warnings: &mut Vec<String>,
 ) -> Result<Rendered, RenderError> {
+    with_room_for_deep_values(user_values, || {
+        render_with_stack(chart, user_values, options, warnings)
+    })
+}
+
+/// Values may nest 10,000 levels deep (go-yaml's limit), and the template engine's
+/// values and functions (`merge`, `toToml`, dropping a list of lists...) walk them
+/// recursively. chartkit's own walks grow the stack level by level; for the rest a
+/// render gets a large stack segment: always on a thread with less than a main
+/// thread's stack left (rayon's and tokio's workers have 2 MiB), and also on the main
+/// thread when the user's values are deep. Nothing is allocated for a shallow render
+/// on the main thread. (A value `fromYaml` builds deep on the main thread relies on
+/// the level-by-level growth alone.)
+fn with_room_for_deep_values<R>(values: &Map, f: impl FnOnce() -> R) -> R {
+    const MAIN_THREAD_STACK: usize = 6 << 20;
+    const SEGMENT: usize = 64 << 20;
+    const DEEP: usize = 1_000;
+    if depth_exceeds(values, DEEP) {
+        stacker::grow(SEGMENT, f)
+    } else {
+        stacker::maybe_grow(MAIN_THREAD_STACK, SEGMENT, f)
+    }
+}
+
+/// Whether any value in `values` is nested more than `limit` levels deep.
+fn depth_exceeds(values: &Map, limit: usize) -> bool {
+    let mut pending: Vec<(&chartkit_yaml::Value, usize)> =
+        values.values().map(|v| (v, 1)).collect();
+    while let Some((value, depth)) = pending.pop() {
+        if depth > limit {
+            return true;
+        }
+        match value {
+            chartkit_yaml::Value::Seq(items) => {
+                pending.extend(items.iter().map(|v| (v, depth + 1)))
+            }
+            chartkit_yaml::Value::Map(map) => pending.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn render_with_stack(
+    chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Rendered, RenderError> {
     if chart.metadata.deprecated {
         warnings.push("this chart is deprecated".to_owned());
     }
@@ -190,8 +239,13 @@ pub fn render_logged(
     // templates, so it runs beside them; its error still wins, as it comes first in Helm.
     let validate = !options.skip_schema_validation && has_schema(&chart);
     let (schema, files) = std::thread::scope(|scope| {
-        let check = validate
-            .then(|| scope.spawn(|| chartkit_values::validate_chart_values(&chart, &values)));
+        let check = validate.then(|| {
+            scope.spawn(|| {
+                with_room_for_deep_values(&values, || {
+                    chartkit_values::validate_chart_values(&chart, &values)
+                })
+            })
+        });
         let files = check_kube_version(&chart, options)
             .and_then(|()| render_files(&chart, &values, options));
         let schema = check.map(|handle| {

@@ -397,6 +397,41 @@ mod tests {
         assert_eq!(values["sub"].lookup("s2"), Some(&Value::Null));
     }
 
+    /// Maps nested `depth` levels under `k`, with `leaf` at the bottom.
+    fn nested(depth: usize, leaf: Value) -> Map {
+        let mut map = Map::from([("leaf".to_owned(), leaf)]);
+        for _ in 1..depth {
+            map = Map::from([("k".to_owned(), Value::Map(map))]);
+        }
+        map
+    }
+
+    /// Values nest as deep as go-yaml reads them (10,000 levels); coalescing them, with
+    /// the warning at the bottom, fits a worker thread's 2 MiB stack.
+    #[test]
+    fn values_nested_to_go_yamls_depth_coalesce_on_a_worker_stack() {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let mut c = parent();
+                c.values = nested(9_999, Value::Map(Map::new()));
+                let mut warnings = Vec::new();
+                let user = nested(9_999, Value::Int(1));
+                let values = coalesce_values(&c, &user, &mut warnings).unwrap();
+                assert_eq!(values.get("k"), user.get("k"));
+                let path = vec!["k"; 9_998].join(".");
+                assert_eq!(
+                    warnings,
+                    [format!(
+                        "warning: cannot overwrite table with non table for p.{path}.leaf (map[])"
+                    )]
+                );
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
     #[test]
     fn a_scalar_where_a_subchart_section_belongs_is_an_error() {
         let err = coalesce_values(&parent(), &user("sub: 3\n"), &mut Vec::new()).unwrap_err();

@@ -120,6 +120,47 @@ mod tests {
         assert!(parse_values("# only a comment\n").unwrap().is_empty());
     }
 
+    /// Runs `f` on a thread with a 2 MiB stack, the size of rayon's and tokio's workers.
+    fn on_a_worker_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// go-yaml (and Helm's JSON round trip) read 10,000 levels: the values map and 9,999
+    /// lists. Parsing, converting, writing, cloning, comparing and dropping them must not
+    /// need more stack than a worker thread has.
+    #[test]
+    fn values_nest_to_go_yamls_depth_on_a_worker_stack() {
+        on_a_worker_stack(|| {
+            let text = format!("a:\n{}x\n", "- ".repeat(9_999));
+            let values = parse_values(&text).unwrap();
+            let copy = values.clone();
+            assert_eq!(copy, values);
+            let written = to_yaml(&Value::Map(copy));
+            assert_eq!(parse_values(&written).unwrap(), values);
+            check_values(&text).unwrap();
+            let mut maps = Value::Null;
+            for _ in 0..10_000 {
+                maps = Value::Map(Map::from([("k".to_owned(), maps)]));
+            }
+            assert_eq!(maps.clone(), maps);
+            drop(maps);
+        });
+    }
+
+    #[test]
+    fn values_deeper_than_go_yaml_reads_are_refused() {
+        let text = format!("a:\n{}x\n", "- ".repeat(10_000));
+        let err = parse_values(&text).unwrap_err();
+        assert_eq!(err.message, "a list is nested deeper than 10000 levels");
+        assert_eq!(err.json_depth_character(), Some('['));
+        assert!(check_values(&text).is_err());
+    }
+
     #[test]
     fn values_that_are_not_a_map_are_rejected_with_a_position() {
         let err = parse_values("- a\n- b\n").unwrap_err();
