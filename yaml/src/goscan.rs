@@ -65,33 +65,22 @@ const CONTROL: u8 = 2;
 const NON_ASCII: u8 = 4;
 const BACKSLASH: u8 = 8;
 
-const fn byte_classes() -> [u8; 256] {
-    let mut table = [0u8; 256];
-    let mut b = 0;
-    while b < 256 {
-        table[b] = match b as u8 {
-            b'\t' => TAB,
-            b'\n' | b'\r' => 0,
-            0..=0x1f | 0x7f => CONTROL,
-            0x80..=0xff => NON_ASCII,
-            b'\\' => BACKSLASH,
-            _ => 0,
-        };
-        b += 1;
-    }
-    table
-}
-
-static CLASSES: [u8; 256] = byte_classes();
-
-/// The classes of bytes present in `bytes`.
+/// The classes of bytes present in `bytes`. Every text Helm reads goes through this, so
+/// it is written to be vectorised: comparisons OR-ed over blocks, no early exits.
 fn classes(bytes: &[u8]) -> u8 {
-    // In blocks, so the common case (nothing found) runs without early exits.
-    let mut seen = 0;
-    for chunk in bytes.chunks(256) {
-        seen |= chunk.iter().fold(0u8, |acc, &b| acc | CLASSES[b as usize]);
+    let (mut tab, mut control, mut high, mut backslash) = (false, false, false, false);
+    for chunk in bytes.chunks(64) {
+        for &b in chunk {
+            tab |= b == b'\t';
+            control |= (b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r') | (b == 0x7f);
+            high |= b >= 0x80;
+            backslash |= b == b'\\';
+        }
     }
-    seen
+    (tab as u8) * TAB
+        | (control as u8) * CONTROL
+        | (high as u8) * NON_ASCII
+        | (backslash as u8) * BACKSLASH
 }
 
 /// Checks `text` as go-yaml's reader does and rewrites what saphyr-parser would read
@@ -108,22 +97,26 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
         return Err(control_characters());
     }
     if seen & NON_ASCII != 0 {
-        for c in text.chars().filter(|c| !c.is_ascii()) {
-            match c {
-                '\u{80}'..='\u{84}' | '\u{86}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}' => {
-                    return Err(control_characters());
-                }
-                '\u{85}' | '\u{2028}' | '\u{2029}' => interesting = true,
+        // The characters that matter start with one of three bytes (C1 controls and NEL
+        // C2 xx, LS and PS E2 80 xx, U+FFFE and U+FFFF EF BF xx); most texts with other
+        // UTF-8 have none of them.
+        for at in memchr::memchr3_iter(0xc2, 0xe2, 0xef, bytes) {
+            match (bytes[at], bytes.get(at + 1), bytes.get(at + 2)) {
+                (0xc2, Some(0x85), _) => interesting = true,
+                (0xc2, Some(0x80..=0x9f), _) => return Err(control_characters()),
+                (0xe2, Some(0x80), Some(0xa8 | 0xa9)) => interesting = true,
+                (0xef, Some(0xbf), Some(0xbe | 0xbf)) => return Err(control_characters()),
                 _ => {}
             }
         }
     }
     if seen & BACKSLASH != 0 && !interesting {
-        interesting = bytes
-            .windows(2)
-            .any(|pair| pair[0] == b'\\' && matches!(pair[1], b'/' | b'\''));
+        interesting = memchr::memchr_iter(b'\\', bytes)
+            .any(|at| matches!(bytes.get(at + 1), Some(b'/' | b'\'')));
     }
-    if !interesting && (bytes.first() == Some(&b'%') || text.contains("\n%")) {
+    if !interesting
+        && (bytes.first() == Some(&b'%') || memchr::memmem::find(bytes, b"\n%").is_some())
+    {
         interesting = true;
     }
     if !interesting && !indent_quotes {
