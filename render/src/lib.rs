@@ -300,7 +300,17 @@ pub fn prepare(
     user_values: &Map,
     options: &RenderOptions,
 ) -> Result<(Chart, Map), RenderError> {
-    let (chart, values) = prepare_values(chart, user_values, &mut Vec::new())?;
+    prepare_logged(chart, user_values, options, &mut Vec::new())
+}
+
+/// [`prepare`], adding what Helm logs on the way to `warnings`.
+pub fn prepare_logged(
+    chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(Chart, Map), RenderError> {
+    let (chart, values) = prepare_values(chart, user_values, warnings)?;
     if !options.skip_schema_validation {
         chartkit_values::validate_chart_values(&chart, &values).map_err(RenderError::Schema)?;
     }

@@ -139,3 +139,39 @@ fn warnings_before_a_failed_render_are_printed_too() {
         assert_eq!(from_helm_log(&stderr(&helm)), expected);
     }
 }
+
+/// `lint` prints what helm logs while linting: the values check's coalescing, then the
+/// template check's dependency processing and its two more coalescings (no hook
+/// sorting there, so no word about unknown hooks).
+#[test]
+fn lint_prints_the_warnings_helm_logs_while_linting() {
+    let context = TestContext::new();
+    let dir = noisy_chart(&context);
+    let args = ["lint", &dir, "--set", "m.x=1"];
+    let ours = context.run(&args);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let expected = [
+        "warning: destination for m is a table. Ignoring non-table value (1)",
+        "warning: skipped value for demo.m: Not a table.",
+        "warning: cannot overwrite table with non table for demo.sub.global.g (map[a:1])",
+        "warning: returned non-bool value tag=t1 chart=sub",
+        "warning: returned non-bool value path=sub.enabled chart=sub",
+        "warning: cannot overwrite table with non table for demo.sub.global.g (map[a:1])",
+        "warning: ImportValues missing table error=\"\\\"exports\\\" is not a table\"",
+        "warning: ImportValues missing table from chart chart=sub error=\"\\\"nope\\\" is not a table\"",
+        "warning: skipped value for demo.m: Not a table.",
+        "warning: cannot overwrite table with non table for demo.sub.global.g (map[a:1])",
+        "warning: skipped value for demo.m: Not a table.",
+        "warning: cannot overwrite table with non table for demo.sub.global.g (map[a:1])",
+    ];
+    assert_eq!(warnings(&stderr(&ours)), expected);
+    if helm_or_skip("lint_prints_the_warnings_helm_logs_while_linting").is_some() {
+        let helm = context.helm().unwrap().args(args).output().unwrap();
+        assert!(helm.status.success(), "{}", stderr(&helm));
+        let mut theirs = from_helm_log(&stderr(&helm));
+        let mut ours = expected.map(str::to_owned).to_vec();
+        theirs.sort();
+        ours.sort();
+        assert_eq!(theirs, ours);
+    }
+}
