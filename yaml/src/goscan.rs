@@ -77,15 +77,13 @@ fn classes(bytes: &[u8]) -> u8 {
     for chunk in bytes.chunks(64) {
         for &b in chunk {
             tab |= b == b'\t';
-            control |= (b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r') | (b == 0x7f);
+            control |= ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r')) | (b == 0x7f);
             high |= b >= 0x80;
             backslash |= b == b'\\';
         }
     }
-    (tab as u8) * TAB
-        | (control as u8) * CONTROL
-        | (high as u8) * NON_ASCII
-        | (backslash as u8) * BACKSLASH
+    let class = |present: bool, class: u8| if present { class } else { 0 };
+    class(tab, TAB) | class(control, CONTROL) | class(high, NON_ASCII) | class(backslash, BACKSLASH)
 }
 
 /// Checks `text` as go-yaml's reader does and rewrites what saphyr-parser would read
