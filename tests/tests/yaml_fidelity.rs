@@ -12,6 +12,33 @@ use chartkit_tests::{TestContext, stderr, stdout};
 
 /// `(name, YAML text, what fromYaml gives as JSON)`, as helm 4.1.4 read each text.
 const FROM_YAML_CASES: &[(&str, &str, &str)] = &[
+    // A block scalar that ends the text without a line break has none in its value.
+    ("block_eof_literal", "a: |\n  x", "{\"a\":\"x\"}"),
+    ("block_eof_folded", "a: >\n  x\n  y", "{\"a\":\"x y\"}"),
+    ("block_eof_keep", "a: |+\n  x", "{\"a\":\"x\"}"),
+    (
+        "block_eof_then_key",
+        "a: |\n  x\nb: 1",
+        "{\"a\":\"x\\n\",\"b\":1}",
+    ),
+    // go-yaml does not ask the lines of a flow collection or a quoted scalar to be
+    // indented past the block they are in.
+    ("flow_under_indented", "a: [1,\n2]\n", "{\"a\":[1,2]}"),
+    (
+        "flow_under_indented_nested",
+        "k:\n  d: [1,\n  2]\n",
+        "{\"k\":{\"d\":[1,2]}}",
+    ),
+    (
+        "flow_map_under_indented",
+        "k:\n  d: {a: 1,\n b: 2}\n",
+        "{\"k\":{\"d\":{\"a\":1,\"b\":2}}}",
+    ),
+    (
+        "quoted_under_indented",
+        "k:\n  a: \"x\n y\"\n",
+        "{\"k\":{\"a\":\"x y\"}}",
+    ),
     (
         "c1",
         "a: x\u{80}y\n",

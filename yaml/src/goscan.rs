@@ -90,8 +90,9 @@ fn classes(bytes: &[u8]) -> u8 {
 /// differently from go-yaml's scanner (see the module documentation).
 ///
 /// With `indent_quotes`, the text is also rewritten where saphyr-parser wants the lines
-/// of a quoted scalar indented and go-yaml does not: each continuation line gets spaces
-/// in front, which both skip. This is for texts saphyr-parser refused for that reason.
+/// of a quoted scalar or a flow collection indented and go-yaml does not: each such
+/// line gets spaces in front, which both skip. This is for texts saphyr-parser refused
+/// for that reason.
 pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, Error> {
     let bytes = text.as_bytes();
     let seen = classes(bytes);
@@ -380,6 +381,8 @@ impl<'a> Scanner<'a> {
                 self.skip_break(Within::Elsewhere);
                 if self.flow_level == 0 {
                     self.simple_key_allowed = true;
+                } else {
+                    self.indent_continuation();
                 }
             } else {
                 return None;
@@ -846,14 +849,7 @@ impl<'a> Scanner<'a> {
                 } else {
                     self.skip_break(Within::Quotes);
                     leading_blanks = true;
-                    if self.indent_quotes {
-                        let spaces = (self.indent + 2).max(0) as usize;
-                        self.edits.push(Edit {
-                            at: self.pos,
-                            len: 0,
-                            with: Cow::Owned(" ".repeat(spaces)),
-                        });
-                    }
+                    self.indent_continuation();
                 }
             }
         }
@@ -905,6 +901,9 @@ impl<'a> Scanner<'a> {
                     leading_blanks = true;
                     self.trailing_tabs_to_spaces(&mut trailing_tabs);
                     self.skip_break(Within::Elsewhere);
+                    if self.flow_level > 0 {
+                        self.indent_continuation();
+                    }
                 }
             }
             if self.flow_level == 0 && (self.column as isize) < indent {
@@ -916,6 +915,20 @@ impl<'a> Scanner<'a> {
             self.simple_key_allowed = true;
         }
         None
+    }
+
+    /// With `indent_quotes`, spaces at the start of a line inside a quoted scalar or a
+    /// flow collection, where leading white space means nothing to go-yaml and
+    /// saphyr-parser wants the line indented past the enclosing block.
+    fn indent_continuation(&mut self) {
+        if self.indent_quotes {
+            let spaces = (self.indent + 2).max(0) as usize;
+            self.edits.push(Edit {
+                at: self.pos,
+                len: 0,
+                with: Cow::Owned(" ".repeat(spaces)),
+            });
+        }
     }
 
     /// White space that go-yaml drops after a scalar's last word.

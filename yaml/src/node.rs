@@ -220,11 +220,23 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
     let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut prepared = goscan::prepare(trimmed, indent_quotes)?;
     let mut builder = Builder::new(depth);
+    if !prepared.text.ends_with(['\n', '\r']) {
+        builder.unterminated_end = Some(prepared.text.chars().count());
+    }
     for event in Parser::new_from_str(&prepared.text) {
         let (event, span) = match event {
             Ok(event) => event,
-            // go-yaml does not ask the lines of a quoted scalar to be indented.
-            Err(e) if e.info() == "invalid indentation in quoted scalar" && !indent_quotes => {
+            // go-yaml does not ask the lines of a quoted scalar or of a flow
+            // collection to be indented.
+            Err(e)
+                if !indent_quotes
+                    && matches!(
+                        e.info(),
+                        "invalid indentation in quoted scalar"
+                            | "invalid indentation in flow construct"
+                            | "invalid indentation"
+                    ) =>
+            {
                 return parse_prepared(text, depth, true);
             }
             Err(e) => {
@@ -302,6 +314,8 @@ struct Builder {
     /// collections are open inside it.
     skipped: Option<(bool, Span)>,
     skipped_depth: usize,
+    /// Where the text ends (in characters), when it does not end with a line break.
+    unterminated_end: Option<usize>,
 }
 
 impl Builder {
@@ -315,6 +329,7 @@ impl Builder {
             keep_depth,
             skipped: None,
             skipped_depth: 0,
+            unterminated_end: None,
         }
     }
 
@@ -375,9 +390,17 @@ impl Builder {
             return Ok(());
         }
         match event {
-            Event::Scalar(text, style, anchor, tag) => {
+            Event::Scalar(mut text, style, anchor, tag) => {
                 self.parsed += 1;
                 self.expanded += 1;
+                // A block scalar whose last line ends the text without a line break has
+                // no final line break for go-yaml; saphyr-parser adds one.
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && self.unterminated_end == Some(span.end.index())
+                    && text.ends_with('\n')
+                {
+                    text.to_mut().pop();
+                }
                 let node = scalar(&text, style, tag.as_deref(), &span)?;
                 let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
                 self.finish(node, anchor, merge)
