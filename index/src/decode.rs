@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use chartkit_chart::{Decoding, FieldError, FieldErrorKind, Fields, Metadata};
-use chartkit_yaml::{Node, NodeKind, Value};
+use chartkit_yaml::{Node, NodeKind};
 
 use crate::gotime::GoTime;
 use crate::model::{API_VERSION_V1, ChartVersion, IndexFile};
@@ -179,13 +179,10 @@ fn decode_index(
         let path = fields.path_of("serverInfo");
         index.server_info = match &node.kind {
             NodeKind::Null => None,
-            NodeKind::Map(_) => match node
+            NodeKind::Map(_) => node
                 .to_value()
                 .map_err(|e| FieldError::invalid(node, &path, e.message))?
-            {
-                Value::Map(map) => Some(map),
-                _ => None,
-            },
+                .take_map(),
             _ => return Err(FieldError::type_error(node, &path, "a map").into()),
         };
     }

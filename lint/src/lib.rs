@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use chartkit_chart::archive::Limits;
 
-pub use rules::lint_chart_dir;
+pub use rules::{lint_chart_dir, lint_chart_dir_logged};
 
 /// How serious a finding is. Only errors fail a lint (warnings too with `--strict`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -55,6 +55,10 @@ pub struct Report {
     /// The path as the user gave it.
     pub chart: String,
     pub messages: Vec<Message>,
+    /// What Helm logs while linting the chart, in its words and order (coalescing's
+    /// notices, conditions and tags that are not booleans, `import-values` naming a
+    /// table that is not there); one line each, for the user's terminal.
+    pub warnings: Vec<String>,
 }
 
 impl Report {
@@ -106,20 +110,29 @@ impl Default for LintOptions {
 pub fn lint(path: &Path, options: &LintOptions) -> Report {
     let chart = path.display().to_string();
     if path.is_dir() {
+        let (messages, warnings) = lint_chart_dir_logged(path, path, options);
         return Report {
             chart,
-            messages: lint_chart_dir(path, path, options),
+            messages,
+            warnings,
         };
     }
-    let messages = match unpack_for_lint(path, options) {
-        Ok((_temp, dir)) => lint_chart_dir(&dir, path, options),
-        Err(text) => vec![Message {
-            severity: Severity::Error,
-            path: chart.clone(),
-            text,
-        }],
+    let (messages, warnings) = match unpack_for_lint(path, options) {
+        Ok((_temp, dir)) => lint_chart_dir_logged(&dir, path, options),
+        Err(text) => (
+            vec![Message {
+                severity: Severity::Error,
+                path: chart.clone(),
+                text,
+            }],
+            Vec::new(),
+        ),
     };
-    Report { chart, messages }
+    Report {
+        chart,
+        messages,
+        warnings,
+    }
 }
 
 fn unpack_for_lint(

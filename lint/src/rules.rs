@@ -10,7 +10,9 @@ use chartkit_yaml::{NodeKind, parse_node};
 
 use crate::{LintOptions, Message, Severity};
 
-pub(crate) struct Findings(pub(crate) Vec<Message>);
+/// The lint's messages, and what Helm logs while linting (`warning: skipped value for
+/// X: Not a table.`), in Helm's words.
+pub(crate) struct Findings(pub(crate) Vec<Message>, pub(crate) Vec<String>);
 
 impl Findings {
     pub(crate) fn add(&mut self, severity: Severity, path: &str, text: impl Into<String>) {
@@ -35,7 +37,17 @@ impl Findings {
 
 /// Lints the chart unpacked or checked out at `dir`; `label` is how the user named it.
 pub fn lint_chart_dir(dir: &Path, label: &Path, options: &LintOptions) -> Vec<Message> {
-    let mut findings = Findings(Vec::new());
+    lint_chart_dir_logged(dir, label, options).0
+}
+
+/// [`lint_chart_dir`], with what Helm logs while linting the chart (see
+/// [`crate::Report::warnings`]).
+pub fn lint_chart_dir_logged(
+    dir: &Path,
+    label: &Path,
+    options: &LintOptions,
+) -> (Vec<Message>, Vec<String>) {
+    let mut findings = Findings(Vec::new(), Vec::new());
     chart_file(&mut findings, dir, label, &options.limits);
     values(&mut findings, dir, options);
     crate::templates::templates(&mut findings, dir, options);
@@ -48,7 +60,7 @@ pub fn lint_chart_dir(dir: &Path, label: &Path, options: &LintOptions) -> Vec<Me
     );
     dependencies(&mut findings, &loaded, label);
     crds(&mut findings, dir, &loaded);
-    findings.0
+    (findings.0, findings.1)
 }
 
 const CHART_YAML: &str = "Chart.yaml";
@@ -363,6 +375,11 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
             return;
         }
     };
+    // Helm checks only the top chart here, with the user's values over values.yaml,
+    // coalesced (and what coalescing notices logged) before it looks for a schema.
+    let mut merged = chartkit_yaml::Map::new();
+    chartkit_values::coalesce_tables(&mut merged, options.values.clone(), &mut findings.1);
+    chartkit_values::coalesce_tables(&mut merged, values, &mut findings.1);
     let Ok(Some(schema)) = read_chart_file(&dir.join("values.schema.json"), &options.limits) else {
         return;
     };
@@ -380,10 +397,6 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
     if options.skip_schema_validation {
         return;
     }
-    // Helm checks only the top chart here, with the user's values over values.yaml.
-    let mut merged = chartkit_yaml::Map::new();
-    chartkit_values::coalesce_tables(&mut merged, options.values.clone());
-    chartkit_values::coalesce_tables(&mut merged, values);
     if let Err(report) = chartkit_values::schema::validate_single(&merged, &schema) {
         findings.add(Severity::Error, VALUES, report);
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chartkit_chart::{LoadOptions, load_dir};
-use chartkit_render::{RenderError, RenderOptions, parse_head, prepare, render_files};
+use chartkit_render::{RenderError, RenderOptions, parse_head, prepare_logged, render_files};
 use chartkit_yaml::{Node, NodeKind};
 
 use crate::{Findings, LintOptions, Severity};
@@ -50,8 +50,15 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
         .iter()
         .map(|t| (t.name.clone(), format!("{}/{}", chart.name(), t.name)))
         .collect();
-    let rendered = match prepare(chart, &options.values, &render_options) {
-        Ok((chart, values)) => render_files(&chart, &values, &render_options),
+    // Helm's rule coalesces the prepared values once more before rendering, and logs
+    // what coalescing notices each time.
+    let rendered = match prepare_logged(chart, &options.values, &render_options, &mut findings.1) {
+        Ok((chart, values)) => {
+            match chartkit_values::coalesce_values(&chart, &values, &mut findings.1) {
+                Ok(values) => render_files(&chart, &values, &render_options),
+                Err(e) => Err(RenderError::Values(e.to_string())),
+            }
+        }
         Err(e) => Err(e),
     };
     let files = match rendered {

@@ -91,7 +91,12 @@ pub struct Rendered {
     pub notes: String,
     /// Every template's raw output by name, NOTES.txt excluded (for linting).
     pub files: BTreeMap<String, String>,
-    /// Warnings Helm would log (e.g. a deprecated chart).
+    /// What Helm logs while rendering, in its words and order: a deprecated chart,
+    /// coalescing's notices (`warning: skipped value for X: Not a table.`), conditions
+    /// and tags that are not booleans, `import-values` naming a table that is not there,
+    /// hooks of unknown events skipped. Each is one line for the user; Helm's own lines
+    /// are its log's (`level=WARN msg="..." key=value`), these are the message and its
+    /// attributes.
     pub warnings: Vec<String>,
 }
 
@@ -163,16 +168,84 @@ pub fn render(
     options: &RenderOptions,
 ) -> Result<Rendered, RenderError> {
     let mut warnings = Vec::new();
+    let mut rendered = render_logged(chart, user_values, options, &mut warnings)?;
+    rendered.warnings = warnings;
+    Ok(rendered)
+}
+
+/// [`render`], adding what Helm would log on the way (see [`Rendered::warnings`]) to
+/// `warnings` as it happens, so that a caller can print them also when rendering fails,
+/// as Helm does. The returned [`Rendered::warnings`] is empty.
+pub fn render_logged(
+    chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Rendered, RenderError> {
+    with_room_for_deep_values(user_values, || {
+        render_with_stack(chart, user_values, options, warnings)
+    })
+}
+
+/// Values may nest 10,000 levels deep (go-yaml's limit), and the template engine's
+/// values and functions (`merge`, `toToml`, dropping a list of lists...) walk them
+/// recursively. chartkit's own walks grow the stack level by level; for the rest a
+/// render gets a large stack segment: always on a thread with less than a main
+/// thread's stack left (rayon's and tokio's workers have 2 MiB), and also on the main
+/// thread when the user's values are deep. Nothing is allocated for a shallow render
+/// on the main thread. (A value `fromYaml` builds deep on the main thread relies on
+/// the level-by-level growth alone.)
+fn with_room_for_deep_values<R>(values: &Map, f: impl FnOnce() -> R) -> R {
+    const MAIN_THREAD_STACK: usize = 6 << 20;
+    const SEGMENT: usize = 64 << 20;
+    const DEEP: usize = 1_000;
+    if depth_exceeds(values, DEEP) {
+        stacker::grow(SEGMENT, f)
+    } else {
+        stacker::maybe_grow(MAIN_THREAD_STACK, SEGMENT, f)
+    }
+}
+
+/// Whether any value in `values` is nested more than `limit` levels deep.
+fn depth_exceeds(values: &Map, limit: usize) -> bool {
+    let mut pending: Vec<(&chartkit_yaml::Value, usize)> =
+        values.values().map(|v| (v, 1)).collect();
+    while let Some((value, depth)) = pending.pop() {
+        if depth > limit {
+            return true;
+        }
+        match value {
+            chartkit_yaml::Value::Seq(items) => {
+                pending.extend(items.iter().map(|v| (v, depth + 1)))
+            }
+            chartkit_yaml::Value::Map(map) => pending.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn render_with_stack(
+    chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Rendered, RenderError> {
     if chart.metadata.deprecated {
         warnings.push("this chart is deprecated".to_owned());
     }
-    let (chart, values) = prepare_values(chart, user_values)?;
+    let (chart, values) = prepare_values(chart, user_values, warnings)?;
     // Schema validation (compiling the schemas is the slow part) does not depend on the
     // templates, so it runs beside them; its error still wins, as it comes first in Helm.
     let validate = !options.skip_schema_validation && has_schema(&chart);
     let (schema, files) = std::thread::scope(|scope| {
-        let check = validate
-            .then(|| scope.spawn(|| chartkit_values::validate_chart_values(&chart, &values)));
+        let check = validate.then(|| {
+            scope.spawn(|| {
+                with_room_for_deep_values(&values, || {
+                    chartkit_values::validate_chart_values(&chart, &values)
+                })
+            })
+        });
         let files = check_kube_version(&chart, options)
             .and_then(|()| render_files(&chart, &values, options));
         let schema = check.map(|handle| {
@@ -205,7 +278,7 @@ pub fn render(
     }
 
     let (hooks, manifests) =
-        sort_manifests(&files).map_err(|message| RenderError::InvalidOutput {
+        sort_manifests(&files, warnings).map_err(|message| RenderError::InvalidOutput {
             message,
             raw: output::invalid_output(&files),
         })?;
@@ -216,7 +289,7 @@ pub fn render(
         hooks,
         notes,
         files,
-        warnings,
+        warnings: Vec::new(),
     })
 }
 
@@ -227,7 +300,17 @@ pub fn prepare(
     user_values: &Map,
     options: &RenderOptions,
 ) -> Result<(Chart, Map), RenderError> {
-    let (chart, values) = prepare_values(chart, user_values)?;
+    prepare_logged(chart, user_values, options, &mut Vec::new())
+}
+
+/// [`prepare`], adding what Helm logs on the way to `warnings`.
+pub fn prepare_logged(
+    chart: Chart,
+    user_values: &Map,
+    options: &RenderOptions,
+    warnings: &mut Vec<String>,
+) -> Result<(Chart, Map), RenderError> {
+    let (chart, values) = prepare_values(chart, user_values, warnings)?;
     if !options.skip_schema_validation {
         chartkit_values::validate_chart_values(&chart, &values).map_err(RenderError::Schema)?;
     }
@@ -235,10 +318,14 @@ pub fn prepare(
 }
 
 /// [`prepare`] without the schema validation.
-fn prepare_values(mut chart: Chart, user_values: &Map) -> Result<(Chart, Map), RenderError> {
-    chartkit_values::process_dependencies(&mut chart, user_values)
+fn prepare_values(
+    mut chart: Chart,
+    user_values: &Map,
+    warnings: &mut Vec<String>,
+) -> Result<(Chart, Map), RenderError> {
+    chartkit_values::process_dependencies(&mut chart, user_values, warnings)
         .map_err(|e| RenderError::Values(e.to_string()))?;
-    let values = chartkit_values::coalesce_values(&chart, user_values)
+    let values = chartkit_values::coalesce_values(&chart, user_values, warnings)
         .map_err(|e| RenderError::Values(e.to_string()))?;
     Ok((chart, values))
 }

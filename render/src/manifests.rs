@@ -149,9 +149,12 @@ pub fn split_manifests(text: &str) -> Vec<String> {
 }
 
 /// Helm's `SortManifests`: files in path order (partials and blank files skipped), each
-/// split into documents; hooks and ordinary documents each sorted by kind.
+/// split into documents; hooks and ordinary documents each sorted by kind. Documents
+/// naming a hook event Helm does not know are dropped, with Helm's notice added to
+/// `warnings`.
 pub fn sort_manifests(
     files: &BTreeMap<String, String>,
+    warnings: &mut Vec<String>,
 ) -> Result<(Vec<Hook>, Vec<Manifest>), String> {
     let mut documents = Vec::new();
     for (path, content) in files {
@@ -190,6 +193,10 @@ pub fn sort_manifests(
             events.push(event);
         }
         if unknown {
+            warnings.push(format!(
+                "skipping unknown hooks hookTypes={}",
+                chartkit_values::golog::slog_value(&hook_types)
+            ));
             continue;
         }
         let weight = head
@@ -254,10 +261,15 @@ pub fn kind_order(a: &str, b: &str) -> std::cmp::Ordering {
 pub fn parse_head(document: &str) -> Result<Head, String> {
     // The head is at most three levels deep: the document, metadata, annotations.
     let documents = chartkit_yaml::parse_documents_to_depth(document, 3).map_err(|e| {
-        format!(
-            "error converting YAML to JSON: yaml: {}",
-            e.go_yaml_message()
-        )
+        match e.json_depth_character() {
+            Some(c) => format!(
+                "error unmarshaling JSON: while decoding JSON: invalid character '{c}' exceeded max depth"
+            ),
+            None => format!(
+                "error converting YAML to JSON: yaml: {}",
+                e.go_yaml_message()
+            ),
+        }
     })?;
     let Some(node) = documents.into_iter().next() else {
         return Ok(Head::default());
@@ -462,7 +474,9 @@ mod tests {
             "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: post-install, test\n---\nkind: Service\n---\nkind: Pod\nmetadata:\n  annotations:\n    helm.sh/hook: nonsense\n".to_owned(),
         );
         files.insert("c/templates/_p.tpl".to_owned(), "kind: X".to_owned());
-        let (hooks, manifests) = sort_manifests(&files).unwrap();
+        let mut warnings = Vec::new();
+        let (hooks, manifests) = sort_manifests(&files, &mut warnings).unwrap();
+        assert_eq!(warnings, ["skipping unknown hooks hookTypes=nonsense"]);
         assert_eq!(hooks.len(), 1);
         assert!(hooks[0].is_test());
         assert_eq!(manifests.len(), 1);

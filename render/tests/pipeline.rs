@@ -119,3 +119,47 @@ fn output_switches_filter_like_helm() {
         "---\n# Source: r/templates/cm.yaml\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns\n---\n# Source: r/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rel-cm\n"
     );
 }
+
+/// Values nested as deep as go-yaml reads them (10,000 levels) go through coalescing,
+/// a subchart's section, the templates (`toJson`, `fromYaml`, `deepCopy`) and the
+/// manifest checks on a thread with a worker's 2 MiB stack (the lengths are what
+/// helm 4.1.4 printed for the same chart).
+#[test]
+fn values_nested_to_go_yamls_depth_render_on_a_worker_stack() {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let deep = format!("a:\n{}x\n", "- ".repeat(9_998));
+            let files = vec![
+                File::new(
+                    "Chart.yaml",
+                    b"apiVersion: v2\nname: d\nversion: 0.1.0\n".as_slice(),
+                ),
+                File::new("values.yaml", format!("sub:\n  {}", deep.replace('\n', "\n  ")).into_bytes()),
+                File::new("deep.txt", deep.clone().into_bytes()),
+                File::new(
+                    "charts/sub/Chart.yaml",
+                    b"apiVersion: v2\nname: sub\nversion: 0.1.0\n".as_slice(),
+                ),
+                File::new(
+                    "charts/sub/templates/cm.yaml",
+                    b"kind: ConfigMap\ndata:\n  j: \"{{ toJson .Values | len }}\"\n  f: \"{{ $.Files.Get \"deep.txt\" | fromYaml | deepCopy | toJson | len }}\"\n".as_slice(),
+                ),
+                File::new("charts/sub/deep.txt", deep.into_bytes()),
+            ];
+            let chart = load_files(files, "d", &LoadOptions::default()).unwrap();
+            let user = chartkit_yaml::parse_values(&format!(
+                "sub:\n  a:\n  {}y\n",
+                "- ".repeat(9_997)
+            ))
+            .unwrap();
+            let rendered = render(chart, &user, &RenderOptions::default()).unwrap();
+            assert_eq!(
+                rendered.manifests[0].content,
+                "kind: ConfigMap\ndata:\n  j: \"20016\"\n  f: \"20005\""
+            );
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

@@ -357,7 +357,7 @@ impl Printer {
                         if i > 0 {
                             self.out.push_str(", ");
                         }
-                        self.print_value(&item, verb, depth + 1);
+                        chartkit_yaml::with_stack(|| self.print_value(&item, verb, depth + 1));
                     }
                     self.out.push('}');
                 } else {
@@ -366,7 +366,7 @@ impl Printer {
                         if i > 0 {
                             self.out.push(' ');
                         }
-                        self.print_value(&item, verb, depth + 1);
+                        chartkit_yaml::with_stack(|| self.print_value(&item, verb, depth + 1));
                     }
                     self.out.push(']');
                 }
@@ -385,7 +385,7 @@ impl Printer {
                     }
                     self.print_value(&Value::String(k.clone()), verb, depth + 1);
                     self.out.push(':');
-                    self.print_value(item, verb, depth + 1);
+                    chartkit_yaml::with_stack(|| self.print_value(item, verb, depth + 1));
                 }
                 self.out.push(if self.f.sharp_v { '}' } else { ']' });
                 let _ = MapKind::Interface;

@@ -147,7 +147,7 @@ pub fn write_value(out: &mut String, v: &Value) {
                 if i > 0 {
                     out.push(' ');
                 }
-                write_value(out, &item);
+                chartkit_yaml::with_stack(|| write_value(out, &item));
             }
             out.push(']');
         }
@@ -159,7 +159,7 @@ pub fn write_value(out: &mut String, v: &Value) {
                 }
                 out.push_str(k);
                 out.push(':');
-                write_value(out, v);
+                chartkit_yaml::with_stack(|| write_value(out, v));
             }
             out.push(']');
         }

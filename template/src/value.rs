@@ -437,10 +437,20 @@ impl Value {
             Data::Int(i) => Value::Int64(*i),
             Data::Float(f) => Value::Float(*f),
             Data::String(s) => Value::str(s),
-            Data::Seq(items) => Value::list(items.iter().map(Value::from_data).collect()),
+            // Values nest up to go-yaml's 10,000 levels: grow the stack as needed.
+            Data::Seq(items) => Value::list(
+                (items.iter())
+                    .map(|v| chartkit_yaml::with_stack(|| Value::from_data(v)))
+                    .collect(),
+            ),
             Data::Map(map) => Value::map(
                 map.iter()
-                    .map(|(k, v)| (Rc::from(k.as_str()), Value::from_data(v)))
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().into(),
+                            chartkit_yaml::with_stack(|| Value::from_data(v)),
+                        )
+                    })
                     .collect(),
             ),
         }
@@ -483,13 +493,16 @@ impl Value {
             Value::List(l) if l.is_nil() && nil_slices_are_null => Data::Null,
             Value::List(l) => Data::Seq(
                 l.iter()
-                    .map(|item| item.data(nil_slices_are_null))
+                    .map(|item| chartkit_yaml::with_stack(|| item.data(nil_slices_are_null)))
                     .collect(),
             ),
             Value::Map(m) => Data::Map(
                 m.borrow()
                     .iter()
-                    .map(|(k, v)| (k.to_string(), v.data(nil_slices_are_null)))
+                    .map(|(k, v)| {
+                        let data = chartkit_yaml::with_stack(|| v.data(nil_slices_are_null));
+                        (k.to_string(), data)
+                    })
                     .collect(),
             ),
             Value::Object(o) => o.to_data().data(nil_slices_are_null),

@@ -136,15 +136,15 @@ fn scope_subchart_values(charts: &mut [corpus::Chart]) {
         let section = parent.values.get(&name).cloned();
         let global = parent.values.get("global").cloned();
         let child = &mut charts[i].values;
-        if let Some(chartkit_yaml::Value::Map(section)) = section {
-            overlay(child, &section);
+        if let Some(chartkit_yaml::Value::Map(section)) = &section {
+            overlay(child, section);
         }
-        if let Some(chartkit_yaml::Value::Map(global)) = global {
+        if let Some(chartkit_yaml::Value::Map(global)) = &global {
             let mut merged = match child.get("global") {
                 Some(chartkit_yaml::Value::Map(g)) => g.clone(),
                 _ => chartkit_yaml::Map::new(),
             };
-            overlay(&mut merged, &global);
+            overlay(&mut merged, global);
             child.insert("global".into(), chartkit_yaml::Value::Map(merged));
         }
         let coalesced = chartkit_yaml::Value::Map(child.clone());

@@ -5,9 +5,14 @@
 //! deletes the key) and *merging* (nulls are kept, because a later coalesce will act on
 //! them). Helm 4.1 also keeps nulls written in the top chart's own values.yaml and drops
 //! null defaults of subcharts so they cannot shadow globals.
+//!
+//! What Helm logs while coalescing (a table given where a chart's default is not one,
+//! and the like) is added, in Helm's words, to a list of warnings the caller passes.
 
 use chartkit_chart::Chart;
 use chartkit_yaml::{Map, Value};
+
+use crate::golog::go_quote;
 
 /// A problem Helm reports while coalescing; the text is Helm's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,28 +20,36 @@ use chartkit_yaml::{Map, Value};
 pub struct CoalesceError(pub String);
 
 /// Helm's `CoalesceValues`: `values` (the user's) over the chart's defaults and its
-/// subcharts'; nulls delete keys.
-pub fn coalesce_values(chart: &Chart, values: &Map) -> Result<Map, CoalesceError> {
+/// subcharts'; nulls delete keys. What Helm would log is added to `warnings`.
+pub fn coalesce_values(
+    chart: &Chart,
+    values: &Map,
+    warnings: &mut Vec<String>,
+) -> Result<Map, CoalesceError> {
     let mut dest = values.clone();
-    coalesce(chart, &mut dest, "", false)?;
+    coalesce(chart, &mut dest, "", false, warnings)?;
     Ok(dest)
 }
 
 /// Helm's `MergeValues`: like [`coalesce_values`], keeping nulls.
-pub fn merge_values(chart: &Chart, values: &Map) -> Result<Map, CoalesceError> {
+pub fn merge_values(
+    chart: &Chart,
+    values: &Map,
+    warnings: &mut Vec<String>,
+) -> Result<Map, CoalesceError> {
     let mut dest = values.clone();
-    coalesce(chart, &mut dest, "", true)?;
+    coalesce(chart, &mut dest, "", true, warnings)?;
     Ok(dest)
 }
 
 /// Helm's `CoalesceTables`: `src` under `dst`, nulls in `dst` deleting keys.
-pub fn coalesce_tables(dst: &mut Map, src: Map) {
-    coalesce_tables_full_key(dst, src, "", false);
+pub fn coalesce_tables(dst: &mut Map, src: Map, warnings: &mut Vec<String>) {
+    coalesce_tables_full_key(dst, src, "", false, warnings);
 }
 
 /// Helm's `MergeTables`: `src` under `dst`, keeping nulls.
-pub fn merge_tables(dst: &mut Map, src: Map) {
-    coalesce_tables_full_key(dst, src, "", true);
+pub fn merge_tables(dst: &mut Map, src: Map, warnings: &mut Vec<String>) {
+    coalesce_tables_full_key(dst, src, "", true, warnings);
 }
 
 fn concat_prefix(a: &str, b: &str) -> String {
@@ -47,9 +60,15 @@ fn concat_prefix(a: &str, b: &str) -> String {
     }
 }
 
-fn coalesce(chart: &Chart, dest: &mut Map, prefix: &str, merge: bool) -> Result<(), CoalesceError> {
-    coalesce_chart_values(chart, dest, prefix, merge);
-    coalesce_dependencies(chart, dest, prefix, merge)
+fn coalesce(
+    chart: &Chart,
+    dest: &mut Map,
+    prefix: &str,
+    merge: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(), CoalesceError> {
+    coalesce_chart_values(chart, dest, prefix, merge, warnings);
+    coalesce_dependencies(chart, dest, prefix, merge, warnings)
 }
 
 fn coalesce_dependencies(
@@ -57,6 +76,7 @@ fn coalesce_dependencies(
     dest: &mut Map,
     prefix: &str,
     merge: bool,
+    warnings: &mut Vec<String>,
 ) -> Result<(), CoalesceError> {
     for sub in &chart.dependencies {
         let name = sub.name();
@@ -72,45 +92,65 @@ fn coalesce_dependencies(
                 )));
             }
         }
-        let Some(Value::Map(mut section)) = dest.remove(name) else {
+        let Some(mut section) = dest.remove(name).and_then(|mut v| v.take_map()) else {
             continue;
         };
         let sub_prefix = concat_prefix(prefix, chart.name());
-        coalesce_globals(&mut section, dest);
-        coalesce(sub, &mut section, &sub_prefix, merge)?;
+        coalesce_globals(&mut section, dest, &sub_prefix, warnings);
+        coalesce(sub, &mut section, &sub_prefix, merge, warnings)?;
         dest.insert(name.to_owned(), Value::Map(section));
     }
     Ok(())
 }
 
 /// Copies the parent's `global` into a subchart's section; the parent's globals win.
-fn coalesce_globals(dest: &mut Map, src: &Map) {
+fn coalesce_globals(dest: &mut Map, src: &Map, prefix: &str, warnings: &mut Vec<String>) {
     let mut dg = match dest.get("global") {
         None => Map::new(),
         Some(Value::Map(m)) => m.clone(),
-        Some(_) => return,
+        Some(_) => {
+            warnings.push(
+                "warning: skipping globals because destination global is not a table.".into(),
+            );
+            return;
+        }
     };
     let sg = match src.get("global") {
         None => Map::new(),
         Some(Value::Map(m)) => m.clone(),
-        Some(_) => return,
+        Some(_) => {
+            warnings.push("warning: skipping globals because source global is not a table.".into());
+            return;
+        }
     };
-    for (key, value) in sg {
-        match value {
-            Value::Map(parent) => match dg.get(&key) {
+    for (key, mut value) in sg {
+        match value.take_map() {
+            Some(parent) => match dg.get(&key) {
                 None => {
                     dg.insert(key, Value::Map(parent));
                 }
                 Some(Value::Map(child)) => {
                     let mut merged = parent;
-                    coalesce_tables_full_key(&mut merged, child.clone(), "", true);
+                    let sub_prefix = concat_prefix(prefix, &key);
+                    coalesce_tables_full_key(
+                        &mut merged,
+                        child.clone(),
+                        &sub_prefix,
+                        true,
+                        warnings,
+                    );
                     dg.insert(key, Value::Map(merged));
                 }
-                Some(_) => {}
+                Some(_) => warnings.push(format!(
+                    "Conflict: cannot merge map onto non-map for {}. Skipping.",
+                    go_quote(&key)
+                )),
             },
-            other => {
-                if !matches!(dg.get(&key), Some(Value::Map(_))) {
-                    dg.insert(key, other);
+            None => {
+                if matches!(dg.get(&key), Some(Value::Map(_))) {
+                    warnings.push(format!("key {key} is table. Skipping"));
+                } else {
+                    dg.insert(key, value);
                 }
             }
         }
@@ -119,23 +159,35 @@ fn coalesce_globals(dest: &mut Map, src: &Map) {
 }
 
 /// The chart's own defaults under `v`.
-fn coalesce_chart_values(chart: &Chart, v: &mut Map, prefix: &str, merge: bool) {
+fn coalesce_chart_values(
+    chart: &Chart,
+    v: &mut Map,
+    prefix: &str,
+    merge: bool,
+    warnings: &mut Vec<String>,
+) {
     let is_subchart_default = !merge && !prefix.is_empty();
+    let sub_prefix = concat_prefix(prefix, chart.name());
     for (key, default) in &chart.values {
         match v.get_mut(key) {
             Some(Value::Null) if !merge => {
                 v.remove(key);
             }
-            Some(Value::Map(dest)) => {
-                if let Value::Map(src) = default {
+            Some(Value::Map(dest)) => match default {
+                Value::Map(src) => {
                     let merge = merge || chart.dependencies.iter().any(|d| d.name() == key);
                     let mut src = src.clone();
                     if !merge && !prefix.is_empty() {
                         clean_nil_values(&mut src);
                     }
-                    coalesce_tables_full_key(dest, src, "", merge);
+                    let full_key = concat_prefix(&sub_prefix, key);
+                    coalesce_tables_full_key(dest, src, &full_key, merge, warnings);
                 }
-            }
+                Value::Null => {}
+                _ => warnings.push(format!(
+                    "warning: skipped value for {sub_prefix}.{key}: Not a table."
+                )),
+            },
             Some(_) => {}
             None => {
                 if is_subchart_default {
@@ -156,7 +208,13 @@ fn coalesce_chart_values(chart: &Chart, v: &mut Map, prefix: &str, merge: bool) 
     }
 }
 
-fn coalesce_tables_full_key(dst: &mut Map, mut src: Map, prefix: &str, merge: bool) {
+fn coalesce_tables_full_key(
+    dst: &mut Map,
+    mut src: Map,
+    prefix: &str,
+    merge: bool,
+    warnings: &mut Vec<String>,
+) {
     let src_non_nil: std::collections::HashSet<String> = src
         .iter()
         .filter(|(_, v)| !v.is_null())
@@ -175,12 +233,30 @@ fn coalesce_tables_full_key(dst: &mut Map, mut src: Map, prefix: &str, merge: bo
             None => {
                 dst.insert(key, value);
             }
-            Some(Value::Map(inner)) => {
-                if let Value::Map(value) = value {
-                    coalesce_tables_full_key(inner, value, &concat_prefix(prefix, &key), merge);
+            Some(Value::Map(inner)) => match value {
+                mut value @ Value::Map(_) => {
+                    let value = value.take_map().unwrap_or_default();
+                    let full_key = concat_prefix(prefix, &key);
+                    chartkit_yaml::with_stack(|| {
+                        coalesce_tables_full_key(inner, value, &full_key, merge, warnings)
+                    });
+                }
+                Value::Null => {}
+                other => warnings.push(format!(
+                    "warning: destination for {} is a table. Ignoring non-table value ({})",
+                    concat_prefix(prefix, &key),
+                    go_value(&other)
+                )),
+            },
+            Some(_) => {
+                if let Value::Map(_) = value {
+                    warnings.push(format!(
+                        "warning: cannot overwrite table with non table for {} ({})",
+                        concat_prefix(prefix, &key),
+                        go_value(&value)
+                    ));
                 }
             }
-            Some(_) => {}
         }
     }
 }
@@ -190,7 +266,46 @@ fn clean_nil_values(map: &mut Map) {
     map.retain(|_, v| !v.is_null());
     for value in map.values_mut() {
         if let Value::Map(inner) = value {
-            clean_nil_values(inner);
+            chartkit_yaml::with_stack(|| clean_nil_values(inner));
+        }
+    }
+}
+
+/// Go's `%v` of a value decoded from YAML or JSON (`map[a:1 b:[x y]]`).
+pub(crate) fn go_value(value: &Value) -> String {
+    let mut out = String::new();
+    write_go_value(value, &mut out);
+    out
+}
+
+fn write_go_value(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => out.push_str(&chartkit_yaml::gonum::format_g(*f, false)),
+        Value::String(s) => out.push_str(s),
+        Value::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                chartkit_yaml::with_stack(|| write_go_value(item, out));
+            }
+            out.push(']');
+        }
+        Value::Map(map) => {
+            out.push_str("map[");
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(key);
+                out.push(':');
+                chartkit_yaml::with_stack(|| write_go_value(item, out));
+            }
+            out.push(']');
         }
     }
 }
@@ -254,7 +369,7 @@ mod tests {
     /// Checked against `helm template` 4.1.4 with `{{ toYaml .Values }}`.
     #[test]
     fn coalesces_like_helm() {
-        let values = coalesce_values(&parent(), &user("a: {w: null}\n")).unwrap();
+        let values = coalesce_values(&parent(), &user("a: {w: null}\n"), &mut Vec::new()).unwrap();
         assert_eq!(
             yaml(&values),
             "a:\n  nn: null\n  w: null\n  x: 1\nglobal:\n  g:\n    p: 1\nsub:\n  global:\n    g:\n      c: 2\n      p: 1\n  nested:\n    j: 2\n  s1: fromparent\ntop: null\n"
@@ -266,6 +381,7 @@ mod tests {
         let values = coalesce_values(
             &parent(),
             &user("a: {x: null}\nsub: {s1: null}\nglobal: {g: {c: 9}}\n"),
+            &mut Vec::new(),
         )
         .unwrap();
         assert_eq!(
@@ -276,24 +392,63 @@ mod tests {
 
     #[test]
     fn merging_keeps_nulls() {
-        let values = merge_values(&parent(), &user("a: {x: null}\n")).unwrap();
+        let values = merge_values(&parent(), &user("a: {x: null}\n"), &mut Vec::new()).unwrap();
         assert_eq!(values["a"].lookup("x"), Some(&Value::Null));
         assert_eq!(values["sub"].lookup("s2"), Some(&Value::Null));
     }
 
+    /// Maps nested `depth` levels under `k`, with `leaf` at the bottom.
+    fn nested(depth: usize, leaf: Value) -> Map {
+        let mut map = Map::from([("leaf".to_owned(), leaf)]);
+        for _ in 1..depth {
+            map = Map::from([("k".to_owned(), Value::Map(map))]);
+        }
+        map
+    }
+
+    /// Values nest as deep as go-yaml reads them (10,000 levels); coalescing them, with
+    /// the warning at the bottom, fits a worker thread's 2 MiB stack.
+    #[test]
+    fn values_nested_to_go_yamls_depth_coalesce_on_a_worker_stack() {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let mut c = parent();
+                c.values = nested(9_999, Value::Map(Map::new()));
+                let mut warnings = Vec::new();
+                let user = nested(9_999, Value::Int(1));
+                let values = coalesce_values(&c, &user, &mut warnings).unwrap();
+                assert_eq!(values.get("k"), user.get("k"));
+                let path = vec!["k"; 9_998].join(".");
+                assert_eq!(
+                    warnings,
+                    [format!(
+                        "warning: cannot overwrite table with non table for p.{path}.leaf (map[])"
+                    )]
+                );
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
     #[test]
     fn a_scalar_where_a_subchart_section_belongs_is_an_error() {
-        let err = coalesce_values(&parent(), &user("sub: 3\n")).unwrap_err();
+        let err = coalesce_values(&parent(), &user("sub: 3\n"), &mut Vec::new()).unwrap_err();
         assert_eq!(err.0, "type mismatch on sub: %!t(float64=3)");
     }
 
     #[test]
     fn tables_coalesce_with_dst_winning() {
         let mut dst = user("a: 1\nm: {x: 1, gone: null}\n");
-        coalesce_tables(&mut dst, user("a: 2\nb: 2\nm: {w: 2, gone: 5}\n"));
+        coalesce_tables(
+            &mut dst,
+            user("a: 2\nb: 2\nm: {w: 2, gone: 5}\n"),
+            &mut Vec::new(),
+        );
         assert_eq!(yaml(&dst), "a: 1\nb: 2\nm:\n  w: 2\n  x: 1\n");
         let mut dst = user("m: {gone: null}\n");
-        merge_tables(&mut dst, user("m: {gone: 5}\n"));
+        merge_tables(&mut dst, user("m: {gone: 5}\n"), &mut Vec::new());
         assert_eq!(yaml(&dst), "m:\n  gone: null\n");
     }
 }

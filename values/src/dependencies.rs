@@ -8,13 +8,20 @@ use chartkit_version::{Version, VersionRange};
 use chartkit_yaml::{Map, Value};
 
 use crate::coalesce::{CoalesceError, coalesce_values, merge_tables, merge_values};
+use crate::golog::{go_quote, slog_value};
 use crate::path::{path_value, table};
 
 /// Helm's `ProcessDependencies`: removes disabled subcharts (recursively) and applies
-/// `import-values`, updating each chart's default values.
-pub fn process_dependencies(chart: &mut Chart, values: &Map) -> Result<(), CoalesceError> {
-    process_enabled(chart, values, "")?;
-    process_imports(chart);
+/// `import-values`, updating each chart's default values. What Helm would log (a
+/// condition or tag that is not a boolean, an import of a table that is not there,
+/// coalescing's warnings) is added to `warnings` in Helm's words.
+pub fn process_dependencies(
+    chart: &mut Chart,
+    values: &Map,
+    warnings: &mut Vec<String>,
+) -> Result<(), CoalesceError> {
+    process_enabled(chart, values, "", warnings)?;
+    process_imports(chart, warnings);
     Ok(())
 }
 
@@ -33,7 +40,12 @@ fn declares(dependency: &Dependency, chart: &Chart) -> bool {
         && is_compatible_range(&dependency.version, &chart.metadata.version)
 }
 
-fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), CoalesceError> {
+fn process_enabled(
+    chart: &mut Chart,
+    values: &Map,
+    path: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(), CoalesceError> {
     if chart.metadata.dependencies.is_empty() {
         return Ok(());
     }
@@ -84,9 +96,9 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
         dependency.enabled = true;
     }
 
-    let coalesced = coalesce_values(chart, values)?;
-    apply_tags(&mut chart.metadata.dependencies, &coalesced);
-    apply_conditions(&mut chart.metadata.dependencies, &coalesced, path);
+    let coalesced = coalesce_values(chart, values, warnings)?;
+    apply_tags(&mut chart.metadata.dependencies, &coalesced, warnings);
+    apply_conditions(&mut chart.metadata.dependencies, &coalesced, path, warnings);
 
     let disabled: Vec<String> = chart
         .metadata
@@ -103,14 +115,14 @@ fn process_enabled(chart: &mut Chart, values: &Map, path: &str) -> Result<(), Co
         .retain(|d| d.as_ref().is_some_and(|d| !disabled.contains(&d.name)));
     for sub in &mut chart.dependencies {
         let sub_path = format!("{path}{}.", sub.name());
-        process_enabled(sub, &coalesced, &sub_path)?;
+        process_enabled(sub, &coalesced, &sub_path, warnings)?;
     }
     Ok(())
 }
 
 /// `tags`: a dependency with only false tags is disabled; any true tag (or none set)
 /// enables it.
-fn apply_tags(dependencies: &mut [Option<Dependency>], values: &Map) {
+fn apply_tags(dependencies: &mut [Option<Dependency>], values: &Map, warnings: &mut Vec<String>) {
     let Some(tags) = table(values, "tags") else {
         return;
     };
@@ -120,7 +132,12 @@ fn apply_tags(dependencies: &mut [Option<Dependency>], values: &Map) {
             match tags.get(tag) {
                 Some(Value::Bool(true)) => any_true = true,
                 Some(Value::Bool(false)) => any_false = true,
-                _ => {}
+                Some(_) => warnings.push(format!(
+                    "returned non-bool value tag={} chart={}",
+                    slog_value(tag),
+                    slog_value(&dependency.name)
+                )),
+                None => {}
             }
         }
         dependency.enabled = any_true || !any_false;
@@ -128,60 +145,102 @@ fn apply_tags(dependencies: &mut [Option<Dependency>], values: &Map) {
 }
 
 /// `condition`: the first of the comma-separated paths holding a boolean decides.
-fn apply_conditions(dependencies: &mut [Option<Dependency>], values: &Map, path: &str) {
+fn apply_conditions(
+    dependencies: &mut [Option<Dependency>],
+    values: &Map,
+    path: &str,
+    warnings: &mut Vec<String>,
+) {
     for dependency in dependencies.iter_mut().flatten() {
         for condition in dependency.condition.trim().split(',') {
             if condition.is_empty() {
                 continue;
             }
-            if let Some(Value::Bool(enabled)) = path_value(values, &format!("{path}{condition}")) {
-                dependency.enabled = *enabled;
-                break;
+            match path_value(values, &format!("{path}{condition}")) {
+                Some(Value::Bool(enabled)) => {
+                    dependency.enabled = *enabled;
+                    break;
+                }
+                Some(_) => warnings.push(format!(
+                    "returned non-bool value path={} chart={}",
+                    slog_value(condition),
+                    slog_value(&dependency.name)
+                )),
+                None => {}
             }
         }
     }
 }
 
 /// Children first, then the chart itself.
-fn process_imports(chart: &mut Chart) {
+fn process_imports(chart: &mut Chart, warnings: &mut Vec<String>) {
     for sub in &mut chart.dependencies {
-        process_imports(sub);
+        process_imports(sub, warnings);
     }
-    import_values(chart);
+    import_values(chart, warnings);
 }
 
-fn import_values(chart: &mut Chart) {
+fn import_values(chart: &mut Chart, warnings: &mut Vec<String>) {
     if chart.metadata.dependencies.is_empty() {
         return;
     }
     // Merging (not coalescing) keeps nulls for the coalesce that follows at render time.
-    let Ok(merged) = merge_values(chart, &Map::new()) else {
+    let Ok(merged) = merge_values(chart, &Map::new(), warnings) else {
         return;
     };
     let mut imported = Map::new();
     for dependency in chart.metadata.dependencies.iter_mut().flatten() {
         let mut normalised = Vec::new();
         for entry in &dependency.import_values {
-            let (child, parent) = match entry {
-                Value::Map(m) => (go_sprint(m.get("child")), go_sprint(m.get("parent"))),
-                Value::String(s) => (format!("exports.{s}"), ".".to_owned()),
+            let (child, parent, long_form) = match entry {
+                Value::Map(m) => (go_sprint(m.get("child")), go_sprint(m.get("parent")), true),
+                Value::String(s) => (format!("exports.{s}"), ".".to_owned(), false),
                 _ => continue,
             };
             let mut pair = Map::new();
             pair.insert("child".into(), Value::String(child.clone()));
             pair.insert("parent".into(), Value::String(parent.clone()));
             normalised.push(Value::Map(pair));
-            let Some(source) = table(&merged, &format!("{}.{child}", dependency.name)) else {
-                continue;
+            let source = match table_or_missing(&merged, &format!("{}.{child}", dependency.name)) {
+                Ok(source) => source,
+                Err(missing) => {
+                    let error = slog_value(&format!("{} is not a table", go_quote(missing)));
+                    warnings.push(if long_form {
+                        format!(
+                            "ImportValues missing table from chart chart={} error={error}",
+                            slog_value(&dependency.name)
+                        )
+                    } else {
+                        format!("ImportValues missing table error={error}")
+                    });
+                    continue;
+                }
             };
-            merge_tables(&mut imported, path_to_map(&parent, source.clone()));
+            merge_tables(
+                &mut imported,
+                path_to_map(&parent, source.clone()),
+                warnings,
+            );
         }
         dependency.import_values = normalised;
     }
     // The parent's own values win over what it imports.
     let mut values = merged;
-    merge_tables(&mut values, imported);
+    merge_tables(&mut values, imported, warnings);
     chart.values = values;
+}
+
+/// Helm's `Values.Table`, whose error names the first key on the path that is not a
+/// table.
+fn table_or_missing<'a, 'p>(values: &'a Map, path: &'p str) -> Result<&'a Map, &'p str> {
+    let mut current = values;
+    for key in path.split('.') {
+        match current.get(key) {
+            Some(Value::Map(m)) => current = m,
+            _ => return Err(key),
+        }
+    }
+    Ok(current)
 }
 
 /// Helm's `pathToMap`: `a.b` and a table give `{a: {b: table}}`; `.` gives the table.
@@ -271,7 +330,7 @@ mod tests {
     #[test]
     fn conditions_tags_and_aliases() {
         let mut c = family("a: {enabled: false}\ntags: {back: false}\nhost: parent\n");
-        process_dependencies(&mut c, &Map::new()).unwrap();
+        process_dependencies(&mut c, &Map::new(), &mut Vec::new()).unwrap();
         // `a` is off by its condition, `b` by its only tag, `a2` by its own default
         // (`a2.flag: false` from the aliased chart's values); undeclared `extra` stays.
         assert_eq!(names(&c), ["c", "extra"]);
@@ -281,7 +340,7 @@ mod tests {
         let mut user = Map::new();
         crate::strvals::parse_set("a.enabled=true,tags.back=true,a2.flag=true", &mut user).unwrap();
         let mut c = family("a: {enabled: false}\ntags: {back: false}\n");
-        process_dependencies(&mut c, &user).unwrap();
+        process_dependencies(&mut c, &user, &mut Vec::new()).unwrap();
         assert_eq!(names(&c), ["a", "a2", "b", "c", "extra"]);
         assert!(c.metadata.dependencies().all(|d| d.enabled));
     }
@@ -289,7 +348,7 @@ mod tests {
     #[test]
     fn import_values_both_forms_and_parent_wins() {
         let mut c = family("host: parent\nfromc: {keep: 1}\n");
-        process_dependencies(&mut c, &Map::new()).unwrap();
+        process_dependencies(&mut c, &Map::new(), &mut Vec::new()).unwrap();
         assert_eq!(c.values.get("port"), Some(&Value::Float(80.0)));
         assert_eq!(c.values.get("host"), Some(&Value::String("parent".into())));
         assert_eq!(

@@ -4,6 +4,7 @@
 
 pub mod coalesce;
 pub mod dependencies;
+pub mod golog;
 pub mod options;
 pub mod path;
 pub mod schema;

@@ -93,7 +93,8 @@ impl ValueOptions {
                 let parsed: serde_json::Map<String, serde_json::Value> =
                     serde_json::from_str(trimmed)
                         .map_err(|_| OptionsError::JsonObject(value.clone()))?;
-                let Value::Map(map) = strvals::from_json(&serde_json::Value::Object(parsed)) else {
+                let Some(map) = strvals::from_json(&serde_json::Value::Object(parsed)).take_map()
+                else {
                     unreachable!("a JSON object converts to a map")
                 };
                 merge_maps(&mut base, map);
@@ -164,7 +165,10 @@ fn go_io_reason(e: &std::io::Error) -> String {
 pub fn merge_maps(base: &mut Map, over: Map) {
     for (key, value) in over {
         match (base.get_mut(&key), value) {
-            (Some(Value::Map(existing)), Value::Map(incoming)) => merge_maps(existing, incoming),
+            (Some(Value::Map(existing)), mut incoming @ Value::Map(_)) => {
+                let incoming = incoming.take_map().unwrap_or_default();
+                chartkit_yaml::with_stack(|| merge_maps(existing, incoming))
+            }
             (_, value) => {
                 base.insert(key, value);
             }

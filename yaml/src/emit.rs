@@ -334,7 +334,7 @@ impl Emitter {
         match value {
             Value::Map(map) if !map.is_empty() => {
                 self.line(indent + BEST_INDENT);
-                self.map(map, indent + BEST_INDENT);
+                crate::with_stack(|| self.map(map, indent + BEST_INDENT));
             }
             Value::Seq(items) if !items.is_empty() => {
                 let indent = if self.flavour == Style2::V3 {
@@ -343,7 +343,7 @@ impl Emitter {
                     indent
                 };
                 self.line(indent);
-                self.seq(items, indent);
+                crate::with_stack(|| self.seq(items, indent));
             }
             scalar => {
                 self.write_char(' ');
@@ -359,8 +359,12 @@ impl Emitter {
             }
             self.write("- ");
             match item {
-                Value::Map(map) if !map.is_empty() => self.map(map, indent + BEST_INDENT),
-                Value::Seq(inner) if !inner.is_empty() => self.seq(inner, indent + BEST_INDENT),
+                Value::Map(map) if !map.is_empty() => {
+                    crate::with_stack(|| self.map(map, indent + BEST_INDENT))
+                }
+                Value::Seq(inner) if !inner.is_empty() => {
+                    crate::with_stack(|| self.seq(inner, indent + BEST_INDENT))
+                }
                 scalar => self.scalar(scalar, indent + BEST_INDENT, false),
             }
         }

@@ -22,6 +22,18 @@ impl Error {
 }
 
 impl Error {
+    /// For a document nested deeper than Helm reads, the character `encoding/json`
+    /// names in its error (`invalid character '[' exceeded max depth`): Helm turns YAML
+    /// into JSON before decoding it, and the JSON decoder is what refuses the depth.
+    pub fn json_depth_character(&self) -> Option<char> {
+        let suffix = " is nested deeper than 10000 levels";
+        match self.message.strip_suffix(suffix)? {
+            "a map" => Some('{'),
+            "a list" => Some('['),
+            _ => None,
+        }
+    }
+
     /// The text go-yaml v2 gives for this error (what Helm prints after `yaml: `):
     /// the parser's context (`while parsing a block mapping, `) dropped, and its quirky
     /// line numbers: scanner errors name the 1-based line, parser errors the 0-based

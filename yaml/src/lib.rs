@@ -14,6 +14,7 @@
 mod emit;
 mod error;
 pub mod gonum;
+mod goscan;
 mod node;
 mod resolve;
 mod value;
@@ -22,6 +23,23 @@ pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
 pub use node::{Node, NodeKind, parse_documents, parse_documents_to_depth, parse_node};
 pub use value::{Map, Value};
+
+/// Runs `f` where there is room to recurse: on a new stack segment when little of the
+/// current one is left. go-yaml lets values nest 10,000 levels deep, and walking that
+/// recursively takes more stack than a 2 MiB worker thread has, so every recursive walk
+/// over values calls this at each level; it costs a comparison with the stack pointer.
+pub fn with_stack<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+}
+
+const STACK_RED_ZONE: usize = 128 * 1024;
+
+/// Whether dropping may recurse: the stack has room left (or its size is unknown, when
+/// stacker cannot tell, which is then treated as no room).
+pub(crate) fn stack_is_ample() -> bool {
+    stacker::remaining_stack().is_some_and(|left| left > STACK_RED_ZONE)
+}
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
 /// Parses a values file the way Helm 4 does: every YAML document in the stream is decoded
 /// to a map and later documents are merged over earlier ones. An empty file is an empty map.
@@ -50,7 +68,7 @@ pub fn check_values(text: &str) -> Result<(), Error> {
 /// One document of a values file: a map, or nothing when it is empty.
 fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
     match doc.to_value()? {
-        Value::Map(map) => Ok(Some(map)),
+        mut value @ Value::Map(_) => Ok(value.take_map()),
         Value::Null => Ok(None),
         other => Err(Error::at(
             doc.line,
@@ -68,10 +86,13 @@ fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
 fn merge_documents(into: &mut Map, from: Map) {
     for (key, value) in from {
         match (into.get_mut(&key), value) {
-            (Some(Value::Map(existing)), Value::Map(incoming)) => {
-                merge_documents(existing, incoming)
+            (Some(Value::Map(existing)), mut incoming @ Value::Map(_)) => {
+                let incoming = incoming.take_map().unwrap_or_default();
+                with_stack(|| merge_documents(existing, incoming))
             }
-            (Some(Value::Seq(existing)), Value::Seq(incoming)) => existing.extend(incoming),
+            (Some(Value::Seq(existing)), mut incoming @ Value::Seq(_)) => {
+                existing.extend(incoming.take_seq().unwrap_or_default())
+            }
             (_, value) => {
                 into.insert(key, value);
             }
@@ -97,6 +118,47 @@ mod tests {
     fn empty_values_file_is_an_empty_map() {
         assert!(parse_values("").unwrap().is_empty());
         assert!(parse_values("# only a comment\n").unwrap().is_empty());
+    }
+
+    /// Runs `f` on a thread with a 2 MiB stack, the size of rayon's and tokio's workers.
+    fn on_a_worker_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    /// go-yaml (and Helm's JSON round trip) read 10,000 levels: the values map and 9,999
+    /// lists. Parsing, converting, writing, cloning, comparing and dropping them must not
+    /// need more stack than a worker thread has.
+    #[test]
+    fn values_nest_to_go_yamls_depth_on_a_worker_stack() {
+        on_a_worker_stack(|| {
+            let text = format!("a:\n{}x\n", "- ".repeat(9_999));
+            let values = parse_values(&text).unwrap();
+            let copy = values.clone();
+            assert_eq!(copy, values);
+            let written = to_yaml(&Value::Map(copy));
+            assert_eq!(parse_values(&written).unwrap(), values);
+            check_values(&text).unwrap();
+            let mut maps = Value::Null;
+            for _ in 0..10_000 {
+                maps = Value::Map(Map::from([("k".to_owned(), maps)]));
+            }
+            assert_eq!(maps.clone(), maps);
+            drop(maps);
+        });
+    }
+
+    #[test]
+    fn values_deeper_than_go_yaml_reads_are_refused() {
+        let text = format!("a:\n{}x\n", "- ".repeat(10_000));
+        let err = parse_values(&text).unwrap_err();
+        assert_eq!(err.message, "a list is nested deeper than 10000 levels");
+        assert_eq!(err.json_depth_character(), Some('['));
+        assert!(check_values(&text).is_err());
     }
 
     #[test]

@@ -5,15 +5,12 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use crate::error::Error;
 use crate::gonum;
+use crate::goscan::{self, GO_YAML_MAX_DEPTH};
 use crate::resolve::{Scalar, resolve_plain};
 use crate::value::{Map, Value};
 
-/// Deeper nesting than this is not built into nodes, rather than risking the stack in
-/// everything that walks them; real charts nest a few dozen levels at most.
-const MAX_DEPTH: usize = 512;
-
-/// go-yaml's own limit, which content that is only checked (not kept) may reach.
-const GO_YAML_MAX_DEPTH: usize = 10_000;
+/// saphyr-parser counts open flow collections in a `u8`.
+const SAPHYR_MAX_FLOW_DEPTH: usize = 255;
 
 /// A parsed YAML node with go-yaml v2's resolved scalar types and its source position.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +37,42 @@ pub enum NodeKind {
     Map(Vec<(Node, Node)>),
 }
 
+/// Like [`Value`]'s: nodes nest as deep as go-yaml allows, and are dropped without
+/// recursing when little stack is left.
+impl Drop for Node {
+    fn drop(&mut self) {
+        if !matches!(self.kind, NodeKind::Seq(_) | NodeKind::Map(_)) || crate::stack_is_ample() {
+            return;
+        }
+        let mut pending: Vec<Node> = Vec::new();
+        self.move_children(&mut pending);
+        while let Some(mut node) = pending.pop() {
+            node.move_children(&mut pending);
+        }
+    }
+}
+
 impl Node {
+    /// Moves the collections this node holds to `pending`.
+    fn move_children(&mut self, pending: &mut Vec<Node>) {
+        let is_collection = |n: &Node| matches!(n.kind, NodeKind::Seq(_) | NodeKind::Map(_));
+        match &mut self.kind {
+            NodeKind::Seq(items) => pending.extend(items.drain(..).filter(is_collection)),
+            NodeKind::Map(pairs) => pending.extend(
+                pairs
+                    .drain(..)
+                    .flat_map(|(k, v)| [k, v])
+                    .filter(is_collection),
+            ),
+            _ => {}
+        }
+    }
+
+    /// The kind, leaving null in its place.
+    fn take_kind(&mut self) -> NodeKind {
+        std::mem::replace(&mut self.kind, NodeKind::Null)
+    }
+
     fn new(kind: NodeKind, span: &Span) -> Node {
         Node {
             kind,
@@ -50,16 +82,17 @@ impl Node {
     }
 
     fn subtree_size(&self) -> usize {
-        match &self.kind {
-            NodeKind::Seq(items) => 1 + items.iter().map(Node::subtree_size).sum::<usize>(),
-            NodeKind::Map(pairs) => {
-                1 + pairs
-                    .iter()
-                    .map(|(k, v)| k.subtree_size() + v.subtree_size())
-                    .sum::<usize>()
+        let mut size = 0;
+        let mut pending = vec![self];
+        while let Some(node) = pending.pop() {
+            size += 1;
+            match &node.kind {
+                NodeKind::Seq(items) => pending.extend(items),
+                NodeKind::Map(pairs) => pending.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
+                _ => {}
             }
-            _ => 1,
         }
+        size
     }
 
     /// The value of the last pair whose key is the string `key`.
@@ -136,9 +169,12 @@ impl Node {
                 ));
             }
             NodeKind::Str(s) => Value::String(s.clone()),
-            NodeKind::Seq(items) => {
-                Value::Seq(items.iter().map(Node::to_value).collect::<Result<_, _>>()?)
-            }
+            NodeKind::Seq(items) => Value::Seq(
+                items
+                    .iter()
+                    .map(|item| crate::with_stack(|| item.to_value()))
+                    .collect::<Result<_, _>>()?,
+            ),
             NodeKind::Map(pairs) => {
                 let mut map = Map::new();
                 for (key, value) in pairs {
@@ -152,7 +188,7 @@ impl Node {
                             ),
                         ));
                     };
-                    map.insert(name, value.to_value()?);
+                    map.insert(name, crate::with_stack(|| value.to_value())?);
                 }
                 Value::Map(map)
             }
@@ -162,14 +198,7 @@ impl Node {
 
 /// Parses every document in a YAML stream. A stream with no documents gives an empty list.
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, Error> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut builder = Builder::new(usize::MAX);
-    for event in Parser::new_from_str(text) {
-        let (event, span) = event
-            .map_err(|e| Error::at(e.marker().line(), e.marker().col() + 1, e.info().to_owned()))?;
-        builder.event(event, span)?;
-    }
-    Ok(builder.documents)
+    parse(text, usize::MAX)
 }
 
 /// [`parse_documents`] for callers that read only the top `depth` levels of each
@@ -180,16 +209,63 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, Error> {
 /// can carry deep content up to shallow levels, so text that uses them is parsed in
 /// full instead.
 pub fn parse_documents_to_depth(text: &str, depth: usize) -> Result<Vec<Node>, Error> {
+    parse(text, depth)
+}
+
+fn parse(text: &str, depth: usize) -> Result<Vec<Node>, Error> {
+    parse_prepared(text, depth, false)
+}
+
+fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<Node>, Error> {
     let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut prepared = goscan::prepare(trimmed, indent_quotes)?;
     let mut builder = Builder::new(depth);
-    for event in Parser::new_from_str(trimmed) {
-        let (event, span) = event
-            .map_err(|e| Error::at(e.marker().line(), e.marker().col() + 1, e.info().to_owned()))?;
-        if builder.event(event, span)? == Shallow::NotPossible {
-            return parse_documents(text);
+    if !prepared.text.ends_with(['\n', '\r']) {
+        builder.unterminated_end = Some(prepared.text.chars().count());
+    }
+    for event in Parser::new_from_str(&prepared.text) {
+        let (event, span) = match event {
+            Ok(event) => event,
+            // go-yaml does not ask the lines of a quoted scalar or of a flow
+            // collection to be indented.
+            Err(e)
+                if !indent_quotes
+                    && matches!(
+                        e.info(),
+                        "invalid indentation in quoted scalar"
+                            | "invalid indentation in flow construct"
+                            | "invalid indentation"
+                    ) =>
+            {
+                return parse_prepared(text, depth, true);
+            }
+            Err(e) => {
+                let error = scan_error(&e);
+                return Err(prepared.first_error(error));
+            }
+        };
+        match builder.event(event, span) {
+            Ok(Shallow::Possible) => {}
+            Ok(Shallow::NotPossible) => return parse(text, usize::MAX),
+            Err(error) => return Err(prepared.first_error(error)),
         }
     }
-    Ok(builder.documents)
+    match prepared.deferred {
+        Some(error) => Err(error),
+        None => Ok(builder.documents),
+    }
+}
+
+/// saphyr-parser's error, said as go-yaml says it where they differ.
+fn scan_error(error: &saphyr_parser::ScanError) -> Error {
+    let marker = error.marker();
+    let message = match error.info() {
+        "recursion limit exceeded" => format!(
+            "flow collections ([...] and {{...}}) are nested deeper than {SAPHYR_MAX_FLOW_DEPTH} levels, which chartkit's YAML parser cannot read (go-yaml allows {GO_YAML_MAX_DEPTH}); write the inner levels in block style"
+        ),
+        other => other.to_owned(),
+    };
+    Error::at(marker.line(), marker.col() + 1, message)
 }
 
 /// Whether a depth-limited parse can go on.
@@ -238,6 +314,8 @@ struct Builder {
     /// collections are open inside it.
     skipped: Option<(bool, Span)>,
     skipped_depth: usize,
+    /// Where the text ends (in characters), when it does not end with a line break.
+    unterminated_end: Option<usize>,
 }
 
 impl Builder {
@@ -251,6 +329,7 @@ impl Builder {
             keep_depth,
             skipped: None,
             skipped_depth: 0,
+            unterminated_end: None,
         }
     }
 
@@ -279,7 +358,8 @@ impl Builder {
             }
             Event::SequenceStart(..) | Event::MappingStart(..) => {
                 if self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
-                    return Err(too_deep(&span, GO_YAML_MAX_DEPTH));
+                    let is_map = matches!(event, Event::MappingStart(..));
+                    return Err(too_deep(&span, is_map));
                 }
                 self.skipped_depth += 1;
             }
@@ -310,9 +390,17 @@ impl Builder {
             return Ok(());
         }
         match event {
-            Event::Scalar(text, style, anchor, tag) => {
+            Event::Scalar(mut text, style, anchor, tag) => {
                 self.parsed += 1;
                 self.expanded += 1;
+                // A block scalar whose last line ends the text without a line break has
+                // no final line break for go-yaml; saphyr-parser adds one.
+                if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && self.unterminated_end == Some(span.end.index())
+                    && text.ends_with('\n')
+                {
+                    text.to_mut().pop();
+                }
                 let node = scalar(&text, style, tag.as_deref(), &span)?;
                 let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
                 self.finish(node, anchor, merge)
@@ -394,8 +482,8 @@ impl Builder {
     }
 
     fn open(&mut self, frame: Frame, span: &Span) -> Result<(), Error> {
-        if self.stack.len() >= MAX_DEPTH {
-            return Err(too_deep(span, MAX_DEPTH));
+        if self.stack.len() >= GO_YAML_MAX_DEPTH {
+            return Err(too_deep(span, matches!(frame, Frame::Map { .. })));
         }
         self.parsed += 1;
         self.expanded += 1;
@@ -429,18 +517,21 @@ impl Builder {
     }
 }
 
-fn too_deep(span: &Span, limit: usize) -> Error {
+/// A collection one level deeper than Helm reads: go-yaml reads it, but decoding the
+/// JSON it becomes fails (`encoding/json` stops at 10,000 levels too).
+fn too_deep(span: &Span, is_map: bool) -> Error {
+    let kind = if is_map { "a map" } else { "a list" };
     Error::at(
         span.start.line(),
         span.start.col() + 1,
-        format!("nesting is deeper than {limit} levels"),
+        format!("{kind} is nested deeper than {GO_YAML_MAX_DEPTH} levels"),
     )
 }
 
 /// Expands a merge key: the pairs of the merged map(s) are inserted where `<<` stood, so
 /// keys written after it override them. In a list of maps earlier maps win, so they are
 /// inserted last.
-fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, value: Node) -> Result<(), Error> {
+fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, mut value: Node) -> Result<(), Error> {
     let not_a_map = |node: &Node| {
         Error::at(
             node.line,
@@ -448,11 +539,11 @@ fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, value: Node) -> Result<
             "map merge requires a map or a list of maps as the value",
         )
     };
-    match value.kind {
+    match value.take_kind() {
         NodeKind::Map(merged) => pairs.extend(merged),
         NodeKind::Seq(items) => {
-            for item in items.into_iter().rev() {
-                match item.kind {
+            for mut item in items.into_iter().rev() {
+                match item.take_kind() {
                     NodeKind::Map(merged) => pairs.extend(merged),
                     _ => return Err(not_a_map(&item)),
                 }

@@ -9,7 +9,10 @@ pub type Map = BTreeMap<String, Value>;
 /// `Int` and `Float` are distinct because Go keeps them apart: YAML numbers read through
 /// `sigs.k8s.io/yaml` are always float64 (`1000000` prints as `1e+06`), while `--set` and
 /// template arithmetic give int64.
-#[derive(Debug, Clone, PartialEq, Default)]
+///
+/// Values may nest as deep as go-yaml allows (10,000 levels), so cloning and comparing
+/// grow the stack as they go down (see [`crate::with_stack`]).
+#[derive(Debug, Default)]
 pub enum Value {
     #[default]
     Null,
@@ -21,7 +24,64 @@ pub enum Value {
     Map(Map),
 }
 
+impl Clone for Value {
+    fn clone(&self) -> Self {
+        match self {
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Int(i) => Value::Int(*i),
+            Value::Float(f) => Value::Float(*f),
+            Value::String(s) => Value::String(s.clone()),
+            Value::Seq(items) => Value::Seq(crate::with_stack(|| items.clone())),
+            Value::Map(map) => Value::Map(crate::with_stack(|| map.clone())),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Float(a), Value::Float(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Seq(a), Value::Seq(b)) => crate::with_stack(|| a == b),
+            (Value::Map(a), Value::Map(b)) => crate::with_stack(|| a == b),
+            _ => false,
+        }
+    }
+}
+
+/// Dropping a value nested deeper than the stack allows goes on without recursing: when
+/// little stack is left, the nested collections are moved to a list on the heap, each
+/// emptied before it is dropped. With room on the stack this is one comparison.
+impl Drop for Value {
+    fn drop(&mut self) {
+        if !matches!(self, Value::Seq(_) | Value::Map(_)) || crate::stack_is_ample() {
+            return;
+        }
+        let mut pending: Vec<Value> = Vec::new();
+        self.move_children(&mut pending);
+        while let Some(mut value) = pending.pop() {
+            value.move_children(&mut pending);
+        }
+    }
+}
+
 impl Value {
+    /// Moves the collections this value holds to `pending`.
+    fn move_children(&mut self, pending: &mut Vec<Value>) {
+        let is_collection = |v: &Value| matches!(v, Value::Seq(_) | Value::Map(_));
+        match self {
+            Value::Seq(items) => pending.extend(items.drain(..).filter(is_collection)),
+            Value::Map(map) => {
+                pending.extend(std::mem::take(map).into_values().filter(is_collection))
+            }
+            _ => {}
+        }
+    }
+
     /// A short description of the kind of value, for error messages ("a list", "a string").
     pub fn kind_name(&self) -> &'static str {
         match self {
@@ -58,6 +118,22 @@ impl Value {
     pub fn as_seq(&self) -> Option<&[Value]> {
         match self {
             Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The map of a map value, leaving an empty map in its place.
+    pub fn take_map(&mut self) -> Option<Map> {
+        match self {
+            Value::Map(map) => Some(std::mem::take(map)),
+            _ => None,
+        }
+    }
+
+    /// The items of a list value, leaving an empty list in its place.
+    pub fn take_seq(&mut self) -> Option<Vec<Value>> {
+        match self {
+            Value::Seq(items) => Some(std::mem::take(items)),
             _ => None,
         }
     }

@@ -34,6 +34,9 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
     let mut failed = 0;
     for path in &paths {
         let report = lint(path, &options);
+        for warning in &report.warnings {
+            super::print_warning(warning);
+        }
         let chart_failed = report.failed(args.strict);
         if chart_failed {
             failed += 1;

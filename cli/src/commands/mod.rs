@@ -68,6 +68,15 @@ pub fn load_chart(
     Ok(chart)
 }
 
+/// Prints one of the notices Helm logs, in Helm's words, as a warning.
+pub fn print_warning(warning: &str) {
+    if warning.starts_with("warning: ") {
+        errln!("{warning}");
+    } else {
+        errln!("warning: {warning}");
+    }
+}
+
 /// The render memory limit, from the environment or chartkit's default.
 pub fn memory_limit() -> crate::error::Result<u64> {
     Ok(env::number(env::MAX_RENDER_MEMORY)?.unwrap_or(chartkit_render::DEFAULT_MEMORY_LIMIT))

@@ -1,10 +1,9 @@
 use std::process::ExitCode;
 
-use crate::output::errln;
 
 use crate::error::Context;
 use chartkit_render::{
-    OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render,
+    OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render_logged,
 };
 use chartkit_values::ValueOptions;
 
@@ -43,9 +42,6 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     let chart = super::load_chart(std::path::Path::new(&chart_path), true)?;
     // In helm's order: installable, then the apiVersion, then the release name.
     check_installable(&chart)?;
-    if chart.metadata.deprecated {
-        errln!("warning: this chart is deprecated");
-    }
     if chart.metadata.api_version == chartkit_chart::API_VERSION_V3 {
         return Err(with_hint(
             crate::error::err!(
@@ -68,7 +64,12 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         memory_limit: super::memory_limit()?,
         ..Default::default()
     };
-    let rendered = match render(chart, &user_values, &options) {
+    let mut warnings = Vec::new();
+    let result = render_logged(chart, &user_values, &options, &mut warnings);
+    for warning in &warnings {
+        super::print_warning(warning);
+    }
+    let rendered = match result {
         Ok(rendered) => rendered,
         Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
             crate::output::stdout_bytes(raw.as_bytes())?;

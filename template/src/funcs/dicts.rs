@@ -244,13 +244,15 @@ pub(crate) fn deep_copy(v: &Value) -> Value {
         Value::List(l) if l.is_nil() => v.clone(),
         Value::List(l) => Value::List(Rc::new(List::new(
             l.kind,
-            l.iter().map(|item| deep_copy(&item)).collect(),
+            (l.iter()
+                .map(|item| chartkit_yaml::with_stack(|| deep_copy(&item))))
+            .collect(),
         ))),
         Value::Map(m) => Value::map_of(
             m.kind,
             m.borrow()
                 .iter()
-                .map(|(k, v)| (k.clone(), deep_copy(v)))
+                .map(|(k, v)| (k.clone(), chartkit_yaml::with_stack(|| deep_copy(v))))
                 .collect(),
         ),
         other => other.clone(),

@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use chartkit_yaml::gonum;
+use chartkit_yaml::{gonum, with_stack};
 
 use super::Registry;
 use super::arg::str;
@@ -58,8 +58,10 @@ pub(crate) fn check_encodable(v: &Value) -> Result<(), String> {
             "json: unsupported value: {}",
             gonum::format_g(*f, false)
         )),
-        Value::List(l) => l.iter().try_for_each(|item| check_encodable(&item)),
-        Value::Map(m) => m.borrow().values().try_for_each(check_encodable),
+        Value::List(l) => l
+            .iter()
+            .try_for_each(|item| with_stack(|| check_encodable(&item))),
+        Value::Map(m) => (m.borrow().values()).try_for_each(|v| with_stack(|| check_encodable(v))),
         Value::Object(o) => check_encodable(&o.to_data()),
         _ => Ok(()),
     }
@@ -114,7 +116,7 @@ fn write_value(
                     out.push(',');
                 }
                 newline(out, indent, depth + 1);
-                write_value(out, &item, html, indent, depth + 1)?;
+                with_stack(|| write_value(out, &item, html, indent, depth + 1))?;
             }
             newline(out, indent, depth);
             out.push(']');
@@ -136,7 +138,7 @@ fn write_value(
                 if indent.is_some() {
                     out.push(' ');
                 }
-                write_value(out, item, html, indent, depth + 1)?;
+                with_stack(|| write_value(out, item, html, indent, depth + 1))?;
             }
             newline(out, indent, depth);
             out.push('}');

@@ -1,0 +1,51 @@
+//! How Go's logging writes what Helm logs, for warnings repeated in Helm's words.
+
+/// Go's `%q` of a string (`strconv.Quote`).
+pub fn go_quote(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A value in a line of Go's `log/slog` text output (`key=value`): quoted when it is
+/// empty or has white space, quotes, `=` or unprintable characters.
+pub fn slog_value(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| !c.is_whitespace() && !c.is_control() && c != '"' && c != '=');
+    if plain {
+        text.to_owned()
+    } else {
+        go_quote(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slog_quotes_like_go() {
+        assert_eq!(slog_value("sub.enabled"), "sub.enabled");
+        assert_eq!(
+            slog_value("\"exports\" is not a table"),
+            r#""\"exports\" is not a table""#
+        );
+        assert_eq!(slog_value("a, b"), r#""a, b""#);
+        assert_eq!(slog_value(""), r#""""#);
+    }
+}
