@@ -1,6 +1,5 @@
 use std::process::ExitCode;
 
-
 use crate::error::Context;
 use chartkit_render::{
     OutputOptions, RenderError, RenderOptions, check_installable, parse_kube_version, render_logged,
