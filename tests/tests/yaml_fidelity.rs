@@ -341,7 +341,7 @@ fn both(context: &TestContext, args: &[&str], test: &str) -> (bool, String, Stri
     let result = (
         ours.status.success(),
         stdout(&ours),
-        message(stderr(&ours), "error: "),
+        message(stderr(&ours), "Error: "),
     );
     if helm_or_skip(test).is_some() {
         let helm = context.helm().unwrap().args(args).output().unwrap();
