@@ -80,6 +80,10 @@ pub struct Exec<'s> {
     pub(crate) include_counts: FxHashMap<Box<str>, usize>,
     /// How deep `include` and `tpl` calls are nested now.
     call_depth: usize,
+    /// For the call being made, which arguments (bit i for argument i) are nil read
+    /// through an `interface {}`: Go's reflection tells such a nil (a valid value of
+    /// interface kind) from no value at all, and `len` words its error by that.
+    pub(crate) nil_interfaces: u64,
 }
 
 /// One template invocation: its tree, its variables and the node being evaluated.
@@ -97,6 +101,7 @@ impl<'s> Exec<'s> {
             overlays: Vec::new(),
             include_counts: FxHashMap::default(),
             call_depth: 0,
+            nil_interfaces: 0,
         }
     }
 
@@ -835,14 +840,20 @@ impl<'s> Exec<'s> {
         }
 
         let mut argv = Vec::with_capacity(num_in);
+        let mut nil_interfaces = 0u64;
         for (i, arg) in args.iter().enumerate() {
             let ty = if i < num_fixed {
                 params[i]
             } else {
                 variadic.unwrap_or(Ty::Any)
             };
-            argv.push(self.eval_arg(f, dot, Some(ty), arg)?);
+            let slot = self.eval_arg_slot(f, dot, Some(ty), arg)?;
+            if slot.iface && slot.v.is_nil() && i < 64 {
+                nil_interfaces |= 1 << i;
+            }
+            argv.push(slot.v);
         }
+        self.nil_interfaces = nil_interfaces;
         if let Some(fv) = final_value {
             let ty = match variadic {
                 Some(v) if num_in > num_fixed => v,
@@ -946,10 +957,26 @@ impl<'s> Exec<'s> {
         ty: Option<Ty>,
         arg: &'t Arg,
     ) -> EResult<Value> {
+        self.eval_arg_slot(f, dot, ty, arg).map(|slot| slot.v)
+    }
+
+    /// [`Exec::eval_arg`], also telling whether the value was read through an
+    /// `interface {}` (a field, variable or dot), which Go's builtins can observe.
+    fn eval_arg_slot<'t>(
+        &mut self,
+        f: &mut Frame<'t>,
+        dot: &Slot,
+        ty: Option<Ty>,
+        arg: &'t Arg,
+    ) -> EResult<Slot> {
         f.node = Some(NodeRef::Arg(arg));
-        let check = |this: &Self, f: &Frame<'_>, slot: Slot| match ty {
-            Some(t) => this.validate_type(f, slot.v, slot.iface, t),
-            None => Ok(slot.v),
+        let check = |this: &Self, f: &Frame<'_>, slot: Slot| {
+            let iface = slot.iface;
+            let v = match ty {
+                Some(t) => this.validate_type(f, slot.v, iface, t)?,
+                None => slot.v,
+            };
+            Ok(Slot { v, iface })
         };
         match arg {
             Arg::Dot(_) => return check(self, f, dot.clone()),
@@ -958,7 +985,7 @@ impl<'s> Exec<'s> {
                     Some(t) if !t.nillable() => {
                         Err(self.errorf(f, format!("cannot assign nil to {}", t.go_name())))
                     }
-                    _ => Ok(Value::Nil),
+                    _ => Ok(Slot::plain(Value::Nil)),
                 };
             }
             Arg::Field(field) => {
@@ -984,6 +1011,11 @@ impl<'s> Exec<'s> {
             }
             _ => {}
         }
+        self.eval_literal_arg(f, ty, arg).map(Slot::plain)
+    }
+
+    /// A constant argument converted to its parameter type, as Go's `evalArg` does.
+    fn eval_literal_arg(&self, f: &Frame<'_>, ty: Option<Ty>, arg: &Arg) -> EResult<Value> {
         let ty = ty.unwrap_or(Ty::Any);
         match ty {
             Ty::Bool => match arg {

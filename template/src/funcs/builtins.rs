@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use super::{Imp, Registry, compare};
+use super::{FuncError, Imp, Registry, compare};
 use crate::budget;
 use crate::format::sprintf_within;
 use crate::print;
@@ -15,7 +15,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.special("or", &[R], Some(R), Imp::AndOr(true));
     r.special("call", &[R], Some(R), Imp::Call);
     r.pure("not", &[R], |a| Ok(Value::Bool(!a[0].truth())));
-    r.pure("len", &[R], len);
+    r.exec("len", &[R], None, |exec, a| {
+        len(a, exec.nil_interfaces & 1 != 0).map_err(FuncError::from)
+    });
     r.variadic("index", &[R], R, index);
     r.variadic("slice", &[R], R, slice);
     r.variadic("eq", &[R], R, compare::eq);
@@ -120,13 +122,19 @@ pub(crate) fn query_escape(s: &str) -> String {
     out
 }
 
-fn len(a: &[Value]) -> Result<Value, String> {
+/// The panic of Go's reflection when a builtin asks for the type of an absent value.
+pub(crate) const ZERO_VALUE_TYPE: &str = "reflect: call of reflect.Value.Type on zero Value";
+
+/// Go's `len`. A nil read from a map or slice element is a nil interface, which Go
+/// follows like a nil pointer; a nil with no type at all makes reflection panic.
+fn len(a: &[Value], nil_interface: bool) -> Result<Value, String> {
     let n = match a[0].plain() {
+        Value::Nil if nil_interface => return Err("len of nil pointer".into()),
         Value::String(s) => s.len(),
         Value::Bytes(b) => b.len(),
         Value::List(l) => l.len(),
         Value::Map(m) => m.len(),
-        Value::Nil => return Err("reflect: call of reflect.Value.Type on zero Value".into()),
+        Value::Nil => return Err(ZERO_VALUE_TYPE.into()),
         other => return Err(format!("len of type {}", other.type_name())),
     };
     Ok(Value::Int(n as i64))

@@ -240,7 +240,6 @@ impl Key {
 
     fn to_pem(&self) -> Result<String, String> {
         use rsa::pkcs1::EncodeRsaPrivateKey;
-        use rsa::pkcs8::EncodePrivateKey;
         Ok(match self {
             Key::Rsa(k) => pem_encode(
                 "RSA PRIVATE KEY",
@@ -250,10 +249,17 @@ impl Key {
                 "EC PRIVATE KEY",
                 &k.to_sec1_der().map_err(|e| e.to_string())?,
             ),
-            Key::Ed25519(k) => pem_encode(
-                "PRIVATE KEY",
-                k.to_pkcs8_der().map_err(|e| e.to_string())?.as_bytes(),
-            ),
+            // Go's `MarshalPKCS8PrivateKey` writes the seed alone (PKCS #8 v1), not the
+            // public key that RFC 8410's v2 form may add.
+            Key::Ed25519(k) => {
+                let seed = k.to_bytes();
+                let der = seq(&[
+                    integer(&[0]),
+                    seq(&[oid(&[1, 3, 101, 112])]),
+                    tlv(0x04, &tlv(0x04, &seed)),
+                ]);
+                pem_encode("PRIVATE KEY", &der)
+            }
             Key::Dsa(k) => {
                 let v = k.verifying_key();
                 let c = v.components();
@@ -710,5 +716,17 @@ mod tests {
         assert!(gen_private_key("ecdsa").starts_with("-----BEGIN EC PRIVATE KEY-----"));
         assert!(gen_private_key("ed25519").starts_with("-----BEGIN PRIVATE KEY-----"));
         assert_eq!(gen_private_key("foo"), "Unknown type foo");
+    }
+
+    #[test]
+    fn ed25519_keys_are_written_without_their_public_key_as_go_writes_them() {
+        // helm's keys are 119 characters: 48 bytes of DER, the seed alone.
+        let pem = gen_private_key("ed25519");
+        assert_eq!(pem.len(), 119, "{pem}");
+        let (label, der) = pem_decode(&pem).unwrap();
+        assert_eq!(label, "PRIVATE KEY");
+        assert_eq!(der.len(), 48);
+        assert!(der.starts_with(&[0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03]));
+        assert!(matches!(Key::from_pem(&pem), Ok(Key::Ed25519(_))));
     }
 }

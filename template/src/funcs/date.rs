@@ -252,6 +252,78 @@ impl Object for GoTime {
     }
 }
 
+/// The zone names BurntSushi/toml gives the times of TOML's local date-times, dates and
+/// times: fixed zones at the machine's offset when the process started.
+const TOML_LOCAL_ZONES: [&str; 3] = ["datetime-local", "date-local", "time-local"];
+
+/// A TOML date-time as BurntSushi/toml decodes it (what `fromToml` gives): a `time.Time`
+/// in UTC for `Z`, in `Local` or a nameless fixed zone for other offsets (as Go's
+/// `time.Parse` places them), and in one of the named local zones otherwise. A missing
+/// date is Go's year 0, January 1.
+pub(crate) fn from_toml_datetime(d: &toml::value::Datetime) -> Option<Value> {
+    let (year, month, day) = d
+        .date
+        .map_or((0, 1, 1), |d| (d.year as i32, d.month as u32, d.day as u32));
+    let (hour, minute, second, nanos) = d.time.map_or((0, 0, 0, 0), |t| {
+        (
+            t.hour as u32,
+            t.minute as u32,
+            t.second as u32,
+            t.nanosecond,
+        )
+    });
+    let wall = chrono::NaiveDate::from_ymd_opt(year, month, day)?
+        .and_hms_nano_opt(hour, minute, second, nanos)?
+        .and_utc();
+    let at = |offset: i32| wall - ChronoDuration::seconds(offset as i64);
+    let time = match d.offset {
+        Some(toml::value::Offset::Z) => GoTime::in_zone(wall, "UTC"),
+        Some(toml::value::Offset::Custom { minutes }) => {
+            let offset = minutes as i32 * 60;
+            let local = GoTime::in_zone(at(offset), "Local");
+            if local.offset == offset {
+                local
+            } else {
+                GoTime {
+                    instant: at(offset),
+                    offset,
+                    zone: String::new(),
+                    monotonic: false,
+                }
+            }
+        }
+        None => {
+            let offset = GoTime::in_zone(Utc::now(), "Local").offset;
+            let kind = match (d.date, d.time) {
+                (Some(_), Some(_)) => 0,
+                (Some(_), None) => 1,
+                _ => 2,
+            };
+            GoTime {
+                instant: at(offset),
+                offset,
+                zone: TOML_LOCAL_ZONES[kind].into(),
+                monotonic: false,
+            }
+        }
+    };
+    Some(Value::Object(Rc::new(time)))
+}
+
+/// How BurntSushi/toml writes a `time.Time`: RFC 3339 with nanoseconds, or, for the
+/// times it decoded from local date-times, dates and times, those forms (written in
+/// UTC, as it does).
+pub(crate) fn toml_datetime_text(v: &Value) -> Option<String> {
+    let t = time_of(v)?;
+    let layout = match TOML_LOCAL_ZONES.iter().position(|z| *z == t.zone) {
+        Some(0) => "2006-01-02T15:04:05.999999999",
+        Some(1) => "2006-01-02",
+        Some(_) => "15:04:05.999999999",
+        None => return Some(format_time(&t, "2006-01-02T15:04:05.999999999Z07:00")),
+    };
+    Some(format_time(&GoTime::in_zone(t.instant, "UTC"), layout))
+}
+
 fn time_of(v: &Value) -> Option<GoTime> {
     match v {
         Value::Object(o) => o.as_any().downcast_ref::<GoTime>().cloned(),

@@ -97,14 +97,17 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.variadic("mustMergeOverwrite", &[M], M, |a| merge_all(a, true));
     r.variadic("dig", &[], A, dig);
     // A copy is a tree: parts the original shares are copied each time they appear.
-    r.pure("deepCopy", &[A], |a| {
-        crate::budget::check_expansion(&a[0])?;
-        Ok(deep_copy(&a[0]))
-    });
-    r.pure("mustDeepCopy", &[A], |a| {
-        crate::budget::check_expansion(&a[0])?;
-        Ok(deep_copy(&a[0]))
-    });
+    // copystructure asks for the type of what it copies, which Go's reflection cannot
+    // give for nil: the panic is the error of both forms.
+    for name in ["deepCopy", "mustDeepCopy"] {
+        r.pure(name, &[A], |a| {
+            if a[0].is_nil() {
+                return Err(crate::funcs::builtins::ZERO_VALUE_TYPE.into());
+            }
+            crate::budget::check_expansion(&a[0])?;
+            Ok(deep_copy(&a[0]))
+        });
+    }
 }
 
 fn map_get(d: &Value, key: &str) -> Option<Value> {

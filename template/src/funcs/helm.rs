@@ -168,8 +168,102 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
 /// Values JSON cannot hold (NaN) give an error, which `toYaml` turns into "".
 pub(crate) fn to_yaml(v: &Value) -> Result<String, String> {
     json::check_encodable(v)?;
-    let out = chartkit_yaml::to_yaml(&v.to_data());
+    let mut data = v.to_data();
+    if !readable_by_go_yaml(v) {
+        return Err("yaml: control characters are not allowed".into());
+    }
+    let mut nels = 0;
+    count_nel(v, &mut nels)?;
+    if nels > 0 {
+        fold_nel(&mut data);
+    }
+    let out = chartkit_yaml::to_yaml(&data);
     Ok(out.strip_suffix('\n').unwrap_or(&out).to_owned())
+}
+
+/// Whether go-yaml can read back the JSON `encoding/json` writes for `v`, as Helm's way
+/// to YAML (`sigs.k8s.io/yaml`) does. JSON escapes the C0 controls but writes DEL, the
+/// C1 controls, U+FFFE and U+FFFF as they are, and go-yaml's reader refuses those (all
+/// but NEL, U+0085).
+fn readable_by_go_yaml(v: &Value) -> bool {
+    fn text_ok(s: &str) -> bool {
+        // In UTF-8 the refused characters are 7F, C2 80..9F but 85, and EF BF BE/BF.
+        let b = s.as_bytes();
+        memchr::memchr3_iter(0x7f, 0xc2, 0xef, b).all(|i| {
+            !matches!(
+                (b[i], b.get(i + 1), b.get(i + 2)),
+                (0x7f, ..)
+                    | (0xc2, Some(0x80..=0x84 | 0x86..=0x9f), _)
+                    | (0xef, Some(0xbf), Some(0xbe | 0xbf))
+            )
+        })
+    }
+    match v {
+        Value::String(s) => text_ok(s),
+        Value::List(l) => l.iter().all(|item| readable_by_go_yaml(&item)),
+        Value::Map(m) => m
+            .borrow()
+            .iter()
+            .all(|(k, item)| text_ok(k) && readable_by_go_yaml(item)),
+        Value::Object(o) => readable_by_go_yaml(&o.to_data()),
+        _ => true,
+    }
+}
+
+/// Counts NEL (U+0085) in `v`'s strings in JSON order. JSON writes NEL as it is, and
+/// go-yaml reads it as a line break: folded inside a string (see [`fold_nel`]), but a
+/// map key that spans lines cannot be a key, and go-yaml fails there, naming the line.
+fn count_nel(v: &Value, nels: &mut usize) -> Result<(), String> {
+    fn count(s: &str) -> usize {
+        memchr::memmem::find_iter(s.as_bytes(), "\u{85}".as_bytes()).count()
+    }
+    match v {
+        Value::String(s) => *nels += count(s),
+        Value::List(l) => l.iter().try_for_each(|item| count_nel(&item, nels))?,
+        Value::Map(m) => {
+            for (k, item) in m.borrow().iter() {
+                let in_key = count(k);
+                *nels += in_key;
+                if in_key > 0 {
+                    return Err(format!(
+                        "yaml: line {nels}: did not find expected ',' or '}}'"
+                    ));
+                }
+                count_nel(item, nels)?;
+            }
+        }
+        Value::Object(o) => count_nel(&o.to_data(), nels)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Folds NEL as go-yaml reads it in a double-quoted scalar: spaces before a run of line
+/// breaks are dropped and spaces after them skipped; one break becomes a space, `n`
+/// breaks `n - 1` newlines.
+fn fold_nel(data: &mut chartkit_yaml::Value) {
+    fn fold(s: &str) -> String {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(at) = rest.find('\u{85}') {
+            out.push_str(rest[..at].trim_end_matches(' '));
+            let run = &rest[at..];
+            let end = run.find(|c| c != ' ' && c != '\u{85}').unwrap_or(run.len());
+            match run[..end].matches('\u{85}').count() {
+                1 => out.push(' '),
+                n => out.extend(std::iter::repeat_n('\n', n - 1)),
+            }
+            rest = &run[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+    match data {
+        chartkit_yaml::Value::String(s) if s.contains('\u{85}') => *s = fold(s),
+        chartkit_yaml::Value::Seq(items) => items.iter_mut().for_each(fold_nel),
+        chartkit_yaml::Value::Map(map) => map.values_mut().for_each(fold_nel),
+        _ => {}
+    }
 }
 
 /// `toYamlPretty`: go-yaml v3 with two-space indentation, which indents sequences
@@ -248,14 +342,28 @@ fn from_yaml_array(text: &str) -> Value {
     }
 }
 
+/// Helm's `fromJson`: what `json.Unmarshal` decoded into a map, with its error, if any,
+/// under `Error`.
 fn from_json(text: &str) -> Value {
-    match json::decode(text) {
-        Ok(Value::Map(m)) => Value::Map(m),
-        Ok(Value::Nil) => Value::empty_map(),
-        Ok(other) => error_map(format!(
-            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            json::json_kind(&other)
-        )),
+    match json::decode_partial(text) {
+        Ok((Value::Map(m), error)) => {
+            if let Some(error) = error {
+                m.borrow_mut()
+                    .insert(Rc::from("Error"), Value::string(error));
+            }
+            Value::Map(m)
+        }
+        Ok((Value::Nil, None)) => Value::empty_map(),
+        Ok((other, error)) => {
+            // A number too large is nil here, but still a number to Go's type check.
+            let kind = match (&other, error) {
+                (Value::Nil, Some(_)) => "number",
+                _ => json::json_kind(&other),
+            };
+            error_map(format!(
+                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            ))
+        }
         Err(e) => error_map(e),
     }
 }

@@ -167,9 +167,20 @@ pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
 
 /// `json.Unmarshal` into `interface{}`: objects become maps, every number a float64.
 pub(crate) fn decode(text: &str) -> Result<Value, String> {
+    match decode_partial(text)? {
+        (v, None) => Ok(v),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// `json.Unmarshal` as far as Go takes it. Syntax errors stop it before anything is
+/// decoded (`Err`); a number too large for a float64 does not: Go stores nil in its
+/// place, goes on, and returns the first such error with what it decoded.
+pub(crate) fn decode_partial(text: &str) -> Result<(Value, Option<String>), String> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
+        range_error: None,
     };
     p.skip_ws();
     if p.i >= p.s.len() {
@@ -183,12 +194,14 @@ pub(crate) fn decode(text: &str) -> Result<Value, String> {
             p.quote_char()
         ));
     }
-    Ok(v)
+    Ok((v, p.range_error))
 }
 
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// The first number that did not fit a float64.
+    range_error: Option<String>,
 }
 
 impl Parser<'_> {
@@ -307,7 +320,15 @@ impl Parser<'_> {
             }
         }
         let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("0");
-        Ok(Value::Float(text.parse().unwrap_or(f64::INFINITY)))
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Value::Float(f)),
+            _ => {
+                self.range_error.get_or_insert_with(|| {
+                    format!("json: cannot unmarshal number {text} into Go value of type float64")
+                });
+                Ok(Value::Nil)
+            }
+        }
     }
 
     fn string(&mut self) -> Result<String, String> {

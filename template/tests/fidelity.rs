@@ -1,0 +1,169 @@
+//! Details where chartkit rendered differently from helm (issue #18, "Template engine
+//! and values"), each checked against what helm renders or the error it prints.
+
+mod common;
+
+use common::{Case, check_cases, check_cases_against_helm, helm_binary, helm_error, render_error};
+
+/// Sprig's details.
+const SPRIG: &[Case] = &[
+    // `seq` with three numbers is first, increment, last.
+    (
+        "{{ seq 0 3 10 }}|{{ seq 10 -3 0 }}|{{ seq 0 10 3 }}|{{ seq 1 2 }}|{{ seq 5 }}|{{ seq -3 }}|{{ seq 0 0 5 }}|{{ seq 5 1 0 }}|{{ seq 0 -1 5 }}|{{ seq 3 3 }}|{{ seq 1 2 3 4 }}|{{ seq }}|{{ seq 0 }}",
+        "",
+        "0 3 6 9|10 7 4 1|0|1 2|1 2 3 4 5|1 0 -1 -2 -3||||3|||1 0",
+    ),
+    // Out-of-range floats and NaN become the smallest int64, as on amd64.
+    (
+        "{{ int64 1e300 }}|{{ int 1e300 }}|{{ int64 -1e300 }}|{{ int (float64 \"NaN\") }}|{{ int64 (float64 \"Inf\") }}|{{ int 9.3e18 }}|{{ int 9.2e18 }}|{{ int64 \"1e300\" }}|{{ add 1 1e300 }}",
+        "",
+        "-9223372036854775808|-9223372036854775808|-9223372036854775808|-9223372036854775808|-9223372036854775808|-9223372036854775808|9200000000000000000|0|-9223372036854775807",
+    ),
+    // toYaml goes through JSON and go-yaml reads that back: `<<` is a plain string,
+    // DEL and the C1 controls make it fail, NEL folds.
+    (
+        "{{ toYaml \"<<\" }}|{{ toYaml (dict \"<<\" 1) }}|{{ toYamlPretty \"<<\" }}|{{ toYaml \"a\\x7fb\" }}|{{ toYaml (list \"a\" \"\\u0086\") }}|{{ toYaml (dict \"k\" \"\\uffff\") }}|{{ toYamlPretty \"a\\x7fb\" }}",
+        "",
+        "<<|<<: 1|<<||||\"a\\x7Fb\"",
+    ),
+    (
+        "{{ toYaml \"\\u0085\" }}|{{ toYaml \"a \\u0085  \\u0085 \\u0085b \" }}|{{ toYaml (dict \"k\\u0085\" 1) }}|{{ toYaml \"\\u00a0\\ufeff\" }}",
+        "",
+        "' '|\"a\\n\\nb \"||\"\u{a0}\\uFEFF\"",
+    ),
+    // BurntSushi/toml writes floats with Go's shortest %g and times unquoted; it reads
+    // date-times as time.Time in zones that remember the TOML form.
+    (
+        "{{ toToml (dict \"f\" 1e6 \"g\" 1.5 \"h\" 1e21 \"i\" 100.0 \"j\" 1e-7 \"z\" 0.0 \"b\" 123456789.0 \"n\" (float64 \"NaN\") \"m\" (float64 \"-Inf\")) }}",
+        "",
+        "b = 1.23456789e+08\nf = 1e+06\ng = 1.5\nh = 1e+21\ni = 100.0\nj = 1e-07\nm = -inf\nn = nan\nz = 0.0\n",
+    ),
+    (
+        "{{ toToml (dict \"d\" (toDate \"2006-01-02\" \"2020-05-06\")) }}",
+        "",
+        "d = 2020-05-06T00:00:00Z\n",
+    ),
+    (
+        "{{ $t := fromToml \"d = 1979-05-27T07:32:00Z\\nl = 1979-05-27T07:32:00\\nld = 1979-05-27\\nlt = 07:32:00\\no = 1979-05-27T00:32:00.999999-07:00\\nu = 1979-05-27T00:32:00+00:00\" }}{{ typeOf $t.d }}|{{ $t.d }}|{{ $t.l }}|{{ $t.ld }}|{{ $t.lt }}|{{ $t.o }}|{{ $t.u }}|{{ toJson $t }}\n{{ toToml $t }}",
+        "",
+        "time.Time|1979-05-27 07:32:00 +0000 UTC|1979-05-27 07:32:00 +0000 datetime-local|1979-05-27 00:00:00 +0000 date-local|0000-01-01 07:32:00 +0000 time-local|1979-05-27 00:32:00.999999 -0700 -0700|1979-05-27 00:32:00 +0000 UTC|{\"d\":\"1979-05-27T07:32:00Z\",\"l\":\"1979-05-27T07:32:00Z\",\"ld\":\"1979-05-27T00:00:00Z\",\"lt\":\"0000-01-01T07:32:00Z\",\"o\":\"1979-05-27T00:32:00.999999-07:00\",\"u\":\"1979-05-27T00:32:00Z\"}\nd = 1979-05-27T07:32:00Z\nl = 1979-05-27T07:32:00\nld = 1979-05-27\nlt = 07:32:00\no = 1979-05-27T00:32:00.999999-07:00\nu = 1979-05-27T00:32:00Z\n",
+    ),
+    // encoding/json goes on past a number too large for a float64, leaving nil, and
+    // reports the first one.
+    (
+        "{{ fromJson \"{\\\"a\\\": 1e400, \\\"b\\\": 2, \\\"c\\\": [1e999, 3]}\" | toJson }}|{{ fromJsonArray \"[1e400, 2]\" | toJson }}",
+        "",
+        "{\"Error\":\"json: cannot unmarshal number 1e400 into Go value of type float64\",\"a\":null,\"b\":2,\"c\":[null,3]}|[\"json: cannot unmarshal number 1e400 into Go value of type float64\"]",
+    ),
+    ("{{ len (genPrivateKey \"ed25519\") }}", "", "119"),
+];
+
+/// A template, its values and the error helm prints for it.
+type ErrorCase = (&'static str, &'static str, &'static str);
+
+const ERRORS: &[ErrorCase] = &[
+    (
+        "{{ deepCopy .Values.missing }}",
+        "",
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <deepCopy .Values.missing>: error calling deepCopy: reflect: call of reflect.Value.Type on zero Value",
+    ),
+    (
+        "{{ mustDeepCopy nil }}",
+        "",
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <mustDeepCopy nil>: error calling mustDeepCopy: reflect: call of reflect.Value.Type on zero Value",
+    ),
+    // A nil read from a map is a nil interface to Go's `len`; a nil with no type is
+    // not.
+    (
+        "{{ len .Values.x }}",
+        "x: null",
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <len .Values.x>: error calling len: len of nil pointer",
+    ),
+    (
+        "{{ len .Values.missing }}",
+        "x: null",
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <len .Values.missing>: error calling len: len of nil pointer",
+    ),
+    (
+        "{{ range .Values.l }}{{ len . }}{{ end }}",
+        "l: [null]",
+        "template: c/templates/t.yaml:1:24: executing \"c/templates/t.yaml\" at <len .>: error calling len: len of nil pointer",
+    ),
+    (
+        "{{ .Values.x | len }}",
+        "x: null",
+        "template: c/templates/t.yaml:1:15: executing \"c/templates/t.yaml\" at <len>: error calling len: reflect: call of reflect.Value.Type on zero Value",
+    ),
+    (
+        "{{ $x := .Values.x }}{{ len $x }}",
+        "x: null",
+        "template: c/templates/t.yaml:1:24: executing \"c/templates/t.yaml\" at <len $x>: error calling len: reflect: call of reflect.Value.Type on zero Value",
+    ),
+    (
+        "{{ mustToYaml (dict \"a\" \"x\\x7f\") }}",
+        "",
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <mustToYaml (dict \"a\" \"x\\x7f\")>: error calling mustToYaml: yaml: control characters are not allowed",
+    ),
+    (
+        "{{ mustToYaml (dict \"a\" \"\\u0085\\u0085\" \"k\\u0085\" 1) }}",
+        "",
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <mustToYaml (dict \"a\" \"\\u0085\\u0085\" \"k\\u0085\" 1)>: error calling mustToYaml: yaml: line 3: did not find expected ',' or '}'",
+    ),
+    (
+        "{{ mustFromJson \"{\\\"a\\\": 1e400}\" }}",
+        "",
+        "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <mustFromJson \"{\\\"a\\\": 1e400}\">: error calling mustFromJson: json: cannot unmarshal number 1e400 into Go value of type float64",
+    ),
+];
+
+fn chart_files(case: &ErrorCase) -> Vec<(&'static str, &'static str)> {
+    vec![("t.yaml", case.0), ("../values.yaml", case.1)]
+}
+
+#[test]
+fn sprig_details_render_like_helm() {
+    check_cases(SPRIG);
+}
+
+#[test]
+fn sprig_details_are_helms() {
+    check_cases_against_helm(SPRIG);
+}
+
+#[test]
+fn errors_read_like_helms() {
+    let failures: Vec<String> = ERRORS
+        .iter()
+        .filter_map(|case| {
+            let got = render_error(&chart_files(case));
+            (got != case.2).then(|| {
+                format!(
+                    "{:?}\n  expected: {:?}\n  got:      {got:?}",
+                    case.0, case.2
+                )
+            })
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn expected_errors_are_helms() {
+    if helm_binary().is_none() {
+        eprintln!("skipping helm comparison: no helm binary (set CHARTKIT_HELM)");
+        return;
+    }
+    let failures: Vec<String> = ERRORS
+        .iter()
+        .filter_map(|case| {
+            let helm = helm_error(&chart_files(case)).expect("helm present");
+            (helm != case.2).then(|| {
+                format!(
+                    "{:?}\n  expected: {:?}\n  helm:     {helm:?}",
+                    case.0, case.2
+                )
+            })
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
