@@ -259,7 +259,7 @@ fn check_kube_version(chart: &Chart, options: &RenderOptions) -> Result<(), Rend
     }
     Err(RenderError::Render(format!(
         "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-        chart.metadata.kube_version, options.kube_version.version
+        chart.metadata.kube_version, options.kube_version.git_version
     )))
 }
 

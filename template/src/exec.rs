@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::budget;
 use crate::error::{Error, ExecError};
 use crate::funcs::{Func, FuncError, Imp};
+use crate::objects::ValuesMethods;
 use crate::parse::ast::*;
 use crate::print;
 use crate::set::TemplateSet;
@@ -692,6 +693,9 @@ impl<'s> Exec<'s> {
         let has_args = args.len() > 1 || final_value.is_some();
         match &receiver.v {
             Value::Object(o) => {
+                if let Some(reason) = o.uncallable(name) {
+                    return Err(self.errorf(f, reason));
+                }
                 if let Some(sig) = o.method(name) {
                     let callee = Callee::Method(o.clone(), sig);
                     let v = self.eval_call(
@@ -727,6 +731,25 @@ impl<'s> Exec<'s> {
                     }
                     return self.missing_key(f, name, true);
                 }
+                if o.unexported_field(name) {
+                    return Err(self.errorf(
+                        f,
+                        format!(
+                            "{name} is an unexported field of struct type {}",
+                            o.type_name().trim_start_matches('*')
+                        ),
+                    ));
+                }
+            }
+            // Helm's `common.Values` has methods, which Go finds before the keys.
+            Value::Map(m)
+                if m.kind == MapKind::Values
+                    && let Some(sig) = ValuesMethods::method(name) =>
+            {
+                let callee = Callee::Method(Rc::new(ValuesMethods(m.clone())), sig);
+                let v =
+                    self.eval_call(f, dot, callee, name, NodeRef::Arg(node), args, final_value)?;
+                return Ok(Slot::plain(v));
             }
             Value::Map(m) => {
                 if has_args {
@@ -932,7 +955,8 @@ impl<'s> Exec<'s> {
             (Ty::Bool, Value::Bool(_)) => true,
             (Ty::Map, Value::Map(m)) => m.kind != MapKind::String,
             (Ty::List, Value::List(l)) => l.kind == ListKind::Interface,
-            (Ty::Object(name), Value::Object(o)) => o.type_name() == name,
+            (Ty::Bytes, Value::Bytes(_)) => true,
+            (Ty::NamedInt(name) | Ty::Object(name), Value::Object(o)) => o.type_name() == name,
             _ => false,
         };
         if ok {
@@ -1026,11 +1050,11 @@ impl<'s> Exec<'s> {
                 Arg::Number(n) if let Some(x) = n.float => Ok(Value::Float(x)),
                 _ => Err(self.errorf(f, format!("expected float; found {arg}"))),
             },
-            Ty::Int | Ty::Int64 => match arg {
-                Arg::Number(n) if let Some(i) = n.int => Ok(if ty == Ty::Int {
-                    Value::Int(i)
-                } else {
-                    Value::Int64(i)
+            Ty::Int | Ty::Int64 | Ty::NamedInt(_) => match arg {
+                Arg::Number(n) if let Some(i) = n.int => Ok(match ty {
+                    Ty::Int => Value::Int(i),
+                    Ty::NamedInt(name) => crate::funcs::gotime::named_int(name, i),
+                    _ => Value::Int64(i),
                 }),
                 _ => Err(self.errorf(f, format!("expected integer; found {arg}"))),
             },
@@ -1051,7 +1075,7 @@ impl<'s> Exec<'s> {
                     format!("can't handle assignment of {arg} to empty interface argument"),
                 )),
             },
-            Ty::Map | Ty::List | Ty::Object(_) => Err(self.errorf(
+            Ty::Map | Ty::List | Ty::Bytes | Ty::Object(_) => Err(self.errorf(
                 f,
                 format!("can't handle {arg} for arg of type {}", ty.go_name()),
             )),
@@ -1081,6 +1105,7 @@ fn print_value(out: &mut String, v: &Value) -> Result<(), String> {
             budget::reserve(s.len() as u64)?;
             out.push_str(s);
         }
+        Value::Object(o) if let Some(text) = o.template_format() => out.push_str(&text),
         other => {
             budget::check_expansion(other)?;
             print::write_value(out, other);

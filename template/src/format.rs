@@ -7,7 +7,9 @@
 use chartkit_yaml::gonum;
 
 use crate::print::{quote, quote_ascii, quote_rune};
-use crate::value::{ListKind, MapKind, Value};
+use std::rc::Rc;
+
+use crate::value::{Object, Value};
 
 #[derive(Default, Clone, Copy)]
 struct Flags {
@@ -319,35 +321,76 @@ impl Printer {
             Value::String(s) => self.fmt_string(s, verb, arg),
             Value::Bytes(b) => self.fmt_bytes(b, verb, arg),
             Value::List(_) | Value::Map(_) => self.print_value(arg, verb, 0),
-            Value::Object(o) => match verb {
-                'v' | 's' => {
-                    let s = o.format();
-                    self.pad(&s);
-                }
-                _ => match o.underlying() {
-                    Some(u) => self.print_arg(&u, verb),
-                    None => self.bad_verb(verb, arg),
-                },
-            },
+            Value::Object(o) => self.print_object(o, arg, verb, 0),
             Value::Nil => {}
+        }
+    }
+
+    /// A host object, as `fmt` prints its Go value: through its `String` method for the
+    /// string verbs, as a struct, or as the slice, map or number it is made of.
+    fn print_object(&mut self, o: &Rc<dyn Object>, arg: &Value, verb: char, depth: usize) {
+        if self.f.sharp_v
+            && let Some(s) = o.go_string()
+        {
+            self.out.push_str(&s);
+            return;
+        }
+        if o.stringer() && matches!(verb, 'v' | 's' | 'q' | 'x' | 'X') && !self.f.sharp_v {
+            let s = o.format();
+            self.fmt_string(&s, verb, arg);
+            return;
+        }
+        if let Some(fields) = o.struct_fields() {
+            let type_name = o.type_name();
+            if o.kind() == "ptr" {
+                self.out.push('&');
+            }
+            if self.f.sharp_v {
+                self.out.push_str(type_name.trim_start_matches('*'));
+            }
+            self.out.push('{');
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(if self.f.sharp_v { ", " } else { " " });
+                }
+                if self.f.plus_v || self.f.sharp_v {
+                    self.out.push_str(field.name);
+                    self.out.push(':');
+                }
+                self.print_value(&field.value, verb, depth + 1);
+            }
+            self.out.push('}');
+            return;
+        }
+        match o.underlying() {
+            Some(u @ (Value::List(_) | Value::Map(_))) if self.f.sharp_v => {
+                self.print_container(&u, &o.type_name(), verb, depth)
+            }
+            Some(u) if depth == 0 => self.print_arg(&u, verb),
+            Some(u) => self.print_value(&u, verb, depth),
+            None if matches!(verb, 'v' | 's') => {
+                let s = o.format();
+                self.pad(&s);
+            }
+            None => self.bad_verb(verb, arg),
         }
     }
 
     /// Printing inside containers (Go's reflection path).
     fn print_value(&mut self, v: &Value, verb: char, depth: usize) {
         match v {
-            Value::Nil => {
-                if depth == 0 {
-                    self.print_arg(v, verb);
-                } else if self.f.sharp_v {
-                    self.out.push_str("interface {}(nil)");
-                } else {
-                    self.out.push_str("<nil>");
-                }
-            }
+            Value::List(_) | Value::Map(_) => self.print_container(v, &v.type_name(), verb, depth),
+            Value::Object(o) if depth > 0 => self.print_object(o, v, verb, depth),
+            other => self.print_leaf(other, verb, depth),
+        }
+    }
+
+    /// A slice or map, under `type_name` in Go syntax.
+    fn print_container(&mut self, v: &Value, type_name: &str, verb: char, depth: usize) {
+        match v {
             Value::List(l) => {
                 if self.f.sharp_v {
-                    self.out.push_str(&v.type_name());
+                    self.out.push_str(type_name);
                     self.out.push('{');
                     for (i, item) in l.iter().enumerate() {
                         if i > 0 {
@@ -366,11 +409,14 @@ impl Printer {
                     }
                     self.out.push(']');
                 }
-                let _ = ListKind::Interface;
             }
             Value::Map(m) => {
                 if self.f.sharp_v {
-                    self.out.push_str(&v.type_name());
+                    self.out.push_str(type_name);
+                    if m.is_nil() {
+                        self.out.push_str("(nil)");
+                        return;
+                    }
                     self.out.push('{');
                 } else {
                     self.out.push_str("map[");
@@ -384,7 +430,20 @@ impl Printer {
                     self.print_value(item, verb, depth + 1);
                 }
                 self.out.push(if self.f.sharp_v { '}' } else { ']' });
-                let _ = MapKind::Interface;
+            }
+            other => self.print_leaf(other, verb, depth),
+        }
+    }
+
+    /// Anything but a slice or map, at any depth.
+    fn print_leaf(&mut self, v: &Value, verb: char, depth: usize) {
+        match v {
+            Value::Nil if depth > 0 => {
+                self.out.push_str(if self.f.sharp_v {
+                    "interface {}(nil)"
+                } else {
+                    "<nil>"
+                });
             }
             other => self.print_arg(other, verb),
         }

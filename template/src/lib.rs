@@ -25,7 +25,9 @@ pub use error::{Error, ExecError, ParseError};
 pub use exec::MissingKey;
 pub use format::sprintf;
 pub use set::{ROOT_NAME, TemplateSet, helm_parse_order};
-pub use value::{Entries, List, ListKind, MapCell, MapKind, MethodSig, Object, Ty, Value};
+pub use value::{
+    Entries, Field, List, ListKind, MapCell, MapKind, MethodSig, Object, Ty, Value, format_struct,
+};
 
 /// How many threads may usefully run at once here, asked once per process (the answer
 /// comes from the affinity mask and cgroup limits, which takes a few system calls).

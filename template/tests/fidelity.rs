@@ -58,6 +58,66 @@ const SPRIG: &[Case] = &[
     ("{{ len (genPrivateKey \"ed25519\") }}", "", "119"),
 ];
 
+/// Methods and printing of the values Helm passes to templates.
+const BUILT_INS: &[Case] = &[
+    // `.Values`, `.` and `.Template` are `common.Values`, whose methods come before keys.
+    (
+        "{{ .Values.YAML | quote }}|{{ typeOf (.Values.Table \"a\") }}|{{ typeOf .Values.AsMap }}|{{ typeOf .AsMap }}|{{ typeOf .Template }}|{{ .Template.AsMap }}",
+        "YAML: 1\na: {b: 1, c: {d: x}}",
+        "\"YAML: 1\\na:\\n  b: 1\\n  c:\\n    d: x\\n\"|common.Values|map[string]interface {}|map[string]interface {}|common.Values|map[BasePath:c/templates Name:c/templates/t.yaml]",
+    ),
+    (
+        "{{ dig \"a\" \"b\" \"\" .Values.AsMap }}|{{ .Values.PathValue \"a.b\" }}|{{ .Values.PathValue \"YAML\" }}|{{ .Values.Table \"a.c\" }}|{{ .Values.PathValue \"a.c.d\" }}|{{ typeOf (.Values.Table \"a.c\") }}|{{ (.Values.Table \"a\").YAML | quote }}",
+        "YAML: 1\na: {b: 1, c: {d: x}}",
+        "1|1|1|map[d:x]|x|common.Values|\"b: 1\\nc:\\n  d: x\\n\"",
+    ),
+    // What Table and AsMap return is the same map.
+    (
+        "{{ $t := .Values.Table \"a\" }}{{ $_ := set $t \"z\" 5 }}{{ $m := .Values.AsMap }}{{ $_ := set $m \"q\" 6 }}{{ .Values.a.z }}|{{ .Values.q }}|{{ .Values.AsMap | toJson }}",
+        "a: {b: 1}",
+        "5|6|{\"a\":{\"b\":1,\"z\":5},\"q\":6}",
+    ),
+    (
+        "{{ .Values.YAML | quote }}|{{ .Values.AsMap | toJson }}",
+        "",
+        "\"{}\\n\"|{}",
+    ),
+    // `.Capabilities.KubeVersion` is a struct whose String method has a pointer
+    // receiver: printed as a field it is the version, passed to a function its fields;
+    // JSON keeps Go's field order.
+    (
+        "{{ .Capabilities.KubeVersion }}|{{ .Capabilities.KubeVersion | quote }}|{{ toString .Capabilities.KubeVersion }}|{{ printf \"%v|%+v|%s|%q\" .Capabilities.KubeVersion .Capabilities.KubeVersion .Capabilities.KubeVersion .Capabilities.KubeVersion }}",
+        "",
+        "v1.35.0|\"{v1.35.0 v1.35.0 1 35}\"|{v1.35.0 v1.35.0 1 35}|{v1.35.0 v1.35.0 1 35}|{Version:v1.35.0 normalizedVersion:v1.35.0 Major:1 Minor:35}|{v1.35.0 v1.35.0 1 35}|{\"v1.35.0\" \"v1.35.0\" \"1\" \"35\"}",
+    ),
+    (
+        "{{ printf \"%#v\" .Capabilities.KubeVersion }}|{{ toJson .Capabilities.KubeVersion }}|{{ toYaml .Capabilities.KubeVersion | quote }}|{{ deepCopy .Capabilities.KubeVersion }}|{{ .Capabilities.KubeVersion.GitVersion }}|{{ .Capabilities.KubeVersion.String }}|{{ kindOf .Capabilities.KubeVersion }}",
+        "",
+        "common.KubeVersion{Version:\"v1.35.0\", normalizedVersion:\"v1.35.0\", Major:\"1\", Minor:\"35\"}|{\"Version\":\"v1.35.0\",\"Major\":\"1\",\"Minor\":\"35\"}|\"Major: \\\"1\\\"\\nMinor: \\\"35\\\"\\nVersion: v1.35.0\"|{v1.35.0  1 35}|v1.35.0|v1.35.0|struct",
+    ),
+    (
+        "{{ toJson .Capabilities.HelmVersion }}|{{ .Capabilities.HelmVersion }}|{{ printf \"%+v\" .Capabilities.HelmVersion }}|{{ typeOf .Capabilities.Copy }}|{{ .Capabilities.Copy.KubeVersion.Major }}|{{ kindOf .Capabilities }}",
+        "",
+        "{\"version\":\"v4.1.4\",\"git_commit\":\"05fa37973dc9e42b76e1d2883494c87174b6074f\",\"git_tree_state\":\"clean\",\"go_version\":\"go1.25.9\",\"kube_client_version\":\"v1.35\"}|{v4.1.4 05fa37973dc9e42b76e1d2883494c87174b6074f clean go1.25.9 v1.35}|{Version:v4.1.4 GitCommit:05fa37973dc9e42b76e1d2883494c87174b6074f GitTreeState:clean GoVersion:go1.25.9 KubeClientVersion:v1.35}|*common.Capabilities|1|ptr",
+    ),
+    // time.Time and the Duration, Month, Weekday and Location values of its methods.
+    (
+        "{{ $t := toDate \"2006-01-02T15:04:05Z07:00\" \"2024-02-29T13:14:15.123456789+02:00\" }}{{ $u := toDate \"2006-01-02T15:04:05Z07:00\" \"2024-01-01T00:00:00Z\" }}{{ $t }}|{{ $t.UTC }}|{{ $t.AddDate 1 0 0 }}|{{ $t.AddDate 0 -1 1 }}|{{ $t.Add 3600000000000 }}|{{ $t.Sub $u }}|{{ typeOf ($t.Sub $u) }}|{{ ($t.Sub $u).Hours }}|{{ ($t.Sub $u).Seconds }}|{{ ($t.Sub $u).Milliseconds }}|{{ ($t.Sub $u).Round 3600000000000 }}|{{ ($t.Sub $u) | toJson }}",
+        "",
+        "2024-02-29 13:14:15.123456789 +0200 +0200|2024-02-29 11:14:15.123456789 +0000 UTC|2025-03-01 13:14:15.123456789 +0200 +0200|2024-01-30 13:14:15.123456789 +0200 +0200|2024-02-29 14:14:15.123456789 +0200 +0200|1427h14m15.123456789s|time.Duration|1427.2375342935525|5.138055123456789e+06|5138055123|1427h0m0s|5138055123456789",
+    ),
+    (
+        "{{ $t := toDate \"2006-01-02T15:04:05Z07:00\" \"2024-02-29T13:14:15.123456789+02:00\" }}{{ $u := toDate \"2006-01-02T15:04:05Z07:00\" \"2024-01-01T00:00:00Z\" }}{{ $t.Month }}|{{ typeOf $t.Month }}|{{ printf \"%d %v %q\" $t.Month $t.Month $t.Month }}|{{ $t.Weekday }}|{{ eq $t.Month 2 }}|{{ $t.Month | toJson }}|{{ $t.Location }}|{{ $u.Location }}|{{ typeOf $t.Location }}|{{ $t.After $u }}|{{ $t.Equal $t }}|{{ $t.Compare $u }}|{{ $t.Unix }}|{{ $t.UnixMilli }}|{{ $t.Round 3600000000000 }}|{{ $t.Truncate 60000000000 }}|{{ $t.In $u.Location }}",
+        "",
+        "February|time.Month|2 February \"February\"|Thursday|true|2||UTC|*time.Location|true|true|1|1709205255|1709205255123|2024-02-29 13:00:00 +0200 +0200|2024-02-29 13:14:00 +0200 +0200|2024-02-29 11:14:15.123456789 +0000 UTC",
+    ),
+    (
+        "{{ $t := toDate \"2006-01-02T15:04:05Z07:00\" \"2024-02-29T13:14:15.123456789+02:00\" }}{{ printf \"%#v\" $t }}|{{ printf \"%#v\" $t.UTC }}|{{ $t.MarshalText | toString }}|{{ $t.MarshalBinary }}|{{ $t.AppendFormat nil \"2006\" }}|{{ $t.YearDay }}|{{ $t.IsDST }}|{{ $t | toJson }}",
+        "",
+        "time.Date(2024, time.February, 29, 13, 14, 15, 123456789, time.Location(\"\"))|time.Date(2024, time.February, 29, 11, 14, 15, 123456789, time.UTC)|2024-02-29T13:14:15.123456789+02:00|[1 0 0 0 14 221 114 94 7 7 91 205 21 0 120]|[50 48 50 52]|60|false|\"2024-02-29T13:14:15.123456789+02:00\"",
+    ),
+];
+
 /// A template, its values and the error helm prints for it.
 type ErrorCase = (&'static str, &'static str, &'static str);
 
@@ -114,6 +174,57 @@ const ERRORS: &[ErrorCase] = &[
         "",
         "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <mustFromJson \"{\\\"a\\\": 1e400}\">: error calling mustFromJson: json: cannot unmarshal number 1e400 into Go value of type float64",
     ),
+    // Methods of built-in values.
+    (
+        "{{ .Values.Table \"a.b\" }}",
+        "a: {b: 1}",
+        "template: c/templates/t.yaml:1:10: executing \"c/templates/t.yaml\" at <.Values.Table>: error calling Table: \"b\" is not a table",
+    ),
+    (
+        "{{ .Values.PathValue \"a\" }}",
+        "a: {b: 1}",
+        "template: c/templates/t.yaml:1:10: executing \"c/templates/t.yaml\" at <.Values.PathValue>: error calling PathValue: \"a\" is not a value",
+    ),
+    (
+        "{{ .Values.PathValue \"\" }}",
+        "",
+        "template: c/templates/t.yaml:1:10: executing \"c/templates/t.yaml\" at <.Values.PathValue>: error calling PathValue: YAML path cannot be empty",
+    ),
+    (
+        "{{ .Values.Encode }}",
+        "",
+        "c/templates/t.yaml:1:10\n  executing \"c/templates/t.yaml\" at <.Values.Encode>:\n    wrong number of args for Encode: want 1 got 0",
+    ),
+    (
+        "{{ .Capabilities.KubeVersion.normalizedVersion }}",
+        "",
+        "c/templates/t.yaml:1:16\n  executing \"c/templates/t.yaml\" at <.Capabilities.KubeVersion.normalizedVersion>:\n    normalizedVersion is an unexported field of struct type common.KubeVersion",
+    ),
+    (
+        "{{ now.Clock }}",
+        "",
+        "c/templates/t.yaml:1:3\n  executing \"c/templates/t.yaml\" at <now>:\n    function Clock has 3 return values; should be 1 or 2",
+    ),
+    (
+        "{{ now.Zone }}",
+        "",
+        "c/templates/t.yaml:1:3\n  executing \"c/templates/t.yaml\" at <now>:\n    invalid function signature for Zone: second return value should be error; is int",
+    ),
+    (
+        "{{ now.Add (int 5) }}",
+        "",
+        "c/templates/t.yaml:1:16\n  executing \"c/templates/t.yaml\" at <5>:\n    wrong type for value; expected time.Duration; got int",
+    ),
+    (
+        "{{ now.In nil }}",
+        "",
+        "template: c/templates/t.yaml:1:6: executing \"c/templates/t.yaml\" at <now.In>: error calling In: time: missing Location in call to Time.In",
+    ),
+    (
+        "{{ now.wall }}",
+        "",
+        "c/templates/t.yaml:1:3\n  executing \"c/templates/t.yaml\" at <now>:\n    wall is an unexported field of struct type time.Time",
+    ),
 ];
 
 fn chart_files(case: &ErrorCase) -> Vec<(&'static str, &'static str)> {
@@ -128,6 +239,16 @@ fn sprig_details_render_like_helm() {
 #[test]
 fn sprig_details_are_helms() {
     check_cases_against_helm(SPRIG);
+}
+
+#[test]
+fn built_in_values_render_like_helm() {
+    check_cases(BUILT_INS);
+}
+
+#[test]
+fn built_in_values_are_helms() {
+    check_cases_against_helm(BUILT_INS);
 }
 
 #[test]

@@ -79,15 +79,12 @@ impl crate::value::Object for Certificate {
         }
     }
 
-    fn format(&self) -> String {
-        format!("{{{} {}}}", self.cert, self.key)
-    }
-
-    fn to_data(&self) -> Value {
-        let mut m = crate::value::Entries::new();
-        m.insert(Rc::from("Cert"), Value::str(&self.cert));
-        m.insert(Rc::from("Key"), Value::str(&self.key));
-        Value::map(m)
+    fn struct_fields(&self) -> Option<Vec<crate::value::Field>> {
+        use crate::value::Field;
+        Some(vec![
+            Field::new("Cert", Value::str(&self.cert)),
+            Field::new("Key", Value::str(&self.key)),
+        ])
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -248,6 +248,7 @@ pub(crate) fn deep_copy(v: &Value) -> Value {
             l.kind,
             l.iter().map(|item| deep_copy(&item)).collect(),
         ))),
+        Value::Map(m) if m.is_nil() => Value::nil_map(m.kind),
         Value::Map(m) => Value::map_of(
             m.kind,
             m.borrow()
@@ -255,6 +256,7 @@ pub(crate) fn deep_copy(v: &Value) -> Value {
                 .map(|(k, v)| (k.clone(), deep_copy(v)))
                 .collect(),
         ),
+        Value::Object(o) => o.deep_copy().unwrap_or_else(|| v.clone()),
         other => other.clone(),
     }
 }

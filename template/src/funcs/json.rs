@@ -118,6 +118,7 @@ fn write_value(
             newline(out, indent, depth);
             out.push(']');
         }
+        Value::Map(m) if m.is_nil() => out.push_str("null"),
         Value::Map(m) => {
             let m = m.borrow();
             if m.is_empty() {
@@ -140,7 +141,35 @@ fn write_value(
             newline(out, indent, depth);
             out.push('}');
         }
-        Value::Object(o) => write_value(out, &o.to_data(), html, indent, depth)?,
+        Value::Object(o) => match o.struct_fields() {
+            // A struct's fields in declaration order, under their JSON names.
+            Some(fields) => {
+                let fields: Vec<_> = fields
+                    .into_iter()
+                    .filter_map(|f| Some((f.json?, f.value)))
+                    .collect();
+                if fields.is_empty() {
+                    out.push_str("{}");
+                    return Ok(());
+                }
+                out.push('{');
+                for (i, (name, item)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, indent, depth + 1);
+                    write_string(out, name, html);
+                    out.push(':');
+                    if indent.is_some() {
+                        out.push(' ');
+                    }
+                    write_value(out, item, html, indent, depth + 1)?;
+                }
+                newline(out, indent, depth);
+                out.push('}');
+            }
+            None => write_value(out, &o.to_data(), html, indent, depth)?,
+        },
     }
     Ok(())
 }

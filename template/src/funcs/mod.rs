@@ -15,6 +15,7 @@ pub(crate) mod date;
 pub(crate) mod defaults;
 pub(crate) mod dicts;
 pub(crate) mod encoding;
+pub(crate) mod gotime;
 pub(crate) mod helm;
 pub(crate) mod json;
 pub(crate) mod lists;

@@ -58,6 +58,7 @@ pub const CHART_FILES: &[(&str, &str)] = &[
 pub fn capabilities() -> Value {
     Capabilities {
         kube_version: "v1.35.0".into(),
+        kube_normalized_version: "v1.35.0".into(),
         kube_major: "1".into(),
         kube_minor: "35".into(),
         api_versions: vec!["v1".into(), "apps/v1".into(), "batch/v1".into()],
