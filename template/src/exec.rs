@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::budget;
 use crate::error::{Error, ExecError};
 use crate::funcs::{Func, FuncError, Imp};
+use crate::gostr::GoBuf;
 use crate::objects::ValuesMethods;
 use crate::parse::ast::*;
 use crate::print;
@@ -138,7 +139,7 @@ impl<'s> Exec<'s> {
     /// Runs a template with `data` as dot and `$`, appending its output to `out`.
     /// Callers that nest it in a running template (`include`, `tpl`) hold its stack in
     /// the budget first ([`Exec::nest`]).
-    pub(crate) fn execute(&mut self, tree: &Tree, data: Value, out: &mut String) -> EResult<()> {
+    pub(crate) fn execute(&mut self, tree: &Tree, data: Value, out: &mut GoBuf) -> EResult<()> {
         let dot = Slot::plain(data);
         let mut frame = Frame {
             tree,
@@ -189,7 +190,7 @@ impl<'s> Exec<'s> {
         f: &mut Frame<'t>,
         dot: &Slot,
         list: &'t ListNode,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         for node in &list.nodes {
             self.walk(f, dot, node, out)?;
@@ -202,7 +203,7 @@ impl<'s> Exec<'s> {
         f: &mut Frame<'t>,
         dot: &Slot,
         node: &'t Node,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         match node {
@@ -251,7 +252,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         b: &'t BranchNode,
         is_with: bool,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         let v = self.eval_pipeline(f, dot, &b.pipe)?;
         if v.truth() {
@@ -273,7 +274,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         r: &'t BranchNode,
         node: &'t Node,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         let val = self.eval_pipeline(f, dot, &r.pipe)?.plain();
@@ -370,7 +371,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         t: &'t TemplateNode,
         node: &'t Node,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         let Some(tree) = self.lookup(&t.name) else {
@@ -553,7 +554,7 @@ impl<'s> Exec<'s> {
             Arg::Dot(_) => Ok(dot.v.clone()),
             Arg::Nil(_) => Err(self.errorf(f, "nil is not a command".into())),
             Arg::Number(n) => self.ideal_constant(f, n),
-            Arg::String { text, .. } => Ok(Value::str(text)),
+            Arg::String { .. } => Ok(string_literal(first)),
             other => Err(self.errorf(
                 f,
                 format!(
@@ -874,7 +875,7 @@ impl<'s> Exec<'s> {
             if slot.iface && slot.v.is_nil() && i < 64 {
                 nil_interfaces |= 1 << i;
             }
-            argv.push(slot.v);
+            argv.push(callee.string_arg(ty, slot.v));
         }
         self.nil_interfaces = nil_interfaces;
         if let Some(fv) = final_value {
@@ -882,7 +883,8 @@ impl<'s> Exec<'s> {
                 Some(v) if num_in > num_fixed => v,
                 _ => params[num_in - 1],
             };
-            argv.push(self.validate_type(f, fv, false, ty)?);
+            let v = self.validate_type(f, fv, false, ty)?;
+            argv.push(callee.string_arg(ty, v));
         }
 
         // Results are counted by what they add (see `budget`); `include` and `tpl`
@@ -948,7 +950,7 @@ impl<'s> Exec<'s> {
         }
         let ok = match (ty, &value) {
             (Ty::Any | Ty::Reflect, _) => true,
-            (Ty::String, Value::String(_)) => true,
+            (Ty::String, Value::String(_) | Value::RawStr(_)) => true,
             (Ty::Int, Value::Int(_)) => true,
             (Ty::Int64, Value::Int64(_)) => true,
             (Ty::Float64, Value::Float(_)) => true,
@@ -1063,13 +1065,13 @@ impl<'s> Exec<'s> {
                 _ => Err(self.errorf(f, format!("expected unsigned integer; found {arg}"))),
             },
             Ty::String => match arg {
-                Arg::String { text, .. } => Ok(Value::str(text)),
+                Arg::String { .. } => Ok(string_literal(arg)),
                 _ => Err(self.errorf(f, format!("expected string; found {arg}"))),
             },
             Ty::Any | Ty::Reflect => match arg {
                 Arg::Bool(_, b) => Ok(Value::Bool(*b)),
                 Arg::Number(n) => self.ideal_constant(f, n),
-                Arg::String { text, .. } => Ok(Value::str(text)),
+                Arg::String { .. } => Ok(string_literal(arg)),
                 _ => Err(self.errorf(
                     f,
                     format!("can't handle assignment of {arg} to empty interface argument"),
@@ -1080,6 +1082,23 @@ impl<'s> Exec<'s> {
                 format!("can't handle {arg} for arg of type {}", ty.go_name()),
             )),
         }
+    }
+}
+
+/// The value of a string literal: its text, or the bytes it stands for when they are
+/// not UTF-8.
+fn string_literal(arg: &Arg) -> Value {
+    match arg {
+        Arg::String {
+            binary: true,
+            quoted,
+            ..
+        } => match crate::parse::unquote_bytes(quoted) {
+            Some(bytes) => Value::from_go_bytes(bytes),
+            None => Value::Nil,
+        },
+        Arg::String { text, .. } => Value::str(text),
+        _ => Value::Nil,
     }
 }
 
@@ -1097,13 +1116,17 @@ fn node_context(node: &Node, text: &str) -> String {
 /// Go's `printValue`: an absent value prints as `<no value>`. The bytes written count
 /// in the budget; a list or map is checked before it is written, as its text can be far
 /// larger than what building it counted.
-fn print_value(out: &mut String, v: &Value) -> Result<(), String> {
+fn print_value(out: &mut GoBuf, v: &Value) -> Result<(), String> {
     let before = out.len();
     match v {
         Value::Nil => out.push_str("<no value>"),
         Value::String(s) => {
             budget::reserve(s.len() as u64)?;
             out.push_str(s);
+        }
+        Value::RawStr(b) => {
+            budget::reserve(b.len() as u64)?;
+            out.push_raw(b);
         }
         Value::Object(o) if let Some(text) = o.template_format() => out.push_str(&text),
         other => {
@@ -1174,6 +1197,23 @@ impl Callee<'_> {
         match self {
             Callee::Func(f) => (f.params, f.variadic),
             Callee::Method(_, sig) => (sig.params, sig.variadic),
+        }
+    }
+
+    /// An argument for a `string` parameter as the callee takes it: a string that is
+    /// not UTF-8 stays bytes for the functions that work on bytes, and is text (each
+    /// stray byte U+FFFD, as Go's character-by-character functions see it) for others.
+    fn string_arg(&self, ty: Ty, v: Value) -> Value {
+        match (&v, ty, self) {
+            (Value::RawStr(b), Ty::String, Callee::Method(..))
+            | (
+                Value::RawStr(b),
+                Ty::String,
+                Callee::Func(Func {
+                    raw_strings: false, ..
+                }),
+            ) => Value::string(crate::gostr::go_lossy(b).into_owned()),
+            _ => v,
         }
     }
 }

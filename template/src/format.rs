@@ -6,6 +6,7 @@
 
 use chartkit_yaml::gonum;
 
+use crate::gostr::GoBuf;
 use crate::print::{quote, quote_ascii, quote_rune};
 use std::rc::Rc;
 
@@ -25,7 +26,7 @@ struct Flags {
 }
 
 struct Printer {
-    out: String,
+    out: GoBuf,
     f: Flags,
     /// Output longer than this stops the formatting (see [`sprintf_within`]).
     limit: usize,
@@ -35,27 +36,29 @@ const DIGITS_LOWER: &[u8] = b"0123456789abcdefx";
 const DIGITS_UPPER: &[u8] = b"0123456789ABCDEFX";
 
 /// `fmt.Sprintf(format, args...)`.
+/// As text: bytes that are not UTF-8 read as U+FFFD (see [`crate::gostr::go_lossy`]).
 pub fn sprintf(format: &str, args: &[Value]) -> String {
     let mut p = Printer {
-        out: String::with_capacity(format.len() + 16),
+        out: GoBuf::with_capacity(format.len() + 16),
         f: Flags::default(),
         limit: usize::MAX,
     };
     p.do_printf(format, args);
-    p.out
+    p.out.into_output().into_text_lossy()
 }
 
 /// [`sprintf`] that gives up, returning `None`, once its output passes `limit` bytes.
 /// Go bounds each width and precision (a million), not how many verbs a format has, so a
 /// format made by `repeat` can ask for any amount of padding.
-pub(crate) fn sprintf_within(format: &str, args: &[Value], limit: usize) -> Option<String> {
+/// The result is a Go string: bytes that are not UTF-8 are kept.
+pub(crate) fn sprintf_within(format: &str, args: &[Value], limit: usize) -> Option<Value> {
     let mut p = Printer {
-        out: String::with_capacity(format.len().min(limit) + 16),
+        out: GoBuf::with_capacity(format.len().min(limit) + 16),
         f: Flags::default(),
         limit,
     };
     p.do_printf(format, args);
-    (p.out.len() <= limit).then_some(p.out)
+    (p.out.len() <= limit).then(|| p.out.into_value())
 }
 
 fn parse_num(s: &[u8], start: usize, end: usize) -> (Option<usize>, usize) {
@@ -269,9 +272,9 @@ impl Printer {
         };
         if self.f.minus {
             self.out.push_str(s);
-            self.out.extend(std::iter::repeat_n(' ', width - n));
+            self.out.push_str(&" ".repeat(width - n));
         } else {
-            self.out.extend(std::iter::repeat_n(fill, width - n));
+            self.out.push_str(&fill.to_string().repeat(width - n));
             self.out.push_str(s);
         }
     }
@@ -319,6 +322,7 @@ impl Printer {
             Value::Uint8(u) => self.fmt_integer(*u as i128, false, verb, arg),
             Value::Float(x) => self.fmt_float_verb(*x, verb, arg),
             Value::String(s) => self.fmt_string(s, verb, arg),
+            Value::RawStr(b) => self.fmt_raw_string(b, verb, arg),
             Value::Bytes(b) => self.fmt_bytes(b, verb, arg),
             Value::List(_) | Value::Map(_) => self.print_value(arg, verb, 0),
             Value::Object(o) => self.print_object(o, arg, verb, 0),
@@ -466,6 +470,41 @@ impl Printer {
         }
     }
 
+    /// A Go string that is not UTF-8: `%s` and `%v` write its bytes, `%q` escapes the
+    /// ones that are not UTF-8, `%x` writes them in hex. Each of those bytes counts as
+    /// one character for widths and precisions, as Go counts them.
+    fn fmt_raw_string(&mut self, b: &[u8], verb: char, arg: &Value) {
+        let kept = match self.f.prec {
+            Some(p) if matches!(verb, 'v' | 's' | 'q') => go_prefix(b, p),
+            _ => b,
+        };
+        match verb {
+            'v' | 's' | 'q' if self.f.sharp_v || verb == 'q' => {
+                let quoted = crate::print::quote_bytes_with(kept, self.f.plus);
+                self.pad(&quoted);
+            }
+            'v' | 's' => {
+                let width = self.f.wid.unwrap_or(0);
+                let n = crate::gostr::go_lossy(kept).chars().count();
+                let fill = if self.f.zero && !self.f.minus {
+                    "0"
+                } else {
+                    " "
+                };
+                if !self.f.minus && width > n {
+                    self.out.push_str(&fill.repeat(width - n));
+                }
+                self.out.push_bytes(kept);
+                if self.f.minus && width > n {
+                    self.out.push_str(&" ".repeat(width - n));
+                }
+            }
+            'x' => self.fmt_sx(b, DIGITS_LOWER),
+            'X' => self.fmt_sx(b, DIGITS_UPPER),
+            _ => self.bad_verb(verb, arg),
+        }
+    }
+
     fn truncate<'a>(&self, s: &'a str) -> &'a str {
         match self.f.prec {
             Some(p) => match s.char_indices().nth(p) {
@@ -540,16 +579,16 @@ impl Printer {
                     self.out.push(']');
                 }
             }
-            's' => {
-                let s = String::from_utf8_lossy(b).into_owned();
-                self.fmt_s(&s);
-            }
+            's' => match std::str::from_utf8(b) {
+                Ok(text) => self.fmt_s(text),
+                Err(_) => self.fmt_raw_string(b, 's', arg),
+            },
             'x' => self.fmt_sx(b, DIGITS_LOWER),
             'X' => self.fmt_sx(b, DIGITS_UPPER),
-            'q' => {
-                let s = String::from_utf8_lossy(b).into_owned();
-                self.fmt_q(&s);
-            }
+            'q' => match std::str::from_utf8(b) {
+                Ok(text) => self.fmt_q(text),
+                Err(_) => self.fmt_raw_string(b, 'q', arg),
+            },
             _ => {
                 self.out.push('[');
                 for (i, byte) in b.iter().enumerate() {
@@ -719,14 +758,36 @@ impl Printer {
             let width = self.f.wid.unwrap_or(0);
             if width > full.len() {
                 self.out.push_str(sign);
-                self.out
-                    .extend(std::iter::repeat_n('0', width - full.len()));
+                self.out.push_str(&"0".repeat(width - full.len()));
                 self.out.push_str(&body);
                 return;
             }
         }
         self.pad(&full);
     }
+}
+
+/// The first `n` characters of a Go string, each byte that is not UTF-8 counting as one.
+fn go_prefix(b: &[u8], n: usize) -> &[u8] {
+    let mut end = 0;
+    let mut count = 0;
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if count == n {
+                return &b[..end];
+            }
+            end += c.len_utf8();
+            count += 1;
+        }
+        for _ in chunk.invalid() {
+            if count == n {
+                return &b[..end];
+            }
+            end += 1;
+            count += 1;
+        }
+    }
+    b
 }
 
 fn to_base(mut v: u128, base: u32, digits: &[u8]) -> String {

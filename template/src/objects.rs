@@ -48,11 +48,11 @@ impl Files {
         self.files.get(name).cloned().unwrap_or_default()
     }
 
-    fn base_map(&self, encode: impl Fn(&[u8]) -> String) -> String {
+    fn base_map(&self, encode: impl Fn(&[u8]) -> Value) -> String {
         let mut m = Entries::new();
         for (name, data) in &self.files {
             let base = name.rsplit('/').next().unwrap_or(name);
-            m.insert(Rc::from(base), Value::string(encode(data)));
+            m.insert(Rc::from(base), encode(data));
         }
         crate::funcs::helm::to_yaml(&Value::map(m)).unwrap_or_default()
     }
@@ -91,7 +91,8 @@ impl Object for Files {
     fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         let arg = || args.first().and_then(Value::as_str).unwrap_or("");
         Ok(match name {
-            "Get" => Value::string(crate::utf8_lossy(&self.bytes(arg())).into_owned()),
+            // A Go string of the file's bytes, binary or not.
+            "Get" => Value::from_go_slice(&self.bytes(arg())),
             "GetBytes" => bytes_value(&self.bytes(arg())),
             "Glob" => {
                 let pattern = glob::Pattern::new(arg());
@@ -109,14 +110,18 @@ impl Object for Files {
                 let Some(data) = self.files.get(arg()) else {
                     return Ok(Value::string_list(Vec::new()));
                 };
-                let text = crate::utf8_lossy(data);
-                let text = text.strip_suffix('\n').unwrap_or(&text);
-                Value::string_list(text.split('\n').map(str::to_owned).collect())
+                let data = data.strip_suffix(b"\n").unwrap_or(data);
+                Value::List(Rc::new(List::new(
+                    ListKind::String,
+                    data.split(|&b| b == b'\n')
+                        .map(Value::from_go_slice)
+                        .collect(),
+                )))
             }
-            "AsConfig" => Value::string(self.base_map(|d| crate::utf8_lossy(d).into_owned())),
+            "AsConfig" => Value::string(self.base_map(Value::from_go_slice)),
             "AsSecrets" => Value::string(self.base_map(|d| {
                 use base64::Engine as _;
-                base64::engine::general_purpose::STANDARD.encode(d)
+                Value::string(base64::engine::general_purpose::STANDARD.encode(d))
             })),
             other => return Err(format!("no method {other}")),
         })

@@ -32,6 +32,9 @@ pub enum Value {
     /// Go `float64`: every number read from YAML or JSON.
     Float(f64),
     String(Rc<str>),
+    /// A Go `string` whose bytes are not UTF-8 (never valid UTF-8: such strings are
+    /// `String`). See [`crate::gostr`].
+    RawStr(Rc<[u8]>),
     /// Go `[]byte`.
     Bytes(Rc<[u8]>),
     List(Rc<List>),
@@ -464,6 +467,46 @@ impl Value {
         Value::String(Rc::from(s))
     }
 
+    /// A Go string from bytes: `String` when they are UTF-8, else `RawStr`.
+    pub fn from_go_bytes(bytes: Vec<u8>) -> Value {
+        match String::from_utf8(bytes) {
+            Ok(text) => Value::string(text),
+            Err(e) => Value::RawStr(Rc::from(e.into_bytes())),
+        }
+    }
+
+    /// [`Value::from_go_bytes`] for borrowed bytes.
+    pub fn from_go_slice(bytes: &[u8]) -> Value {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Value::str(text),
+            Err(_) => Value::RawStr(Rc::from(bytes)),
+        }
+    }
+
+    /// The bytes of a Go string (`String` or `RawStr`).
+    pub fn go_str_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::String(s) => Some(s.as_bytes()),
+            Value::RawStr(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a Go `string`.
+    pub fn is_go_string(&self) -> bool {
+        matches!(self, Value::String(_) | Value::RawStr(_))
+    }
+
+    /// A Go string as Go's character-by-character functions see it: each byte that is
+    /// not UTF-8 is U+FFFD.
+    pub fn go_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+            Value::RawStr(b) => Some(crate::gostr::go_lossy(b)),
+            _ => None,
+        }
+    }
+
     pub fn list(items: Vec<Value>) -> Value {
         Value::List(Rc::new(List::new(ListKind::Interface, items)))
     }
@@ -512,6 +555,7 @@ impl Value {
             Value::Uint8(u) => *u != 0,
             Value::Float(f) => *f != 0.0,
             Value::String(s) => !s.is_empty(),
+            Value::RawStr(_) => true,
             Value::Bytes(b) => !b.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Map(m) => !m.is_empty(),
@@ -528,7 +572,7 @@ impl Value {
             Value::Int64(_) => "int64".into(),
             Value::Uint8(_) => "uint8".into(),
             Value::Float(_) => "float64".into(),
-            Value::String(_) => "string".into(),
+            Value::String(_) | Value::RawStr(_) => "string".into(),
             Value::Bytes(_) => "[]uint8".into(),
             Value::List(l) => match l.kind {
                 ListKind::Interface => "[]interface {}",
@@ -555,7 +599,7 @@ impl Value {
             Value::Int64(_) => "int64",
             Value::Uint8(_) => "uint8",
             Value::Float(_) => "float64",
-            Value::String(_) => "string",
+            Value::String(_) | Value::RawStr(_) => "string",
             Value::Bytes(_) | Value::List(_) => "slice",
             Value::Map(_) => "map",
             Value::Object(o) => o.kind(),
@@ -579,6 +623,7 @@ impl Value {
             Data::Int(i) => Value::Int64(*i),
             Data::Float(f) => Value::Float(*f),
             Data::String(s) => Value::str(s),
+            Data::Bytes(b) => Value::from_go_slice(b),
             Data::Seq(items) => Value::list(items.iter().map(Value::from_data).collect()),
             Data::Map(map) => Value::map(
                 map.iter()
@@ -608,6 +653,8 @@ impl Value {
             Value::Uint8(u) => Data::Int(*u as i64),
             Value::Float(f) => Data::Float(*f),
             Value::String(s) => Data::String(s.to_string()),
+            // Kept as bytes; JSON and YAML see each byte that is not UTF-8 as U+FFFD.
+            Value::RawStr(b) => Data::Bytes(b.to_vec()),
             Value::Bytes(b) => {
                 use base64::Engine as _;
                 Data::String(base64::engine::general_purpose::STANDARD.encode(b))

@@ -118,6 +118,44 @@ const BUILT_INS: &[Case] = &[
     ),
 ];
 
+/// Go strings are bytes: binary file contents and decoded data keep theirs through
+/// `b64enc`, `len`, checksums, slicing and the string functions that work on bytes.
+const BYTES: &[Case] = &[
+    (
+        "{{ .Files.Get \"bin/k.jks\" | b64enc }}|{{ .Files.Get \"bin/k.jks\" | len }}|{{ .Files.GetBytes \"bin/k.jks\" | len }}|{{ .Files.Get \"bin/k.jks\" | sha256sum }}|{{ .Files.Get \"bin/k.jks\" | adler32sum }}|{{ .Files.Get \"bin/k.jks\" | b32enc }}",
+        "",
+        "//4AYWJj4oIKwHg=|11|11|60b8aeb5fce99000511f572f4fa57c424a296575572104b17e00772adcfc080d|628884938|777AAYLCMPRIECWAPA======",
+    ),
+    (
+        "{{ .Files.Get \"bin/k.jks\" | toJson }}|{{ .Files.Get \"bin/k.jks\" | quote }}|{{ .Files.Get \"bin/k.jks\" | printf \"%q\" }}|{{ .Files.Get \"bin/k.jks\" | printf \"%x\" }}|{{ .Files.Lines \"bin/k.jks\" | toJson }}|{{ (.Files.Glob \"bin/*\").AsConfig | quote }}|{{ (.Files.Glob \"bin/*\").AsSecrets }}",
+        "",
+        "\"\\ufffd\\ufffd\\u0000abc\\ufffd\\ufffd\\n\\ufffdx\"|\"\\xff\\xfe\\x00abc\\xe2\\x82\\n\\xc0x\"|\"\\xff\\xfe\\x00abc\\xe2\\x82\\n\\xc0x\"|fffe00616263e2820ac078|[\"\\ufffd\\ufffd\\u0000abc\\ufffd\\ufffd\",\"\\ufffdx\"]|\"k.jks: \\\"��\\\\0abc��\\\\n�x\\\"\"|k.jks: //4AYWJj4oIKwHg=",
+    ),
+    (
+        "{{ \"//4AYWJj4oI=\" | b64dec | b64enc }}|{{ \"//4AYWJj4oI=\" | b64dec | len }}|{{ \"//4AYWJj4oI=\" | b64dec | sha1sum }}|{{ \"\\xff\\xfe\" | b64enc }}|{{ \"a\\xffb\" | len }}|{{ printf \"%s|%5s|%.2s|%-4s|\" \"\\xffa\" \"\\xff\" \"\\xff\\xfeq\" \"\\xff\" | b64enc }}",
+        "",
+        "//4AYWJj4oI=|8|e713e43d424ba89c75e47e9c5c10e98f61c90ca6|//4=|3|/2F8ICAgIP98//58/yAgIHw=",
+    ),
+    // trunc, substr and abbrev cut bytes, through a character if need be.
+    (
+        "{{ trunc 2 \"héllo\" | b64enc }}|{{ substr 0 2 \"héllo\" | b64enc }}|{{ trunc -4 \"héllo\" | b64enc }}|{{ abbrev 5 \"héllo wörld\" | b64enc }}|{{ trunc 2 \"héllo\" | len }}|{{ index \"héllo\" 1 }}",
+        "",
+        "aMM=|aMM=|qWxsbw==|aMMuLi4=|2|195",
+    ),
+    (
+        "{{ $k := .Files.Get \"bin/k.jks\" }}{{ $k | trim | b64enc }}|{{ $k | upper | b64enc }}|{{ cat $k \"x\" | b64enc }}|{{ list $k | toString | b64enc }}|{{ $k | squote | b64enc }}|{{ $k | replace \"abc\" \"Z\" | b64enc }}|{{ $k | nindent 2 | b64enc }}|{{ splitList \"c\" $k | toJson }}|{{ $k | trimSuffix \"\\xc0x\" | b64enc }}|{{ eq $k (printf \"%s\" $k) }}|{{ index $k 0 }}|{{ print $k 1 | b64enc }}|{{ join \"\\xff\" (list \"a\" \"b\") | b64enc }}",
+        "",
+        "//4AYWJj4oIKwHg=|77+977+9AEFCQ++/ve+/vQrvv71Y|//4AYWJj4oIKwHggeA==|W//+AGFiY+KCCsB4XQ==|J//+AGFiY+KCCsB4Jw==|//4AWuKCCsB4|CiAg//4AYWJj4oIKICDAeA==|[\"\\ufffd\\ufffd\\u0000ab\",\"\\ufffd\\ufffd\\n\\ufffdx\"]|//4AYWJj4oIK|true|255|//4AYWJj4oIKwHgx|Yf9i",
+    ),
+    // go-yaml reads UTF-16 after its byte order mark, and nothing else that is not
+    // UTF-8.
+    (
+        "{{ (fromYaml (.Files.Get \"bin/k.jks\")).Error }}|{{ (fromYaml \"a: \\xff\").Error }}|{{ fromYamlArray \"- \\xe2\\x82\" }}",
+        "",
+        "error converting YAML to JSON: yaml: incomplete UTF-16 character|error converting YAML to JSON: yaml: invalid leading UTF-8 octet|[error converting YAML to JSON: yaml: incomplete UTF-8 octet sequence]",
+    ),
+];
+
 /// A template, its values and the error helm prints for it.
 type ErrorCase = (&'static str, &'static str, &'static str);
 
@@ -249,6 +287,16 @@ fn built_in_values_render_like_helm() {
 #[test]
 fn built_in_values_are_helms() {
     check_cases_against_helm(BUILT_INS);
+}
+
+#[test]
+fn strings_keep_their_bytes_like_helm() {
+    check_cases(BYTES);
+}
+
+#[test]
+fn strings_keep_their_bytes_in_helm() {
+    check_cases_against_helm(BYTES);
 }
 
 #[test]

@@ -53,3 +53,80 @@ fn kube_version_keeps_its_suffix_like_helm() {
         "a: v1.33.4 v1.33.4-gke.1245000 v1.33.4-gke.1245000 {v1.33.4-gke.1245000 v1.33.4 1 33} {\"Version\":\"v1.33.4-gke.1245000\",\"Major\":\"1\",\"Minor\":\"33\"}\n",
     );
 }
+
+/// Bytes that are not UTF-8: a keystore read with `.Files.Get` and one given with
+/// `--set-file` reach `b64enc`, `len` and `sha256sum` whole, as in Go.
+#[test]
+fn binary_files_keep_their_bytes_like_helm() {
+    let context = TestContext::new();
+    context.demo_chart(&[(
+        "templates/t.yaml",
+        "a: {{ .Files.Get \"files/k.jks\" | b64enc }} {{ .Files.Get \"files/k.jks\" | len }} {{ .Files.Get \"files/k.jks\" | sha256sum | trunc 12 }}\nb: {{ .Values.k | b64enc }} {{ len .Values.k }} {{ .Values.k | toJson }}\n",
+    )]);
+    let keystore = b"\xff\xfe\x00abc\xe2\x82\n\xc0x";
+    let path = context.path("demo/files/k.jks");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, keystore).unwrap();
+    let set_file = format!("k={}", path.display());
+    renders_like_helm(
+        "binary_files_keep_their_bytes_like_helm",
+        &context,
+        &["--set-file", &set_file],
+        "a: //4AYWJj4oIKwHg= 11 60b8aeb5fce9\nb: //4AYWJj4oIKwHg= 11 \"\\ufffd\\ufffd\\u0000abc\\ufffd\\ufffd\\n\\ufffdx\"\n",
+    );
+}
+
+/// Binary data written into a manifest fails as go-yaml fails on it in Helm, instead of
+/// being written out with U+FFFD in place of its bytes; `--debug` prints the bytes.
+#[test]
+fn binary_output_fails_like_helm() {
+    let context = TestContext::new();
+    let chart = context.demo_chart(&[
+        ("templates/ok.yaml", "kind: ConfigMap\n"),
+        (
+            "templates/t.yaml",
+            "kind: Secret\ndata: {{ .Files.Get \"files/k.jks\" }}\n",
+        ),
+    ]);
+    let path = context.path("demo/files/k.jks");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"ab\xe2\x82\n").unwrap();
+    // The document is trimmed, so the character is cut short at its end.
+    let message = "YAML parse error on demo/templates/t.yaml: error converting YAML to JSON: yaml: incomplete UTF-8 octet sequence\n";
+    let ours = context.run(&["template", "rel", &chart]);
+    assert!(!ours.status.success());
+    assert!(
+        stderr(&ours)
+            .strip_prefix("error: ")
+            .is_some_and(|e| e.starts_with(message)),
+        "{}",
+        stderr(&ours)
+    );
+    // Helm prints the files in Go's random map order; both hold the bytes.
+    let raw: &[u8] = b"# Source: demo/templates/t.yaml\nkind: Secret\ndata: ab\xe2\x82\n";
+    let contains = |out: &[u8]| out.windows(raw.len()).any(|w| w == raw);
+    let debug = context.run(&["template", "rel", &chart, "--debug"]);
+    assert!(contains(&debug.stdout), "{}", stdout(&debug));
+    if helm_or_skip("binary_output_fails_like_helm").is_some() {
+        let helm = context
+            .helm()
+            .unwrap()
+            .args(["template", "rel", &chart])
+            .output()
+            .unwrap();
+        assert!(
+            stderr(&helm)
+                .strip_prefix("Error: ")
+                .is_some_and(|e| e.starts_with(message)),
+            "{}",
+            stderr(&helm)
+        );
+        let helm_debug = context
+            .helm()
+            .unwrap()
+            .args(["template", "rel", &chart, "--debug"])
+            .output()
+            .unwrap();
+        assert!(contains(&helm_debug.stdout), "{}", stdout(&helm_debug));
+    }
+}

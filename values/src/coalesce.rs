@@ -203,6 +203,7 @@ fn go_type_and_value(value: &Value) -> String {
         Value::Int(i) => format!("int64={i}"),
         Value::Float(f) => format!("float64={}", chartkit_yaml::gonum::format_g(*f, false)),
         Value::String(s) => format!("string={s}"),
+        Value::Bytes(b) => format!("string={}", chartkit_yaml::go_lossy(b)),
         Value::Seq(_) => "[]interface {}=[...]".into(),
         Value::Map(_) => "map[string]interface {}=map[...]".into(),
     }

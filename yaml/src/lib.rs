@@ -21,7 +21,7 @@ mod value;
 pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
 pub use node::{Node, NodeKind, parse_documents, parse_documents_to_depth, parse_node};
-pub use value::{Map, Value};
+pub use value::{Map, Value, go_lossy};
 
 /// Parses a values file the way Helm 4 does: every YAML document in the stream is decoded
 /// to a map and later documents are merged over earlier ones. An empty file is an empty map.

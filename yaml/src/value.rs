@@ -17,8 +17,24 @@ pub enum Value {
     Int(i64),
     Float(f64),
     String(String),
+    /// A Go string whose bytes are not UTF-8 (a binary file given with `--set-file`).
+    /// JSON and YAML see each byte that is not UTF-8 as U+FFFD.
+    Bytes(Vec<u8>),
     Seq(Vec<Value>),
     Map(Map),
+}
+
+/// A Go string's bytes as text: each byte that is not UTF-8 is U+FFFD, as Go's JSON
+/// encoder writes it.
+pub fn go_lossy(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            out.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    out
 }
 
 impl Value {
@@ -28,7 +44,7 @@ impl Value {
             Value::Null => "null",
             Value::Bool(_) => "a boolean",
             Value::Int(_) | Value::Float(_) => "a number",
-            Value::String(_) => "a string",
+            Value::String(_) | Value::Bytes(_) => "a string",
             Value::Seq(_) => "a list",
             Value::Map(_) => "a map",
         }

@@ -61,7 +61,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         Ok(rendered) => rendered,
         Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
             let mut stdout = std::io::stdout().lock();
-            stdout.write_all(raw.as_bytes())?;
+            stdout.write_all(&raw)?;
             stdout.flush()?;
             crate::error::bail!("{message}");
         }

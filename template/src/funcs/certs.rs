@@ -405,7 +405,7 @@ fn template(cn: &str, ips: &Value, dns: &Value, days: i64) -> Result<Template, S
     };
     let mut ip_bytes = Vec::new();
     for ip in list(ips) {
-        let Value::String(s) = &ip else {
+        let Some(s) = ip.go_text() else {
             return Err(format!(
                 "error parsing ip: {} is not a string",
                 crate::print::sprint(&ip)
@@ -419,7 +419,7 @@ fn template(cn: &str, ips: &Value, dns: &Value, days: i64) -> Result<Template, S
     }
     let mut names = Vec::new();
     for d in list(dns) {
-        let Value::String(s) = &d else {
+        let Some(s) = d.go_text() else {
             return Err(format!(
                 "error processing alternate dns name: {} is not a string",
                 crate::print::sprint(&d)

@@ -19,7 +19,7 @@ fn basic_kind(v: &Value) -> Basic {
         Value::Int(_) | Value::Int64(_) => Basic::Int,
         Value::Uint8(_) => Basic::Uint,
         Value::Float(_) => Basic::Float,
-        Value::String(_) => Basic::String,
+        Value::String(_) | Value::RawStr(_) => Basic::String,
         _ => Basic::Invalid,
     }
 }
@@ -53,6 +53,7 @@ pub(crate) fn equal(a: &Value, b: &Value) -> Result<bool, String> {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::String(x), Value::String(y)) => x == y,
+        (x, y) if k1 == Basic::String => x.go_str_bytes() == y.go_str_bytes(),
         _ if k1 == Basic::Int || k1 == Basic::Uint => int_of(&a) == int_of(&b),
         _ => {
             if !same_reflect_kind(&a, &b) {
@@ -119,6 +120,7 @@ fn less(a: &Value, b: &Value) -> Result<bool, String> {
         (Value::Bool(_), Value::Bool(_)) => return Err("invalid type for comparison".into()),
         (Value::Float(x), Value::Float(y)) => x < y,
         (Value::String(x), Value::String(y)) => x < y,
+        (x, y) if k1 == Basic::String => x.go_str_bytes() < y.go_str_bytes(),
         _ => int_of(&a) < int_of(&b),
     })
 }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::Registry;
 use super::arg::str;
 use super::defaults::empty;
-use super::strings::strval;
+use super::strings::strval_text;
 use crate::value::{Entries, List, ListKind, MapCell, MapKind, Ty, Value};
 
 const A: Ty = Ty::Any;
@@ -18,7 +18,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.variadic("dict", &[], A, |a| {
         let mut entries = Entries::new();
         for pair in a.chunks(2) {
-            let key: Rc<str> = Rc::from(strval(&pair[0]));
+            let key: Rc<str> = Rc::from(strval_text(&pair[0]));
             let value = pair.get(1).cloned().unwrap_or_else(|| Value::str(""));
             entries.insert(key, value);
         }

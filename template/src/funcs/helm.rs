@@ -8,6 +8,7 @@ use super::{FuncError, Registry, json};
 use crate::budget::check_expansion;
 use crate::error::{Error, helm_warning};
 use crate::exec::Exec;
+use crate::gostr::GoBuf;
 use crate::print::quote;
 use crate::set::ROOT_NAME;
 use crate::value::{Entries, Ty, Value};
@@ -36,13 +37,24 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         check_expansion(&a[0])?;
         Ok(Value::string(to_yaml_pretty(&a[0]).unwrap_or_default()))
     });
+    // go-yaml reads bytes: UTF-16 after its byte order mark, else UTF-8 or nothing.
     r.pure("fromYaml", &[S], |a| {
-        crate::budget::reserve_decoded(str(&a[0]))?;
-        Ok(from_yaml(str(&a[0])))
+        Ok(match yaml_text(&a[0]) {
+            Ok(text) => {
+                crate::budget::reserve_decoded(&text)?;
+                from_yaml(&text)
+            }
+            Err(problem) => error_map(problem),
+        })
     });
     r.pure("fromYamlArray", &[S], |a| {
-        crate::budget::reserve_decoded(str(&a[0]))?;
-        Ok(from_yaml_array(str(&a[0])))
+        Ok(match yaml_text(&a[0]) {
+            Ok(text) => {
+                crate::budget::reserve_decoded(&text)?;
+                from_yaml_array(&text)
+            }
+            Err(problem) => Value::list(vec![Value::string(problem)]),
+        })
     });
     r.pure("toJson", &[A], |a| {
         check_expansion(&a[0])?;
@@ -118,11 +130,11 @@ fn run_include(exec: &mut Exec<'_>, name: &str, data: Value) -> Result<Value, Fu
         });
     };
     exec.nest_call()?;
-    let mut out = String::new();
+    let mut out = GoBuf::new();
     let result = exec.execute(&tree, data, &mut out);
     exec.unnest_call();
     match result {
-        Ok(()) => Ok(Value::string(out)),
+        Ok(()) => Ok(out.into_value()),
         Err(e) => Err(FuncError {
             message: e.to_string(),
             cause: Some(e),
@@ -148,12 +160,13 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     let data = a[1].clone();
     exec.nest_call()?;
     let result = exec.with_overlay(trees, |exec| {
-        let mut out = String::new();
+        let mut out = GoBuf::new();
         exec.execute(&main, data, &mut out).map(|()| out)
     });
     exec.unnest_call();
     match result {
-        Ok(out) => Ok(Value::string(out.replace("<no value>", ""))),
+        Ok(GoBuf::Text(out)) => Ok(Value::string(out.replace("<no value>", ""))),
+        Ok(GoBuf::Bytes(out)) => Ok(Value::from_go_bytes(crate::set::remove_no_value(&out))),
         Err(e) => Err(FuncError {
             message: format!(
                 "error during tpl function execution for {}: {e}",
@@ -200,6 +213,7 @@ fn readable_by_go_yaml(v: &Value) -> bool {
     }
     match v {
         Value::String(s) => text_ok(s),
+        Value::RawStr(b) => text_ok(&crate::gostr::go_lossy(b)),
         Value::List(l) => l.iter().all(|item| readable_by_go_yaml(&item)),
         Value::Map(m) => m
             .borrow()
@@ -219,6 +233,7 @@ fn count_nel(v: &Value, nels: &mut usize) -> Result<(), String> {
     }
     match v {
         Value::String(s) => *nels += count(s),
+        Value::RawStr(b) => *nels += count(&crate::gostr::go_lossy(b)),
         Value::List(l) => l.iter().try_for_each(|item| count_nel(&item, nels))?,
         Value::Map(m) => {
             for (k, item) in m.borrow().iter() {
@@ -310,6 +325,16 @@ fn decoded_yaml(text: &str) -> Result<Rc<chartkit_yaml::Value>, String> {
         }
     });
     decoded
+}
+
+/// The text go-yaml reads from a Go string, or its error as `sigs.k8s.io/yaml` words
+/// it when the bytes are neither UTF-8 nor UTF-16.
+fn yaml_text(text: &Value) -> Result<std::borrow::Cow<'_, str>, String> {
+    match text {
+        Value::RawStr(bytes) => crate::gostr::go_yaml_decode(bytes)
+            .map_err(|problem| format!("error converting YAML to JSON: yaml: {problem}")),
+        other => Ok(std::borrow::Cow::Borrowed(str(other))),
+    }
 }
 
 fn error_map(message: String) -> Value {

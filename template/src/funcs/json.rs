@@ -96,6 +96,7 @@ fn write_value(
             }
         },
         Value::String(s) => write_string(out, s, html),
+        Value::RawStr(b) => write_go_string(out, b, html),
         Value::Bytes(b) => {
             use base64::Engine as _;
             out.push('"');
@@ -176,6 +177,24 @@ fn write_value(
 
 pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
     out.push('"');
+    write_chars(out, s, html);
+    out.push('"');
+}
+
+/// A Go string that is not UTF-8: `encoding/json` writes each byte that is not part of
+/// a character as the escape `\ufffd`.
+fn write_go_string(out: &mut String, bytes: &[u8], html: bool) {
+    out.push('"');
+    for chunk in bytes.utf8_chunks() {
+        write_chars(out, chunk.valid(), html);
+        for _ in chunk.invalid() {
+            out.push_str("\\ufffd");
+        }
+    }
+    out.push('"');
+}
+
+fn write_chars(out: &mut String, s: &str, html: bool) {
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -191,7 +210,6 @@ pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
             c => out.push(c),
         }
     }
-    out.push('"');
 }
 
 /// `json.Unmarshal` into `interface{}`: objects become maps, every number a float64.
@@ -370,7 +388,8 @@ impl Parser<'_> {
             match c {
                 b'"' => {
                     self.i += 1;
-                    return Ok(String::from_utf8_lossy(&out).into_owned());
+                    // Go reads each byte that is not UTF-8 as U+FFFD.
+                    return Ok(crate::gostr::go_lossy(&out).into_owned());
                 }
                 b'\\' => {
                     self.i += 1;
@@ -522,7 +541,7 @@ impl Parser<'_> {
 pub(crate) fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::List(_) => "array",
-        Value::String(_) => "string",
+        Value::String(_) | Value::RawStr(_) => "string",
         Value::Float(_) => "number",
         Value::Bool(_) => "bool",
         Value::Map(_) => "object",

@@ -86,6 +86,7 @@ impl Encoder {
     fn element(&mut self, v: &Value) -> Result<(), String> {
         match v.plain() {
             Value::String(s) => self.write(&toml_string(&s)),
+            Value::RawStr(b) => self.write(&toml_string(&crate::gostr::go_lossy(&b))),
             Value::Bool(b) => self.write(if b { "true" } else { "false" }),
             Value::Int(i) | Value::Int64(i) => self.write(&i.to_string()),
             Value::Uint8(u) => self.write(&u.to_string()),

@@ -161,7 +161,10 @@ pub enum Arg {
     String {
         pos: Pos,
         quoted: Name,
+        /// The text, or for a literal that stands for bytes that are not UTF-8, those
+        /// bytes read as text (the bytes come from `quoted` when it is evaluated).
         text: Name,
+        binary: bool,
     },
 }
 
