@@ -284,6 +284,7 @@ fn write_json_compact(out: &mut String, value: &Out) {
             Value::Float(f) => out
                 .push_str(&chartkit_yaml::gonum::format_json(*f).unwrap_or_else(|| "null".into())),
             Value::String(s) => json_string(out, s),
+            Value::Bytes(b) => json_string(out, &String::from_utf8_lossy(b)),
             Value::Seq(_) | Value::Map(_) => write_json_compact(out, &from_value(v)),
         },
         Out::Seq(items) => {

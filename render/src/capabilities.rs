@@ -68,12 +68,17 @@ pub const DEFAULT_API_VERSIONS: &[&str] = &[
     "apiextensions.k8s.io/v1",
 ];
 
-/// A Kubernetes version as Helm keeps it: `v1.29.3`, major `1`, minor `29`.
+/// A Kubernetes version as Helm keeps it: `v1.29.3`, major `1`, minor `29`, and the
+/// version as it was given (`v1.29.3-gke.1`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KubeVersion {
+    /// The numbers alone (Helm's `normalizedVersion`, what `String` gives and version
+    /// constraints are checked against).
     pub version: String,
     pub major: String,
     pub minor: String,
+    /// The text given, with `v` put in front if it had none (Helm's `Version`).
+    pub git_version: String,
 }
 
 impl Default for KubeVersion {
@@ -82,6 +87,7 @@ impl Default for KubeVersion {
             version: DEFAULT_KUBE_VERSION.into(),
             major: "1".into(),
             minor: "35".into(),
+            git_version: DEFAULT_KUBE_VERSION.into(),
         }
     }
 }
@@ -123,6 +129,11 @@ pub fn parse_kube_version(text: &str) -> Result<KubeVersion, String> {
         version: format!("v{}", components.join(".")),
         major: components[0].clone(),
         minor: components[1].clone(),
+        git_version: if text.starts_with('v') {
+            text.to_owned()
+        } else {
+            format!("v{text}")
+        },
     })
 }
 
@@ -132,7 +143,8 @@ pub fn capabilities(kube: &KubeVersion, extra_api_versions: &[String]) -> Value 
         DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect();
     api_versions.extend(extra_api_versions.iter().cloned());
     Capabilities {
-        kube_version: kube.version.clone(),
+        kube_version: kube.git_version.clone(),
+        kube_normalized_version: kube.version.clone(),
         kube_major: kube.major.clone(),
         kube_minor: kube.minor.clone(),
         api_versions,
@@ -157,6 +169,10 @@ mod tests {
         let v = |t: &str| parse_kube_version(t).map(|k| (k.version, k.major, k.minor));
         assert_eq!(v("1.29"), Ok(("v1.29".into(), "1".into(), "29".into())));
         assert_eq!(v("v1.29.3-gke.1").unwrap().0, "v1.29.3");
+        assert_eq!(
+            parse_kube_version("1.29.3-gke.1").unwrap().git_version,
+            "v1.29.3-gke.1"
+        );
         assert_eq!(v("1.2.3.4").unwrap().0, "v1.2.3.4");
         assert_eq!(v("1.29.x").unwrap().0, "v1.29");
         assert_eq!(v(" 1.30").unwrap().0, "v1.30");

@@ -57,18 +57,22 @@ pub fn chart_value(metadata: &Metadata, is_root: bool) -> Value {
     entry(&mut m, "Tags", Value::str(&metadata.tags));
     entry(&mut m, "AppVersion", Value::str(&metadata.app_version));
     entry(&mut m, "Deprecated", Value::Bool(metadata.deprecated));
-    // A `map[string]string`; Helm's is nil without annotations, which reads like an
-    // empty map in templates.
-    let annotations = metadata
-        .annotations
-        .iter()
-        .map(|(k, v)| (Rc::from(k.as_str()), Value::str(v)))
-        .collect();
-    entry(
-        &mut m,
-        "Annotations",
-        Value::map_of(MapKind::String, annotations),
-    );
+    // A `map[string]string`, nil without annotations: it reads like an empty map, but
+    // `toJson` writes `null`. (An explicit `annotations: {}` is an empty map in Helm,
+    // which the metadata model does not tell from no annotations.)
+    let annotations = if metadata.annotations.is_empty() {
+        Value::nil_map(MapKind::String)
+    } else {
+        Value::map_of(
+            MapKind::String,
+            metadata
+                .annotations
+                .iter()
+                .map(|(k, v)| (Rc::from(k.as_str()), Value::str(v)))
+                .collect(),
+        )
+    };
+    entry(&mut m, "Annotations", annotations);
     entry(&mut m, "KubeVersion", Value::str(&metadata.kube_version));
     entry(
         &mut m,

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use chartkit_chart::Chart;
 use chartkit_template::objects::Files;
 use chartkit_template::{
-    Entries, MapKind, MemoryBudget, MissingKey, TemplateSet, Value, helm_parse_order,
+    Entries, MapKind, MemoryBudget, MissingKey, Output, TemplateSet, Value, helm_parse_order,
 };
 use chartkit_yaml::Map;
 
@@ -37,12 +37,13 @@ struct Source<'a> {
 }
 
 /// Renders every template; returns each template's output by full name
-/// (`chart/templates/x.yaml`, `chart/charts/sub/templates/y.yaml`).
+/// (`chart/templates/x.yaml`, `chart/charts/sub/templates/y.yaml`): text, or bytes when
+/// a template wrote bytes that are not UTF-8.
 pub fn render_templates(
     chart: &Chart,
     values: &Map,
     context: &RenderContext,
-) -> Result<BTreeMap<String, String>, RenderError> {
+) -> Result<BTreeMap<String, Output>, RenderError> {
     let mut sources = Vec::new();
     let mut scopes = Vec::new();
     let root_values = Value::values_from_data(values);
@@ -78,7 +79,7 @@ pub fn render_templates(
         let data = scopes[source.scope].clone();
         set_template(&data, &source.name, &source.base_path);
         let out = set
-            .render_within(&source.name, data, &mut budget)
+            .render_output_within(&source.name, data, &mut budget)
             .map_err(|e| {
                 if e.is_memory_limit() {
                     RenderError::MemoryLimit {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use chartkit_chart::Chart;
-use chartkit_template::{Entries, Value};
+use chartkit_template::{Entries, Output, Value};
 use chartkit_yaml::Map;
 
 pub use capabilities::{
@@ -121,7 +121,7 @@ pub enum RenderError {
     /// `helm template --debug` prints then, so the author can see the broken document:
     /// every non-empty output under its `# Source:` line, in name order.
     #[error("{message}")]
-    InvalidOutput { message: String, raw: String },
+    InvalidOutput { message: String, raw: Vec<u8> },
     /// A template went over the render's memory limit (`limit` bytes), which Helm does
     /// not have: its message names the template, line and function.
     #[error("{message}")]
@@ -247,7 +247,7 @@ fn render_with_stack(
             })
         });
         let files = check_kube_version(&chart, options)
-            .and_then(|()| render_files(&chart, &values, options));
+            .and_then(|()| render_outputs(&chart, &values, options));
         let schema = check.map(|handle| {
             handle
                 .join()
@@ -258,17 +258,20 @@ fn render_with_stack(
     if let Some(Err(report)) = schema {
         return Err(RenderError::Schema(report));
     }
-    let mut files = files?;
+    let mut outputs = files?;
 
     let root_notes = format!("{}/templates/NOTES.txt", chart.name());
     let mut notes = String::new();
-    let note_names: Vec<String> = files
+    let note_names: Vec<String> = outputs
         .keys()
         .filter(|k| k.ends_with("NOTES.txt"))
         .cloned()
         .collect();
     for name in note_names {
-        let text = files.remove(&name).unwrap_or_default();
+        let text = outputs
+            .remove(&name)
+            .map(Output::into_text_lossy)
+            .unwrap_or_default();
         if options.subchart_notes || name == root_notes {
             if !notes.is_empty() {
                 notes.push('\n');
@@ -278,10 +281,14 @@ fn render_with_stack(
     }
 
     let (hooks, manifests) =
-        sort_manifests(&files, warnings).map_err(|message| RenderError::InvalidOutput {
+        sort_manifests(&outputs, warnings).map_err(|message| RenderError::InvalidOutput {
             message,
-            raw: output::invalid_output(&files),
+            raw: output::invalid_output(&outputs),
         })?;
+    let files = outputs
+        .into_iter()
+        .map(|(name, output)| (name, output.into_text_lossy()))
+        .collect();
     Ok(Rendered {
         chart,
         values,
@@ -346,7 +353,7 @@ fn check_kube_version(chart: &Chart, options: &RenderOptions) -> Result<(), Rend
     }
     Err(RenderError::Render(format!(
         "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-        chart.metadata.kube_version, options.kube_version.version
+        chart.metadata.kube_version, options.kube_version.git_version
     )))
 }
 
@@ -356,6 +363,19 @@ pub fn render_files(
     values: &Map,
     options: &RenderOptions,
 ) -> Result<BTreeMap<String, String>, RenderError> {
+    Ok(render_outputs(chart, values, options)?
+        .into_iter()
+        .map(|(name, output)| (name, output.into_text_lossy()))
+        .collect())
+}
+
+/// [`render_files`], each output as the template wrote it: text, or bytes that are not
+/// UTF-8.
+pub fn render_outputs(
+    chart: &Chart,
+    values: &Map,
+    options: &RenderOptions,
+) -> Result<BTreeMap<String, Output>, RenderError> {
     let context = engine::RenderContext {
         release: release_value(options),
         capabilities: capabilities::capabilities(&options.kube_version, &options.api_versions),

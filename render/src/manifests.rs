@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use chartkit_template::Output;
 use chartkit_yaml::{Node, NodeKind};
 
 /// Helm 4's install order. Kinds not listed come after these, alphabetically.
@@ -112,11 +113,33 @@ impl Hook {
 /// `\n---` (or `---` at the very start), widened back over the whitespace before it and
 /// forward over the whitespace after it. `\s` in Go is ASCII whitespace only.
 pub fn split_manifests(text: &str) -> Vec<String> {
-    fn is_go_space(b: u8) -> bool {
-        matches!(b, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
-    }
     let text = text.trim();
-    let bytes = text.as_bytes();
+    split_ranges(text.as_bytes())
+        .into_iter()
+        // The separators are ASCII, so every range is on character boundaries.
+        .map(|(start, end)| &text[start..end])
+        .filter(|d| !d.is_empty())
+        .map(|d| d.trim().to_owned())
+        .collect()
+}
+
+/// [`split_manifests`] of output that is not text (Go splits bytes): the same
+/// separators, which are ASCII; white space is trimmed as ASCII.
+fn split_manifest_bytes(text: &[u8]) -> Vec<&[u8]> {
+    let text = text.trim_ascii();
+    split_ranges(text)
+        .into_iter()
+        .map(|(start, end)| text[start..end].trim_ascii())
+        .filter(|d| !d.is_empty())
+        .collect()
+}
+
+fn is_go_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
+}
+
+/// The byte ranges of the documents of trimmed text, empty ones included.
+fn split_ranges(bytes: &[u8]) -> Vec<(usize, usize)> {
     let skip_space = |mut at: usize| {
         while at < bytes.len() && is_go_space(bytes[at]) {
             at += 1;
@@ -126,49 +149,67 @@ pub fn split_manifests(text: &str) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut piece_start = 0;
     let mut search = 0;
-    if text.starts_with("---") {
+    if bytes.starts_with(b"---") {
         piece_start = skip_space(3);
         search = piece_start;
     }
-    while let Some(found) = text[search..].find("\n---") {
+    while let Some(found) = memchr::memmem::find(&bytes[search..], b"\n---") {
         let newline = search + found;
         let mut match_start = newline;
         while match_start > search && is_go_space(bytes[match_start - 1]) {
             match_start -= 1;
         }
-        pieces.push(&text[piece_start..match_start]);
+        pieces.push((piece_start, match_start));
         piece_start = skip_space(newline + 4);
         search = piece_start;
     }
-    pieces.push(&text[piece_start..]);
+    pieces.push((piece_start, bytes.len()));
     pieces
-        .into_iter()
-        .filter(|d| !d.is_empty())
-        .map(|d| d.trim().to_owned())
-        .collect()
 }
 
 /// Helm's `SortManifests`: files in path order (partials and blank files skipped), each
 /// split into documents; hooks and ordinary documents each sorted by kind. Documents
 /// naming a hook event Helm does not know are dropped, with Helm's notice added to
 /// `warnings`.
+///
+/// Output that is not text is read as go-yaml reads it: a document that is neither UTF-8
+/// nor UTF-16 is a YAML error, as in Helm (binary file contents written into a
+/// template's output without `b64enc`).
 pub fn sort_manifests(
-    files: &BTreeMap<String, String>,
+    files: &BTreeMap<String, Output>,
     warnings: &mut Vec<String>,
 ) -> Result<(Vec<Hook>, Vec<Manifest>), String> {
-    let mut documents = Vec::new();
+    let mut documents: Vec<(&String, Result<String, String>)> = Vec::new();
     for (path, content) in files {
         let base = path.rsplit('/').next().unwrap_or(path);
-        if base.starts_with('_') || content.trim().is_empty() {
+        if base.starts_with('_') {
             continue;
         }
-        documents.extend(split_manifests(content).into_iter().map(|d| (path, d)));
+        match content {
+            Output::Text(text) => {
+                if text.trim().is_empty() {
+                    continue;
+                }
+                documents.extend(split_manifests(text).into_iter().map(|d| (path, Ok(d))));
+            }
+            Output::Binary(bytes) => {
+                documents.extend(split_manifest_bytes(bytes).into_iter().map(|d| {
+                    let text = chartkit_template::go_yaml_decode(d)
+                        .map(|text| text.into_owned())
+                        .map_err(|problem| {
+                            format!("error converting YAML to JSON: yaml: {problem}")
+                        });
+                    (path, text)
+                }));
+            }
+        }
     }
     let heads = parse_heads(&documents);
     let mut hooks = Vec::new();
     let mut generic = Vec::new();
     for ((path, document), head) in documents.into_iter().zip(heads) {
         let head = head.map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+        let document = document.unwrap_or_default();
         let hook_types = head
             .annotations
             .as_ref()
@@ -223,15 +264,22 @@ pub fn sort_manifests(
 /// most of the time spent on charts with large CRDs or many objects; the documents are
 /// independent, so big outputs are parsed on all cores. Results keep the input order, so
 /// the first error reported is the one Helm reports.
-fn parse_heads(documents: &[(&String, String)]) -> Vec<Result<Head, String>> {
+fn parse_heads(documents: &[(&String, Result<String, String>)]) -> Vec<Result<Head, String>> {
     use rayon::prelude::*;
     // Below this, starting the thread pool costs more than it saves.
     const PARALLEL_BYTES: usize = 256 * 1024;
-    let total: usize = documents.iter().map(|(_, d)| d.len()).sum();
+    let head = |document: &Result<String, String>| match document {
+        Ok(text) => parse_head(text),
+        Err(problem) => Err(problem.clone()),
+    };
+    let total: usize = documents
+        .iter()
+        .map(|(_, d)| d.as_ref().map_or(0, String::len))
+        .sum();
     if total < PARALLEL_BYTES {
-        return documents.iter().map(|(_, d)| parse_head(d)).collect();
+        return documents.iter().map(|(_, d)| head(d)).collect();
     }
-    documents.par_iter().map(|(_, d)| parse_head(d)).collect()
+    documents.par_iter().map(|(_, d)| head(d)).collect()
 }
 
 /// `strconv.Atoi`.
@@ -471,9 +519,12 @@ mod tests {
         let mut files = BTreeMap::new();
         files.insert(
             "c/templates/a.yaml".to_owned(),
-            "kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: post-install, test\n---\nkind: Service\n---\nkind: Pod\nmetadata:\n  annotations:\n    helm.sh/hook: nonsense\n".to_owned(),
+            Output::Text("kind: Job\nmetadata:\n  annotations:\n    helm.sh/hook: post-install, test\n---\nkind: Service\n---\nkind: Pod\nmetadata:\n  annotations:\n    helm.sh/hook: nonsense\n".to_owned()),
         );
-        files.insert("c/templates/_p.tpl".to_owned(), "kind: X".to_owned());
+        files.insert(
+            "c/templates/_p.tpl".to_owned(),
+            Output::Text("kind: X".to_owned()),
+        );
         let mut warnings = Vec::new();
         let (hooks, manifests) = sort_manifests(&files, &mut warnings).unwrap();
         assert_eq!(warnings, ["skipping unknown hooks hookTypes=nonsense"]);

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use chartkit_template::Output;
+
 use crate::manifests::split_manifests;
 use crate::{Rendered, crd_files};
 
@@ -83,14 +85,19 @@ fn trimmed(buffer: &str) -> String {
 
 /// What `helm template --debug` prints when the output is not valid YAML: every
 /// non-empty template output (NOTES.txt already removed), by name.
-pub(crate) fn invalid_output(files: &BTreeMap<String, String>) -> String {
-    let mut raw = String::new();
+pub(crate) fn invalid_output(files: &BTreeMap<String, Output>) -> Vec<u8> {
+    let mut raw = Vec::new();
     for (name, content) in files {
-        if !content.trim().is_empty() {
-            write_document(&mut raw, name, content);
+        let content = content.as_bytes();
+        if !content.trim_ascii().is_empty() {
+            raw.extend_from_slice(format!("---\n# Source: {name}\n").as_bytes());
+            raw.extend_from_slice(content);
+            raw.push(b'\n');
         }
     }
-    trimmed(&raw)
+    let mut out = raw.trim_ascii().to_vec();
+    out.push(b'\n');
+    out
 }
 
 /// The template path of a document without the chart name: what Helm's

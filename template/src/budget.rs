@@ -236,7 +236,7 @@ pub(crate) fn human(bytes: u64) -> String {
 pub(crate) fn shallow_size(v: &Value) -> u64 {
     match v {
         Value::String(s) => s.len() as u64,
-        Value::Bytes(b) => b.len() as u64,
+        Value::RawStr(b) | Value::Bytes(b) => b.len() as u64,
         Value::List(l) => l.heap_bytes(),
         Value::Map(m) => m.len() as u64 * MAP_ENTRY_BYTES,
         _ => 0,
@@ -288,7 +288,8 @@ pub(crate) fn check_args(args: &[Value]) -> Result<(), String> {
     for arg in args {
         total = total.saturating_add(match arg {
             Value::String(s) => s.len() as u64,
-            Value::Bytes(b) => b.len() as u64 * 4,
+            // Quoted, each byte that is not UTF-8 takes four.
+            Value::RawStr(b) | Value::Bytes(b) => b.len() as u64 * 4,
             Value::List(_) | Value::Map(_) | Value::Object(_) => {
                 match expanded_size(arg, room.saturating_sub(total)) {
                     Some(n) => n,
@@ -323,6 +324,7 @@ pub(crate) fn expanded_size(v: &Value, cap: u64) -> Option<u64> {
         *total += PER_ELEMENT + 2 * depth;
         match value {
             Value::String(s) => *total += s.len() as u64,
+            Value::RawStr(b) => *total += b.len() as u64 * 4,
             Value::Bytes(b) => *total += b.len() as u64 * 4 / 3,
             Value::List(_) | Value::Map(_) => pending.push((value.clone(), depth)),
             Value::Object(o) => match o.underlying() {

@@ -11,6 +11,8 @@ use std::sync::Arc;
 use crate::budget;
 use crate::error::{Error, ExecError};
 use crate::funcs::{Func, FuncError, Imp};
+use crate::gostr::GoBuf;
+use crate::objects::ValuesMethods;
 use crate::parse::ast::*;
 use crate::print;
 use crate::set::TemplateSet;
@@ -80,6 +82,10 @@ pub struct Exec<'s> {
     pub(crate) include_counts: FxHashMap<Box<str>, usize>,
     /// How deep `include` and `tpl` calls are nested now.
     call_depth: usize,
+    /// For the call being made, which arguments (bit i for argument i) are nil read
+    /// through an `interface {}`: Go's reflection tells such a nil (a valid value of
+    /// interface kind) from no value at all, and `len` words its error by that.
+    pub(crate) nil_interfaces: u64,
 }
 
 /// One template invocation: its tree, its variables and the node being evaluated.
@@ -97,6 +103,7 @@ impl<'s> Exec<'s> {
             overlays: Vec::new(),
             include_counts: FxHashMap::default(),
             call_depth: 0,
+            nil_interfaces: 0,
         }
     }
 
@@ -132,7 +139,7 @@ impl<'s> Exec<'s> {
     /// Runs a template with `data` as dot and `$`, appending its output to `out`.
     /// Callers that nest it in a running template (`include`, `tpl`) hold its stack in
     /// the budget first ([`Exec::nest`]).
-    pub(crate) fn execute(&mut self, tree: &Tree, data: Value, out: &mut String) -> EResult<()> {
+    pub(crate) fn execute(&mut self, tree: &Tree, data: Value, out: &mut GoBuf) -> EResult<()> {
         let dot = Slot::plain(data);
         let mut frame = Frame {
             tree,
@@ -183,7 +190,7 @@ impl<'s> Exec<'s> {
         f: &mut Frame<'t>,
         dot: &Slot,
         list: &'t ListNode,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         for node in &list.nodes {
             self.walk(f, dot, node, out)?;
@@ -196,7 +203,7 @@ impl<'s> Exec<'s> {
         f: &mut Frame<'t>,
         dot: &Slot,
         node: &'t Node,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         match node {
@@ -245,7 +252,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         b: &'t BranchNode,
         is_with: bool,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         let v = self.eval_pipeline(f, dot, &b.pipe)?;
         if v.truth() {
@@ -267,7 +274,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         r: &'t BranchNode,
         node: &'t Node,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         let val = self.eval_pipeline(f, dot, &r.pipe)?.plain();
@@ -364,7 +371,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         t: &'t TemplateNode,
         node: &'t Node,
-        out: &mut String,
+        out: &mut GoBuf,
     ) -> Result<(), Flow> {
         f.node = Some(NodeRef::Node(node));
         let Some(tree) = self.lookup(&t.name) else {
@@ -547,7 +554,7 @@ impl<'s> Exec<'s> {
             Arg::Dot(_) => Ok(dot.v.clone()),
             Arg::Nil(_) => Err(self.errorf(f, "nil is not a command".into())),
             Arg::Number(n) => self.ideal_constant(f, n),
-            Arg::String { text, .. } => Ok(Value::str(text)),
+            Arg::String { .. } => Ok(string_literal(first)),
             other => Err(self.errorf(
                 f,
                 format!(
@@ -560,7 +567,7 @@ impl<'s> Exec<'s> {
 
     fn ideal_constant(&self, f: &Frame<'_>, n: &NumberNode) -> EResult<Value> {
         if n.is_complex {
-            return Err(self.errorf(f, format!("complex constant {} is not supported", n.text)));
+            return Ok(crate::complex::complex_value(n.complex.0, n.complex.1));
         }
         let text = &n.text;
         let is_hex_int = text.len() > 2
@@ -687,6 +694,9 @@ impl<'s> Exec<'s> {
         let has_args = args.len() > 1 || final_value.is_some();
         match &receiver.v {
             Value::Object(o) => {
+                if let Some(reason) = o.uncallable(name) {
+                    return Err(self.errorf(f, reason));
+                }
                 if let Some(sig) = o.method(name) {
                     let callee = Callee::Method(o.clone(), sig);
                     let v = self.eval_call(
@@ -722,6 +732,25 @@ impl<'s> Exec<'s> {
                     }
                     return self.missing_key(f, name, true);
                 }
+                if o.unexported_field(name) {
+                    return Err(self.errorf(
+                        f,
+                        format!(
+                            "{name} is an unexported field of struct type {}",
+                            o.type_name().trim_start_matches('*')
+                        ),
+                    ));
+                }
+            }
+            // Helm's `common.Values` has methods, which Go finds before the keys.
+            Value::Map(m)
+                if m.kind == MapKind::Values
+                    && let Some(sig) = ValuesMethods::method(name) =>
+            {
+                let callee = Callee::Method(Rc::new(ValuesMethods(m.clone())), sig);
+                let v =
+                    self.eval_call(f, dot, callee, name, NodeRef::Arg(node), args, final_value)?;
+                return Ok(Slot::plain(v));
             }
             Value::Map(m) => {
                 if has_args {
@@ -835,20 +864,27 @@ impl<'s> Exec<'s> {
         }
 
         let mut argv = Vec::with_capacity(num_in);
+        let mut nil_interfaces = 0u64;
         for (i, arg) in args.iter().enumerate() {
             let ty = if i < num_fixed {
                 params[i]
             } else {
                 variadic.unwrap_or(Ty::Any)
             };
-            argv.push(self.eval_arg(f, dot, Some(ty), arg)?);
+            let slot = self.eval_arg_slot(f, dot, Some(ty), arg)?;
+            if slot.iface && slot.v.is_nil() && i < 64 {
+                nil_interfaces |= 1 << i;
+            }
+            argv.push(callee.string_arg(ty, slot.v));
         }
+        self.nil_interfaces = nil_interfaces;
         if let Some(fv) = final_value {
             let ty = match variadic {
                 Some(v) if num_in > num_fixed => v,
                 _ => params[num_in - 1],
             };
-            argv.push(self.validate_type(f, fv, false, ty)?);
+            let v = self.validate_type(f, fv, false, ty)?;
+            argv.push(callee.string_arg(ty, v));
         }
 
         // Results are counted by what they add (see `budget`); `include` and `tpl`
@@ -914,14 +950,15 @@ impl<'s> Exec<'s> {
         }
         let ok = match (ty, &value) {
             (Ty::Any | Ty::Reflect, _) => true,
-            (Ty::String, Value::String(_)) => true,
+            (Ty::String, Value::String(_) | Value::RawStr(_)) => true,
             (Ty::Int, Value::Int(_)) => true,
             (Ty::Int64, Value::Int64(_)) => true,
             (Ty::Float64, Value::Float(_)) => true,
             (Ty::Bool, Value::Bool(_)) => true,
             (Ty::Map, Value::Map(m)) => m.kind != MapKind::String,
             (Ty::List, Value::List(l)) => l.kind == ListKind::Interface,
-            (Ty::Object(name), Value::Object(o)) => o.type_name() == name,
+            (Ty::Bytes, Value::Bytes(_)) => true,
+            (Ty::NamedInt(name) | Ty::Object(name), Value::Object(o)) => o.type_name() == name,
             _ => false,
         };
         if ok {
@@ -946,10 +983,26 @@ impl<'s> Exec<'s> {
         ty: Option<Ty>,
         arg: &'t Arg,
     ) -> EResult<Value> {
+        self.eval_arg_slot(f, dot, ty, arg).map(|slot| slot.v)
+    }
+
+    /// [`Exec::eval_arg`], also telling whether the value was read through an
+    /// `interface {}` (a field, variable or dot), which Go's builtins can observe.
+    fn eval_arg_slot<'t>(
+        &mut self,
+        f: &mut Frame<'t>,
+        dot: &Slot,
+        ty: Option<Ty>,
+        arg: &'t Arg,
+    ) -> EResult<Slot> {
         f.node = Some(NodeRef::Arg(arg));
-        let check = |this: &Self, f: &Frame<'_>, slot: Slot| match ty {
-            Some(t) => this.validate_type(f, slot.v, slot.iface, t),
-            None => Ok(slot.v),
+        let check = |this: &Self, f: &Frame<'_>, slot: Slot| {
+            let iface = slot.iface;
+            let v = match ty {
+                Some(t) => this.validate_type(f, slot.v, iface, t)?,
+                None => slot.v,
+            };
+            Ok(Slot { v, iface })
         };
         match arg {
             Arg::Dot(_) => return check(self, f, dot.clone()),
@@ -958,7 +1011,7 @@ impl<'s> Exec<'s> {
                     Some(t) if !t.nillable() => {
                         Err(self.errorf(f, format!("cannot assign nil to {}", t.go_name())))
                     }
-                    _ => Ok(Value::Nil),
+                    _ => Ok(Slot::plain(Value::Nil)),
                 };
             }
             Arg::Field(field) => {
@@ -984,6 +1037,11 @@ impl<'s> Exec<'s> {
             }
             _ => {}
         }
+        self.eval_literal_arg(f, ty, arg).map(Slot::plain)
+    }
+
+    /// A constant argument converted to its parameter type, as Go's `evalArg` does.
+    fn eval_literal_arg(&self, f: &Frame<'_>, ty: Option<Ty>, arg: &Arg) -> EResult<Value> {
         let ty = ty.unwrap_or(Ty::Any);
         match ty {
             Ty::Bool => match arg {
@@ -994,11 +1052,11 @@ impl<'s> Exec<'s> {
                 Arg::Number(n) if let Some(x) = n.float => Ok(Value::Float(x)),
                 _ => Err(self.errorf(f, format!("expected float; found {arg}"))),
             },
-            Ty::Int | Ty::Int64 => match arg {
-                Arg::Number(n) if let Some(i) = n.int => Ok(if ty == Ty::Int {
-                    Value::Int(i)
-                } else {
-                    Value::Int64(i)
+            Ty::Int | Ty::Int64 | Ty::NamedInt(_) => match arg {
+                Arg::Number(n) if let Some(i) = n.int => Ok(match ty {
+                    Ty::Int => Value::Int(i),
+                    Ty::NamedInt(name) => crate::funcs::gotime::named_int(name, i),
+                    _ => Value::Int64(i),
                 }),
                 _ => Err(self.errorf(f, format!("expected integer; found {arg}"))),
             },
@@ -1007,23 +1065,40 @@ impl<'s> Exec<'s> {
                 _ => Err(self.errorf(f, format!("expected unsigned integer; found {arg}"))),
             },
             Ty::String => match arg {
-                Arg::String { text, .. } => Ok(Value::str(text)),
+                Arg::String { .. } => Ok(string_literal(arg)),
                 _ => Err(self.errorf(f, format!("expected string; found {arg}"))),
             },
             Ty::Any | Ty::Reflect => match arg {
                 Arg::Bool(_, b) => Ok(Value::Bool(*b)),
                 Arg::Number(n) => self.ideal_constant(f, n),
-                Arg::String { text, .. } => Ok(Value::str(text)),
+                Arg::String { .. } => Ok(string_literal(arg)),
                 _ => Err(self.errorf(
                     f,
                     format!("can't handle assignment of {arg} to empty interface argument"),
                 )),
             },
-            Ty::Map | Ty::List | Ty::Object(_) => Err(self.errorf(
+            Ty::Map | Ty::List | Ty::Bytes | Ty::Object(_) => Err(self.errorf(
                 f,
                 format!("can't handle {arg} for arg of type {}", ty.go_name()),
             )),
         }
+    }
+}
+
+/// The value of a string literal: its text, or the bytes it stands for when they are
+/// not UTF-8.
+fn string_literal(arg: &Arg) -> Value {
+    match arg {
+        Arg::String {
+            binary: true,
+            quoted,
+            ..
+        } => match crate::parse::unquote_bytes(quoted) {
+            Some(bytes) => Value::from_go_bytes(bytes),
+            None => Value::Nil,
+        },
+        Arg::String { text, .. } => Value::str(text),
+        _ => Value::Nil,
     }
 }
 
@@ -1041,7 +1116,7 @@ fn node_context(node: &Node, text: &str) -> String {
 /// Go's `printValue`: an absent value prints as `<no value>`. The bytes written count
 /// in the budget; a list or map is checked before it is written, as its text can be far
 /// larger than what building it counted.
-fn print_value(out: &mut String, v: &Value) -> Result<(), String> {
+fn print_value(out: &mut GoBuf, v: &Value) -> Result<(), String> {
     let before = out.len();
     match v {
         Value::Nil => out.push_str("<no value>"),
@@ -1049,6 +1124,11 @@ fn print_value(out: &mut String, v: &Value) -> Result<(), String> {
             budget::reserve(s.len() as u64)?;
             out.push_str(s);
         }
+        Value::RawStr(b) => {
+            budget::reserve(b.len() as u64)?;
+            out.push_raw(b);
+        }
+        Value::Object(o) if let Some(text) = o.template_format() => out.push_str(&text),
         other => {
             budget::check_expansion(other)?;
             print::write_value(out, other);
@@ -1117,6 +1197,23 @@ impl Callee<'_> {
         match self {
             Callee::Func(f) => (f.params, f.variadic),
             Callee::Method(_, sig) => (sig.params, sig.variadic),
+        }
+    }
+
+    /// An argument for a `string` parameter as the callee takes it: a string that is
+    /// not UTF-8 stays bytes for the functions that work on bytes, and is text (each
+    /// stray byte U+FFFD, as Go's character-by-character functions see it) for others.
+    fn string_arg(&self, ty: Ty, v: Value) -> Value {
+        match (&v, ty, self) {
+            (Value::RawStr(b), Ty::String, Callee::Method(..))
+            | (
+                Value::RawStr(b),
+                Ty::String,
+                Callee::Func(Func {
+                    raw_strings: false, ..
+                }),
+            ) => Value::string(crate::gostr::go_lossy(b).into_owned()),
+            _ => v,
         }
     }
 }

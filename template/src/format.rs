@@ -6,8 +6,11 @@
 
 use chartkit_yaml::gonum;
 
+use crate::gostr::GoBuf;
 use crate::print::{quote, quote_ascii, quote_rune};
-use crate::value::{ListKind, MapKind, Value};
+use std::rc::Rc;
+
+use crate::value::{Object, Value};
 
 #[derive(Default, Clone, Copy)]
 struct Flags {
@@ -23,7 +26,7 @@ struct Flags {
 }
 
 struct Printer {
-    out: String,
+    out: GoBuf,
     f: Flags,
     /// Output longer than this stops the formatting (see [`sprintf_within`]).
     limit: usize,
@@ -33,27 +36,29 @@ const DIGITS_LOWER: &[u8] = b"0123456789abcdefx";
 const DIGITS_UPPER: &[u8] = b"0123456789ABCDEFX";
 
 /// `fmt.Sprintf(format, args...)`.
+/// As text: bytes that are not UTF-8 read as U+FFFD (see [`crate::gostr::go_lossy`]).
 pub fn sprintf(format: &str, args: &[Value]) -> String {
     let mut p = Printer {
-        out: String::with_capacity(format.len() + 16),
+        out: GoBuf::with_capacity(format.len() + 16),
         f: Flags::default(),
         limit: usize::MAX,
     };
     p.do_printf(format, args);
-    p.out
+    p.out.into_output().into_text_lossy()
 }
 
 /// [`sprintf`] that gives up, returning `None`, once its output passes `limit` bytes.
 /// Go bounds each width and precision (a million), not how many verbs a format has, so a
 /// format made by `repeat` can ask for any amount of padding.
-pub(crate) fn sprintf_within(format: &str, args: &[Value], limit: usize) -> Option<String> {
+/// The result is a Go string: bytes that are not UTF-8 are kept.
+pub(crate) fn sprintf_within(format: &str, args: &[Value], limit: usize) -> Option<Value> {
     let mut p = Printer {
-        out: String::with_capacity(format.len().min(limit) + 16),
+        out: GoBuf::with_capacity(format.len().min(limit) + 16),
         f: Flags::default(),
         limit,
     };
     p.do_printf(format, args);
-    (p.out.len() <= limit).then_some(p.out)
+    (p.out.len() <= limit).then(|| p.out.into_value())
 }
 
 fn parse_num(s: &[u8], start: usize, end: usize) -> (Option<usize>, usize) {
@@ -267,9 +272,9 @@ impl Printer {
         };
         if self.f.minus {
             self.out.push_str(s);
-            self.out.extend(std::iter::repeat_n(' ', width - n));
+            self.out.push_str(&" ".repeat(width - n));
         } else {
-            self.out.extend(std::iter::repeat_n(fill, width - n));
+            self.out.push_str(&fill.to_string().repeat(width - n));
             self.out.push_str(s);
         }
     }
@@ -317,41 +322,86 @@ impl Printer {
             Value::Uint8(u) => self.fmt_integer(*u as i128, false, verb, arg),
             Value::Float(x) => self.fmt_float_verb(*x, verb, arg),
             Value::String(s) => self.fmt_string(s, verb, arg),
+            Value::RawStr(b) => self.fmt_raw_string(b, verb, arg),
             Value::Bytes(b) => self.fmt_bytes(b, verb, arg),
             Value::List(_) | Value::Map(_) => self.print_value(arg, verb, 0),
-            Value::Object(o) => match verb {
-                'v' | 's' => {
-                    let s = o.format();
-                    self.pad(&s);
-                }
-                _ => match o.underlying() {
-                    Some(u) => self.print_arg(&u, verb),
-                    None => self.bad_verb(verb, arg),
-                },
-            },
+            Value::Object(o) => self.print_object(o, arg, verb, 0),
             Value::Nil => {}
+        }
+    }
+
+    /// A host object, as `fmt` prints its Go value: through its `String` method for the
+    /// string verbs, as a struct, or as the slice, map or number it is made of.
+    fn print_object(&mut self, o: &Rc<dyn Object>, arg: &Value, verb: char, depth: usize) {
+        if let Some((re, im)) = crate::complex::parts(o) {
+            return self.fmt_complex(re, im, verb, arg);
+        }
+        if self.f.sharp_v
+            && let Some(s) = o.go_string()
+        {
+            self.out.push_str(&s);
+            return;
+        }
+        if o.stringer() && matches!(verb, 'v' | 's' | 'q' | 'x' | 'X') && !self.f.sharp_v {
+            let s = o.format();
+            self.fmt_string(&s, verb, arg);
+            return;
+        }
+        if let Some(fields) = o.struct_fields() {
+            let type_name = o.type_name();
+            if o.kind() == "ptr" {
+                self.out.push('&');
+            }
+            if self.f.sharp_v {
+                self.out.push_str(type_name.trim_start_matches('*'));
+            }
+            self.out.push('{');
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    self.out.push_str(if self.f.sharp_v { ", " } else { " " });
+                }
+                if self.f.plus_v || self.f.sharp_v {
+                    self.out.push_str(field.name);
+                    self.out.push(':');
+                }
+                self.print_value(&field.value, verb, depth + 1);
+            }
+            self.out.push('}');
+            return;
+        }
+        match o.underlying() {
+            Some(u @ (Value::List(_) | Value::Map(_))) if self.f.sharp_v => {
+                self.print_container(&u, &o.type_name(), verb, depth)
+            }
+            Some(u) if depth == 0 => self.print_arg(&u, verb),
+            Some(u) => self.print_value(&u, verb, depth),
+            None if matches!(verb, 'v' | 's') => {
+                let s = o.format();
+                self.pad(&s);
+            }
+            None => self.bad_verb(verb, arg),
         }
     }
 
     /// Printing inside containers (Go's reflection path).
     fn print_value(&mut self, v: &Value, verb: char, depth: usize) {
         match v {
-            Value::Nil => {
-                if depth == 0 {
-                    self.print_arg(v, verb);
-                } else if self.f.sharp_v {
-                    self.out.push_str("interface {}(nil)");
-                } else {
-                    self.out.push_str("<nil>");
-                }
-            }
+            Value::List(_) | Value::Map(_) => self.print_container(v, &v.type_name(), verb, depth),
+            Value::Object(o) if depth > 0 => self.print_object(o, v, verb, depth),
+            other => self.print_leaf(other, verb, depth),
+        }
+    }
+
+    /// A slice or map, under `type_name` in Go syntax.
+    fn print_container(&mut self, v: &Value, type_name: &str, verb: char, depth: usize) {
+        match v {
             Value::List(l) if l.is_nil() && self.f.sharp_v => {
-                self.out.push_str(&v.type_name());
+                self.out.push_str(type_name);
                 self.out.push_str("(nil)");
             }
             Value::List(l) => {
                 if self.f.sharp_v {
-                    self.out.push_str(&v.type_name());
+                    self.out.push_str(type_name);
                     self.out.push('{');
                     for (i, item) in l.iter().enumerate() {
                         if i > 0 {
@@ -370,11 +420,14 @@ impl Printer {
                     }
                     self.out.push(']');
                 }
-                let _ = ListKind::Interface;
             }
             Value::Map(m) => {
                 if self.f.sharp_v {
-                    self.out.push_str(&v.type_name());
+                    self.out.push_str(type_name);
+                    if m.is_nil() {
+                        self.out.push_str("(nil)");
+                        return;
+                    }
                     self.out.push('{');
                 } else {
                     self.out.push_str("map[");
@@ -388,7 +441,20 @@ impl Printer {
                     chartkit_yaml::with_stack(|| self.print_value(item, verb, depth + 1));
                 }
                 self.out.push(if self.f.sharp_v { '}' } else { ']' });
-                let _ = MapKind::Interface;
+            }
+            other => self.print_leaf(other, verb, depth),
+        }
+    }
+
+    /// Anything but a slice or map, at any depth.
+    fn print_leaf(&mut self, v: &Value, verb: char, depth: usize) {
+        match v {
+            Value::Nil if depth > 0 => {
+                self.out.push_str(if self.f.sharp_v {
+                    "interface {}(nil)"
+                } else {
+                    "<nil>"
+                });
             }
             other => self.print_arg(other, verb),
         }
@@ -407,6 +473,41 @@ impl Printer {
             'x' => self.fmt_sx(s.as_bytes(), DIGITS_LOWER),
             'X' => self.fmt_sx(s.as_bytes(), DIGITS_UPPER),
             'q' => self.fmt_q(s),
+            _ => self.bad_verb(verb, arg),
+        }
+    }
+
+    /// A Go string that is not UTF-8: `%s` and `%v` write its bytes, `%q` escapes the
+    /// ones that are not UTF-8, `%x` writes them in hex. Each of those bytes counts as
+    /// one character for widths and precisions, as Go counts them.
+    fn fmt_raw_string(&mut self, b: &[u8], verb: char, arg: &Value) {
+        let kept = match self.f.prec {
+            Some(p) if matches!(verb, 'v' | 's' | 'q') => go_prefix(b, p),
+            _ => b,
+        };
+        match verb {
+            'v' | 's' | 'q' if self.f.sharp_v || verb == 'q' => {
+                let quoted = crate::print::quote_bytes_with(kept, self.f.plus);
+                self.pad(&quoted);
+            }
+            'v' | 's' => {
+                let width = self.f.wid.unwrap_or(0);
+                let n = crate::gostr::go_lossy(kept).chars().count();
+                let fill = if self.f.zero && !self.f.minus {
+                    "0"
+                } else {
+                    " "
+                };
+                if !self.f.minus && width > n {
+                    self.out.push_str(&fill.repeat(width - n));
+                }
+                self.out.push_bytes(kept);
+                if self.f.minus && width > n {
+                    self.out.push_str(&" ".repeat(width - n));
+                }
+            }
+            'x' => self.fmt_sx(b, DIGITS_LOWER),
+            'X' => self.fmt_sx(b, DIGITS_UPPER),
             _ => self.bad_verb(verb, arg),
         }
     }
@@ -485,16 +586,16 @@ impl Printer {
                     self.out.push(']');
                 }
             }
-            's' => {
-                let s = String::from_utf8_lossy(b).into_owned();
-                self.fmt_s(&s);
-            }
+            's' => match std::str::from_utf8(b) {
+                Ok(text) => self.fmt_s(text),
+                Err(_) => self.fmt_raw_string(b, 's', arg),
+            },
             'x' => self.fmt_sx(b, DIGITS_LOWER),
             'X' => self.fmt_sx(b, DIGITS_UPPER),
-            'q' => {
-                let s = String::from_utf8_lossy(b).into_owned();
-                self.fmt_q(&s);
-            }
+            'q' => match std::str::from_utf8(b) {
+                Ok(text) => self.fmt_q(text),
+                Err(_) => self.fmt_raw_string(b, 'q', arg),
+            },
             _ => {
                 self.out.push('[');
                 for (i, byte) in b.iter().enumerate() {
@@ -631,6 +732,21 @@ impl Printer {
         }
     }
 
+    /// Go's `fmtComplex`: both parts with the float verb (and its width and precision),
+    /// the imaginary part always signed.
+    fn fmt_complex(&mut self, re: f64, im: f64, verb: char, arg: &Value) {
+        if !matches!(verb, 'v' | 'g' | 'G' | 'f' | 'F' | 'e' | 'E') {
+            return self.bad_verb(verb, arg);
+        }
+        let plus = self.f.plus;
+        self.out.push('(');
+        self.fmt_float_verb(re, verb, arg);
+        self.f.plus = true;
+        self.fmt_float_verb(im, verb, arg);
+        self.out.push_str("i)");
+        self.f.plus = plus;
+    }
+
     fn fmt_float(&mut self, x: f64, verb: char, default_prec: Option<usize>) {
         if x.is_nan() || x.is_infinite() {
             let body = if x.is_nan() { "NaN" } else { "Inf" };
@@ -664,14 +780,36 @@ impl Printer {
             let width = self.f.wid.unwrap_or(0);
             if width > full.len() {
                 self.out.push_str(sign);
-                self.out
-                    .extend(std::iter::repeat_n('0', width - full.len()));
+                self.out.push_str(&"0".repeat(width - full.len()));
                 self.out.push_str(&body);
                 return;
             }
         }
         self.pad(&full);
     }
+}
+
+/// The first `n` characters of a Go string, each byte that is not UTF-8 counting as one.
+fn go_prefix(b: &[u8], n: usize) -> &[u8] {
+    let mut end = 0;
+    let mut count = 0;
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if count == n {
+                return &b[..end];
+            }
+            end += c.len_utf8();
+            count += 1;
+        }
+        for _ in chunk.invalid() {
+            if count == n {
+                return &b[..end];
+            }
+            end += 1;
+            count += 1;
+        }
+    }
+    b
 }
 
 fn to_base(mut v: u128, base: u32, digits: &[u8]) -> String {

@@ -10,10 +10,12 @@
 //!   [`Error::helm_message`] applies Helm's rewording.
 
 mod budget;
+mod complex;
 mod error;
 mod exec;
 mod format;
 pub mod funcs;
+pub mod gostr;
 pub mod objects;
 pub mod parse;
 pub mod print;
@@ -24,21 +26,15 @@ pub use budget::{DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT_EXCEEDED, MemoryBudget};
 pub use error::{Error, ExecError, ParseError};
 pub use exec::MissingKey;
 pub use format::sprintf;
+pub use gostr::{Output, go_lossy, go_yaml_decode};
 pub use set::{ROOT_NAME, TemplateSet, helm_parse_order};
-pub use value::{Entries, List, ListKind, MapCell, MapKind, MethodSig, Object, Ty, Value};
+pub use value::{
+    Entries, Field, List, ListKind, MapCell, MapKind, MethodSig, Object, Ty, Value, format_struct,
+};
 
 /// How many threads may usefully run at once here, asked once per process (the answer
 /// comes from the affinity mask and cgroup limits, which takes a few system calls).
 pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
-/// Bytes as text, with invalid UTF-8 replaced as Go's conversions do. Valid text (nearly
-/// every file) is checked with `from_utf8`, several times faster than the lossy decoder.
-pub(crate) fn utf8_lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => std::borrow::Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
-    }
 }

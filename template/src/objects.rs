@@ -9,7 +9,9 @@ use std::rc::Rc;
 
 use bytes::Bytes;
 
-use crate::value::{Entries, List, ListKind, MethodSig, Object, Ty, Value};
+use crate::value::{
+    Entries, Field, List, ListKind, MapCell, MapKind, MethodSig, Object, Ty, Value,
+};
 
 const NO_ARGS: MethodSig = MethodSig {
     params: &[],
@@ -46,11 +48,11 @@ impl Files {
         self.files.get(name).cloned().unwrap_or_default()
     }
 
-    fn base_map(&self, encode: impl Fn(&[u8]) -> String) -> String {
+    fn base_map(&self, encode: impl Fn(&[u8]) -> Value) -> String {
         let mut m = Entries::new();
         for (name, data) in &self.files {
             let base = name.rsplit('/').next().unwrap_or(name);
-            m.insert(Rc::from(base), Value::string(encode(data)));
+            m.insert(Rc::from(base), encode(data));
         }
         crate::funcs::helm::to_yaml(&Value::map(m)).unwrap_or_default()
     }
@@ -89,7 +91,8 @@ impl Object for Files {
     fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         let arg = || args.first().and_then(Value::as_str).unwrap_or("");
         Ok(match name {
-            "Get" => Value::string(crate::utf8_lossy(&self.bytes(arg())).into_owned()),
+            // A Go string of the file's bytes, binary or not.
+            "Get" => Value::from_go_slice(&self.bytes(arg())),
             "GetBytes" => bytes_value(&self.bytes(arg())),
             "Glob" => {
                 let pattern = glob::Pattern::new(arg());
@@ -107,14 +110,18 @@ impl Object for Files {
                 let Some(data) = self.files.get(arg()) else {
                     return Ok(Value::string_list(Vec::new()));
                 };
-                let text = crate::utf8_lossy(data);
-                let text = text.strip_suffix('\n').unwrap_or(&text);
-                Value::string_list(text.split('\n').map(str::to_owned).collect())
+                let data = data.strip_suffix(b"\n").unwrap_or(data);
+                Value::List(Rc::new(List::new(
+                    ListKind::String,
+                    data.split(|&b| b == b'\n')
+                        .map(Value::from_go_slice)
+                        .collect(),
+                )))
             }
-            "AsConfig" => Value::string(self.base_map(|d| crate::utf8_lossy(d).into_owned())),
+            "AsConfig" => Value::string(self.base_map(Value::from_go_slice)),
             "AsSecrets" => Value::string(self.base_map(|d| {
                 use base64::Engine as _;
-                base64::engine::general_purpose::STANDARD.encode(d)
+                Value::string(base64::engine::general_purpose::STANDARD.encode(d))
             })),
             other => return Err(format!("no method {other}")),
         })
@@ -265,17 +272,22 @@ mod glob {
     }
 }
 
-/// `.Capabilities`: the Kubernetes version and API versions a render targets.
+/// `.Capabilities`: the Kubernetes version and API versions a render targets (Helm's
+/// `*common.Capabilities`).
 #[derive(Debug, Clone)]
 pub struct Capabilities {
+    /// The version as given (`v1.33.4-gke.1245000`): `.KubeVersion.Version`.
     pub kube_version: String,
+    /// The version reduced to its numbers (`v1.33.4`): what `.KubeVersion` prints and
+    /// version constraints are checked against.
+    pub kube_normalized_version: String,
     pub kube_major: String,
     pub kube_minor: String,
     pub api_versions: Vec<String>,
     pub helm_version: HelmVersion,
 }
 
-/// Helm's build information (`.Capabilities.HelmVersion`).
+/// Helm's build information (`.Capabilities.HelmVersion`, a `version.BuildInfo`).
 #[derive(Debug, Clone)]
 pub struct HelmVersion {
     pub version: String,
@@ -289,13 +301,28 @@ impl Capabilities {
     pub fn into_value(self) -> Value {
         Value::Object(Rc::new(self))
     }
+
+    fn kube(&self) -> KubeVersion {
+        KubeVersion {
+            version: self.kube_version.clone(),
+            normalized: self.kube_normalized_version.clone(),
+            major: self.kube_major.clone(),
+            minor: self.kube_minor.clone(),
+            addressable: true,
+        }
+    }
 }
 
+/// `common.KubeVersion`, a struct whose `String` method has a pointer receiver: printed
+/// from `.Capabilities` it is its normalized version, passed to a function its fields.
 #[derive(Debug, Clone)]
 struct KubeVersion {
     version: String,
+    normalized: String,
     major: String,
     minor: String,
+    /// Reached through `.Capabilities`, so printed through a pointer.
+    addressable: bool,
 }
 
 impl Object for KubeVersion {
@@ -316,20 +343,32 @@ impl Object for KubeVersion {
         matches!(name, "String" | "GitVersion").then_some(NO_ARGS)
     }
 
-    fn call(&self, _name: &str, _args: &[Value]) -> Result<Value, String> {
-        Ok(Value::str(&self.version))
+    fn call(&self, name: &str, _args: &[Value]) -> Result<Value, String> {
+        Ok(Value::str(match name {
+            "GitVersion" => &self.version,
+            _ => self.string(),
+        }))
     }
 
-    fn format(&self) -> String {
-        self.version.clone()
+    fn struct_fields(&self) -> Option<Vec<Field>> {
+        Some(vec![
+            Field::new("Version", Value::str(&self.version)),
+            Field::unexported("normalizedVersion", Value::str(&self.normalized)),
+            Field::new("Major", Value::str(&self.major)),
+            Field::new("Minor", Value::str(&self.minor)),
+        ])
     }
 
-    fn to_data(&self) -> Value {
-        let mut m = Entries::new();
-        m.insert(Rc::from("Version"), Value::str(&self.version));
-        m.insert(Rc::from("Major"), Value::str(&self.major));
-        m.insert(Rc::from("Minor"), Value::str(&self.minor));
-        Value::map(m)
+    fn template_format(&self) -> Option<String> {
+        self.addressable.then(|| self.string().to_owned())
+    }
+
+    fn deep_copy(&self) -> Option<Value> {
+        Some(Value::Object(Rc::new(KubeVersion {
+            normalized: String::new(),
+            addressable: false,
+            ..self.clone()
+        })))
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -337,6 +376,18 @@ impl Object for KubeVersion {
     }
 }
 
+impl KubeVersion {
+    /// Helm's `String`: the normalized version, or the version when there is none.
+    fn string(&self) -> &str {
+        if self.normalized.is_empty() {
+            &self.version
+        } else {
+            &self.normalized
+        }
+    }
+}
+
+/// `common.VersionSet`, a named `[]string` with a `Has` method.
 #[derive(Debug, Clone)]
 struct VersionSet(Vec<String>);
 
@@ -394,28 +445,23 @@ impl Object for HelmVersion {
         }))
     }
 
-    fn format(&self) -> String {
-        format!(
-            "{{{} {} {} {} {}}}",
-            self.version,
-            self.git_commit,
-            self.git_tree_state,
-            self.go_version,
-            self.kube_client_version
-        )
-    }
-
-    fn to_data(&self) -> Value {
-        let mut m = Entries::new();
-        m.insert(Rc::from("version"), Value::str(&self.version));
-        m.insert(Rc::from("git_commit"), Value::str(&self.git_commit));
-        m.insert(Rc::from("git_tree_state"), Value::str(&self.git_tree_state));
-        m.insert(Rc::from("go_version"), Value::str(&self.go_version));
-        m.insert(
-            Rc::from("kube_client_version"),
-            Value::str(&self.kube_client_version),
-        );
-        Value::map(m)
+    fn struct_fields(&self) -> Option<Vec<Field>> {
+        let field = |name, json, value: &String| Field {
+            name,
+            json: Some(json),
+            value: Value::str(value),
+        };
+        Some(vec![
+            field("Version", "version", &self.version),
+            field("GitCommit", "git_commit", &self.git_commit),
+            field("GitTreeState", "git_tree_state", &self.git_tree_state),
+            field("GoVersion", "go_version", &self.go_version),
+            field(
+                "KubeClientVersion",
+                "kube_client_version",
+                &self.kube_client_version,
+            ),
+        ])
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -434,38 +480,121 @@ impl Object for Capabilities {
 
     fn field(&self, name: &str) -> Option<Value> {
         Some(match name {
-            "KubeVersion" => Value::Object(Rc::new(KubeVersion {
-                version: self.kube_version.clone(),
-                major: self.kube_major.clone(),
-                minor: self.kube_minor.clone(),
-            })),
+            "KubeVersion" => Value::Object(Rc::new(self.kube())),
             "APIVersions" => Value::Object(Rc::new(VersionSet(self.api_versions.clone()))),
             "HelmVersion" => Value::Object(Rc::new(self.helm_version.clone())),
             _ => return None,
         })
     }
 
-    fn format(&self) -> String {
-        format!(
-            "&{{{{{} {} {}}} [{}] {}}}",
-            self.kube_version,
-            self.kube_major,
-            self.kube_minor,
-            self.api_versions.join(" "),
-            self.helm_version.format()
+    fn method(&self, name: &str) -> Option<MethodSig> {
+        (name == "Copy").then_some(NO_ARGS)
+    }
+
+    fn call(&self, _name: &str, _args: &[Value]) -> Result<Value, String> {
+        Ok(self.clone().into_value())
+    }
+
+    fn struct_fields(&self) -> Option<Vec<Field>> {
+        Some(
+            ["KubeVersion", "APIVersions", "HelmVersion"]
+                .into_iter()
+                .map(|name| Field::new(name, self.field(name).unwrap_or_default()))
+                .collect(),
         )
     }
 
-    fn to_data(&self) -> Value {
-        let mut m = Entries::new();
-        for key in ["KubeVersion", "APIVersions", "HelmVersion"] {
-            let v = match self.field(key) {
-                Some(Value::Object(o)) => o.to_data(),
-                _ => Value::Nil,
-            };
-            m.insert(Rc::from(key), v);
+    fn deep_copy(&self) -> Option<Value> {
+        let mut copy = self.clone();
+        copy.kube_normalized_version.clear();
+        Some(copy.into_value())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The methods of Helm's `common.Values` (`.`, `.Values`, `.Template` and what
+/// `Table` returns), which Go finds before the map's keys.
+pub(crate) struct ValuesMethods(pub(crate) Rc<MapCell>);
+
+impl ValuesMethods {
+    /// The signature of a `common.Values` method.
+    pub(crate) fn method(name: &str) -> Option<MethodSig> {
+        match name {
+            "YAML" | "AsMap" => Some(NO_ARGS),
+            "Table" | "PathValue" => Some(ONE_STRING),
+            "Encode" => Some(MethodSig {
+                params: &[Ty::Object("io.Writer")],
+                variadic: None,
+            }),
+            _ => None,
         }
-        Value::map(m)
+    }
+
+    /// Helm's `Table`: the map under a dotted path of keys, each a map.
+    fn table(&self, path: &str) -> Result<Rc<MapCell>, String> {
+        let mut table = self.0.clone();
+        for key in path.split('.') {
+            let next = match table.get(key) {
+                Some(Value::Map(m)) if m.kind != MapKind::String => m,
+                _ => return Err(format!("{} is not a table", crate::print::quote(key))),
+            };
+            table = next;
+        }
+        Ok(table)
+    }
+
+    /// Helm's `PathValue`: the value (not a table) under a dotted path.
+    fn path_value(&self, path: &str) -> Result<Value, String> {
+        if path.is_empty() {
+            return Err("YAML path cannot be empty".into());
+        }
+        let (table, key) = match path.rsplit_once('.') {
+            Some((parent, key)) => (self.table(parent).ok(), key),
+            None => (Some(self.0.clone()), path),
+        };
+        // A table is a `map[string]interface {}`.
+        match table.and_then(|t| t.get(key)) {
+            Some(Value::Map(m)) if m.kind == MapKind::Interface => {}
+            Some(v) => return Ok(v),
+            None => {}
+        }
+        Err(format!("{} is not a value", crate::print::quote(key)))
+    }
+}
+
+impl Object for ValuesMethods {
+    fn type_name(&self) -> String {
+        "common.Values".into()
+    }
+
+    fn kind(&self) -> &'static str {
+        "map"
+    }
+
+    fn method(&self, name: &str) -> Option<MethodSig> {
+        ValuesMethods::method(name)
+    }
+
+    fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
+        let arg = || args.first().and_then(Value::as_str).unwrap_or("");
+        Ok(match name {
+            "YAML" => {
+                let yaml = crate::funcs::helm::to_yaml(&Value::Map(self.0.clone()))?;
+                Value::string(format!("{yaml}\n"))
+            }
+            "AsMap" if self.0.is_empty() => Value::empty_map(),
+            "AsMap" => Value::Map(Rc::new(self.0.retyped(MapKind::Interface))),
+            "Table" => Value::Map(Rc::new(self.table(arg())?.retyped(MapKind::Values))),
+            "PathValue" => self.path_value(arg())?,
+            other => return Err(format!("no method {other}")),
+        })
+    }
+
+    fn underlying(&self) -> Option<Value> {
+        Some(Value::Map(self.0.clone()))
     }
 
     fn as_any(&self) -> &dyn Any {

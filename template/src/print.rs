@@ -2,6 +2,7 @@
 
 use chartkit_yaml::gonum;
 
+use crate::gostr::GoBuf;
 use crate::value::{ListKind, MapKind, Value};
 
 /// Go's `unicode.IsPrint`, approximated from Rust's character properties: letters, marks,
@@ -88,6 +89,27 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// `strconv.Quote` of a Go string's bytes: bytes that are not UTF-8 are written `\xff`.
+pub fn quote_bytes(bytes: &[u8]) -> String {
+    quote_bytes_with(bytes, false)
+}
+
+/// `strconv.Quote` (or, `ascii_only`, `QuoteToASCII`) of bytes.
+pub(crate) fn quote_bytes_with(bytes: &[u8], ascii_only: bool) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            push_escaped(&mut out, c, '"', ascii_only);
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// `strconv.QuoteToASCII` (`%+q`).
 pub fn quote_ascii(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -116,14 +138,25 @@ pub fn unicode_notation(c: char) -> String {
     }
 }
 
-/// `fmt.Sprint(v)` for one value (`%v`).
+/// `fmt.Sprint(v)` for one value (`%v`), as text (bytes that are not UTF-8 read as
+/// U+FFFD): for messages and other text made from values.
 pub fn sprint(v: &Value) -> String {
-    let mut out = String::new();
+    let mut out = GoBuf::new();
     write_value(&mut out, v);
-    out
+    out.into_output().into_text_lossy()
 }
 
-pub fn write_value(out: &mut String, v: &Value) {
+/// `fmt.Sprint(v)` for one value, as a Go string (bytes kept).
+pub fn sprint_value(v: &Value) -> Value {
+    if let Value::String(_) | Value::RawStr(_) = v {
+        return v.clone();
+    }
+    let mut out = GoBuf::new();
+    write_value(&mut out, v);
+    out.into_value()
+}
+
+pub(crate) fn write_value(out: &mut GoBuf, v: &Value) {
     match v {
         Value::Nil => out.push_str("<nil>"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -131,6 +164,7 @@ pub fn write_value(out: &mut String, v: &Value) {
         Value::Uint8(u) => out.push_str(itoa::Buffer::new().format(*u)),
         Value::Float(f) => out.push_str(&gonum::format_g(*f, false)),
         Value::String(s) => out.push_str(s),
+        Value::RawStr(b) => out.push_raw(b),
         Value::Bytes(b) => {
             out.push('[');
             for (i, byte) in b.iter().enumerate() {
@@ -167,21 +201,22 @@ pub fn write_value(out: &mut String, v: &Value) {
     }
 }
 
-/// `fmt.Sprint(args...)`: operands are separated by a space when neither side is a string.
-pub fn sprint_args(args: &[Value]) -> String {
-    let mut out = String::new();
+/// `fmt.Sprint(args...)`: operands are separated by a space when neither side is a
+/// string. A Go string, bytes kept.
+pub fn sprint_args(args: &[Value]) -> Value {
+    let mut out = GoBuf::new();
     for (i, arg) in args.iter().enumerate() {
-        if i > 0 && !matches!(arg, Value::String(_)) && !matches!(args[i - 1], Value::String(_)) {
+        if i > 0 && !arg.is_go_string() && !args[i - 1].is_go_string() {
             out.push(' ');
         }
         write_value(&mut out, arg);
     }
-    out
+    out.into_value()
 }
 
 /// `fmt.Sprintln(args...)`: always a space between operands, and a final newline.
-pub fn sprintln_args(args: &[Value]) -> String {
-    let mut out = String::new();
+pub fn sprintln_args(args: &[Value]) -> Value {
+    let mut out = GoBuf::new();
     for (i, arg) in args.iter().enumerate() {
         if i > 0 {
             out.push(' ');
@@ -189,7 +224,7 @@ pub fn sprintln_args(args: &[Value]) -> String {
         write_value(&mut out, arg);
     }
     out.push('\n');
-    out
+    out.into_value()
 }
 
 /// `%#v`: Go-syntax representation.
@@ -202,10 +237,11 @@ pub fn go_syntax(v: &Value) -> String {
 fn write_go_syntax(out: &mut String, v: &Value, top: bool) {
     match v {
         Value::Nil => out.push_str(if top { "<nil>" } else { "interface {}(nil)" }),
-        Value::Bool(_) | Value::Int(_) | Value::Int64(_) => write_value(out, v),
+        Value::Bool(_) | Value::Int(_) | Value::Int64(_) => out.push_str(&sprint(v)),
         Value::Uint8(u) => out.push_str(&format!("0x{u:x}")),
         Value::Float(f) => out.push_str(&gonum::format_g(*f, false)),
         Value::String(s) => out.push_str(&quote(s)),
+        Value::RawStr(b) => out.push_str(&quote_bytes(b)),
         Value::Bytes(b) => {
             out.push_str("[]byte{");
             for (i, byte) in b.iter().enumerate() {
@@ -263,8 +299,14 @@ mod tests {
     #[test]
     fn sprint_spacing() {
         let args = [Value::Int(1), Value::Int(2), Value::str("a"), Value::Int(3)];
-        assert_eq!(sprint_args(&args), "1 2a3");
-        assert_eq!(sprintln_args(&args), "1 2 a 3\n");
+        assert_eq!(sprint_args(&args), Value::str("1 2a3"));
+        assert_eq!(sprintln_args(&args), Value::str("1 2 a 3\n"));
+        let raw = Value::from_go_slice(b"\xff");
+        assert_eq!(
+            sprint_args(&[Value::str("a"), raw]),
+            Value::from_go_slice(b"a\xff")
+        );
+        assert_eq!(quote_bytes(b"\xffa\n"), r#""\xffa\n""#);
     }
 
     #[test]

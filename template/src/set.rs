@@ -9,6 +9,7 @@ use crate::budget::{self, DEFAULT_MEMORY_LIMIT, MemoryBudget};
 use crate::error::{Error, ParseError};
 use crate::exec::{Exec, MissingKey};
 use crate::funcs::{FuncMap, helm_functions};
+use crate::gostr::{GoBuf, Output};
 use crate::parse::{self, ast::Tree};
 use crate::value::Value;
 
@@ -210,6 +211,8 @@ impl TemplateSet {
 
     /// Executes the template `name` with `data` as dot and returns Go's raw output,
     /// `<no value>` markers included, within a fresh budget of the set's memory limit.
+    /// Bytes that are not UTF-8 read as U+FFFD ([`TemplateSet::execute_output_within`]
+    /// keeps them).
     pub fn execute(&self, name: &str, data: Value) -> Result<String, Error> {
         self.execute_within(name, data, &mut MemoryBudget::new(self.memory_limit))
     }
@@ -222,6 +225,18 @@ impl TemplateSet {
         data: Value,
         budget: &mut MemoryBudget,
     ) -> Result<String, Error> {
+        self.execute_output_within(name, data, budget)
+            .map(Output::into_text_lossy)
+    }
+
+    /// Executes like [`TemplateSet::execute_within`], returning the output as Go wrote
+    /// it: text, or bytes when a template wrote bytes that are not UTF-8.
+    pub fn execute_output_within(
+        &self,
+        name: &str,
+        data: Value,
+        budget: &mut MemoryBudget,
+    ) -> Result<Output, Error> {
         let Some(tree) = self.tree(name) else {
             return Err(Error::NoTemplate {
                 name: name.to_owned(),
@@ -229,7 +244,7 @@ impl TemplateSet {
             });
         };
         let _scope = budget::Scope::enter(budget);
-        let mut out = String::new();
+        let mut out = GoBuf::new();
         let mut exec = Exec::new(self);
         if let Err(message) = exec.nest() {
             return Err(Error::Exec(crate::error::ExecError {
@@ -243,7 +258,7 @@ impl TemplateSet {
         let result = exec.execute(&tree, data, &mut out);
         exec.unnest();
         result.map_err(|e| *e)?;
-        Ok(out)
+        Ok(out.into_output())
     }
 
     /// Executes like [`TemplateSet::execute`] and then removes every `<no value>`, as
@@ -259,13 +274,38 @@ impl TemplateSet {
         data: Value,
         budget: &mut MemoryBudget,
     ) -> Result<String, Error> {
-        let out = self.execute_within(name, data, budget)?;
-        Ok(if out.contains("<no value>") {
-            out.replace("<no value>", "")
-        } else {
-            out
+        self.render_output_within(name, data, budget)
+            .map(Output::into_text_lossy)
+    }
+
+    /// [`TemplateSet::render_within`], returning the output as Go wrote it (see
+    /// [`TemplateSet::execute_output_within`]).
+    pub fn render_output_within(
+        &self,
+        name: &str,
+        data: Value,
+        budget: &mut MemoryBudget,
+    ) -> Result<Output, Error> {
+        Ok(match self.execute_output_within(name, data, budget)? {
+            Output::Text(out) if out.contains(NO_VALUE) => Output::Text(out.replace(NO_VALUE, "")),
+            Output::Binary(out) => Output::Binary(remove_no_value(&out)),
+            text => text,
         })
     }
+}
+
+const NO_VALUE: &str = "<no value>";
+
+/// `strings.ReplaceAll(s, "<no value>", "")` on bytes.
+pub(crate) fn remove_no_value(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut last = 0;
+    for at in memchr::memmem::find_iter(bytes, NO_VALUE.as_bytes()) {
+        out.extend_from_slice(&bytes[last..at]);
+        last = at + NO_VALUE.len();
+    }
+    out.extend_from_slice(&bytes[last..]);
+    out
 }
 
 /// The trees of the file `old` as the trees of the file `new` with the same text: the

@@ -32,6 +32,9 @@ pub enum Value {
     /// Go `float64`: every number read from YAML or JSON.
     Float(f64),
     String(Rc<str>),
+    /// A Go `string` whose bytes are not UTF-8 (never valid UTF-8: such strings are
+    /// `String`). See [`crate::gostr`].
+    RawStr(Rc<[u8]>),
     /// Go `[]byte`.
     Bytes(Rc<[u8]>),
     List(Rc<List>),
@@ -176,17 +179,46 @@ pub enum MapKind {
     Values,
 }
 
+/// A Go map: its type, and entries that other views of the same map share.
 pub struct MapCell {
     pub kind: MapKind,
-    entries: RefCell<Entries>,
+    /// Shared with the views of the map as another map type: Helm's `Values.Table` and
+    /// `Values.AsMap` give the same map under another type, and writes through either
+    /// show in both.
+    entries: Rc<RefCell<Entries>>,
+    /// A nil map: it reads like an empty one, but encodes as `null`.
+    nil: bool,
 }
 
 impl MapCell {
     pub fn new(kind: MapKind, entries: Entries) -> Self {
         MapCell {
             kind,
-            entries: RefCell::new(entries),
+            entries: Rc::new(RefCell::new(entries)),
+            nil: false,
         }
+    }
+
+    /// A nil map of `kind` (Helm's `.Chart.Annotations` without annotations).
+    pub fn nil(kind: MapKind) -> Self {
+        MapCell {
+            nil: true,
+            ..MapCell::new(kind, Entries::new())
+        }
+    }
+
+    /// The same map seen as another map type (a Go conversion), sharing its entries.
+    pub fn retyped(&self, kind: MapKind) -> MapCell {
+        MapCell {
+            kind,
+            entries: self.entries.clone(),
+            nil: self.nil,
+        }
+    }
+
+    /// Whether this is a nil map.
+    pub fn is_nil(&self) -> bool {
+        self.nil
     }
 
     pub fn borrow(&self) -> Ref<'_, Entries> {
@@ -229,7 +261,13 @@ pub enum Ty {
     Map,
     /// `[]interface {}`
     List,
-    /// A host object type, named as Go names it (`time.Time`, `sprig.certificate`).
+    /// `[]byte`.
+    Bytes,
+    /// A named integer type (`time.Duration`): integer constants convert to it, values
+    /// must be of it.
+    NamedInt(&'static str),
+    /// A host object type, named as Go names it (`time.Time`, `sprig.certificate`);
+    /// pointer types (`*time.Location`) take nil.
     Object(&'static str),
 }
 
@@ -246,13 +284,18 @@ impl Ty {
             Ty::Bool => "bool",
             Ty::Map => "map[string]interface {}",
             Ty::List => "[]interface {}",
-            Ty::Object(name) => name,
+            Ty::Bytes => "[]uint8",
+            Ty::NamedInt(name) | Ty::Object(name) => name,
         }
     }
 
     /// Whether Go can pass an untyped nil for this parameter.
     pub fn nillable(self) -> bool {
-        matches!(self, Ty::Any | Ty::Reflect | Ty::Map | Ty::List)
+        match self {
+            Ty::Any | Ty::Reflect | Ty::Map | Ty::List | Ty::Bytes => true,
+            Ty::Object(name) => name.starts_with('*'),
+            _ => false,
+        }
     }
 }
 
@@ -284,22 +327,140 @@ pub trait Object: Any {
     fn method(&self, _name: &str) -> Option<MethodSig> {
         None
     }
+    /// Why Go's templates cannot call a method the value has (it returns several
+    /// values), in Go's words.
+    fn uncallable(&self, _name: &str) -> Option<String> {
+        None
+    }
+    /// Whether the value is a struct with an unexported field of this name, which Go
+    /// refuses to read.
+    fn unexported_field(&self, name: &str) -> bool {
+        self.struct_fields()
+            .is_some_and(|fields| fields.iter().any(|f| f.name == name && f.json.is_none()))
+    }
     /// Calls a method after its arguments were checked against [`Object::method`].
     fn call(&self, name: &str, _args: &[Value]) -> Result<Value, String> {
         Err(format!("no method {name}"))
     }
-    /// How `fmt.Sprint` prints the value.
-    fn format(&self) -> String;
-    /// The value as `encoding/json` sees it, for `toJson`, `toYaml` and `deepCopy`.
+    /// How `fmt.Sprint` prints the value: its `String` method, or a struct's fields.
+    fn format(&self) -> String {
+        match self.struct_fields() {
+            Some(fields) => format_struct(self.kind() == "ptr", &fields),
+            None => String::new(),
+        }
+    }
+    /// Whether the value has a `String` method `fmt` calls (for `%v`, `%s`, `%q`, `%x`
+    /// and `%X`), rather than printing its fields or elements.
+    fn stringer(&self) -> bool {
+        self.struct_fields().is_none() && self.underlying().is_none()
+    }
+    /// The value as `encoding/json` sees it, for `toJson`, `toYaml` and `deepCopy`: a
+    /// struct's exported fields by default.
     fn to_data(&self) -> Value {
-        Value::Nil
+        match self.struct_fields() {
+            Some(fields) => Value::map(
+                fields
+                    .into_iter()
+                    .filter_map(|f| Some((Rc::from(f.json?), f.value)))
+                    .collect(),
+            ),
+            None => Value::Nil,
+        }
     }
     /// The plain slice or map underneath a named slice or map type, which `range`,
-    /// `index`, `len` and printing use.
+    /// `index`, `len` and printing use; the number underneath a named integer type
+    /// (`time.Duration`), which comparisons and numeric verbs use.
     fn underlying(&self) -> Option<Value> {
         None
     }
+    /// For a struct (or a pointer to one, when [`Object::kind`] is `ptr`) without a
+    /// `String` method, its fields in declaration order, which `fmt` prints one by one
+    /// (`{a b}`, `%+v`, `%#v`) and `encoding/json` writes in that order.
+    fn struct_fields(&self) -> Option<Vec<Field>> {
+        None
+    }
+    /// What text/template prints for the value when it differs from `fmt`: a value
+    /// reached through a pointer (a field of `.Capabilities`) is printed through that
+    /// pointer, so a `String` method with a pointer receiver applies.
+    fn template_format(&self) -> Option<String> {
+        None
+    }
+    /// `%#v`: the value's `GoString` method, if it has one.
+    fn go_string(&self) -> Option<String> {
+        None
+    }
+    /// What Sprig's `deepCopy` (copystructure) makes of the value: unexported struct
+    /// fields are not copied.
+    fn deep_copy(&self) -> Option<Value> {
+        None
+    }
     fn as_any(&self) -> &dyn Any;
+}
+
+/// A struct field as `fmt` and `encoding/json` see it.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// The Go field name; unexported when it starts with a lower-case letter.
+    pub name: &'static str,
+    /// The name `encoding/json` writes it under, or `None` when it does not write it.
+    pub json: Option<&'static str>,
+    pub value: Value,
+}
+
+impl Field {
+    /// An exported field written to JSON under its Go name.
+    pub fn new(name: &'static str, value: Value) -> Field {
+        Field {
+            name,
+            json: Some(name),
+            value,
+        }
+    }
+
+    /// An unexported field: printed, but neither written to JSON nor copied.
+    pub fn unexported(name: &'static str, value: Value) -> Field {
+        Field {
+            name,
+            json: None,
+            value,
+        }
+    }
+}
+
+/// `fmt`'s `{a b}` for a struct's fields (with `&` before a pointer's), each printed
+/// as `%v` prints it inside a struct.
+pub fn format_struct(pointer: bool, fields: &[Field]) -> String {
+    crate::format::sprintf(
+        "%v",
+        &[Value::Object(Rc::new(StructView {
+            pointer,
+            fields: fields.to_vec(),
+        }))],
+    )
+}
+
+/// A struct given by its fields alone, for [`format_struct`].
+struct StructView {
+    pointer: bool,
+    fields: Vec<Field>,
+}
+
+impl Object for StructView {
+    fn type_name(&self) -> String {
+        "struct".into()
+    }
+    fn kind(&self) -> &'static str {
+        if self.pointer { "ptr" } else { "struct" }
+    }
+    fn struct_fields(&self) -> Option<Vec<Field>> {
+        Some(self.fields.clone())
+    }
+    fn format(&self) -> String {
+        String::new()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }
 
 impl fmt::Debug for Value {
@@ -327,6 +488,46 @@ impl Value {
         Value::String(Rc::from(s))
     }
 
+    /// A Go string from bytes: `String` when they are UTF-8, else `RawStr`.
+    pub fn from_go_bytes(bytes: Vec<u8>) -> Value {
+        match String::from_utf8(bytes) {
+            Ok(text) => Value::string(text),
+            Err(e) => Value::RawStr(Rc::from(e.into_bytes())),
+        }
+    }
+
+    /// [`Value::from_go_bytes`] for borrowed bytes.
+    pub fn from_go_slice(bytes: &[u8]) -> Value {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Value::str(text),
+            Err(_) => Value::RawStr(Rc::from(bytes)),
+        }
+    }
+
+    /// The bytes of a Go string (`String` or `RawStr`).
+    pub fn go_str_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::String(s) => Some(s.as_bytes()),
+            Value::RawStr(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a Go `string`.
+    pub fn is_go_string(&self) -> bool {
+        matches!(self, Value::String(_) | Value::RawStr(_))
+    }
+
+    /// A Go string as Go's character-by-character functions see it: each byte that is
+    /// not UTF-8 is U+FFFD.
+    pub fn go_text(&self) -> Option<std::borrow::Cow<'_, str>> {
+        match self {
+            Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+            Value::RawStr(b) => Some(crate::gostr::go_lossy(b)),
+            _ => None,
+        }
+    }
+
     pub fn list(items: Vec<Value>) -> Value {
         Value::List(Rc::new(List::new(ListKind::Interface, items)))
     }
@@ -350,6 +551,11 @@ impl Value {
         Value::map(Entries::new())
     }
 
+    /// A nil map of `kind`.
+    pub fn nil_map(kind: MapKind) -> Value {
+        Value::Map(Rc::new(MapCell::nil(kind)))
+    }
+
     pub fn is_nil(&self) -> bool {
         matches!(self, Value::Nil)
     }
@@ -370,6 +576,7 @@ impl Value {
             Value::Uint8(u) => *u != 0,
             Value::Float(f) => *f != 0.0,
             Value::String(s) => !s.is_empty(),
+            Value::RawStr(_) => true,
             Value::Bytes(b) => !b.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Map(m) => !m.is_empty(),
@@ -386,7 +593,7 @@ impl Value {
             Value::Int64(_) => "int64".into(),
             Value::Uint8(_) => "uint8".into(),
             Value::Float(_) => "float64".into(),
-            Value::String(_) => "string".into(),
+            Value::String(_) | Value::RawStr(_) => "string".into(),
             Value::Bytes(_) => "[]uint8".into(),
             Value::List(l) => match l.kind {
                 ListKind::Interface => "[]interface {}",
@@ -413,7 +620,7 @@ impl Value {
             Value::Int64(_) => "int64",
             Value::Uint8(_) => "uint8",
             Value::Float(_) => "float64",
-            Value::String(_) => "string",
+            Value::String(_) | Value::RawStr(_) => "string",
             Value::Bytes(_) | Value::List(_) => "slice",
             Value::Map(_) => "map",
             Value::Object(o) => o.kind(),
@@ -437,6 +644,7 @@ impl Value {
             Data::Int(i) => Value::Int64(*i),
             Data::Float(f) => Value::Float(*f),
             Data::String(s) => Value::str(s),
+            Data::Bytes(b) => Value::from_go_slice(b),
             // Values nest up to go-yaml's 10,000 levels: grow the stack as needed.
             Data::Seq(items) => Value::list(
                 (items.iter())
@@ -486,6 +694,8 @@ impl Value {
             Value::Uint8(u) => Data::Int(*u as i64),
             Value::Float(f) => Data::Float(*f),
             Value::String(s) => Data::String(s.to_string()),
+            // Kept as bytes; JSON and YAML see each byte that is not UTF-8 as U+FFFD.
+            Value::RawStr(b) => Data::Bytes(b.to_vec()),
             Value::Bytes(b) => {
                 use base64::Engine as _;
                 Data::String(base64::engine::general_purpose::STANDARD.encode(b))
@@ -496,6 +706,7 @@ impl Value {
                     .map(|item| chartkit_yaml::with_stack(|| item.data(nil_slices_are_null)))
                     .collect(),
             ),
+            Value::Map(m) if m.is_nil() => Data::Null,
             Value::Map(m) => Data::Map(
                 m.borrow()
                     .iter()

@@ -46,6 +46,8 @@ const STRINGS: &[&str] = &[
     "true",
     "<b>&'\"",
     "日本語テキスト",
+    // "à" is C3 A0: functions that read bytes as Latin-1 see A0 as a space.
+    "là bas",
 ];
 
 /// Functions of one string argument.
@@ -263,6 +265,12 @@ fn language() -> Vec<String> {
         "{{ true }}",
         "{{ nil | default \"x\" }}",
         "{{ 1i }}",
+        "{{ 2+3i }} {{ -1e3-2.5e-3i }} {{ 0i }} {{ 1e21i }}",
+        "{{ printf \"%T %v %s %d %.2f %5.1e\" 1i 1i 1i 1i 1.5i 2i }}",
+        "{{ kindOf 1i }} {{ typeOf 2i }} {{ 1i | quote }} {{ list 1i 2 | toString }}",
+        "{{ eq 1i 1i }} {{ eq 1i 2i }} {{ toJson 1i }}|{{ toYaml 1i }}",
+        "{{ lt 1i 2i }}",
+        "{{ add 0i 2 }} {{ 1+0i }}",
         // Pipelines, variables and parentheses.
         "{{ \"x\" | upper | quote }}",
         "{{ $x := 5 }}{{ $x }}",

@@ -285,6 +285,8 @@ fn write_go_value(value: &Value, out: &mut String) {
         Value::Int(i) => out.push_str(&i.to_string()),
         Value::Float(f) => out.push_str(&chartkit_yaml::gonum::format_g(*f, false)),
         Value::String(s) => out.push_str(s),
+        // Printed into a warning, which is text.
+        Value::Bytes(b) => out.push_str(&chartkit_yaml::go_lossy(b)),
         Value::Seq(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -318,6 +320,7 @@ fn go_type_and_value(value: &Value) -> String {
         Value::Int(i) => format!("int64={i}"),
         Value::Float(f) => format!("float64={}", chartkit_yaml::gonum::format_g(*f, false)),
         Value::String(s) => format!("string={s}"),
+        Value::Bytes(b) => format!("string={}", chartkit_yaml::go_lossy(b)),
         Value::Seq(_) => "[]interface {}=[...]".into(),
         Value::Map(_) => "map[string]interface {}=map[...]".into(),
     }

@@ -59,27 +59,28 @@ impl ValueOptions {
     /// Merges every source into one map, reading `-` from `stdin`.
     pub fn merge(&self, stdin: &mut dyn Read) -> Result<Map, OptionsError> {
         let mut base = Map::new();
-        let mut stdin_text: Option<String> = None;
-        let mut read = |path: &str| -> Result<String, OptionsError> {
+        let mut stdin_read = false;
+        // Files and stdin are bytes, as Go reads them.
+        let mut read = |path: &str| -> Result<Vec<u8>, OptionsError> {
             if path.trim() == "-" {
-                if stdin_text.is_none() {
-                    let mut text = String::new();
+                if !stdin_read {
+                    let mut data = Vec::new();
                     stdin
-                        .read_to_string(&mut text)
+                        .read_to_end(&mut data)
                         .map_err(|e| OptionsError::Read {
                             path: "-".into(),
                             reason: e.to_string(),
                         })?;
-                    stdin_text = Some(text);
-                    return Ok(stdin_text.clone().unwrap_or_default());
+                    stdin_read = true;
+                    return Ok(data);
                 }
                 // Go's ReadAll of an exhausted stdin gives nothing the second time.
-                return Ok(String::new());
+                return Ok(Vec::new());
             }
             read_file(path)
         };
         for path in &self.value_files {
-            let text = read(path)?;
+            let text = String::from_utf8_lossy(&read(path)?).into_owned();
             let current =
                 chartkit_yaml::parse_values(&text).map_err(|source| OptionsError::Parse {
                     path: path.clone(),
@@ -142,13 +143,11 @@ impl ValueOptions {
     }
 }
 
-fn read_file(path: &str) -> Result<String, OptionsError> {
-    std::fs::read(path)
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .map_err(|e| OptionsError::Read {
-            path: path.to_owned(),
-            reason: go_io_reason(&e),
-        })
+fn read_file(path: &str) -> Result<Vec<u8>, OptionsError> {
+    std::fs::read(path).map_err(|e| OptionsError::Read {
+        path: path.to_owned(),
+        reason: go_io_reason(&e),
+    })
 }
 
 /// The reason Go prints for a failed open.

@@ -655,7 +655,7 @@ fn go_type(value: &Value) -> &'static str {
         Value::Bool(_) => "bool",
         Value::Int(_) => "int64",
         Value::Float(_) => "float64",
-        Value::String(_) => "string",
+        Value::String(_) | Value::Bytes(_) => "string",
         Value::Seq(_) => "[]interface {}",
         Value::Map(_) => "map[string]interface {}",
     }
@@ -675,6 +675,8 @@ pub fn to_json(value: &Value) -> serde_json::Value {
             .map(serde_json::Value::Number)
             .unwrap_or(serde_json::Value::Null),
         Value::String(s) => serde_json::Value::String(s.clone()),
+        // Helm validates the JSON of the values, where such bytes are U+FFFD.
+        Value::Bytes(b) => serde_json::Value::String(chartkit_yaml::go_lossy(b)),
         Value::Seq(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
         Value::Map(map) => {
             serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())

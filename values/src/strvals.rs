@@ -35,13 +35,20 @@ pub fn parse_set_string(text: &str, dest: &mut Map) -> Result<(), StrvalsError> 
     .parse(dest)
 }
 
-/// `--set-file`: each value is a path, and `read` returns the file's contents.
+/// `--set-file`: each value is a path, and `read` returns the file's contents, a Go
+/// string of its bytes (`Value::Bytes` when they are not UTF-8).
 pub fn parse_set_file(
     text: &str,
     dest: &mut Map,
-    read: &mut dyn FnMut(&str) -> Result<String, String>,
+    read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<(), StrvalsError> {
-    Parser::new(text, Mode::Typed(&mut |s: &str| read(s).map(Value::String))).parse(dest)
+    let mut typed = |s: &str| {
+        read(s).map(|bytes| match String::from_utf8(bytes) {
+            Ok(text) => Value::String(text),
+            Err(e) => Value::Bytes(e.into_bytes()),
+        })
+    };
+    Parser::new(text, Mode::Typed(&mut typed)).parse(dest)
 }
 
 /// `--set-json` in its `key=json` form: each value is one JSON document.
@@ -482,7 +489,7 @@ fn conversion(found: &Value, wanted: &str) -> Failure {
         Value::Bool(_) => "bool",
         Value::Int(_) => "int64",
         Value::Float(_) => "float64",
-        Value::String(_) => "string",
+        Value::String(_) | Value::Bytes(_) => "string",
         Value::Seq(_) => "[]interface {}",
         Value::Map(_) => "map[string]interface {}",
     };
@@ -636,11 +643,15 @@ mod tests {
         );
 
         let mut map = Map::new();
-        parse_set_file("cfg=conf.txt", &mut map, &mut |path| {
-            Ok(format!("<{path}>"))
+        parse_set_file("cfg=conf.txt,bin=b", &mut map, &mut |path| {
+            Ok(match path {
+                "b" => b"\xff\x00".to_vec(),
+                _ => format!("<{path}>").into_bytes(),
+            })
         })
         .unwrap();
         assert_eq!(map["cfg"], Value::String("<conf.txt>".into()));
+        assert_eq!(map["bin"], Value::Bytes(b"\xff\x00".to_vec()));
 
         let mut map = Map::new();
         parse_set_json("a={\"x\":[1,\"y\"]},b=[1,2],c=\"s\",d=,l[1]=true", &mut map).unwrap();

@@ -385,6 +385,7 @@ impl Emitter {
             }
             Value::Float(f) => self.write(&float_text(*f)),
             Value::String(s) => self.string(s, indent, simple_key),
+            Value::Bytes(b) => self.string(&crate::value::go_lossy(b), indent, simple_key),
             Value::Seq(_) => self.write("[]"),
             Value::Map(_) => self.write("{}"),
         }

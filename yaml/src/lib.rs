@@ -22,7 +22,7 @@ mod value;
 pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
 pub use node::{Node, NodeKind, parse_documents, parse_documents_to_depth, parse_node};
-pub use value::{Map, Value};
+pub use value::{Map, Value, go_lossy};
 
 /// Runs `f` where there is room to recurse: on a new stack segment when little of the
 /// current one is left. go-yaml lets values nest 10,000 levels deep, and walking that

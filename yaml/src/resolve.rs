@@ -84,6 +84,11 @@ pub(crate) fn resolve_plain(text: &str) -> Scalar {
 /// True when go-yaml would write `text` with quotes because, unquoted, it would read back
 /// as something other than this string.
 pub(crate) fn needs_quotes(text: &str) -> bool {
+    // go-yaml looks a word up only when its first character can start one, and `<`
+    // cannot, so the merge key is written plain like any other string.
+    if text == "<<" {
+        return false;
+    }
     !matches!(resolve_plain(text), Scalar::Str { timestamp: false }) || is_base60_float(text)
 }
 
@@ -416,12 +421,10 @@ mod tests {
 
     #[test]
     fn quoting_decisions() {
-        for text in [
-            "true", "1", "1.5", "null", "", "~", "1:20", "0x10", "<<", "YES",
-        ] {
+        for text in ["true", "1", "1.5", "null", "", "~", "1:20", "0x10", "YES"] {
             assert!(needs_quotes(text), "{text}");
         }
-        for text in ["hello", "1.2.3", "v1", "tRue", "a:b"] {
+        for text in ["hello", "1.2.3", "v1", "tRue", "a:b", "<<"] {
             assert!(!needs_quotes(text), "{text}");
         }
     }

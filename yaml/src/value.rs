@@ -20,6 +20,9 @@ pub enum Value {
     Int(i64),
     Float(f64),
     String(String),
+    /// A Go string whose bytes are not UTF-8 (a binary file given with `--set-file`).
+    /// JSON and YAML see each byte that is not UTF-8 as U+FFFD.
+    Bytes(Vec<u8>),
     Seq(Vec<Value>),
     Map(Map),
 }
@@ -32,6 +35,7 @@ impl Clone for Value {
             Value::Int(i) => Value::Int(*i),
             Value::Float(f) => Value::Float(*f),
             Value::String(s) => Value::String(s.clone()),
+            Value::Bytes(b) => Value::Bytes(b.clone()),
             Value::Seq(items) => Value::Seq(crate::with_stack(|| items.clone())),
             Value::Map(map) => Value::Map(crate::with_stack(|| map.clone())),
         }
@@ -46,6 +50,7 @@ impl PartialEq for Value {
             (Value::Int(a), Value::Int(b)) => a == b,
             (Value::Float(a), Value::Float(b)) => a == b,
             (Value::String(a), Value::String(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
             (Value::Seq(a), Value::Seq(b)) => crate::with_stack(|| a == b),
             (Value::Map(a), Value::Map(b)) => crate::with_stack(|| a == b),
             _ => false,
@@ -69,6 +74,19 @@ impl Drop for Value {
     }
 }
 
+/// A Go string's bytes as text: each byte that is not UTF-8 is U+FFFD, as Go's JSON
+/// encoder writes it.
+pub fn go_lossy(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            out.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+    out
+}
+
 impl Value {
     /// Moves the collections this value holds to `pending`.
     fn move_children(&mut self, pending: &mut Vec<Value>) {
@@ -88,7 +106,7 @@ impl Value {
             Value::Null => "null",
             Value::Bool(_) => "a boolean",
             Value::Int(_) | Value::Float(_) => "a number",
-            Value::String(_) => "a string",
+            Value::String(_) | Value::Bytes(_) => "a string",
             Value::Seq(_) => "a list",
             Value::Map(_) => "a map",
         }

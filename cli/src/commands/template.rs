@@ -71,7 +71,7 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
     let rendered = match result {
         Ok(rendered) => rendered,
         Err(RenderError::InvalidOutput { message, raw }) if args.debug => {
-            crate::output::stdout_bytes(raw.as_bytes())?;
+            crate::output::stdout_bytes(&raw)?;
             crate::error::bail!("{message}");
         }
         Err(RenderError::MemoryLimit { message, limit }) => {

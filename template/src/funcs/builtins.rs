@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use super::{Imp, Registry, compare};
+use super::{FuncError, Imp, Registry, compare};
 use crate::budget;
 use crate::format::sprintf_within;
 use crate::print;
@@ -15,7 +15,9 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.special("or", &[R], Some(R), Imp::AndOr(true));
     r.special("call", &[R], Some(R), Imp::Call);
     r.pure("not", &[R], |a| Ok(Value::Bool(!a[0].truth())));
-    r.pure("len", &[R], len);
+    r.exec("len", &[R], None, |exec, a| {
+        len(a, exec.nil_interfaces & 1 != 0).map_err(FuncError::from)
+    });
     r.variadic("index", &[R], R, index);
     r.variadic("slice", &[R], R, slice);
     r.variadic("eq", &[R], R, compare::eq);
@@ -26,17 +28,17 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("ge", &[R, R], compare::ge);
     r.variadic("print", &[], Ty::Any, |a| {
         budget::check_args(a)?;
-        Ok(Value::string(print::sprint_args(a)))
+        Ok(print::sprint_args(a))
     });
     r.variadic("println", &[], Ty::Any, |a| {
         budget::check_args(a)?;
-        Ok(Value::string(print::sprintln_args(a)))
+        Ok(print::sprintln_args(a))
     });
     r.variadic("printf", &[Ty::String], Ty::Any, |a| {
         budget::check_args(&a[1..])?;
         let meter = budget::Meter::new();
         match sprintf_within(super::arg::str(&a[0]), &a[1..], meter.room()) {
-            Some(out) => Ok(Value::string(out)),
+            Some(out) => Ok(out),
             None => Err(meter.exceeded()),
         }
     });
@@ -67,7 +69,10 @@ fn eval_args(args: &[Value]) -> String {
             other => other.clone(),
         })
         .collect();
-    print::sprint_args(&shown)
+    match print::sprint_args(&shown) {
+        Value::String(s) => s.to_string(),
+        other => other.go_text().unwrap_or_default().into_owned(),
+    }
 }
 
 pub(crate) fn html_escape(s: &str) -> String {
@@ -120,13 +125,19 @@ pub(crate) fn query_escape(s: &str) -> String {
     out
 }
 
-fn len(a: &[Value]) -> Result<Value, String> {
+/// The panic of Go's reflection when a builtin asks for the type of an absent value.
+pub(crate) const ZERO_VALUE_TYPE: &str = "reflect: call of reflect.Value.Type on zero Value";
+
+/// Go's `len`. A nil read from a map or slice element is a nil interface, which Go
+/// follows like a nil pointer; a nil with no type at all makes reflection panic.
+fn len(a: &[Value], nil_interface: bool) -> Result<Value, String> {
     let n = match a[0].plain() {
+        Value::Nil if nil_interface => return Err("len of nil pointer".into()),
         Value::String(s) => s.len(),
-        Value::Bytes(b) => b.len(),
+        Value::RawStr(b) | Value::Bytes(b) => b.len(),
         Value::List(l) => l.len(),
         Value::Map(m) => m.len(),
-        Value::Nil => return Err("reflect: call of reflect.Value.Type on zero Value".into()),
+        Value::Nil => return Err(ZERO_VALUE_TYPE.into()),
         other => return Err(format!("len of type {}", other.type_name())),
     };
     Ok(Value::Int(n as i64))
@@ -163,11 +174,11 @@ fn index(a: &[Value]) -> Result<Value, String> {
                 l.get(x)
                     .ok_or_else(|| "reflect: slice index out of range".to_owned())?
             }
-            Value::String(s) => {
-                let x = index_arg(idx, s.len())?;
+            ref text @ (Value::String(_) | Value::RawStr(_)) => {
+                let b = text.go_str_bytes().unwrap_or_default();
+                let x = index_arg(idx, b.len())?;
                 Value::Uint8(
-                    *s.as_bytes()
-                        .get(x)
+                    *b.get(x)
                         .ok_or_else(|| "reflect: string index out of range".to_owned())?,
                 )
             }
@@ -211,11 +222,11 @@ fn slice(a: &[Value]) -> Result<Value, String> {
         return Err(format!("too many slice indexes: {}", indexes.len()));
     }
     let len = match &item {
-        Value::String(s) => {
+        Value::String(_) | Value::RawStr(_) => {
             if indexes.len() == 3 {
                 return Err("cannot 3-index slice a string".into());
             }
-            s.len()
+            super::arg::bytes(&item).len()
         }
         Value::List(l) => l.len(),
         Value::Bytes(b) => b.len(),
@@ -232,9 +243,7 @@ fn slice(a: &[Value]) -> Result<Value, String> {
         return Err(format!("invalid slice index: {} > {}", idx[1], idx[2]));
     }
     Ok(match item {
-        Value::String(s) => {
-            Value::string(String::from_utf8_lossy(&s.as_bytes()[idx[0]..idx[1]]).into_owned())
-        }
+        Value::String(_) | Value::RawStr(_) => super::arg::sub(&item, idx[0], idx[1]),
         Value::Bytes(b) => Value::Bytes(Rc::from(&b[idx[0]..idx[1]])),
         Value::List(l) => Value::List(Rc::new(l.slice(idx[0], idx[1]))),
         _ => Value::Nil,

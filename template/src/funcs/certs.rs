@@ -79,15 +79,12 @@ impl crate::value::Object for Certificate {
         }
     }
 
-    fn format(&self) -> String {
-        format!("{{{} {}}}", self.cert, self.key)
-    }
-
-    fn to_data(&self) -> Value {
-        let mut m = crate::value::Entries::new();
-        m.insert(Rc::from("Cert"), Value::str(&self.cert));
-        m.insert(Rc::from("Key"), Value::str(&self.key));
-        Value::map(m)
+    fn struct_fields(&self) -> Option<Vec<crate::value::Field>> {
+        use crate::value::Field;
+        Some(vec![
+            Field::new("Cert", Value::str(&self.cert)),
+            Field::new("Key", Value::str(&self.key)),
+        ])
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -240,7 +237,6 @@ impl Key {
 
     fn to_pem(&self) -> Result<String, String> {
         use rsa::pkcs1::EncodeRsaPrivateKey;
-        use rsa::pkcs8::EncodePrivateKey;
         Ok(match self {
             Key::Rsa(k) => pem_encode(
                 "RSA PRIVATE KEY",
@@ -250,10 +246,17 @@ impl Key {
                 "EC PRIVATE KEY",
                 &k.to_sec1_der().map_err(|e| e.to_string())?,
             ),
-            Key::Ed25519(k) => pem_encode(
-                "PRIVATE KEY",
-                k.to_pkcs8_der().map_err(|e| e.to_string())?.as_bytes(),
-            ),
+            // Go's `MarshalPKCS8PrivateKey` writes the seed alone (PKCS #8 v1), not the
+            // public key that RFC 8410's v2 form may add.
+            Key::Ed25519(k) => {
+                let seed = k.to_bytes();
+                let der = seq(&[
+                    integer(&[0]),
+                    seq(&[oid(&[1, 3, 101, 112])]),
+                    tlv(0x04, &tlv(0x04, &seed)),
+                ]);
+                pem_encode("PRIVATE KEY", &der)
+            }
             Key::Dsa(k) => {
                 let v = k.verifying_key();
                 let c = v.components();
@@ -402,7 +405,7 @@ fn template(cn: &str, ips: &Value, dns: &Value, days: i64) -> Result<Template, S
     };
     let mut ip_bytes = Vec::new();
     for ip in list(ips) {
-        let Value::String(s) = &ip else {
+        let Some(s) = ip.go_text() else {
             return Err(format!(
                 "error parsing ip: {} is not a string",
                 crate::print::sprint(&ip)
@@ -416,7 +419,7 @@ fn template(cn: &str, ips: &Value, dns: &Value, days: i64) -> Result<Template, S
     }
     let mut names = Vec::new();
     for d in list(dns) {
-        let Value::String(s) = &d else {
+        let Some(s) = d.go_text() else {
             return Err(format!(
                 "error processing alternate dns name: {} is not a string",
                 crate::print::sprint(&d)
@@ -710,5 +713,17 @@ mod tests {
         assert!(gen_private_key("ecdsa").starts_with("-----BEGIN EC PRIVATE KEY-----"));
         assert!(gen_private_key("ed25519").starts_with("-----BEGIN PRIVATE KEY-----"));
         assert_eq!(gen_private_key("foo"), "Unknown type foo");
+    }
+
+    #[test]
+    fn ed25519_keys_are_written_without_their_public_key_as_go_writes_them() {
+        // helm's keys are 119 characters: 48 bytes of DER, the seed alone.
+        let pem = gen_private_key("ed25519");
+        assert_eq!(pem.len(), 119, "{pem}");
+        let (label, der) = pem_decode(&pem).unwrap();
+        assert_eq!(label, "PRIVATE KEY");
+        assert_eq!(der.len(), 48);
+        assert!(der.starts_with(&[0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03]));
+        assert!(matches!(Key::from_pem(&pem), Ok(Key::Ed25519(_))));
     }
 }

@@ -10,6 +10,7 @@ enum Basic {
     Int,
     Uint,
     Float,
+    Complex,
     String,
 }
 
@@ -19,7 +20,8 @@ fn basic_kind(v: &Value) -> Basic {
         Value::Int(_) | Value::Int64(_) => Basic::Int,
         Value::Uint8(_) => Basic::Uint,
         Value::Float(_) => Basic::Float,
-        Value::String(_) => Basic::String,
+        Value::String(_) | Value::RawStr(_) => Basic::String,
+        Value::Object(o) if crate::complex::parts(o).is_some() => Basic::Complex,
         _ => Basic::Invalid,
     }
 }
@@ -53,6 +55,10 @@ pub(crate) fn equal(a: &Value, b: &Value) -> Result<bool, String> {
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::String(x), Value::String(y)) => x == y,
+        (Value::Object(x), Value::Object(y)) if k1 == Basic::Complex => {
+            crate::complex::parts(x) == crate::complex::parts(y)
+        }
+        (x, y) if k1 == Basic::String => x.go_str_bytes() == y.go_str_bytes(),
         _ if k1 == Basic::Int || k1 == Basic::Uint => int_of(&a) == int_of(&b),
         _ => {
             if !same_reflect_kind(&a, &b) {
@@ -101,7 +107,10 @@ pub(crate) fn ne(args: &[Value]) -> Result<Value, String> {
 fn less(a: &Value, b: &Value) -> Result<bool, String> {
     let (a, b) = (a.plain(), b.plain());
     let (k1, k2) = (basic_kind(&a), basic_kind(&b));
-    if k1 == Basic::Invalid || k2 == Basic::Invalid {
+    if [k1, k2]
+        .iter()
+        .any(|k| matches!(k, Basic::Invalid | Basic::Complex))
+    {
         return Err("invalid type for comparison".into());
     }
     if k1 != k2 {
@@ -119,6 +128,7 @@ fn less(a: &Value, b: &Value) -> Result<bool, String> {
         (Value::Bool(_), Value::Bool(_)) => return Err("invalid type for comparison".into()),
         (Value::Float(x), Value::Float(y)) => x < y,
         (Value::String(x), Value::String(y)) => x < y,
+        (x, y) if k1 == Basic::String => x.go_str_bytes() < y.go_str_bytes(),
         _ => int_of(&a) < int_of(&b),
     })
 }

@@ -59,11 +59,24 @@ pub(crate) fn to_int64(v: &Value) -> i64 {
     match v {
         Value::Int(i) | Value::Int64(i) => *i,
         Value::Uint8(u) => *u as i64,
-        Value::Float(f) => *f as i64,
+        Value::Float(f) => go_float_to_int(*f),
         Value::Bool(b) => *b as i64,
         Value::String(s) => parse_int(trim_zero_decimal(s)).unwrap_or(0),
         _ => 0,
     }
+}
+
+/// Go's `int64(f)` on amd64: the integer part when it fits, and the CPU's "integer
+/// indefinite" value, the smallest int64, for NaN and anything out of range (Rust's `as`
+/// saturates instead).
+pub(crate) fn go_float_to_int(f: f64) -> i64 {
+    // 2^63 is exactly representable; every float below it truncates into range, and
+    // NaN is in no range.
+    const TWO_TO_63: f64 = 9_223_372_036_854_775_808.0;
+    if !(-TWO_TO_63..TWO_TO_63).contains(&f) {
+        return i64::MIN;
+    }
+    f as i64
 }
 
 /// `cast.ToFloat64`.

@@ -9,29 +9,23 @@ use rand::RngCore;
 use sha1::Digest;
 
 use super::Registry;
-use super::arg::{int, str};
+use super::arg::{bytes, int, str};
 use crate::value::{Ty, Value};
 
 const S: Ty = Ty::String;
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("sha1sum", &[S], |a| {
-        Ok(Value::string(hex(&sha1::Sha1::digest(
-            str(&a[0]).as_bytes(),
-        ))))
+        Ok(Value::string(hex(&sha1::Sha1::digest(bytes(&a[0])))))
     });
     r.pure("sha256sum", &[S], |a| {
-        Ok(Value::string(hex(&sha2::Sha256::digest(
-            str(&a[0]).as_bytes(),
-        ))))
+        Ok(Value::string(hex(&sha2::Sha256::digest(bytes(&a[0])))))
     });
     r.pure("sha512sum", &[S], |a| {
-        Ok(Value::string(hex(&sha2::Sha512::digest(
-            str(&a[0]).as_bytes(),
-        ))))
+        Ok(Value::string(hex(&sha2::Sha512::digest(bytes(&a[0])))))
     });
     r.pure("adler32sum", &[S], |a| {
-        Ok(Value::string(adler32(str(&a[0]).as_bytes()).to_string()))
+        Ok(Value::string(adler32(bytes(&a[0])).to_string()))
     });
     r.pure("bcrypt", &[S], |a| {
         Ok(Value::string(bcrypt_hash(str(&a[0]))))
@@ -56,7 +50,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::string(encrypt_aes(str(&a[0]), str(&a[1]))))
     });
     r.pure("decryptAES", &[S, S], |a| {
-        decrypt_aes(str(&a[0]), str(&a[1])).map(Value::string)
+        decrypt_aes(str(&a[0]), str(&a[1])).map(Value::from_go_bytes)
     });
     r.pure("randBytes", &[Ty::Int], |a| {
         let n = int(&a[0]);
@@ -231,9 +225,9 @@ fn encrypt_aes(password: &str, plaintext: &str) -> String {
     STANDARD.encode(out)
 }
 
-fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, String> {
+fn decrypt_aes(password: &str, crypt64: &str) -> Result<Vec<u8>, String> {
     if crypt64.is_empty() {
-        return Ok(String::new());
+        return Ok(Vec::new());
     }
     let data = super::encoding::b64_decode(crypt64)?;
     if data.len() < 16 {
@@ -257,7 +251,7 @@ fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, String> {
             plain.len() as i64 - pad as i64
         ));
     }
-    Ok(String::from_utf8_lossy(&plain[..plain.len() - pad]).into_owned())
+    Ok(plain[..plain.len() - pad].to_vec())
 }
 
 #[cfg(test)]
@@ -276,7 +270,7 @@ mod tests {
     #[test]
     fn aes_round_trip() {
         let c = encrypt_aes("secretkey", "plaintext");
-        assert_eq!(decrypt_aes("secretkey", &c).unwrap(), "plaintext");
+        assert_eq!(decrypt_aes("secretkey", &c).unwrap(), b"plaintext");
     }
 
     #[test]

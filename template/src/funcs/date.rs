@@ -1,24 +1,18 @@
 //! Sprig's date functions with Go's `time` semantics: reference-time layouts
-//! (`2006-01-02T15:04:05Z07:00`), `time.Duration` printing and parsing, and
-//! `time.Time` values with methods.
-//!
-//! Go's `time.Local` comes from `$TZ` or `/etc/localtime`; here it is the zone named by
-//! `$TZ` when that is an IANA name, and UTC otherwise.
+//! (`2006-01-02T15:04:05Z07:00`) and `time.Duration` printing and parsing. The
+//! `time.Time` values themselves are in [`super::gotime`].
 
-use std::any::Any;
 use std::rc::Rc;
 
-use chrono::{
-    DateTime, Datelike, Duration as ChronoDuration, FixedOffset, Offset, TimeZone, Timelike, Utc,
-};
+use chrono::{Datelike, Duration as ChronoDuration, Timelike, Utc};
 
 use super::Registry;
 use super::arg::str;
-use crate::value::{MethodSig, Object, Ty, Value};
+use super::gotime::{DAYS, GoTime, Loc, MONTHS, TIME, time_of};
+use crate::value::{Ty, Value};
 
 const S: Ty = Ty::String;
 const A: Ty = Ty::Any;
-const TIME: Ty = Ty::Object("time.Time");
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("now", &[], |_| Ok(Value::Object(Rc::new(GoTime::now()))));
@@ -95,168 +89,70 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
 }
 
-/// A Go `time.Time`: an instant, the offset and zone name it is shown in.
-#[derive(Clone, Debug)]
-pub(crate) struct GoTime {
-    instant: DateTime<Utc>,
-    offset: i32,
-    zone: String,
-    /// `time.Now()` values print their monotonic clock reading.
-    monotonic: bool,
+/// The zone names BurntSushi/toml gives the times of TOML's local date-times, dates and
+/// times: fixed zones at the machine's offset when the process started.
+const TOML_LOCAL_ZONES: [&str; 3] = ["datetime-local", "date-local", "time-local"];
+
+/// A TOML date-time as BurntSushi/toml decodes it (what `fromToml` gives): a `time.Time`
+/// in UTC for `Z`, in `Local` or a nameless fixed zone for other offsets (as Go's
+/// `time.Parse` places them), and in one of the named local zones otherwise. A missing
+/// date is Go's year 0, January 1.
+pub(crate) fn from_toml_datetime(d: &toml::value::Datetime) -> Option<Value> {
+    let (year, month, day) = d
+        .date
+        .map_or((0, 1, 1), |d| (d.year as i32, d.month as u32, d.day as u32));
+    let (hour, minute, second, nanos) = d.time.map_or((0, 0, 0, 0), |t| {
+        (
+            t.hour as u32,
+            t.minute as u32,
+            t.second as u32,
+            t.nanosecond,
+        )
+    });
+    let wall = chrono::NaiveDate::from_ymd_opt(year, month, day)?
+        .and_hms_nano_opt(hour, minute, second, nanos)?;
+    let time = match d.offset {
+        Some(toml::value::Offset::Z) => GoTime::date(wall, Loc::Utc),
+        Some(toml::value::Offset::Custom { minutes }) => {
+            place_with_offset(wall, minutes as i32 * 60, None)
+        }
+        None => {
+            let offset = GoTime::at(Utc::now(), Loc::Local).offset;
+            let kind = match (d.date, d.time) {
+                (Some(_), Some(_)) => 0,
+                (Some(_), None) => 1,
+                _ => 2,
+            };
+            GoTime::date(wall, Loc::Fixed(TOML_LOCAL_ZONES[kind].into(), offset))
+        }
+    };
+    Some(Value::Object(Rc::new(time)))
 }
 
-fn local_zone() -> Option<chrono_tz::Tz> {
-    std::env::var("TZ").ok().and_then(|tz| tz.parse().ok())
+/// Where Go's `time.Parse` places a wall-clock time read with a numeric offset (and
+/// maybe a zone name): in `Local` when that is the offset (and name) in effect there
+/// at that time, else in a fixed zone recording them.
+fn place_with_offset(wall: chrono::NaiveDateTime, offset: i32, name: Option<&str>) -> GoTime {
+    let instant = wall.and_utc() - ChronoDuration::seconds(offset as i64);
+    let local = GoTime::at(instant, Loc::Local);
+    if local.offset == offset && name.is_none_or(|n| n == local.zone) {
+        return local;
+    }
+    GoTime::at(instant, Loc::Fixed(name.unwrap_or("").into(), offset))
 }
 
-impl GoTime {
-    fn now() -> GoTime {
-        GoTime {
-            monotonic: true,
-            ..GoTime::in_zone(Utc::now(), "Local")
-        }
-    }
-
-    fn zero() -> GoTime {
-        GoTime {
-            instant: DateTime::<Utc>::from_naive_utc_and_offset(
-                chrono::NaiveDate::from_ymd_opt(1, 1, 1)
-                    .and_then(|d| d.and_hms_opt(0, 0, 0))
-                    .unwrap_or_default(),
-                Utc,
-            ),
-            offset: 0,
-            zone: "UTC".into(),
-            monotonic: false,
-        }
-    }
-
-    fn from_unix(secs: i64) -> GoTime {
-        let instant = Utc.timestamp_opt(secs, 0).single().unwrap_or_else(Utc::now);
-        GoTime::in_zone(instant, "Local")
-    }
-
-    /// The instant shown in an IANA zone; unknown names fall back to UTC as Sprig does.
-    fn in_zone(instant: DateTime<Utc>, zone: &str) -> GoTime {
-        let tz = match zone {
-            "Local" | "" => local_zone(),
-            "UTC" => None,
-            name => name.parse::<chrono_tz::Tz>().ok(),
-        };
-        match tz {
-            Some(tz) => {
-                let local = instant.with_timezone(&tz);
-                GoTime {
-                    instant,
-                    offset: local.offset().fix().local_minus_utc(),
-                    zone: local.format("%Z").to_string(),
-                    monotonic: false,
-                }
-            }
-            None => GoTime {
-                instant,
-                offset: 0,
-                zone: "UTC".into(),
-                monotonic: false,
-            },
-        }
-    }
-
-    fn local(&self) -> DateTime<FixedOffset> {
-        let offset = FixedOffset::east_opt(self.offset).unwrap_or_else(|| Utc.fix());
-        self.instant.with_timezone(&offset)
-    }
-
-    fn nanos_since_epoch(&self) -> i128 {
-        self.instant.timestamp() as i128 * 1_000_000_000
-            + self.instant.timestamp_subsec_nanos() as i128
-    }
-
-    fn add(&self, nanos: i128) -> GoTime {
-        let d = ChronoDuration::nanoseconds(nanos.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
-        GoTime {
-            instant: self.instant + d,
-            monotonic: false,
-            ..self.clone()
-        }
-    }
-
-    /// `Time.String()`.
-    fn string(&self) -> String {
-        let mut s = format_time(self, "2006-01-02 15:04:05.999999999 -0700 MST");
-        if self.monotonic {
-            s.push_str(" m=+0.000000001");
-        }
-        s
-    }
-}
-
-const NO_ARGS: MethodSig = MethodSig {
-    params: &[],
-    variadic: None,
-};
-
-impl Object for GoTime {
-    fn type_name(&self) -> String {
-        "time.Time".into()
-    }
-
-    fn method(&self, name: &str) -> Option<MethodSig> {
-        match name {
-            "Format" => Some(MethodSig {
-                params: &[Ty::String],
-                variadic: None,
-            }),
-            "In" | "Add" => None,
-            "Unix" | "UnixMilli" | "UnixNano" | "Year" | "YearDay" | "Day" | "Hour" | "Minute"
-            | "Second" | "Nanosecond" | "UTC" | "Local" | "String" | "IsZero" | "Month"
-            | "Weekday" => Some(NO_ARGS),
-            _ => None,
-        }
-    }
-
-    fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
-        let local = self.local();
-        Ok(match name {
-            "Format" => Value::string(format_time(self, super::arg::str(&args[0]))),
-            "Unix" => Value::Int64(self.instant.timestamp()),
-            "UnixMilli" => Value::Int64(self.instant.timestamp_millis()),
-            "UnixNano" => Value::Int64(self.nanos_since_epoch() as i64),
-            "Year" => Value::Int(local.year() as i64),
-            "YearDay" => Value::Int(local.ordinal() as i64),
-            "Day" => Value::Int(local.day() as i64),
-            "Hour" => Value::Int(local.hour() as i64),
-            "Minute" => Value::Int(local.minute() as i64),
-            "Second" => Value::Int(local.second() as i64),
-            "Nanosecond" => Value::Int(local.nanosecond() as i64),
-            "Month" => Value::str(MONTHS[local.month0() as usize]),
-            "Weekday" => Value::str(DAYS[local.weekday().num_days_from_sunday() as usize]),
-            "UTC" => Value::Object(Rc::new(GoTime::in_zone(self.instant, "UTC"))),
-            "Local" => Value::Object(Rc::new(GoTime::in_zone(self.instant, "Local"))),
-            "String" => Value::string(self.string()),
-            "IsZero" => Value::Bool(self.instant == GoTime::zero().instant),
-            other => return Err(format!("no method {other}")),
-        })
-    }
-
-    fn format(&self) -> String {
-        self.string()
-    }
-
-    fn to_data(&self) -> Value {
-        Value::string(format_time(self, "2006-01-02T15:04:05.999999999Z07:00"))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-fn time_of(v: &Value) -> Option<GoTime> {
-    match v {
-        Value::Object(o) => o.as_any().downcast_ref::<GoTime>().cloned(),
-        _ => None,
-    }
+/// How BurntSushi/toml writes a `time.Time`: RFC 3339 with nanoseconds, or, for the
+/// times it decoded from local date-times, dates and times, those forms (written in
+/// UTC, as it does).
+pub(crate) fn toml_datetime_text(v: &Value) -> Option<String> {
+    let t = time_of(v)?;
+    let layout = match TOML_LOCAL_ZONES.iter().position(|z| *z == t.zone) {
+        Some(0) => "2006-01-02T15:04:05.999999999",
+        Some(1) => "2006-01-02",
+        Some(_) => "15:04:05.999999999",
+        None => return Some(format_time(&t, "2006-01-02T15:04:05.999999999Z07:00")),
+    };
+    Some(format_time(&GoTime::in_zone(t.instant, "UTC"), layout))
 }
 
 /// Sprig's date arguments: a time, or Unix seconds as int or int64; anything else is now.
@@ -272,30 +168,6 @@ fn date_in_zone(layout: &str, date: &Value, zone: &str) -> String {
     let shown = GoTime::in_zone(t.instant, zone);
     format_time(&shown, layout)
 }
-
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const DAYS: [&str; 7] = [
-    "Sunday",
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-];
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Std {
@@ -607,8 +479,6 @@ fn format_offset(out: &mut String, offset: i32, colon: bool, seconds: bool, shor
 /// `time.ParseInLocation(layout, value, time.Local)` for the common layout elements.
 fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
     // Go names the remaining input and the layout element it failed on.
-    let mut value_elem = value;
-    let mut layout_elem = layout;
     let failure = |value_elem: &str, layout_elem: &str| {
         format!(
             "parsing time {} as {}: cannot parse {} as {}",
@@ -622,6 +492,8 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
         (0i32, 1u32, 1u32, 0u32, 0u32, 0u32, 0u32);
     let mut pm: Option<bool> = None;
     let mut offset: Option<i32> = None;
+    let mut utc = false;
+    let mut zone_name: Option<&str> = None;
     let mut rest_layout = layout;
     let mut v = value;
     let take_digits = |v: &mut &str, min: usize, max: usize| -> Option<u32> {
@@ -640,8 +512,8 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
         };
         v = after;
         let Some(std) = std else { break };
-        value_elem = v;
-        layout_elem = &rest_layout[prefix.len()..rest_layout.len() - tail.len()];
+        let value_elem = v;
+        let layout_elem = &rest_layout[prefix.len()..rest_layout.len() - tail.len()];
         let bad = || failure(value_elem, layout_elem);
         rest_layout = tail;
         match std {
@@ -725,13 +597,13 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
                 v = &v[2..];
             }
             Std::TZ => {
-                let n = v.bytes().take_while(u8::is_ascii_uppercase).count();
-                if n < 3 {
-                    return Err(bad());
+                if let Some(rest) = v.strip_prefix("UTC") {
+                    utc = true;
+                    v = rest;
+                    continue;
                 }
-                if &v[..n] == "UTC" || &v[..n] == "GMT" {
-                    offset = Some(0);
-                }
+                let n = parse_time_zone(v).ok_or_else(bad)?;
+                zone_name = Some(&v[..n]);
                 v = &v[n..];
             }
             Std::ISO8601TZ
@@ -742,7 +614,7 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
                 if v.starts_with('Z') =>
             {
                 v = &v[1..];
-                offset = Some(0);
+                utc = true;
             }
             Std::ISO8601TZ
             | Std::ISO8601SecondsTZ
@@ -830,42 +702,71 @@ fn parse_time(layout: &str, value: &str) -> Result<GoTime, String> {
     let naive = chrono::NaiveDate::from_ymd_opt(year, month, day)
         .and_then(|d| d.and_hms_nano_opt(hour, min, sec, nanos))
         .ok_or_else(range_err)?;
-    let (instant, zone) = match offset {
-        Some(off) => {
-            let fixed =
-                FixedOffset::east_opt(off).ok_or_else(|| failure(value_elem, layout_elem))?;
-            let t = fixed
-                .from_local_datetime(&naive)
-                .single()
-                .ok_or_else(|| failure(value_elem, layout_elem))?
-                .with_timezone(&Utc);
-            (
-                t,
-                if off == 0 {
-                    "UTC".to_owned()
-                } else {
-                    String::new()
-                },
+    Ok(if utc {
+        GoTime::date(naive, Loc::Utc)
+    } else if let Some(offset) = offset {
+        place_with_offset(naive, offset, zone_name)
+    } else if let Some(name) = zone_name {
+        // Local's zone when it goes by that name then; else a zone of that name at
+        // the offset a `GMT+h` name gives, or none.
+        let local = GoTime::at(naive.and_utc(), Loc::Local);
+        if local.zone == name {
+            GoTime::at(
+                naive.and_utc() - ChronoDuration::seconds(local.offset as i64),
+                Loc::Local,
+            )
+        } else {
+            let hours: i32 = name
+                .strip_prefix("GMT")
+                .and_then(|h| h.parse().ok())
+                .unwrap_or(0);
+            let offset = hours * 3600;
+            GoTime::at(
+                naive.and_utc() - ChronoDuration::seconds(offset as i64),
+                Loc::Fixed(name.into(), offset),
             )
         }
-        None => match local_zone() {
-            Some(tz) => {
-                let t = tz
-                    .from_local_datetime(&naive)
-                    .earliest()
-                    .ok_or_else(|| failure(value_elem, layout_elem))?
-                    .with_timezone(&Utc);
-                return Ok(GoTime::in_zone(t, "Local"));
-            }
-            None => (Utc.from_utc_datetime(&naive), "UTC".to_owned()),
-        },
-    };
-    Ok(GoTime {
-        instant,
-        offset: offset.unwrap_or(0),
-        zone,
-        monotonic: false,
+    } else {
+        GoTime::date(naive, Loc::Local)
     })
+}
+
+/// Go's `parseTimeZone`: the length of the zone abbreviation `value` starts with.
+fn parse_time_zone(value: &str) -> Option<usize> {
+    let b = value.as_bytes();
+    if b.len() < 3 {
+        return None;
+    }
+    if value.starts_with("ChST") || value.starts_with("MeST") {
+        return Some(4);
+    }
+    if let Some(rest) = value.strip_prefix("GMT") {
+        // `GMT` and an hour offset, `GMT+3`.
+        let sign = rest.as_bytes().first().copied();
+        if matches!(sign, Some(b'+' | b'-')) {
+            let digits = rest[1..].bytes().take_while(u8::is_ascii_digit).count();
+            let hours: i64 = rest[1..1 + digits].parse().unwrap_or(99);
+            if digits > 0 && hours <= 23 && !(digits > 1 && rest.as_bytes()[1] == b'0') {
+                return Some(4 + digits);
+            }
+        }
+        return Some(3);
+    }
+    if matches!(b[0], b'+' | b'-') {
+        let digits = b[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        return (digits == 2).then_some(3);
+    }
+    let upper = b
+        .iter()
+        .take(6)
+        .take_while(|c| c.is_ascii_uppercase())
+        .count();
+    match upper {
+        3 => Some(3),
+        4 if b[3] == b'T' || value.starts_with("WITA") => Some(4),
+        5 if b[4] == b'T' => Some(5),
+        _ => None,
+    }
 }
 
 const UNITS: &[(&str, i128)] = &[

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::Registry;
 use super::arg::str;
 use super::defaults::empty;
-use super::strings::strval;
+use super::strings::strval_text;
 use crate::value::{Entries, List, ListKind, MapCell, MapKind, Ty, Value};
 
 const A: Ty = Ty::Any;
@@ -18,7 +18,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.variadic("dict", &[], A, |a| {
         let mut entries = Entries::new();
         for pair in a.chunks(2) {
-            let key: Rc<str> = Rc::from(strval(&pair[0]));
+            let key: Rc<str> = Rc::from(strval_text(&pair[0]));
             let value = pair.get(1).cloned().unwrap_or_else(|| Value::str(""));
             entries.insert(key, value);
         }
@@ -97,14 +97,17 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.variadic("mustMergeOverwrite", &[M], M, |a| merge_all(a, true));
     r.variadic("dig", &[], A, dig);
     // A copy is a tree: parts the original shares are copied each time they appear.
-    r.pure("deepCopy", &[A], |a| {
-        crate::budget::check_expansion(&a[0])?;
-        Ok(deep_copy(&a[0]))
-    });
-    r.pure("mustDeepCopy", &[A], |a| {
-        crate::budget::check_expansion(&a[0])?;
-        Ok(deep_copy(&a[0]))
-    });
+    // copystructure asks for the type of what it copies, which Go's reflection cannot
+    // give for nil: the panic is the error of both forms.
+    for name in ["deepCopy", "mustDeepCopy"] {
+        r.pure(name, &[A], |a| {
+            if a[0].is_nil() {
+                return Err(crate::funcs::builtins::ZERO_VALUE_TYPE.into());
+            }
+            crate::budget::check_expansion(&a[0])?;
+            Ok(deep_copy(&a[0]))
+        });
+    }
 }
 
 fn map_get(d: &Value, key: &str) -> Option<Value> {
@@ -248,6 +251,7 @@ pub(crate) fn deep_copy(v: &Value) -> Value {
                 .map(|item| chartkit_yaml::with_stack(|| deep_copy(&item))))
             .collect(),
         ))),
+        Value::Map(m) if m.is_nil() => Value::nil_map(m.kind),
         Value::Map(m) => Value::map_of(
             m.kind,
             m.borrow()
@@ -255,6 +259,7 @@ pub(crate) fn deep_copy(v: &Value) -> Value {
                 .map(|(k, v)| (k.clone(), chartkit_yaml::with_stack(|| deep_copy(v))))
                 .collect(),
         ),
+        Value::Object(o) => o.deep_copy().unwrap_or_else(|| v.clone()),
         other => other.clone(),
     }
 }

@@ -5,29 +5,28 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use super::Registry;
-use super::arg::str;
+use super::arg::{bytes, str};
 use crate::value::{Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
+    // Decoded data is a Go string of its bytes, binary or not.
     r.pure("b64enc", &[Ty::String], |a| {
-        Ok(Value::string(STANDARD.encode(str(&a[0]))))
+        Ok(Value::string(STANDARD.encode(bytes(&a[0]))))
     });
     r.pure("b64dec", &[Ty::String], |a| {
-        Ok(Value::string(match b64_decode(str(&a[0])) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => e,
-        }))
+        Ok(match b64_decode(str(&a[0])) {
+            Ok(bytes) => Value::from_go_bytes(bytes),
+            Err(e) => Value::string(e),
+        })
     });
     r.pure("b32enc", &[Ty::String], |a| {
-        Ok(Value::string(
-            data_encoding::BASE32.encode(str(&a[0]).as_bytes()),
-        ))
+        Ok(Value::string(data_encoding::BASE32.encode(bytes(&a[0]))))
     });
     r.pure("b32dec", &[Ty::String], |a| {
-        Ok(Value::string(match b32_decode(str(&a[0])) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => e,
-        }))
+        Ok(match b32_decode(str(&a[0])) {
+            Ok(bytes) => Value::from_go_bytes(bytes),
+            Err(e) => Value::string(e),
+        })
     });
 }
 

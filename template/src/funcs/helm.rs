@@ -8,6 +8,7 @@ use super::{FuncError, Registry, json};
 use crate::budget::check_expansion;
 use crate::error::{Error, helm_warning};
 use crate::exec::Exec;
+use crate::gostr::GoBuf;
 use crate::print::quote;
 use crate::set::ROOT_NAME;
 use crate::value::{Entries, Ty, Value};
@@ -36,13 +37,24 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         check_expansion(&a[0])?;
         Ok(Value::string(to_yaml_pretty(&a[0]).unwrap_or_default()))
     });
+    // go-yaml reads bytes: UTF-16 after its byte order mark, else UTF-8 or nothing.
     r.pure("fromYaml", &[S], |a| {
-        crate::budget::reserve_decoded(str(&a[0]))?;
-        Ok(from_yaml(str(&a[0])))
+        Ok(match yaml_text(&a[0]) {
+            Ok(text) => {
+                crate::budget::reserve_decoded(&text)?;
+                from_yaml(&text)
+            }
+            Err(problem) => error_map(problem),
+        })
     });
     r.pure("fromYamlArray", &[S], |a| {
-        crate::budget::reserve_decoded(str(&a[0]))?;
-        Ok(from_yaml_array(str(&a[0])))
+        Ok(match yaml_text(&a[0]) {
+            Ok(text) => {
+                crate::budget::reserve_decoded(&text)?;
+                from_yaml_array(&text)
+            }
+            Err(problem) => Value::list(vec![Value::string(problem)]),
+        })
     });
     r.pure("toJson", &[A], |a| {
         check_expansion(&a[0])?;
@@ -118,11 +130,11 @@ fn run_include(exec: &mut Exec<'_>, name: &str, data: Value) -> Result<Value, Fu
         });
     };
     exec.nest_call()?;
-    let mut out = String::new();
+    let mut out = GoBuf::new();
     let result = exec.execute(&tree, data, &mut out);
     exec.unnest_call();
     match result {
-        Ok(()) => Ok(Value::string(out)),
+        Ok(()) => Ok(out.into_value()),
         Err(e) => Err(FuncError {
             message: e.to_string(),
             cause: Some(e),
@@ -148,12 +160,13 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     let data = a[1].clone();
     exec.nest_call()?;
     let result = exec.with_overlay(trees, |exec| {
-        let mut out = String::new();
+        let mut out = GoBuf::new();
         exec.execute(&main, data, &mut out).map(|()| out)
     });
     exec.unnest_call();
     match result {
-        Ok(out) => Ok(Value::string(out.replace("<no value>", ""))),
+        Ok(GoBuf::Text(out)) => Ok(Value::string(out.replace("<no value>", ""))),
+        Ok(GoBuf::Bytes(out)) => Ok(Value::from_go_bytes(crate::set::remove_no_value(&out))),
         Err(e) => Err(FuncError {
             message: format!(
                 "error during tpl function execution for {}: {e}",
@@ -168,8 +181,104 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
 /// Values JSON cannot hold (NaN) give an error, which `toYaml` turns into "".
 pub(crate) fn to_yaml(v: &Value) -> Result<String, String> {
     json::check_encodable(v)?;
-    let out = chartkit_yaml::to_yaml(&v.to_data());
+    let mut data = v.to_data();
+    if !readable_by_go_yaml(v) {
+        return Err("yaml: control characters are not allowed".into());
+    }
+    let mut nels = 0;
+    count_nel(v, &mut nels)?;
+    if nels > 0 {
+        fold_nel(&mut data);
+    }
+    let out = chartkit_yaml::to_yaml(&data);
     Ok(out.strip_suffix('\n').unwrap_or(&out).to_owned())
+}
+
+/// Whether go-yaml can read back the JSON `encoding/json` writes for `v`, as Helm's way
+/// to YAML (`sigs.k8s.io/yaml`) does. JSON escapes the C0 controls but writes DEL, the
+/// C1 controls, U+FFFE and U+FFFF as they are, and go-yaml's reader refuses those (all
+/// but NEL, U+0085).
+fn readable_by_go_yaml(v: &Value) -> bool {
+    fn text_ok(s: &str) -> bool {
+        // In UTF-8 the refused characters are 7F, C2 80..9F but 85, and EF BF BE/BF.
+        let b = s.as_bytes();
+        memchr::memchr3_iter(0x7f, 0xc2, 0xef, b).all(|i| {
+            !matches!(
+                (b[i], b.get(i + 1), b.get(i + 2)),
+                (0x7f, ..)
+                    | (0xc2, Some(0x80..=0x84 | 0x86..=0x9f), _)
+                    | (0xef, Some(0xbf), Some(0xbe | 0xbf))
+            )
+        })
+    }
+    match v {
+        Value::String(s) => text_ok(s),
+        Value::RawStr(b) => text_ok(&crate::gostr::go_lossy(b)),
+        Value::List(l) => l.iter().all(|item| readable_by_go_yaml(&item)),
+        Value::Map(m) => m
+            .borrow()
+            .iter()
+            .all(|(k, item)| text_ok(k) && readable_by_go_yaml(item)),
+        Value::Object(o) => readable_by_go_yaml(&o.to_data()),
+        _ => true,
+    }
+}
+
+/// Counts NEL (U+0085) in `v`'s strings in JSON order. JSON writes NEL as it is, and
+/// go-yaml reads it as a line break: folded inside a string (see [`fold_nel`]), but a
+/// map key that spans lines cannot be a key, and go-yaml fails there, naming the line.
+fn count_nel(v: &Value, nels: &mut usize) -> Result<(), String> {
+    fn count(s: &str) -> usize {
+        memchr::memmem::find_iter(s.as_bytes(), "\u{85}".as_bytes()).count()
+    }
+    match v {
+        Value::String(s) => *nels += count(s),
+        Value::RawStr(b) => *nels += count(&crate::gostr::go_lossy(b)),
+        Value::List(l) => l.iter().try_for_each(|item| count_nel(&item, nels))?,
+        Value::Map(m) => {
+            for (k, item) in m.borrow().iter() {
+                let in_key = count(k);
+                *nels += in_key;
+                if in_key > 0 {
+                    return Err(format!(
+                        "yaml: line {nels}: did not find expected ',' or '}}'"
+                    ));
+                }
+                count_nel(item, nels)?;
+            }
+        }
+        Value::Object(o) => count_nel(&o.to_data(), nels)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Folds NEL as go-yaml reads it in a double-quoted scalar: spaces before a run of line
+/// breaks are dropped and spaces after them skipped; one break becomes a space, `n`
+/// breaks `n - 1` newlines.
+fn fold_nel(data: &mut chartkit_yaml::Value) {
+    fn fold(s: &str) -> String {
+        let mut out = String::with_capacity(s.len());
+        let mut rest = s;
+        while let Some(at) = rest.find('\u{85}') {
+            out.push_str(rest[..at].trim_end_matches(' '));
+            let run = &rest[at..];
+            let end = run.find(|c| c != ' ' && c != '\u{85}').unwrap_or(run.len());
+            match run[..end].matches('\u{85}').count() {
+                1 => out.push(' '),
+                n => out.extend(std::iter::repeat_n('\n', n - 1)),
+            }
+            rest = &run[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+    match data {
+        chartkit_yaml::Value::String(s) if s.contains('\u{85}') => *s = fold(s),
+        chartkit_yaml::Value::Seq(items) => items.iter_mut().for_each(fold_nel),
+        chartkit_yaml::Value::Map(map) => map.values_mut().for_each(fold_nel),
+        _ => {}
+    }
 }
 
 /// `toYamlPretty`: go-yaml v3 with two-space indentation, which indents sequences
@@ -223,6 +332,16 @@ fn decoded_yaml(text: &str) -> Result<Rc<chartkit_yaml::Value>, String> {
     decoded
 }
 
+/// The text go-yaml reads from a Go string, or its error as `sigs.k8s.io/yaml` words
+/// it when the bytes are neither UTF-8 nor UTF-16.
+fn yaml_text(text: &Value) -> Result<std::borrow::Cow<'_, str>, String> {
+    match text {
+        Value::RawStr(bytes) => crate::gostr::go_yaml_decode(bytes)
+            .map_err(|problem| format!("error converting YAML to JSON: yaml: {problem}")),
+        other => Ok(std::borrow::Cow::Borrowed(str(other))),
+    }
+}
+
 fn error_map(message: String) -> Value {
     let mut m = Entries::new();
     m.insert(Rc::from("Error"), Value::string(message));
@@ -253,14 +372,28 @@ fn from_yaml_array(text: &str) -> Value {
     }
 }
 
+/// Helm's `fromJson`: what `json.Unmarshal` decoded into a map, with its error, if any,
+/// under `Error`.
 fn from_json(text: &str) -> Value {
-    match json::decode(text) {
-        Ok(Value::Map(m)) => Value::Map(m),
-        Ok(Value::Nil) => Value::empty_map(),
-        Ok(other) => error_map(format!(
-            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-            json::json_kind(&other)
-        )),
+    match json::decode_partial(text) {
+        Ok((Value::Map(m), error)) => {
+            if let Some(error) = error {
+                m.borrow_mut()
+                    .insert(Rc::from("Error"), Value::string(error));
+            }
+            Value::Map(m)
+        }
+        Ok((Value::Nil, None)) => Value::empty_map(),
+        Ok((other, error)) => {
+            // A number too large is nil here, but still a number to Go's type check.
+            let kind = match (&other, error) {
+                (Value::Nil, Some(_)) => "number",
+                _ => json::json_kind(&other),
+            };
+            error_map(format!(
+                "json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+            ))
+        }
         Err(e) => error_map(e),
     }
 }

@@ -62,6 +62,9 @@ pub(crate) fn check_encodable(v: &Value) -> Result<(), String> {
             .iter()
             .try_for_each(|item| with_stack(|| check_encodable(&item))),
         Value::Map(m) => (m.borrow().values()).try_for_each(|v| with_stack(|| check_encodable(v))),
+        Value::Object(o) if crate::complex::parts(o).is_some() => {
+            Err("json: unsupported type: complex128".into())
+        }
         Value::Object(o) => check_encodable(&o.to_data()),
         _ => Ok(()),
     }
@@ -98,6 +101,7 @@ fn write_value(
             }
         },
         Value::String(s) => write_string(out, s, html),
+        Value::RawStr(b) => write_go_string(out, b, html),
         Value::Bytes(b) => {
             use base64::Engine as _;
             out.push('"');
@@ -121,6 +125,7 @@ fn write_value(
             newline(out, indent, depth);
             out.push(']');
         }
+        Value::Map(m) if m.is_nil() => out.push_str("null"),
         Value::Map(m) => {
             let m = m.borrow();
             if m.is_empty() {
@@ -143,13 +148,62 @@ fn write_value(
             newline(out, indent, depth);
             out.push('}');
         }
-        Value::Object(o) => write_value(out, &o.to_data(), html, indent, depth)?,
+        Value::Object(o) if crate::complex::parts(o).is_some() => {
+            return Err("json: unsupported type: complex128".into());
+        }
+        Value::Object(o) => match o.struct_fields() {
+            // A struct's fields in declaration order, under their JSON names.
+            Some(fields) => {
+                let fields: Vec<_> = fields
+                    .into_iter()
+                    .filter_map(|f| Some((f.json?, f.value)))
+                    .collect();
+                if fields.is_empty() {
+                    out.push_str("{}");
+                    return Ok(());
+                }
+                out.push('{');
+                for (i, (name, item)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    newline(out, indent, depth + 1);
+                    write_string(out, name, html);
+                    out.push(':');
+                    if indent.is_some() {
+                        out.push(' ');
+                    }
+                    write_value(out, item, html, indent, depth + 1)?;
+                }
+                newline(out, indent, depth);
+                out.push('}');
+            }
+            None => write_value(out, &o.to_data(), html, indent, depth)?,
+        },
     }
     Ok(())
 }
 
 pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
     out.push('"');
+    write_chars(out, s, html);
+    out.push('"');
+}
+
+/// A Go string that is not UTF-8: `encoding/json` writes each byte that is not part of
+/// a character as the escape `\ufffd`.
+fn write_go_string(out: &mut String, bytes: &[u8], html: bool) {
+    out.push('"');
+    for chunk in bytes.utf8_chunks() {
+        write_chars(out, chunk.valid(), html);
+        for _ in chunk.invalid() {
+            out.push_str("\\ufffd");
+        }
+    }
+    out.push('"');
+}
+
+fn write_chars(out: &mut String, s: &str, html: bool) {
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -165,14 +219,24 @@ pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
             c => out.push(c),
         }
     }
-    out.push('"');
 }
 
 /// `json.Unmarshal` into `interface{}`: objects become maps, every number a float64.
 pub(crate) fn decode(text: &str) -> Result<Value, String> {
+    match decode_partial(text)? {
+        (v, None) => Ok(v),
+        (_, Some(error)) => Err(error),
+    }
+}
+
+/// `json.Unmarshal` as far as Go takes it. Syntax errors stop it before anything is
+/// decoded (`Err`); a number too large for a float64 does not: Go stores nil in its
+/// place, goes on, and returns the first such error with what it decoded.
+pub(crate) fn decode_partial(text: &str) -> Result<(Value, Option<String>), String> {
     let mut p = Parser {
         s: text.as_bytes(),
         i: 0,
+        range_error: None,
     };
     p.skip_ws();
     if p.i >= p.s.len() {
@@ -186,12 +250,14 @@ pub(crate) fn decode(text: &str) -> Result<Value, String> {
             p.quote_char()
         ));
     }
-    Ok(v)
+    Ok((v, p.range_error))
 }
 
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// The first number that did not fit a float64.
+    range_error: Option<String>,
 }
 
 impl Parser<'_> {
@@ -201,9 +267,10 @@ impl Parser<'_> {
         }
     }
 
+    /// encoding/json's `quoteChar`: the scanner works on bytes, and names the offending
+    /// byte as the Latin-1 character of that number (0xC3 of "ñ" is 'Ã').
     fn quote_char(&self) -> String {
-        let rest = std::str::from_utf8(&self.s[self.i..]).unwrap_or("\u{FFFD}");
-        let c = rest.chars().next().unwrap_or('\u{FFFD}');
+        let c = self.s.get(self.i).map_or('\u{FFFD}', |&b| char::from(b));
         match c {
             '\'' => "'\\''".into(),
             '"' => "'\"'".into(),
@@ -310,7 +377,15 @@ impl Parser<'_> {
             }
         }
         let text = std::str::from_utf8(&self.s[start..self.i]).unwrap_or("0");
-        Ok(Value::Float(text.parse().unwrap_or(f64::INFINITY)))
+        match text.parse::<f64>() {
+            Ok(f) if f.is_finite() => Ok(Value::Float(f)),
+            _ => {
+                self.range_error.get_or_insert_with(|| {
+                    format!("json: cannot unmarshal number {text} into Go value of type float64")
+                });
+                Ok(Value::Nil)
+            }
+        }
     }
 
     fn string(&mut self) -> Result<String, String> {
@@ -323,7 +398,8 @@ impl Parser<'_> {
             match c {
                 b'"' => {
                     self.i += 1;
-                    return Ok(String::from_utf8_lossy(&out).into_owned());
+                    // Go reads each byte that is not UTF-8 as U+FFFD.
+                    return Ok(crate::gostr::go_lossy(&out).into_owned());
                 }
                 b'\\' => {
                     self.i += 1;
@@ -475,7 +551,7 @@ impl Parser<'_> {
 pub(crate) fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::List(_) => "array",
-        Value::String(_) => "string",
+        Value::String(_) | Value::RawStr(_) => "string",
         Value::Float(_) => "number",
         Value::Bool(_) => "bool",
         Value::Map(_) => "object",

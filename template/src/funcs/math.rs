@@ -193,7 +193,8 @@ fn seq(params: &[i64]) -> Result<String, String> {
             let step = if end < start { -1 } else { 1 };
             (start, end.wrapping_add(step), step)
         }
-        [start, end, step] => {
+        // Sprig reads three numbers as first, increment, last, like the Unix command.
+        [start, step, end] => {
             let mut inc = 1;
             if end < start {
                 inc = -1;
@@ -393,7 +394,9 @@ mod tests {
     fn sequences() {
         assert_eq!(seq(&[5]).unwrap(), "1 2 3 4 5");
         assert_eq!(seq(&[3, 1]).unwrap(), "3 2 1");
-        assert_eq!(seq(&[0, 10, 3]).unwrap(), "0 3 6 9");
+        assert_eq!(seq(&[0, 3, 10]).unwrap(), "0 3 6 9");
+        assert_eq!(seq(&[10, -3, 0]).unwrap(), "10 7 4 1");
+        assert_eq!(seq(&[0, 10, 3]).unwrap(), "0");
         assert_eq!(seq(&[0]).unwrap(), "1 0");
         assert_eq!(until_step(0, 10, 3).collect::<Vec<_>>(), vec![0, 3, 6, 9]);
     }

@@ -15,6 +15,7 @@ pub(crate) mod date;
 pub(crate) mod defaults;
 pub(crate) mod dicts;
 pub(crate) mod encoding;
+pub(crate) mod gotime;
 pub(crate) mod helm;
 pub(crate) mod json;
 pub(crate) mod lists;
@@ -70,7 +71,51 @@ pub struct Func {
     pub params: &'static [Ty],
     pub variadic: Option<Ty>,
     pub imp: Imp,
+    /// Whether it takes the bytes of `string` arguments that are not UTF-8
+    /// (`Value::RawStr`) as they are. Other functions get such arguments as text, each
+    /// byte that is not UTF-8 read as U+FFFD, which is what Go's character-by-character
+    /// string functions see.
+    pub raw_strings: bool,
 }
+
+/// The functions that work on the bytes of their `string` arguments, as Go's do.
+pub(crate) const RAW_STRING_FUNCTIONS: &[&str] = &[
+    "len",
+    "index",
+    "slice",
+    "trunc",
+    "substr",
+    "abbrev",
+    "abbrevboth",
+    "wrap",
+    "wrapWith",
+    "trim",
+    "trimAll",
+    "trimall",
+    "trimPrefix",
+    "trimSuffix",
+    "contains",
+    "hasPrefix",
+    "hasSuffix",
+    "replace",
+    "repeat",
+    "indent",
+    "nindent",
+    "nospace",
+    "initials",
+    "split",
+    "splitn",
+    "splitList",
+    "join",
+    "b64enc",
+    "b32enc",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "adler32sum",
+    "fromYaml",
+    "fromYamlArray",
+];
 
 /// Looked up for every function call and every identifier the parser meets; the
 /// names are short and trusted, so a fast non-keyed hash fits.
@@ -86,6 +131,7 @@ impl Registry<'_> {
                 params,
                 variadic: None,
                 imp: Imp::Pure(f),
+                raw_strings: false,
             },
         );
     }
@@ -103,6 +149,7 @@ impl Registry<'_> {
                 params,
                 variadic: Some(rest),
                 imp: Imp::Pure(f),
+                raw_strings: false,
             },
         );
     }
@@ -120,6 +167,7 @@ impl Registry<'_> {
                 params,
                 variadic,
                 imp: Imp::Exec(f),
+                raw_strings: false,
             },
         );
     }
@@ -137,6 +185,7 @@ impl Registry<'_> {
                 params,
                 variadic,
                 imp,
+                raw_strings: false,
             },
         );
     }
@@ -164,6 +213,11 @@ pub(crate) fn helm_functions() -> FuncMap {
     toml::register(&mut r);
     url::register(&mut r);
     helm::register(&mut r);
+    for name in RAW_STRING_FUNCTIONS {
+        if let Some(func) = map.get_mut(name) {
+            func.raw_strings = true;
+        }
+    }
     map
 }
 
@@ -174,6 +228,23 @@ pub(crate) mod arg {
 
     pub fn str(v: &Value) -> &str {
         v.as_str().unwrap_or("")
+    }
+
+    /// The bytes of a Go string argument, text or not (for functions registered as
+    /// taking raw strings, see [`super::RAW_STRING_FUNCTIONS`]).
+    pub fn bytes(v: &Value) -> &[u8] {
+        v.go_str_bytes().unwrap_or(&[])
+    }
+
+    /// Bytes `start..end` of a Go string argument, as a string value: a slice of text
+    /// on character boundaries stays text without checking it again.
+    pub fn sub(v: &Value, start: usize, end: usize) -> Value {
+        match v {
+            Value::String(s) if s.is_char_boundary(start) && s.is_char_boundary(end) => {
+                Value::str(&s[start..end])
+            }
+            _ => Value::from_go_slice(&bytes(v)[start..end]),
+        }
     }
 
     pub fn int(v: &Value) -> i64 {

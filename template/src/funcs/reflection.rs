@@ -34,6 +34,7 @@ pub(crate) fn deep_equal(a: &Value, b: &Value) -> bool {
         (Value::Uint8(x), Value::Uint8(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::String(x), Value::String(y)) => x == y,
+        (Value::RawStr(x), Value::RawStr(y)) => x == y,
         (Value::Bytes(x), Value::Bytes(y)) => x == y,
         (Value::List(x), Value::List(y)) => {
             // reflect.DeepEqual: a nil slice is not an empty one.

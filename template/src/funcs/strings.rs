@@ -7,9 +7,9 @@ use std::rc::Rc;
 use rand::Rng;
 
 use super::Registry;
-use super::arg::{int, str};
+use super::arg::{bytes, int, str, sub};
 use crate::budget;
-use crate::format::sprintf;
+use crate::gostr::GoBuf;
 use crate::print;
 use crate::value::{Entries, List, ListKind, MapKind, Ty, Value};
 
@@ -19,49 +19,67 @@ const A: Ty = Ty::Any;
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("hello", &[], |_| Ok(Value::str("Hello!")));
-    r.pure("abbrev", &[I, S], |a| {
-        Ok(Value::string(abbrev(int(&a[0]), str(&a[1]))))
-    });
+    r.pure("abbrev", &[I, S], |a| Ok(abbrev(int(&a[0]), &a[1])));
     r.pure("abbrevboth", &[I, I, S], |a| {
-        Ok(Value::string(abbrev_both(
-            int(&a[0]),
-            int(&a[1]),
-            str(&a[2]),
-        )))
+        Ok(abbrev_both(int(&a[0]), int(&a[1]), &a[2]))
     });
-    r.pure("trunc", &[I, S], |a| {
-        Ok(Value::string(trunc(int(&a[0]), str(&a[1]))))
+    r.pure("trunc", &[I, S], |a| Ok(trunc(int(&a[0]), &a[1])));
+    r.pure("trim", &[S], |a| {
+        Ok(match &a[0] {
+            Value::String(s) => Value::str(s.trim()),
+            raw => {
+                let (start, end) = trim_go_string(bytes(raw), char::is_whitespace);
+                sub(raw, start, end)
+            }
+        })
     });
-    r.pure("trim", &[S], |a| Ok(Value::str(str(&a[0]).trim())));
     r.pure("upper", &[S], |a| Ok(Value::string(go_upper(str(&a[0])))));
     r.pure("lower", &[S], |a| Ok(Value::string(go_lower(str(&a[0])))));
     r.pure("title", &[S], |a| Ok(Value::string(title(str(&a[0])))));
     r.pure("untitle", &[S], |a| Ok(Value::string(untitle(str(&a[0])))));
     r.pure("substr", &[I, I, S], |a| {
-        substr(int(&a[0]), int(&a[1]), str(&a[2]))
+        substr(int(&a[0]), int(&a[1]), &a[2])
     });
-    r.pure("repeat", &[I, S], |a| {
-        repeat(int(&a[0]), str(&a[1])).map(Value::string)
+    r.pure("repeat", &[I, S], |a| match &a[1] {
+        Value::String(s) => repeat(int(&a[0]), s).map(Value::string),
+        raw => repeat_bytes(int(&a[0]), bytes(raw)).map(Value::from_go_bytes),
     });
-    r.pure("trimall", &[S, S], |a| {
-        Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
-    });
-    r.pure("trimAll", &[S, S], |a| {
-        Ok(Value::str(trim_set(str(&a[1]), str(&a[0]))))
-    });
+    for name in ["trimall", "trimAll"] {
+        r.pure(name, &[S, S], |a| {
+            Ok(match (&a[0], &a[1]) {
+                (Value::String(cutset), Value::String(s)) => Value::str(trim_set(s, cutset)),
+                (cutset, raw) => {
+                    let cutset = cutset.go_text().unwrap_or_default();
+                    let (start, end) = trim_go_string(bytes(raw), |c| cutset.contains(c));
+                    sub(raw, start, end)
+                }
+            })
+        });
+    }
     r.pure("trimSuffix", &[S, S], |a| {
-        let (suffix, s) = (str(&a[0]), str(&a[1]));
-        Ok(Value::str(s.strip_suffix(suffix).unwrap_or(s)))
+        let (suffix, s) = (bytes(&a[0]), bytes(&a[1]));
+        Ok(match s.strip_suffix(suffix) {
+            Some(rest) => sub(&a[1], 0, rest.len()),
+            None => a[1].clone(),
+        })
     });
     r.pure("trimPrefix", &[S, S], |a| {
-        let (prefix, s) = (str(&a[0]), str(&a[1]));
-        Ok(Value::str(s.strip_prefix(prefix).unwrap_or(s)))
+        let (prefix, s) = (bytes(&a[0]), bytes(&a[1]));
+        Ok(match s.strip_prefix(prefix) {
+            Some(_) => sub(&a[1], prefix.len(), s.len()),
+            None => a[1].clone(),
+        })
     });
     r.pure("nospace", &[S], |a| {
-        Ok(Value::string(delete_white_space(str(&a[0]))))
+        let text = bytes(&a[0]);
+        Ok(if text.iter().any(|&b| latin1_is_space(b)) {
+            Value::string(delete_white_space(text))
+        } else {
+            a[0].clone()
+        })
     });
     r.pure("initials", &[S], |a| {
-        Ok(Value::string(initials(str(&a[0]))))
+        Ok(Value::string(initials(bytes(&a[0]))))
     });
     r.pure("randAlphaNum", &[I], |a| {
         random_from(int(&a[0]), |c| c.is_ascii_alphanumeric()).map(Value::string)
@@ -89,64 +107,74 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         Ok(Value::string(to_camel_case(str(&a[0]))))
     });
     r.pure("wrap", &[I, S], |a| {
-        Ok(Value::string(wrap(str(&a[1]), int(&a[0]), "\n", false)))
+        Ok(wrap(bytes(&a[1]), int(&a[0]), b"\n", false))
     });
     r.pure("wrapWith", &[I, S, S], |a| {
-        let sep = if str(&a[1]).is_empty() {
-            "\n"
+        let sep = if bytes(&a[1]).is_empty() {
+            b"\n"
         } else {
-            str(&a[1])
+            bytes(&a[1])
         };
-        let (s, width) = (str(&a[2]), int(&a[0]).max(1) as u64);
+        let (s, width) = (bytes(&a[2]), int(&a[0]).max(1) as u64);
         // A break every `width` bytes at most, each adding the separator.
         let breaks = s.len() as u64 / width + 1;
         budget::reserve(s.len() as u64 + breaks.saturating_mul(sep.len() as u64))?;
-        Ok(Value::string(wrap(s, int(&a[0]), sep, true)))
+        Ok(wrap(s, int(&a[0]), sep, true))
     });
     r.pure("contains", &[S, S], |a| {
-        Ok(Value::Bool(str(&a[1]).contains(str(&a[0]))))
+        Ok(Value::Bool(
+            memchr::memmem::find(bytes(&a[1]), bytes(&a[0])).is_some(),
+        ))
     });
     r.pure("hasPrefix", &[S, S], |a| {
-        Ok(Value::Bool(str(&a[1]).starts_with(str(&a[0]))))
+        Ok(Value::Bool(bytes(&a[1]).starts_with(bytes(&a[0]))))
     });
     r.pure("hasSuffix", &[S, S], |a| {
-        Ok(Value::Bool(str(&a[1]).ends_with(str(&a[0]))))
+        Ok(Value::Bool(bytes(&a[1]).ends_with(bytes(&a[0]))))
     });
     r.variadic("quote", &[], A, |a| {
         budget::check_args(a)?;
         let parts: Vec<String> = a
             .iter()
             .filter(|v| !v.is_nil())
-            .map(|v| print::quote(&strval(v)))
+            .map(|v| match strval(v) {
+                Value::String(s) => print::quote(&s),
+                raw => print::quote_bytes(bytes(&raw)),
+            })
             .collect();
         Ok(Value::string(parts.join(" ")))
     });
     r.variadic("squote", &[], A, |a| {
         budget::check_args(a)?;
-        let parts: Vec<String> = a
-            .iter()
-            .filter(|v| !v.is_nil())
-            .map(|v| format!("'{}'", sprintf("%v", std::slice::from_ref(v))))
-            .collect();
-        Ok(Value::string(parts.join(" ")))
+        let mut out = GoBuf::new();
+        for (i, v) in a.iter().filter(|v| !v.is_nil()).enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push('\'');
+            out.push_go_str(&print::sprint_value(v));
+            out.push('\'');
+        }
+        Ok(out.into_value())
     });
     r.variadic("cat", &[], A, |a| {
         budget::check_args(a)?;
-        let parts: Vec<String> = a
-            .iter()
-            .filter(|v| !v.is_nil())
-            .map(|v| sprintf("%v", std::slice::from_ref(v)))
-            .collect();
-        Ok(Value::string(parts.join(" ")))
+        let mut out = GoBuf::new();
+        for (i, v) in a.iter().filter(|v| !v.is_nil()).enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            out.push_go_str(&print::sprint_value(v));
+        }
+        Ok(out.into_value())
     });
-    r.pure("indent", &[I, S], |a| {
-        indent(int(&a[0]), str(&a[1]), "").map(Value::string)
-    });
-    r.pure("nindent", &[I, S], |a| {
-        indent(int(&a[0]), str(&a[1]), "\n").map(Value::string)
-    });
-    r.pure("replace", &[S, S, S], |a| {
-        replace(str(&a[2]), str(&a[0]), str(&a[1])).map(Value::string)
+    r.pure("indent", &[I, S], |a| indent(int(&a[0]), &a[1], ""));
+    r.pure("nindent", &[I, S], |a| indent(int(&a[0]), &a[1], "\n"));
+    r.pure("replace", &[S, S, S], |a| match (&a[2], &a[0], &a[1]) {
+        (Value::String(s), Value::String(old), Value::String(new)) => {
+            replace(s, old, new).map(Value::string)
+        }
+        (s, old, new) => replace_bytes(bytes(s), bytes(old), bytes(new)).map(Value::from_go_bytes),
     });
     r.pure("plural", &[S, S, I], |a| {
         Ok(if int(&a[2]) == 1 {
@@ -157,75 +185,175 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     });
     r.pure("toString", &[A], |a| {
         budget::check_args(a)?;
-        Ok(Value::string(strval(&a[0])))
+        Ok(strval(&a[0]))
     });
     r.pure("split", &[S, S], |a| {
-        reserve_parts(str(&a[1]), str(&a[0]), -1)?;
-        Ok(indexed_parts(go_split(str(&a[1]), str(&a[0]), -1)))
+        reserve_parts(bytes(&a[1]), bytes(&a[0]), -1)?;
+        Ok(indexed_parts(go_split_value(&a[1], bytes(&a[0]), -1)))
     });
     r.pure("splitn", &[S, I, S], |a| {
-        reserve_parts(str(&a[2]), str(&a[0]), int(&a[1]))?;
-        Ok(indexed_parts(go_split(str(&a[2]), str(&a[0]), int(&a[1]))))
+        reserve_parts(bytes(&a[2]), bytes(&a[0]), int(&a[1]))?;
+        Ok(indexed_parts(go_split_value(
+            &a[2],
+            bytes(&a[0]),
+            int(&a[1]),
+        )))
     });
     r.pure("splitList", &[S, S], |a| {
-        reserve_parts(str(&a[1]), str(&a[0]), -1)?;
-        Ok(Value::string_list(go_split(str(&a[1]), str(&a[0]), -1)))
+        reserve_parts(bytes(&a[1]), bytes(&a[0]), -1)?;
+        Ok(Value::List(Rc::new(List::new(
+            ListKind::String,
+            go_split_value(&a[1], bytes(&a[0]), -1),
+        ))))
     });
     r.pure("toStrings", &[A], |a| {
         budget::check_args(a)?;
         Ok(string_list(strslice(&a[0])))
     });
-    r.pure("join", &[S, A], |a| {
-        join(&a[1], str(&a[0])).map(Value::string)
-    });
+    r.pure("join", &[S, A], |a| join(&a[1], &a[0]));
     r.pure("sortAlpha", &[A], |a| {
         budget::check_args(a)?;
         let mut items = match a[0].plain() {
             Value::List(_) | Value::Bytes(_) => strslice(&a[0]),
             other => vec![strval(&other)],
         };
-        items.sort();
+        items.sort_by(|x, y| bytes(x).cmp(bytes(y)));
         Ok(string_list(items))
     });
 }
 
-fn string_list(items: Vec<String>) -> Value {
-    Value::List(Rc::new(List::new(
-        ListKind::String,
-        items.into_iter().map(Value::string).collect(),
-    )))
+fn string_list(items: Vec<Value>) -> Value {
+    Value::List(Rc::new(List::new(ListKind::String, items)))
 }
 
-/// Sprig's `strval`: strings as they are, byte slices as text, objects through their
-/// `String` method, anything else as `%v` prints it.
-pub(crate) fn strval(v: &Value) -> String {
+/// Sprig's `strval`: strings as they are, byte slices as a string of their bytes,
+/// objects through their `String` method, anything else as `%v` prints it. A Go string:
+/// bytes that are not UTF-8 are kept.
+pub(crate) fn strval(v: &Value) -> Value {
     match v {
+        Value::String(_) | Value::RawStr(_) => v.clone(),
+        Value::Bytes(b) => Value::from_go_slice(b),
+        other => print::sprint_value(other),
+    }
+}
+
+/// [`strval`] as text, for map keys.
+pub(crate) fn strval_text(v: &Value) -> String {
+    match strval(v) {
         Value::String(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
-        other => sprintf("%v", std::slice::from_ref(other)),
+        other => other.go_text().unwrap_or_default().into_owned(),
     }
 }
 
 /// Sprig's `strslice`: a list of strings from any slice, dropping nils.
-pub(crate) fn strslice(v: &Value) -> Vec<String> {
+pub(crate) fn strslice(v: &Value) -> Vec<Value> {
     match v.plain() {
         Value::List(l) => l
             .iter()
             .filter(|i| !i.is_nil())
             .map(|i| strval(&i))
             .collect(),
-        Value::Bytes(b) => b.iter().map(|b| b.to_string()).collect(),
+        Value::Bytes(b) => b.iter().map(|b| Value::string(b.to_string())).collect(),
         Value::Nil => Vec::new(),
         other => vec![strval(&other)],
     }
 }
 
-fn indexed_parts(parts: Vec<String>) -> Value {
+fn indexed_parts(parts: Vec<Value>) -> Value {
     let mut entries = Entries::new();
     for (i, p) in parts.into_iter().enumerate() {
-        entries.insert(Rc::from(format!("_{i}")), Value::string(p));
+        entries.insert(Rc::from(format!("_{i}")), p);
     }
     Value::map_of(MapKind::String, entries)
+}
+
+/// `strings.SplitN` of a Go string, its parts as string values.
+fn go_split_value(s: &Value, sep: &[u8], n: i64) -> Vec<Value> {
+    match (s, std::str::from_utf8(sep)) {
+        (Value::String(text), Ok(sep)) => go_split(text, sep, n)
+            .into_iter()
+            .map(Value::string)
+            .collect(),
+        _ => go_split_bytes(bytes(s), sep, n)
+            .into_iter()
+            .map(Value::from_go_slice)
+            .collect(),
+    }
+}
+
+/// `strings.SplitN` on bytes: with an empty separator, the parts are Go's characters
+/// (each byte that is not UTF-8 one of them).
+fn go_split_bytes<'a>(s: &'a [u8], sep: &[u8], n: i64) -> Vec<&'a [u8]> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let limit = if n < 0 { usize::MAX } else { n as usize };
+    let mut parts = Vec::new();
+    if sep.is_empty() {
+        let mut at = 0;
+        for width in go_char_widths(s) {
+            if parts.len() + 1 == limit {
+                break;
+            }
+            parts.push(&s[at..at + width]);
+            at += width;
+        }
+        if at < s.len() {
+            parts.push(&s[at..]);
+        }
+        return parts;
+    }
+    let mut last = 0;
+    for at in memchr::memmem::find_iter(s, sep) {
+        if parts.len() + 1 == limit {
+            break;
+        }
+        if at < last {
+            continue;
+        }
+        parts.push(&s[last..at]);
+        last = at + sep.len();
+    }
+    parts.push(&s[last..]);
+    parts
+}
+
+/// The byte lengths of a Go string's characters, each byte that is not UTF-8 one.
+fn go_char_widths(s: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    s.utf8_chunks().flat_map(|chunk| {
+        chunk
+            .valid()
+            .chars()
+            .map(char::len_utf8)
+            .chain(chunk.invalid().iter().map(|_| 1))
+    })
+}
+
+/// The part of a Go string left by `strings.TrimFunc`: characters for which `cut` holds
+/// are removed from both ends; a byte that is not UTF-8 (U+FFFD to Go) is cut only if
+/// `cut('\u{FFFD}')`.
+fn trim_go_string(s: &[u8], cut: impl Fn(char) -> bool) -> (usize, usize) {
+    let mut chars: Vec<(usize, usize, char)> = Vec::new();
+    let mut at = 0;
+    for chunk in s.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            chars.push((at, c.len_utf8(), c));
+            at += c.len_utf8();
+        }
+        for _ in chunk.invalid() {
+            chars.push((at, 1, char::REPLACEMENT_CHARACTER));
+            at += 1;
+        }
+    }
+    let first = chars.iter().position(|&(_, _, c)| !cut(c));
+    let Some(first) = first else {
+        return (0, 0);
+    };
+    let last = chars
+        .iter()
+        .rposition(|&(_, _, c)| !cut(c))
+        .unwrap_or(first);
+    (chars[first].0, chars[last].0 + chars[last].1)
 }
 
 /// `strings.SplitN` (`n < 0`: all parts, `n == 0`: none).
@@ -275,27 +403,47 @@ pub(crate) fn repeat(count: i64, s: &str) -> Result<String, String> {
     Ok(s.repeat(count as usize))
 }
 
+/// [`repeat`] of bytes.
+fn repeat_bytes(count: i64, s: &[u8]) -> Result<Vec<u8>, String> {
+    if count > 1 {
+        // The same checks, on a text of the same length.
+        let total = (s.len() as u64).checked_mul(count as u64);
+        if total.is_none_or(|n| n > i64::MAX as u64) {
+            return Err("strings: Repeat output length overflow".into());
+        }
+        budget::go_make(total)?;
+    } else if count < 0 {
+        return Err("strings: negative Repeat count".into());
+    }
+    Ok(s.repeat(count as usize))
+}
+
 /// Sprig's `indent` (`lead` "") and `nindent` (`lead` "\n"): `lead`, then the text with
 /// `spaces` spaces before every line. The padding is `strings.Repeat`, so a negative
 /// width fails as it does in Go; the size of the result is checked before it is built.
-fn indent(spaces: i64, s: &str, lead: &str) -> Result<String, String> {
+fn indent(spaces: i64, v: &Value, lead: &str) -> Result<Value, String> {
+    let s = bytes(v);
     let pad = repeat(spaces, " ")?;
-    let lines = s.bytes().filter(|&b| b == b'\n').count() as u64 + 1;
+    let lines = memchr::memchr_iter(b'\n', s).count() as u64 + 1;
     let total = lines
         .checked_mul(pad.len() as u64)
         .and_then(|n| n.checked_add((s.len() + lead.len()) as u64));
     budget::go_make(total)?;
-    let mut out = String::with_capacity(total.unwrap_or(0) as usize);
-    out.push_str(lead);
-    out.push_str(&pad);
-    for (i, line) in s.split('\n').enumerate() {
+    let mut out = Vec::with_capacity(total.unwrap_or(0) as usize);
+    out.extend_from_slice(lead.as_bytes());
+    out.extend_from_slice(pad.as_bytes());
+    for (i, line) in s.split(|&b| b == b'\n').enumerate() {
         if i > 0 {
-            out.push('\n');
-            out.push_str(&pad);
+            out.push(b'\n');
+            out.extend_from_slice(pad.as_bytes());
         }
-        out.push_str(line);
+        out.extend_from_slice(line);
     }
-    Ok(out)
+    // Padding text keeps text text.
+    Ok(match v {
+        Value::String(_) => Value::string(String::from_utf8(out).unwrap_or_default()),
+        _ => Value::from_go_bytes(out),
+    })
 }
 
 /// `strings.Replace(s, old, new, -1)`. When the text grows, the number of replacements
@@ -316,6 +464,45 @@ fn replace(s: &str, old: &str, new: &str) -> Result<String, String> {
     Ok(s.replace(old, new))
 }
 
+/// [`replace`] of bytes: with an empty `old`, `new` goes before each Go character (a
+/// byte that is not UTF-8 is one) and at the end.
+fn replace_bytes(s: &[u8], old: &[u8], new: &[u8]) -> Result<Vec<u8>, String> {
+    let matches: Vec<usize> = if old.is_empty() {
+        let mut at = 0;
+        let mut positions = vec![0];
+        for width in go_char_widths(s) {
+            at += width;
+            positions.push(at);
+        }
+        positions
+    } else {
+        let mut positions = Vec::new();
+        let mut next = 0;
+        for at in memchr::memmem::find_iter(s, old) {
+            if at >= next {
+                positions.push(at);
+                next = at + old.len();
+            }
+        }
+        positions
+    };
+    if new.len() > old.len() {
+        let total = (matches.len() as u64)
+            .checked_mul((new.len() - old.len()) as u64)
+            .and_then(|n| n.checked_add(s.len() as u64));
+        budget::go_make(total)?;
+    }
+    let mut out = Vec::with_capacity(s.len());
+    let mut last = 0;
+    for at in matches {
+        out.extend_from_slice(&s[last..at]);
+        out.extend_from_slice(new);
+        last = at + old.len();
+    }
+    out.extend_from_slice(&s[last.min(s.len())..]);
+    Ok(out)
+}
+
 /// What one part of a split string takes beyond its bytes: its slot in the list or map
 /// and its own allocation.
 const PART_BYTES: u64 = 48;
@@ -323,15 +510,15 @@ const PART_BYTES: u64 = 48;
 /// Checks that splitting `s` at `sep` (into at most `n` parts when `n` > 0) fits the
 /// budget. Splitting a long string into single bytes multiplies its size by the cost of
 /// a part, so the parts are counted before they are made.
-fn reserve_parts(s: &str, sep: &str, n: i64) -> Result<(), String> {
+fn reserve_parts(s: &[u8], sep: &[u8], n: i64) -> Result<(), String> {
     // Small texts cannot split into anything large.
     if (s.len() as u64) < 4096 {
         return Ok(());
     }
     let mut parts = if sep.is_empty() {
-        s.chars().count() as u64
+        go_char_widths(s).count() as u64
     } else {
-        s.matches(sep).count() as u64 + 1
+        memchr::memmem::find_iter(s, sep).count() as u64 + 1
     };
     if n > 0 {
         parts = parts.min(n as u64);
@@ -342,7 +529,8 @@ fn reserve_parts(s: &str, sep: &str, n: i64) -> Result<(), String> {
 /// Sprig's `join`: the list's elements as strings (`strslice`), joined by `sep`. The
 /// elements can repeat one large value, so the printed list is checked first, then the
 /// joined length, which Go computes (and checks for overflow) before it allocates.
-fn join(list: &Value, sep: &str) -> Result<String, String> {
+fn join(list: &Value, sep: &Value) -> Result<Value, String> {
+    let sep = bytes(sep);
     budget::check_args(std::slice::from_ref(list))?;
     if let Value::List(l) = list.plain() {
         budget::reserve((l.len().saturating_sub(1) as u64).saturating_mul(sep.len() as u64))?;
@@ -354,7 +542,7 @@ fn join(list: &Value, sep: &str) -> Result<String, String> {
     let total = separators.and_then(|separators| {
         parts.iter().try_fold(separators, |total, part| {
             total
-                .checked_add(part.len() as u64)
+                .checked_add(bytes(part).len() as u64)
                 .filter(|&n| n <= i64::MAX as u64)
         })
     });
@@ -362,7 +550,14 @@ fn join(list: &Value, sep: &str) -> Result<String, String> {
         return Err("strings: Join output length overflow".into());
     };
     budget::go_make(Some(total))?;
-    Ok(parts.join(sep))
+    let mut out = GoBuf::with_capacity(total as usize);
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push_bytes(sep);
+        }
+        out.push_go_str(part);
+    }
+    Ok(out.into_value())
 }
 
 /// Go's `unicode.ToUpper` maps one character to one; where Unicode upper-cases to
@@ -474,20 +669,20 @@ fn latin1_is_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' | 0x85 | 0xA0)
 }
 
-fn delete_white_space(s: &str) -> String {
-    if !s.bytes().any(latin1_is_space) {
-        return s.to_owned();
-    }
-    s.bytes()
-        .filter(|b| !latin1_is_space(*b))
-        .map(|b| b as char)
+/// goutils' `DeleteWhiteSpace` once it has found a space: each remaining byte is written
+/// as the Latin-1 character it would be, so multi-byte text is re-encoded (Go does the
+/// same; with no space at all it returns the string untouched).
+fn delete_white_space(s: &[u8]) -> String {
+    s.iter()
+        .filter(|b| !latin1_is_space(**b))
+        .map(|&b| b as char)
         .collect()
 }
 
-fn initials(s: &str) -> String {
+fn initials(s: &[u8]) -> String {
     let mut out = String::new();
     let mut gap = true;
-    for b in s.bytes() {
+    for &b in s {
         if latin1_is_space(b) {
             gap = true;
         } else if gap {
@@ -498,19 +693,16 @@ fn initials(s: &str) -> String {
     out
 }
 
-fn bytes_to_string(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn trunc(c: i64, s: &str) -> String {
-    let len = s.len() as i64;
+/// Sprig's `trunc`: the first `c` bytes, or the last `-c`, cut as Go cuts strings.
+fn trunc(c: i64, s: &Value) -> Value {
+    let len = bytes(s).len() as i64;
     if c < 0 && len + c > 0 {
-        return bytes_to_string(&s.as_bytes()[(len + c) as usize..]);
+        return sub(s, (len + c) as usize, len as usize);
     }
     if c >= 0 && len > c {
-        return bytes_to_string(&s.as_bytes()[..c as usize]);
+        return sub(s, 0, c as usize);
     }
-    s.to_owned()
+    s.clone()
 }
 
 fn out_of_range(lo: i64, hi: i64, len: usize) -> String {
@@ -521,8 +713,8 @@ fn out_of_range(lo: i64, hi: i64, len: usize) -> String {
     }
 }
 
-fn substr(start: i64, end: i64, s: &str) -> Result<Value, String> {
-    let b = s.as_bytes();
+fn substr(start: i64, end: i64, s: &Value) -> Result<Value, String> {
+    let b = bytes(s);
     let len = b.len() as i64;
     let (lo, hi) = if start < 0 {
         (0, end)
@@ -537,20 +729,18 @@ fn substr(start: i64, end: i64, s: &str) -> Result<Value, String> {
     if lo > hi {
         return Err(out_of_range(lo, hi, b.len()));
     }
-    Ok(Value::string(bytes_to_string(&b[lo as usize..hi as usize])))
+    Ok(sub(s, lo as usize, hi as usize))
 }
 
 /// goutils `AbbreviateFull`, errors becoming the empty string as Sprig ignores them.
-fn abbreviate_full(s: &str, mut offset: i64, max_width: i64) -> String {
-    let len = s.len() as i64;
-    if s.is_empty() {
-        return String::new();
-    }
-    if max_width < 4 {
-        return String::new();
+/// It cuts bytes, as Go strings are cut.
+fn abbreviate_full(b: &[u8], mut offset: i64, max_width: i64) -> Vec<u8> {
+    let len = b.len() as i64;
+    if b.is_empty() || max_width < 4 {
+        return Vec::new();
     }
     if len <= max_width {
-        return s.to_owned();
+        return b.to_vec();
     }
     if offset > len {
         offset = len;
@@ -558,44 +748,40 @@ fn abbreviate_full(s: &str, mut offset: i64, max_width: i64) -> String {
     if len - offset < max_width - 3 {
         offset = len - (max_width - 3);
     }
-    let b = s.as_bytes();
+    let ellipsis = b"...";
     if offset <= 4 {
-        return format!("{}...", bytes_to_string(&b[..(max_width - 3) as usize]));
+        return [&b[..(max_width - 3) as usize], ellipsis].concat();
     }
     if max_width < 7 {
-        return String::new();
+        return Vec::new();
     }
     if offset + max_width - 3 < len {
-        let rest = bytes_to_string(&b[offset as usize..]);
-        return format!("...{}", abbreviate_full(&rest, 0, max_width - 3));
+        let rest = abbreviate_full(&b[offset as usize..], 0, max_width - 3);
+        return [ellipsis.as_slice(), &rest].concat();
     }
-    format!(
-        "...{}",
-        bytes_to_string(&b[(len - (max_width - 3)) as usize..])
-    )
+    [ellipsis.as_slice(), &b[(len - (max_width - 3)) as usize..]].concat()
 }
 
-fn abbrev(width: i64, s: &str) -> String {
+fn abbrev(width: i64, s: &Value) -> Value {
     if width < 4 {
-        return s.to_owned();
+        return s.clone();
     }
-    abbreviate_full(s, 0, width)
+    Value::from_go_bytes(abbreviate_full(bytes(s), 0, width))
 }
 
-fn abbrev_both(left: i64, right: i64, s: &str) -> String {
+fn abbrev_both(left: i64, right: i64, s: &Value) -> Value {
     if right < 4 || (left > 0 && right < 7) {
-        return s.to_owned();
+        return s.clone();
     }
-    abbreviate_full(s, left, right)
+    Value::from_go_bytes(abbreviate_full(bytes(s), left, right))
 }
 
 /// goutils `WrapCustom`, which measures in bytes and breaks only at spaces.
-fn wrap(s: &str, width: i64, newline: &str, wrap_long: bool) -> String {
-    if s.is_empty() {
-        return String::new();
+fn wrap(b: &[u8], width: i64, newline: &[u8], wrap_long: bool) -> Value {
+    if b.is_empty() {
+        return Value::str("");
     }
     let width = width.max(1) as usize;
-    let b = s.as_bytes();
     let len = b.len();
     let mut offset = 0usize;
     let mut out: Vec<u8> = Vec::with_capacity(len + 8);
@@ -609,12 +795,12 @@ fn wrap(s: &str, width: i64, newline: &str, wrap_long: bool) -> String {
         if let Some(sp) = space {
             let at = sp + offset;
             out.extend_from_slice(&b[offset..at]);
-            out.extend_from_slice(newline.as_bytes());
+            out.extend_from_slice(newline);
             offset = at + 1;
         } else if wrap_long {
             let end = width + offset;
             out.extend_from_slice(&b[offset..end]);
-            out.extend_from_slice(newline.as_bytes());
+            out.extend_from_slice(newline);
             offset += width;
         } else {
             let end = width + offset;
@@ -622,7 +808,7 @@ fn wrap(s: &str, width: i64, newline: &str, wrap_long: bool) -> String {
                 Some(i) => {
                     let at = i + end;
                     out.extend_from_slice(&b[offset..at]);
-                    out.extend_from_slice(newline.as_bytes());
+                    out.extend_from_slice(newline);
                     offset = at + 1;
                 }
                 None => {
@@ -633,7 +819,7 @@ fn wrap(s: &str, width: i64, newline: &str, wrap_long: bool) -> String {
         }
     }
     out.extend_from_slice(&b[offset..]);
-    bytes_to_string(&out)
+    Value::from_go_bytes(out)
 }
 
 /// goutils' random strings. Sprig drops goutils' error for a negative count, which
@@ -930,15 +1116,26 @@ mod tests {
     #[test]
     fn wrap_breaks_at_spaces() {
         assert_eq!(
-            wrap("Lorem ipsum dolor sit amet", 10, "\n", false),
-            "Lorem\nipsum\ndolor sit\namet"
+            wrap(b"Lorem ipsum dolor sit amet", 10, b"\n", false),
+            Value::str("Lorem\nipsum\ndolor sit\namet")
         );
-        assert_eq!(wrap("abcdefghij klm", 4, "\n", true), "abcd\nefgh\nij\nklm");
+        assert_eq!(
+            wrap(b"abcdefghij klm", 4, b"\n", true),
+            Value::str("abcd\nefgh\nij\nklm")
+        );
     }
 
     #[test]
     fn abbreviations() {
-        assert_eq!(abbrev(5, "hello world"), "he...");
-        assert_eq!(abbrev_both(5, 10, "1234 5678 9123"), "...5678...");
+        assert_eq!(abbrev(5, &Value::str("hello world")), Value::str("he..."));
+        assert_eq!(
+            abbrev_both(5, 10, &Value::str("1234 5678 9123")),
+            Value::str("...5678...")
+        );
+        // Bytes are cut as Go cuts them, through a character if need be.
+        assert_eq!(
+            abbrev(5, &Value::str("héllo")),
+            Value::from_go_slice(b"h\xc3...")
+        );
     }
 }

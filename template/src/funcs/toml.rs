@@ -95,17 +95,24 @@ impl Encoder {
     fn element(&mut self, v: &Value) -> Result<(), String> {
         match v.plain() {
             Value::String(s) => self.write(&toml_string(&s)),
+            Value::RawStr(b) => self.write(&toml_string(&crate::gostr::go_lossy(&b))),
             Value::Bool(b) => self.write(if b { "true" } else { "false" }),
             Value::Int(i) | Value::Int64(i) => self.write(&i.to_string()),
             Value::Uint8(u) => self.write(&u.to_string()),
             Value::Float(f) => {
                 let s = if f.is_nan() {
-                    "nan".to_owned()
+                    if f.is_sign_negative() { "-nan" } else { "nan" }.to_owned()
                 } else if f.is_infinite() {
                     if f > 0.0 { "inf".into() } else { "-inf".into() }
                 } else {
-                    let s = crate::format::format_float(f, 'f', None);
-                    if s.contains('.') { s } else { format!("{s}.0") }
+                    // Go's shortest `%g`, with `.0` added when that has neither a
+                    // point nor an exponent.
+                    let s = crate::format::format_float(f, 'g', None);
+                    if s.contains(['.', 'e']) {
+                        s
+                    } else {
+                        format!("{s}.0")
+                    }
                 };
                 self.write(&s);
             }
@@ -141,6 +148,11 @@ impl Encoder {
                 self.write("}");
             }
             Value::Nil => return Err("toml: cannot encode a nil value".into()),
+            other @ Value::Object(_)
+                if let Some(text) = super::date::toml_datetime_text(&other) =>
+            {
+                self.write(&text)
+            }
             other => self.write(&toml_string(&crate::print::sprint(&other))),
         }
         Ok(())
@@ -208,7 +220,9 @@ fn from_toml_value(v: toml::Value) -> Value {
         toml::Value::Integer(i) => Value::Int64(i),
         toml::Value::Float(f) => Value::Float(f),
         toml::Value::Boolean(b) => Value::Bool(b),
-        toml::Value::Datetime(d) => Value::string(d.to_string()),
+        toml::Value::Datetime(d) => {
+            super::date::from_toml_datetime(&d).unwrap_or_else(|| Value::string(d.to_string()))
+        }
         toml::Value::Array(a) => Value::list(a.into_iter().map(from_toml_value).collect()),
         toml::Value::Table(t) => Value::map(
             t.into_iter()

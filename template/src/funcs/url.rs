@@ -283,7 +283,9 @@ fn dict_string(d: &Value, key: &str) -> Result<String, String> {
     };
     match m.get(key) {
         None => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.to_string()),
+        Some(v @ (Value::String(_) | Value::RawStr(_))) => {
+            Ok(v.go_text().unwrap_or_default().into_owned())
+        }
         Some(other) => Err(format!(
             "unable to parse {key} key, must be of type string, but {} found",
             crate::funcs::lists::kind_for_error(&other)?

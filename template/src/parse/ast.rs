@@ -141,6 +141,8 @@ pub struct NumberNode {
     pub uint: Option<u64>,
     pub float: Option<f64>,
     pub is_complex: bool,
+    /// The value of a complex literal (`1i`, `2+3i`), as (real, imaginary).
+    pub complex: (f64, f64),
 }
 
 #[derive(Debug)]
@@ -161,7 +163,10 @@ pub enum Arg {
     String {
         pos: Pos,
         quoted: Name,
+        /// The text, or for a literal that stands for bytes that are not UTF-8, those
+        /// bytes read as text (the bytes come from `quoted` when it is evaluated).
         text: Name,
+        binary: bool,
     },
 }
 

@@ -13,6 +13,7 @@ pub(crate) fn parse_number(pos: Pos, text: &str, kind: Kind) -> Result<NumberNod
         uint: None,
         float: None,
         is_complex: false,
+        complex: (0.0, 0.0),
     };
     if kind == Kind::CharConstant {
         let (bytes, tail) = unquote_char(&text[1..], '\'').map_err(str::to_owned)?;
@@ -28,10 +29,21 @@ pub(crate) fn parse_number(pos: Pos, text: &str, kind: Kind) -> Result<NumberNod
         n.float = Some(rune as f64);
         return Ok(n);
     }
-    if kind == Kind::Complex || text.ends_with('i') {
-        // Complex literals parse, but nothing in Helm accepts them; execution reports it.
-        n.is_complex = true;
+    if let Some(imag) = text.strip_suffix('i').and_then(parse_float) {
+        set_complex(&mut n, 0.0, imag);
         return Ok(n);
+    }
+    if kind == Kind::Complex {
+        return match split_complex(text) {
+            Some((re, im)) => {
+                set_complex(&mut n, re, im);
+                Ok(n)
+            }
+            None => Err(format!(
+                "illegal number syntax: {}",
+                crate::print::quote(text)
+            )),
+        };
     }
     let u = parse_uint(text);
     if let Some(u) = u {
@@ -228,4 +240,32 @@ mod tests {
         );
         assert_eq!(parse_float("0x1p-2"), Some(0.25));
     }
+}
+
+/// Go's `simplifyComplex`: a complex literal with no imaginary part can also be used
+/// where a float or an integer is wanted, though on its own it stays a complex128.
+fn set_complex(n: &mut NumberNode, re: f64, im: f64) {
+    n.is_complex = true;
+    n.complex = (re, im);
+    if im == 0.0 {
+        n.float = Some(re);
+        if re.fract() == 0.0 && re >= i64::MIN as f64 && re < i64::MAX as f64 {
+            n.int = Some(re as i64);
+        }
+        if re.fract() == 0.0 && re >= 0.0 && re < u64::MAX as f64 {
+            n.uint = Some(re as u64);
+        }
+    }
+}
+
+/// `1+2i` as `fmt.Sscan` reads it into a complex128: a real part, then a signed
+/// imaginary part ending in `i`. The sign that splits them is the last one not part of
+/// an exponent.
+fn split_complex(text: &str) -> Option<(f64, f64)> {
+    let body = text.strip_suffix('i')?;
+    let bytes = body.as_bytes();
+    let split = (1..bytes.len()).rev().find(|&i| {
+        matches!(bytes[i], b'+' | b'-') && !matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P')
+    })?;
+    Some((parse_float(&body[..split])?, parse_float(&body[split..])?))
 }

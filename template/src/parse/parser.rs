@@ -260,7 +260,7 @@ impl<'f> Parser<'f> {
                 return p.unexpected(&token, CONTEXT);
             }
             let name = match unquote(p.val(&token)) {
-                Ok(s) => s,
+                Ok(s) => s.unwrap_or_else(|b| crate::gostr::go_lossy(&b).into_owned()),
                 Err(e) => return p.error(e),
             };
             p.expect(Kind::RightDelim, CONTEXT)?;
@@ -437,7 +437,7 @@ impl<'f> Parser<'f> {
     fn template_name(&mut self, token: &Item, context: &str) -> PResult<String> {
         match token.kind {
             Kind::String | Kind::RawString => match unquote(self.val(token)) {
-                Ok(s) => Ok(s),
+                Ok(s) => Ok(s.unwrap_or_else(|b| crate::gostr::go_lossy(&b).into_owned())),
                 Err(e) => self.error(e),
             },
             _ => self.unexpected(token, context),
@@ -705,7 +705,11 @@ impl<'f> Parser<'f> {
                 Ok(text) => Arg::String {
                     pos: token.pos(),
                     quoted: Name::from(self.val(&token)),
-                    text: Name::from(text),
+                    binary: text.is_err(),
+                    text: Name::from(match text {
+                        Ok(text) => text,
+                        Err(bytes) => crate::gostr::go_lossy(&bytes).into_owned(),
+                    }),
                 },
                 Err(e) => return self.error(e),
             },

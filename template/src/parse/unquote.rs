@@ -71,9 +71,9 @@ pub(crate) fn unquote_char(s: &str, quote: char) -> Result<(Vec<u8>, &str), &'st
 }
 
 /// Unquotes a `"..."` or `` `...` `` literal. Raw strings lose their carriage returns, as
-/// in Go. Escapes that produce invalid UTF-8 are replaced by U+FFFD because Rust strings
-/// must be valid UTF-8.
-pub(crate) fn unquote(s: &str) -> Result<String, &'static str> {
+/// in Go. A literal whose escapes make bytes that are not UTF-8 (`"\xff"`) is `Err` of
+/// those bytes inside `Ok`.
+pub(crate) fn unquote(s: &str) -> Result<Result<String, Vec<u8>>, &'static str> {
     if s.len() < 2 {
         return Err(SYNTAX);
     }
@@ -87,14 +87,14 @@ pub(crate) fn unquote(s: &str) -> Result<String, &'static str> {
             if inner.contains('`') {
                 return Err(SYNTAX);
             }
-            Ok(inner.replace('\r', ""))
+            Ok(Ok(inner.replace('\r', "")))
         }
         b'"' => {
             if inner.contains('\n') {
                 return Err(SYNTAX);
             }
             if !inner.contains(['\\', '"']) {
-                return Ok(inner.to_owned());
+                return Ok(Ok(inner.to_owned()));
             }
             let mut bytes = Vec::with_capacity(inner.len());
             let mut rest = inner;
@@ -103,7 +103,7 @@ pub(crate) fn unquote(s: &str) -> Result<String, &'static str> {
                 bytes.extend_from_slice(&b);
                 rest = tail;
             }
-            Ok(String::from_utf8_lossy(&bytes).into_owned())
+            Ok(String::from_utf8(bytes).map_err(|e| e.into_bytes()))
         }
         _ => Err(SYNTAX),
     }
@@ -115,8 +115,12 @@ mod tests {
 
     #[test]
     fn escapes() {
-        assert_eq!(unquote(r#""a\tb\n\x41\u00e9\101""#).unwrap(), "a\tb\nAéA");
-        assert_eq!(unquote("`a\r\nb`").unwrap(), "a\nb");
+        assert_eq!(
+            unquote(r#""a\tb\n\x41\u00e9\101""#),
+            Ok(Ok("a\tb\nAéA".into()))
+        );
+        assert_eq!(unquote("`a\r\nb`"), Ok(Ok("a\nb".into())));
+        assert_eq!(unquote(r#""a\xff""#), Ok(Err(b"a\xff".to_vec())));
         assert_eq!(unquote(r#""\q""#), Err(SYNTAX));
         assert_eq!(unquote(r#""\'""#), Err(SYNTAX));
     }

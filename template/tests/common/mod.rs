@@ -37,27 +37,25 @@ pub fn helm_data(values_yaml: &str, template_name: &str) -> Value {
     top.insert("Capabilities".into(), capabilities());
     top.insert(
         "Files".into(),
-        Files::new(
-            CHART_FILES
-                .iter()
-                .map(|(n, d)| (n.to_string(), d.as_bytes().to_vec())),
-        )
-        .into_value(),
+        Files::new(CHART_FILES.iter().map(|(n, d)| (n.to_string(), d.to_vec()))).into_value(),
     );
     Value::map_of(MapKind::Values, top)
 }
 
-/// Non-template files of the test chart, visible through `.Files`.
-pub const CHART_FILES: &[(&str, &str)] = &[
-    ("files/a.conf", "x=1\n"),
-    ("files/b.conf", "y=2\n"),
-    ("files/sub/c.txt", "hello\nworld\n"),
+/// Non-template files of the test chart, visible through `.Files`; `bin/k.jks` is not
+/// UTF-8 (and starts like UTF-16 to go-yaml).
+pub const CHART_FILES: &[(&str, &[u8])] = &[
+    ("files/a.conf", b"x=1\n"),
+    ("files/b.conf", b"y=2\n"),
+    ("files/sub/c.txt", b"hello\nworld\n"),
+    ("bin/k.jks", b"\xff\xfe\x00abc\xe2\x82\n\xc0x"),
 ];
 
 /// `helm template`'s default capabilities (only the API versions the tests ask about).
 pub fn capabilities() -> Value {
     Capabilities {
         kube_version: "v1.35.0".into(),
+        kube_normalized_version: "v1.35.0".into(),
         kube_major: "1".into(),
         kube_minor: "35".into(),
         api_versions: vec!["v1".into(), "apps/v1".into(), "batch/v1".into()],

@@ -204,6 +204,7 @@ pub fn capabilities_for(kube_version: &str, extra_api_versions: &[&str]) -> Valu
     api_versions.extend(extra_api_versions.iter().map(|s| s.to_string()));
     Capabilities {
         kube_version: format!("v{trimmed}"),
+        kube_normalized_version: format!("v{trimmed}"),
         kube_major: major,
         kube_minor: minor,
         api_versions,

@@ -1,0 +1,132 @@
+//! What templates see of the built-in objects the render pipeline fills (`.Chart`,
+//! `.Capabilities`), checked against recorded helm output and, when helm is installed,
+//! against helm itself.
+
+use chartkit_tests::peers::helm_or_skip;
+use chartkit_tests::{TestContext, stderr, stdout};
+
+/// Renders `demo` with chartkit (and helm, when present), expecting `expected` as the
+/// output of `templates/t.yaml`.
+fn renders_like_helm(test: &str, context: &TestContext, args: &[&str], expected: &str) {
+    let chart = context.path("demo").display().to_string();
+    let mut full = vec!["template", "rel", chart.as_str()];
+    full.extend_from_slice(args);
+    let ours = context.run(&full);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let want = format!("---\n# Source: demo/templates/t.yaml\n{expected}");
+    assert_eq!(stdout(&ours), want);
+    if helm_or_skip(test).is_some() {
+        let helm = context.helm().unwrap().args(&full).output().unwrap();
+        assert_eq!(stdout(&helm), want, "{}", stderr(&helm));
+    }
+}
+
+/// `.Chart` is Helm 4's metadata map: no annotations is a nil map, `null` in JSON.
+#[test]
+fn chart_metadata_encodes_like_helm() {
+    let context = TestContext::new();
+    context.demo_chart(&[(
+        "templates/t.yaml",
+        "a: {{ .Chart | toJson }}\nb: {{ .Chart.Annotations | toJson }} {{ typeOf .Chart.Annotations }} {{ printf \"%#v\" .Chart.Annotations }} {{ empty .Chart.Annotations }}\n",
+    )]);
+    renders_like_helm(
+        "chart_metadata_encodes_like_helm",
+        &context,
+        &[],
+        "a: {\"APIVersion\":\"v2\",\"Annotations\":null,\"AppVersion\":\"\",\"Condition\":\"\",\"Dependencies\":[],\"Deprecated\":false,\"Description\":\"\",\"Home\":\"\",\"Icon\":\"\",\"IsRoot\":true,\"Keywords\":[],\"KubeVersion\":\"\",\"Maintainers\":[],\"Name\":\"demo\",\"Sources\":[],\"Tags\":\"\",\"Type\":\"\",\"Version\":\"0.1.0\"}\nb: null map[string]string map[string]string(nil) true\n",
+    );
+}
+
+/// `--kube-version` keeps the text given as `.KubeVersion.Version`; the version printed
+/// (its `String`) is the numbers alone.
+#[test]
+fn kube_version_keeps_its_suffix_like_helm() {
+    let context = TestContext::new();
+    context.demo_chart(&[(
+        "templates/t.yaml",
+        "a: {{ .Capabilities.KubeVersion }} {{ .Capabilities.KubeVersion.Version }} {{ .Capabilities.KubeVersion.GitVersion }} {{ .Capabilities.KubeVersion | toString }} {{ .Capabilities.KubeVersion | toJson }}\n",
+    )]);
+    renders_like_helm(
+        "kube_version_keeps_its_suffix_like_helm",
+        &context,
+        &["--kube-version", "1.33.4-gke.1245000"],
+        "a: v1.33.4 v1.33.4-gke.1245000 v1.33.4-gke.1245000 {v1.33.4-gke.1245000 v1.33.4 1 33} {\"Version\":\"v1.33.4-gke.1245000\",\"Major\":\"1\",\"Minor\":\"33\"}\n",
+    );
+}
+
+/// Bytes that are not UTF-8: a keystore read with `.Files.Get` and one given with
+/// `--set-file` reach `b64enc`, `len` and `sha256sum` whole, as in Go.
+#[test]
+fn binary_files_keep_their_bytes_like_helm() {
+    let context = TestContext::new();
+    context.demo_chart(&[(
+        "templates/t.yaml",
+        "a: {{ .Files.Get \"files/k.jks\" | b64enc }} {{ .Files.Get \"files/k.jks\" | len }} {{ .Files.Get \"files/k.jks\" | sha256sum | trunc 12 }}\nb: {{ .Values.k | b64enc }} {{ len .Values.k }} {{ .Values.k | toJson }}\n",
+    )]);
+    let keystore = b"\xff\xfe\x00abc\xe2\x82\n\xc0x";
+    let path = context.path("demo/files/k.jks");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, keystore).unwrap();
+    let set_file = format!("k={}", path.display());
+    renders_like_helm(
+        "binary_files_keep_their_bytes_like_helm",
+        &context,
+        &["--set-file", &set_file],
+        "a: //4AYWJj4oIKwHg= 11 60b8aeb5fce9\nb: //4AYWJj4oIKwHg= 11 \"\\ufffd\\ufffd\\u0000abc\\ufffd\\ufffd\\n\\ufffdx\"\n",
+    );
+}
+
+/// Binary data written into a manifest fails as go-yaml fails on it in Helm, instead of
+/// being written out with U+FFFD in place of its bytes; `--debug` prints the bytes.
+#[test]
+fn binary_output_fails_like_helm() {
+    let context = TestContext::new();
+    let chart = context.demo_chart(&[
+        ("templates/ok.yaml", "kind: ConfigMap\n"),
+        (
+            "templates/t.yaml",
+            "kind: Secret\ndata: {{ .Files.Get \"files/k.jks\" }}\n",
+        ),
+    ]);
+    let path = context.path("demo/files/k.jks");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"ab\xe2\x82\n").unwrap();
+    // The document is trimmed, so the character is cut short at its end.
+    let message = "YAML parse error on demo/templates/t.yaml: error converting YAML to JSON: yaml: incomplete UTF-8 octet sequence\n";
+    let ours = context.run(&["template", "rel", &chart]);
+    assert!(!ours.status.success());
+    assert!(
+        stderr(&ours)
+            .strip_prefix("error: ")
+            .is_some_and(|e| e.starts_with(message)),
+        "{}",
+        stderr(&ours)
+    );
+    // Helm prints the files in Go's random map order; both hold the bytes.
+    let raw: &[u8] = b"# Source: demo/templates/t.yaml\nkind: Secret\ndata: ab\xe2\x82\n";
+    let contains = |out: &[u8]| out.windows(raw.len()).any(|w| w == raw);
+    let debug = context.run(&["template", "rel", &chart, "--debug"]);
+    assert!(contains(&debug.stdout), "{}", stdout(&debug));
+    if helm_or_skip("binary_output_fails_like_helm").is_some() {
+        let helm = context
+            .helm()
+            .unwrap()
+            .args(["template", "rel", &chart])
+            .output()
+            .unwrap();
+        assert!(
+            stderr(&helm)
+                .strip_prefix("Error: ")
+                .is_some_and(|e| e.starts_with(message)),
+            "{}",
+            stderr(&helm)
+        );
+        let helm_debug = context
+            .helm()
+            .unwrap()
+            .args(["template", "rel", &chart, "--debug"])
+            .output()
+            .unwrap();
+        assert!(contains(&helm_debug.stdout), "{}", stdout(&helm_debug));
+    }
+}
