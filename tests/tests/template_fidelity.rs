@@ -97,7 +97,7 @@ fn binary_output_fails_like_helm() {
     assert!(!ours.status.success());
     assert!(
         stderr(&ours)
-            .strip_prefix("error: ")
+            .strip_prefix("Error: ")
             .is_some_and(|e| e.starts_with(message)),
         "{}",
         stderr(&ours)

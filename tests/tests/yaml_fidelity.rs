@@ -478,13 +478,13 @@ fn values_nest_as_deep_as_go_yaml_allows() {
         ("deep.txt", deep.as_str()),
         (
             "templates/cm.yaml",
-            "kind: ConfigMap\ndata:\n  n: \"{{ len .Values.a }}\"\n  yaml: \"{{ toYaml .Values | len }}\"\n  json: \"{{ toJson .Values | len }}\"\n  print: \"{{ printf \"%v\" .Values | len }}\"\n  fromYaml: \"{{ .Files.Get \"deep.txt\" | fromYaml | toJson | len }}\"\n  deepCopy: \"{{ deepCopy .Values | toJson | len }}\"\n",
+            "kind: ConfigMap\ndata:\n  n: \"{{ len .Values.a }}\"\n  yaml: \"{{ toYaml .Values | len }}\"\n  json: \"{{ toJson .Values | len }}\"\n  print: \"{{ printf \"%v\" .Values | len }}\"\n  fromYaml: \"{{ .Files.Get \"deep.txt\" | fromYaml | toJson | len }}\"\n  deepCopy: \"{{ deepCopy .Values | toJson | len }}\"\n  valuesYaml: \"{{ .Values.YAML | len }}\"\n  pretty: \"{{ toYamlPretty .Values | len }}\"\n  toml: \"{{ toToml .Values | len }}\"\n  goSyntax: \"{{ printf \"%#v\" .Values | len }}\"\n",
         ),
     ]);
     let (ok, out, message) = both(&context, &["template", &dir], test);
     assert!(ok, "{message}");
     assert!(
-        out.ends_with("  n: \"1\"\n  yaml: \"20002\"\n  json: \"20007\"\n  print: \"20006\"\n  fromYaml: \"20007\"\n  deepCopy: \"20007\"\n"),
+        out.ends_with("  n: \"1\"\n  yaml: \"20002\"\n  json: \"20007\"\n  print: \"20006\"\n  fromYaml: \"20007\"\n  deepCopy: \"20007\"\n  valuesYaml: \"20003\"\n  pretty: \"20004\"\n  toml: \"20006\"\n  goSyntax: \"160006\"\n"),
         "{out}"
     );
 

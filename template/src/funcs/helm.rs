@@ -17,6 +17,8 @@ use crate::value::{Entries, Ty, Value};
 const RECURSION_MAX: usize = 1000;
 
 const S: Ty = Ty::String;
+use chartkit_yaml::with_stack;
+
 const A: Ty = Ty::Any;
 
 pub(crate) fn register(r: &mut Registry<'_>) {
@@ -214,11 +216,11 @@ fn readable_by_go_yaml(v: &Value) -> bool {
     match v {
         Value::String(s) => text_ok(s),
         Value::RawStr(b) => text_ok(&crate::gostr::go_lossy(b)),
-        Value::List(l) => l.iter().all(|item| readable_by_go_yaml(&item)),
+        Value::List(l) => (l.iter()).all(|item| with_stack(|| readable_by_go_yaml(&item))),
         Value::Map(m) => m
             .borrow()
             .iter()
-            .all(|(k, item)| text_ok(k) && readable_by_go_yaml(item)),
+            .all(|(k, item)| text_ok(k) && with_stack(|| readable_by_go_yaml(item))),
         Value::Object(o) => readable_by_go_yaml(&o.to_data()),
         _ => true,
     }
@@ -234,7 +236,7 @@ fn count_nel(v: &Value, nels: &mut usize) -> Result<(), String> {
     match v {
         Value::String(s) => *nels += count(s),
         Value::RawStr(b) => *nels += count(&crate::gostr::go_lossy(b)),
-        Value::List(l) => l.iter().try_for_each(|item| count_nel(&item, nels))?,
+        Value::List(l) => (l.iter()).try_for_each(|item| with_stack(|| count_nel(&item, nels)))?,
         Value::Map(m) => {
             for (k, item) in m.borrow().iter() {
                 let in_key = count(k);
@@ -244,7 +246,7 @@ fn count_nel(v: &Value, nels: &mut usize) -> Result<(), String> {
                         "yaml: line {nels}: did not find expected ',' or '}}'"
                     ));
                 }
-                count_nel(item, nels)?;
+                with_stack(|| count_nel(item, nels))?;
             }
         }
         Value::Object(o) => count_nel(&o.to_data(), nels)?,
@@ -275,8 +277,10 @@ fn fold_nel(data: &mut chartkit_yaml::Value) {
     }
     match data {
         chartkit_yaml::Value::String(s) if s.contains('\u{85}') => *s = fold(s),
-        chartkit_yaml::Value::Seq(items) => items.iter_mut().for_each(fold_nel),
-        chartkit_yaml::Value::Map(map) => map.values_mut().for_each(fold_nel),
+        chartkit_yaml::Value::Seq(items) => {
+            items.iter_mut().for_each(|v| with_stack(|| fold_nel(v)))
+        }
+        chartkit_yaml::Value::Map(map) => map.values_mut().for_each(|v| with_stack(|| fold_nel(v))),
         _ => {}
     }
 }

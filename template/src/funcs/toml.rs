@@ -125,7 +125,7 @@ impl Encoder {
                     if i > 0 {
                         self.write(", ");
                     }
-                    self.element(&item)?;
+                    chartkit_yaml::with_stack(|| self.element(&item))?;
                 }
                 self.write("]");
             }
@@ -140,7 +140,7 @@ impl Encoder {
                 for (i, (k, item)) in entries.iter().enumerate() {
                     self.write(&quote_key(k));
                     self.write(" = ");
-                    self.element(item)?;
+                    chartkit_yaml::with_stack(|| self.element(item))?;
                     if i + 1 != entries.len() {
                         self.write(", ");
                     }
@@ -183,7 +183,7 @@ impl Encoder {
                     }
                     self.write(&format!("{pad}[{}]", header.join(".")));
                     self.newline();
-                    self.table(&path, &m.borrow())?;
+                    chartkit_yaml::with_stack(|| self.table(&path, &m.borrow()))?;
                 }
                 Value::List(l) => {
                     for item in l.iter() {
@@ -191,7 +191,7 @@ impl Encoder {
                             self.newline();
                             self.write(&format!("{pad}[[{}]]", header.join(".")));
                             self.newline();
-                            self.table(&path, &m.borrow())?;
+                            chartkit_yaml::with_stack(|| self.table(&path, &m.borrow()))?;
                         }
                     }
                 }
@@ -223,10 +223,19 @@ fn from_toml_value(v: toml::Value) -> Value {
         toml::Value::Datetime(d) => {
             super::date::from_toml_datetime(&d).unwrap_or_else(|| Value::string(d.to_string()))
         }
-        toml::Value::Array(a) => Value::list(a.into_iter().map(from_toml_value).collect()),
+        toml::Value::Array(a) => Value::list(
+            (a.into_iter())
+                .map(|v| chartkit_yaml::with_stack(|| from_toml_value(v)))
+                .collect(),
+        ),
         toml::Value::Table(t) => Value::map(
             t.into_iter()
-                .map(|(k, v)| (Rc::from(k.as_str()), from_toml_value(v)))
+                .map(|(k, v)| {
+                    (
+                        Rc::from(k.as_str()),
+                        chartkit_yaml::with_stack(|| from_toml_value(v)),
+                    )
+                })
                 .collect(),
         ),
     }

@@ -212,6 +212,34 @@ fn parse_hex_float(s: &str) -> Option<f64> {
     Some(value * 2f64.powi(exp))
 }
 
+/// Go's `simplifyComplex`: a complex literal with no imaginary part can also be used
+/// where a float or an integer is wanted, though on its own it stays a complex128.
+fn set_complex(n: &mut NumberNode, re: f64, im: f64) {
+    n.is_complex = true;
+    n.complex = (re, im);
+    if im == 0.0 {
+        n.float = Some(re);
+        if re.fract() == 0.0 && re >= i64::MIN as f64 && re < i64::MAX as f64 {
+            n.int = Some(re as i64);
+        }
+        if re.fract() == 0.0 && re >= 0.0 && re < u64::MAX as f64 {
+            n.uint = Some(re as u64);
+        }
+    }
+}
+
+/// `1+2i` as `fmt.Sscan` reads it into a complex128: a real part, then a signed
+/// imaginary part ending in `i`. The sign that splits them is the last one not part of
+/// an exponent.
+fn split_complex(text: &str) -> Option<(f64, f64)> {
+    let body = text.strip_suffix('i')?;
+    let bytes = body.as_bytes();
+    let split = (1..bytes.len()).rev().find(|&i| {
+        matches!(bytes[i], b'+' | b'-') && !matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P')
+    })?;
+    Some((parse_float(&body[..split])?, parse_float(&body[split..])?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,32 +268,17 @@ mod tests {
         );
         assert_eq!(parse_float("0x1p-2"), Some(0.25));
     }
-}
 
-/// Go's `simplifyComplex`: a complex literal with no imaginary part can also be used
-/// where a float or an integer is wanted, though on its own it stays a complex128.
-fn set_complex(n: &mut NumberNode, re: f64, im: f64) {
-    n.is_complex = true;
-    n.complex = (re, im);
-    if im == 0.0 {
-        n.float = Some(re);
-        if re.fract() == 0.0 && re >= i64::MIN as f64 && re < i64::MAX as f64 {
-            n.int = Some(re as i64);
-        }
-        if re.fract() == 0.0 && re >= 0.0 && re < u64::MAX as f64 {
-            n.uint = Some(re as u64);
-        }
+    #[test]
+    fn complex_literals_read_as_go_reads_them() {
+        let n = |text, kind| parse_number(Pos::default(), text, kind).unwrap();
+        let c = n("2+3i", Kind::Complex);
+        assert!(c.is_complex && c.complex == (2.0, 3.0) && c.float.is_none());
+        assert_eq!(n("-1e3-2.5e-3i", Kind::Complex).complex, (-1e3, -2.5e-3));
+        assert_eq!(n("1e+2i", Kind::Number).complex, (0.0, 1e2));
+        // No imaginary part: also usable as a float and an integer.
+        let zero = n("3+0i", Kind::Complex);
+        assert!(zero.is_complex && zero.int == Some(3) && zero.float == Some(3.0));
+        assert!(parse_number(Pos::default(), "1+i", Kind::Complex).is_err());
     }
-}
-
-/// `1+2i` as `fmt.Sscan` reads it into a complex128: a real part, then a signed
-/// imaginary part ending in `i`. The sign that splits them is the last one not part of
-/// an exponent.
-fn split_complex(text: &str) -> Option<(f64, f64)> {
-    let body = text.strip_suffix('i')?;
-    let bytes = body.as_bytes();
-    let split = (1..bytes.len()).rev().find(|&i| {
-        matches!(bytes[i], b'+' | b'-') && !matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P')
-    })?;
-    Some((parse_float(&body[..split])?, parse_float(&body[split..])?))
 }
