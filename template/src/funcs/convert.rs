@@ -62,7 +62,7 @@ pub(crate) fn to_int64(v: &Value) -> i64 {
         Value::Float(f) => go_float_to_int(*f),
         Value::Bool(b) => *b as i64,
         Value::String(s) => parse_int(trim_zero_decimal(s)).unwrap_or(0),
-        _ => 0,
+        other => super::gotime::month_or_weekday(other).unwrap_or(0),
     }
 }
 
@@ -87,7 +87,7 @@ pub(crate) fn to_float64(v: &Value) -> f64 {
         Value::Float(f) => *f,
         Value::Bool(b) => *b as i64 as f64,
         Value::String(s) => go_parse_float(s).unwrap_or(0.0),
-        _ => 0.0,
+        other => super::gotime::month_or_weekday(other).map_or(0.0, |n| n as f64),
     }
 }
 

@@ -521,6 +521,15 @@ impl NamedInt {
     }
 }
 
+/// The number of a `time.Month` or `time.Weekday`, which spf13/cast (Sprig's `int`,
+/// `int64`, `float64`, and the math functions) converts as the number it is; it does
+/// not know `time.Duration`, which converts to 0.
+pub(crate) fn month_or_weekday(v: &Value) -> Option<i64> {
+    let Value::Object(o) = v else { return None };
+    let named = o.as_any().downcast_ref::<NamedInt>()?;
+    (!named.is_duration()).then_some(named.value)
+}
+
 impl Object for NamedInt {
     fn type_name(&self) -> String {
         self.type_name.into()

@@ -49,6 +49,10 @@ pub(crate) struct Version {
     pre: String,
     metadata: String,
     original: String,
+    /// A `semver.Version` rather than a `*semver.Version`: what `IncMinor` and
+    /// `SetPrerelease` return. Not addressable, so methods with pointer receivers
+    /// (`Original`, the comparisons) cannot be called on it, as in Go.
+    by_value: bool,
 }
 
 const INVALID: &str = "invalid semantic version";
@@ -72,6 +76,7 @@ impl Version {
                 pre: v.pre,
                 metadata: v.metadata,
                 original: s.to_owned(),
+                by_value: false,
             }),
             // Masterminds reads the numbers before it checks the pre-release, so a number
             // too large for 64 bits is reported first, with the segment that overflowed.
@@ -167,22 +172,61 @@ const METHOD_VERSION: MethodSig = MethodSig {
     params: &[Ty::Object("*semver.Version")],
     variadic: None,
 };
+const METHOD_STRING: MethodSig = MethodSig {
+    params: &[Ty::String],
+    variadic: None,
+};
+
+/// Masterminds/semver's check of a prerelease (`metadata` false) or build metadata:
+/// dot-separated parts of ASCII letters, digits and `-`, none empty; a numeric
+/// prerelease part has no leading zero.
+fn check_suffix(text: &str, metadata: bool) -> Result<(), &'static str> {
+    let invalid = if metadata {
+        "invalid metadata string"
+    } else {
+        "invalid prerelease string"
+    };
+    if text.is_empty() {
+        return Ok(());
+    }
+    for part in text.split('.') {
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            return Err(invalid);
+        }
+        if !metadata && part.len() > 1 && part.bytes().all(|b| b.is_ascii_digit()) {
+            if part.starts_with('0') {
+                return Err("version segment starts with 0");
+            }
+        }
+    }
+    Ok(())
+}
 
 impl Object for Version {
     fn type_name(&self) -> String {
-        "*semver.Version".into()
+        if self.by_value {
+            "semver.Version".into()
+        } else {
+            "*semver.Version".into()
+        }
     }
 
     fn kind(&self) -> &'static str {
-        "ptr"
+        if self.by_value { "struct" } else { "ptr" }
     }
 
     fn method(&self, name: &str) -> Option<MethodSig> {
         match name {
-            "Major" | "Minor" | "Patch" | "Prerelease" | "Metadata" | "Original" | "String"
-            | "IncMajor" | "IncMinor" | "IncPatch" => Some(METHODS0),
+            "Major" | "Minor" | "Patch" | "Prerelease" | "Metadata" | "String" | "IncMajor"
+            | "IncMinor" | "IncPatch" | "MarshalJSON" | "MarshalText" | "Value" => Some(METHODS0),
+            "SetPrerelease" | "SetMetadata" => Some(METHOD_STRING),
+            "Original" if !self.by_value => Some(METHODS0),
             "LessThan" | "GreaterThan" | "Equal" | "Compare" | "LessThanEqual"
-            | "GreaterThanEqual" => Some(METHOD_VERSION),
+            | "GreaterThanEqual"
+                if !self.by_value =>
+            {
+                Some(METHOD_VERSION)
+            }
             _ => None,
         }
     }
@@ -206,9 +250,34 @@ impl Object for Version {
                 pre: String::new(),
                 metadata: String::new(),
                 original: String::new(),
+                by_value: true,
             };
             v.original = v.to_string();
             Value::Object(Rc::new(v))
+        };
+        let with_suffix = |text: &str, metadata: bool| -> Result<Value, String> {
+            check_suffix(text, metadata)?;
+            let mut v = self.clone();
+            if metadata {
+                v.metadata = text.to_owned();
+            } else {
+                v.pre = text.to_owned();
+            }
+            v.by_value = true;
+            // Go keeps a `v` the original had.
+            let prefix = if self.original.starts_with('v') {
+                "v"
+            } else {
+                ""
+            };
+            v.original = format!("{prefix}{v}");
+            Ok(Value::Object(Rc::new(v)))
+        };
+        let text_arg = || {
+            args.first()
+                .map(super::arg::str)
+                .unwrap_or_default()
+                .to_owned()
         };
         Ok(match name {
             "Major" => Value::Int64(self.major as i64),
@@ -217,7 +286,11 @@ impl Object for Version {
             "Prerelease" => Value::str(&self.pre),
             "Metadata" => Value::str(&self.metadata),
             "Original" => Value::str(&self.original),
-            "String" => Value::string(self.to_string()),
+            "String" | "Value" => Value::string(self.to_string()),
+            "MarshalText" => Value::Bytes(Rc::from(self.to_string().as_bytes())),
+            "MarshalJSON" => Value::Bytes(Rc::from(format!("\"{self}\"").as_bytes())),
+            "SetPrerelease" => with_suffix(&text_arg(), false)?,
+            "SetMetadata" => with_suffix(&text_arg(), true)?,
             "IncMajor" => bump(self.major + 1, 0, 0),
             "IncMinor" => bump(self.major, self.minor + 1, 0),
             "IncPatch" => {
