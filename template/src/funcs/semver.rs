@@ -193,10 +193,9 @@ fn check_suffix(text: &str, metadata: bool) -> Result<(), &'static str> {
         if part.is_empty() || !part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
             return Err(invalid);
         }
-        if !metadata && part.len() > 1 && part.bytes().all(|b| b.is_ascii_digit()) {
-            if part.starts_with('0') {
-                return Err("version segment starts with 0");
-            }
+        let numeric = part.bytes().all(|b| b.is_ascii_digit());
+        if !metadata && numeric && part.len() > 1 && part.starts_with('0') {
+            return Err("version segment starts with 0");
         }
     }
     Ok(())
