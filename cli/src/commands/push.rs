@@ -70,21 +70,19 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     let client = client.build().context("cannot set up the HTTP client")?;
 
     let endpoint = format!("{}/api/charts", target.url.trim_end_matches('/'));
-    let mut form = reqwest::blocking::multipart::Form::new().part(
-        "chart",
-        reqwest::blocking::multipart::Part::bytes(package)
-            .file_name(file_name.clone())
-            .mime_str("application/gzip")?,
-    );
+    let mut parts = vec![("chart", file_name.clone(), "application/gzip", package)];
     if let Some(prov) = prov {
-        form = form.part(
-            "prov",
-            reqwest::blocking::multipart::Part::bytes(prov)
-                .file_name(format!("{file_name}.prov"))
-                .mime_str("application/pgp-signature")?,
-        );
+        let name = format!("{file_name}.prov");
+        parts.push(("prov", name, "application/pgp-signature", prov));
     }
-    let mut request = client.post(&endpoint).multipart(form);
+    // The form is built in memory and sent as one body: reqwest's streamed multipart
+    // body reports a refused TLS handshake as "receiver is gone" now and then,
+    // hiding the certificate error the user needs to see.
+    let (content_type, body) = multipart_form(&parts);
+    let mut request = client
+        .post(&endpoint)
+        .header(reqwest::header::CONTENT_TYPE, content_type)
+        .body(body);
     if let Some(token) = &args.token {
         request = request.bearer_auth(token);
     } else if let Some(user) = &target.username {
@@ -211,4 +209,30 @@ fn helm_repository_config() -> Option<PathBuf> {
         .or_else(|| env::var(env::XDG_CONFIG_HOME).map(|d| Path::new(&d).join("helm")))
         .or_else(|| env::var(env::HOME).map(|d| Path::new(&d).join(".config/helm")))?;
     Some(base.join("repositories.yaml"))
+}
+
+/// A `multipart/form-data` body of file parts (field, file name, media type, bytes).
+fn multipart_form(parts: &[(&str, String, &str, Vec<u8>)]) -> (String, Vec<u8>) {
+    use sha2::{Digest, Sha256};
+    // A boundary made from the parts' digest cannot plausibly occur inside them.
+    let mut hasher = Sha256::new();
+    parts.iter().for_each(|part| hasher.update(&part.3));
+    let boundary: String = (hasher.finalize().iter().take(16))
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let mut body = Vec::new();
+    for (field, file_name, media_type, bytes) in parts {
+        // File names are NAME-VERSION.tgz, which chart name and version rules keep free
+        // of quotes and line breaks.
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{file_name}\"\r\nContent-Type: {media_type}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
 }
