@@ -46,10 +46,19 @@ pub fn run(args: PullArgs, offline: bool) -> crate::error::Result<ExitCode> {
         );
     }
     if args.untar {
-        let dir = if args.untardir.is_absolute() {
+        // Joined as Go's filepath.Join cleans it: `-d out` with the default `.` is `out`.
+        let dir: PathBuf = if args.untardir.is_absolute() {
             args.untardir.clone()
         } else {
             args.destination.join(&args.untardir)
+        }
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
         };
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create `{}`", dir.display()))?;
