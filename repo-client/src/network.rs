@@ -265,7 +265,11 @@ pub(crate) fn chain(error: &dyn std::error::Error) -> String {
     let mut source = Some(error);
     while let Some(cause) = source {
         let text = cause.to_string();
-        if !messages.iter().any(|m| m.contains(&text)) {
+        // reqwest and hyper wrap the cause in messages that only repeat the URL the
+        // caller states already, or say nothing ("client error (Connect)").
+        let wrapper = text.starts_with("error sending request for url")
+            || text.starts_with("client error (");
+        if !wrapper && !messages.iter().any(|m| m.contains(&text)) {
             messages.push(text);
         }
         source = cause.source();

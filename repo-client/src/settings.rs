@@ -152,38 +152,40 @@ impl RepoFile {
         Ok(file)
     }
 
-    /// The file as helm writes it: keys sorted (sigs.k8s.io/yaml goes through JSON),
-    /// every field present. `token` is written only when set.
+    /// The file as helm writes it: through go-yaml v2 (keys sorted, as
+    /// sigs.k8s.io/yaml's trip through JSON leaves them), every field present. `token`
+    /// is written only when set.
     pub fn to_yaml(&self) -> String {
-        let mut out = String::new();
-        out.push_str(&format!("apiVersion: {}\n", quote(&self.api_version)));
-        out.push_str(&format!("generated: {}\n", quote(&self.generated)));
-        if self.repositories.is_empty() {
-            out.push_str("repositories: []\n");
-            return out;
-        }
-        out.push_str("repositories:\n");
-        for r in &self.repositories {
-            out.push_str(&format!("- caFile: {}\n", quote(&r.ca_file)));
-            out.push_str(&format!("  certFile: {}\n", quote(&r.cert_file)));
-            out.push_str(&format!(
-                "  insecure_skip_tls_verify: {}\n",
-                r.insecure_skip_tls_verify
-            ));
-            out.push_str(&format!("  keyFile: {}\n", quote(&r.key_file)));
-            out.push_str(&format!("  name: {}\n", quote(&r.name)));
-            out.push_str(&format!(
-                "  pass_credentials_all: {}\n",
-                r.pass_credentials_all
-            ));
-            out.push_str(&format!("  password: {}\n", quote(&r.password)));
-            if !r.token.is_empty() {
-                out.push_str(&format!("  token: {}\n", quote(&r.token)));
-            }
-            out.push_str(&format!("  url: {}\n", quote(&r.url)));
-            out.push_str(&format!("  username: {}\n", quote(&r.username)));
-        }
-        out
+        let text = |s: &str| Value::String(s.to_owned());
+        let map = |pairs: Vec<(&str, Value)>| {
+            Value::Map(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        };
+        let repositories = self
+            .repositories
+            .iter()
+            .map(|r| {
+                let mut fields = vec![
+                    ("caFile", text(&r.ca_file)),
+                    ("certFile", text(&r.cert_file)),
+                    ("insecure_skip_tls_verify", Value::Bool(r.insecure_skip_tls_verify)),
+                    ("keyFile", text(&r.key_file)),
+                    ("name", text(&r.name)),
+                    ("pass_credentials_all", Value::Bool(r.pass_credentials_all)),
+                    ("password", text(&r.password)),
+                ];
+                if !r.token.is_empty() {
+                    fields.push(("token", text(&r.token)));
+                }
+                fields.push(("url", text(&r.url)));
+                fields.push(("username", text(&r.username)));
+                map(fields)
+            })
+            .collect();
+        chartkit_yaml::to_yaml(&map(vec![
+            ("apiVersion", text(&self.api_version)),
+            ("generated", text(&self.generated)),
+            ("repositories", Value::Seq(repositories)),
+        ]))
     }
 
     /// Writes the file durably, readable by its owner only (it may hold passwords).
@@ -240,28 +242,6 @@ fn scalar(value: &Value) -> Option<String> {
     }
 }
 
-/// A string as go-yaml v2 writes it: plain when it cannot be read back as anything but
-/// this string, otherwise double-quoted (the `""` of an empty field, `true`, numbers).
-/// Anything outside the safe characters is quoted, which go-yaml reads the same way.
-fn quote(text: &str) -> String {
-    let safe_chars = text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "._/:@~+=%-".contains(c));
-    let starts_well = text
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '/');
-    let special = matches!(
-        text.to_ascii_lowercase().as_str(),
-        "y" | "n" | "yes" | "no" | "true" | "false" | "on" | "off" | "null"
-    );
-    if safe_chars && starts_well && !special && !text.ends_with(':') {
-        text.to_owned()
-    } else {
-        serde_json::Value::String(text.to_owned()).to_string()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +252,26 @@ mod tests {
         let file = RepoFile::parse(text, Path::new("r.yaml")).unwrap();
         assert_eq!(file.repositories[0].name, "stable");
         assert_eq!(file.to_yaml(), text);
+        let mut file = file;
+        file.repositories[0].password = "p: #x".into();
+        file.repositories.clear();
+        assert!(file.to_yaml().ends_with("repositories: []\n"), "{}", file.to_yaml());
+    }
+
+    #[test]
+    fn strings_are_quoted_as_go_yaml_quotes_them() {
+        let mut file = RepoFile::default();
+        file.update(RepoEntry {
+            name: "a".into(),
+            url: "http://h:1/x".into(),
+            password: "p: #x".into(),
+            username: "true".into(),
+            ..RepoEntry::default()
+        });
+        let yaml = file.to_yaml();
+        assert!(yaml.contains("  password: 'p: #x'\n"), "{yaml}");
+        assert!(yaml.contains("  username: \"true\"\n"), "{yaml}");
+        assert!(yaml.contains("  url: http://h:1/x\n"), "{yaml}");
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
             Some("check the URL: it should be the directory holding index.yaml".to_owned())
         }
         ClientError::Unreachable { .. } => {
-            Some("check the URL and that the server is running, or use --offline to work from the cache".to_owned())
+            Some("check the URL and that the server is running".to_owned())
         }
         ClientError::ChartNotFound { .. } => Some(
             "list the versions with \"chartkit search repo NAME --versions\", or update the index with \"chartkit repo update\"".to_owned(),
