@@ -74,12 +74,8 @@ pub fn config_home() -> Option<std::path::PathBuf> {
 
 /// True when CHARTKIT_OFFLINE asks for offline work (`1`, `true`, `yes`, `on`).
 pub fn offline() -> bool {
-    var(OFFLINE).is_some_and(|v| {
-        matches!(
-            v.to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
+    var(OFFLINE)
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
 }
 
 /// Where Helm keeps its repository list, by Helm's own rules.

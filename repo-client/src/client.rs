@@ -227,9 +227,7 @@ impl Client {
                         });
                     }
                 }
-                Err(
-                    error @ (ClientError::Unreachable { .. } | ClientError::Status { .. }),
-                ) => {
+                Err(error @ (ClientError::Unreachable { .. } | ClientError::Status { .. })) => {
                     let Some(meta) = &cached else {
                         return Err(error);
                     };
@@ -262,11 +260,12 @@ impl Client {
                 });
             }
         };
-        let index = IndexCache::load_or_build(&files.index, Some(&self.paths.cache_home))
-            .map_err(|source| ClientError::BadIndex {
+        let index = IndexCache::load_or_build(&files.index, Some(&self.paths.cache_home)).map_err(
+            |source| ClientError::BadIndex {
                 url: entry.url.clone(),
                 source,
-            })?;
+            },
+        )?;
         warnings.extend(index.warnings.iter().cloned());
         Ok(RepoIndex {
             entry: entry.clone(),
@@ -409,8 +408,10 @@ impl Client {
                 resolved.fetch_command(),
             )
         })?;
-        let credentials = resolved.repo.pass_credentials_all || same_origin(&url, &resolved.repo.url);
-        let Fetched::Body { bytes, .. } = http.get(&url, &resolved.repo, credentials, None, None)?
+        let credentials =
+            resolved.repo.pass_credentials_all || same_origin(&url, &resolved.repo.url);
+        let Fetched::Body { bytes, .. } =
+            http.get(&url, &resolved.repo, credentials, None, None)?
         else {
             unreachable!("an unconditional request is never answered 304 by Http::get")
         };
@@ -447,15 +448,20 @@ impl Client {
         {
             return Ok(bytes);
         }
-        let url = format!("{}.prov", resolved.urls.first().cloned().unwrap_or_default());
+        let url = format!(
+            "{}.prov",
+            resolved.urls.first().cloned().unwrap_or_default()
+        );
         let http = self.network.http(|| {
             (
                 format!("the provenance file {url}"),
                 format!("{} --prov", resolved.fetch_command()),
             )
         })?;
-        let credentials = resolved.repo.pass_credentials_all || same_origin(&url, &resolved.repo.url);
-        let Fetched::Body { bytes, .. } = http.get(&url, &resolved.repo, credentials, None, None)?
+        let credentials =
+            resolved.repo.pass_credentials_all || same_origin(&url, &resolved.repo.url);
+        let Fetched::Body { bytes, .. } =
+            http.get(&url, &resolved.repo, credentials, None, None)?
         else {
             unreachable!("an unconditional request is never answered 304 by Http::get")
         };
@@ -546,8 +552,14 @@ mod tests {
     #[test]
     fn reference_urls_resolve_as_helms() {
         let r = |b, u| resolve_reference_url(b, u).unwrap();
-        assert_eq!(r("http://h/charts", "index.yaml"), "http://h/charts/index.yaml");
-        assert_eq!(r("http://h/charts/", "index.yaml"), "http://h/charts/index.yaml");
+        assert_eq!(
+            r("http://h/charts", "index.yaml"),
+            "http://h/charts/index.yaml"
+        );
+        assert_eq!(
+            r("http://h/charts/", "index.yaml"),
+            "http://h/charts/index.yaml"
+        );
         assert_eq!(r("http://h", "a-1.tgz"), "http://h/a-1.tgz");
         assert_eq!(r("http://h/x?k=v", "a.tgz"), "http://h/x/a.tgz?k=v");
         assert_eq!(r("http://h/x", "https://o/a.tgz"), "https://o/a.tgz");
@@ -557,7 +569,10 @@ mod tests {
     #[test]
     fn digests_are_normalized() {
         let hex = "a".repeat(64);
-        assert_eq!(normalize_digest(&format!("sha256:{hex}")), Some(hex.clone()));
+        assert_eq!(
+            normalize_digest(&format!("sha256:{hex}")),
+            Some(hex.clone())
+        );
         assert_eq!(normalize_digest(&hex.to_uppercase()), Some(hex));
         assert_eq!(normalize_digest(""), None);
     }

@@ -83,12 +83,10 @@ pub struct Http {
 
 impl Http {
     pub fn new(timeout: Duration) -> Result<Http> {
-        let default = builder(timeout)
-            .build()
-            .map_err(|e| ClientError::Setup {
-                url: "any repository".into(),
-                reason: chain(&e),
-            })?;
+        let default = builder(timeout).build().map_err(|e| ClientError::Setup {
+            url: "any repository".into(),
+            reason: chain(&e),
+        })?;
         Ok(Http {
             timeout,
             default,
@@ -132,9 +130,8 @@ impl Http {
                 )
             };
             let roots = read_certs(Path::new(&key.ca_file)).map_err(setup)?;
-            let config = crate::tls::client_config(roots, identity).map_err(|e| {
-                setup(format!("cannot use `{}` as a CA file: {e}", key.ca_file))
-            })?;
+            let config = crate::tls::client_config(roots, identity)
+                .map_err(|e| setup(format!("cannot use `{}` as a CA file: {e}", key.ca_file)))?;
             builder = builder.tls_backend_preconfigured(config);
         }
         let client = builder.build().map_err(|e| setup(chain(&e)))?;
@@ -238,7 +235,10 @@ fn read_identity(cert: &Path, key: &Path) -> Result<crate::tls::ClientIdentity, 
     use rustls::pki_types::pem::PemObject;
     let chain = read_certs(cert)?;
     if key.as_os_str().is_empty() {
-        return Err(format!("a --cert-file (`{}`) needs a --key-file", cert.display()));
+        return Err(format!(
+            "a --cert-file (`{}`) needs a --key-file",
+            cert.display()
+        ));
     }
     let pem = std::fs::read(key).map_err(|e| format!("cannot read `{}`: {e}", key.display()))?;
     let key = PrivateKeyDer::from_pem_slice(&pem)
@@ -251,7 +251,10 @@ fn read_identity(cert: &Path, key: &Path) -> Result<crate::tls::ClientIdentity, 
 fn pem_identity(key: &TlsKey) -> Result<reqwest::Identity, String> {
     let read = |path: &str| std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"));
     if key.key_file.is_empty() {
-        return Err(format!("a --cert-file (`{}`) needs a --key-file", key.cert_file));
+        return Err(format!(
+            "a --cert-file (`{}`) needs a --key-file",
+            key.cert_file
+        ));
     }
     let mut pem = read(&key.cert_file)?;
     pem.push(b'\n');
@@ -267,8 +270,8 @@ pub(crate) fn chain(error: &dyn std::error::Error) -> String {
         let text = cause.to_string();
         // reqwest and hyper wrap the cause in messages that only repeat the URL the
         // caller states already, or say nothing ("client error (Connect)").
-        let wrapper = text.starts_with("error sending request for url")
-            || text.starts_with("client error (");
+        let wrapper =
+            text.starts_with("error sending request for url") || text.starts_with("client error (");
         if !wrapper && !messages.iter().any(|m| m.contains(&text)) {
             messages.push(text);
         }

@@ -159,13 +159,18 @@ pub fn search(repos: &[RepoIndex], options: &SearchOptions) -> Result<Vec<Hit>> 
         // A term inside the repository's name matches every chart's second field.
         let repo_matches_all = matches!(&matcher, Matcher::Literal { term, .. } if go_lower(repo_name).contains(term.as_str()));
         for chart in repo.index.chart_names() {
-            let rows = repo.index.versions(chart).map_err(chartkit_index::compact::QueryError::from)?;
+            let rows = repo
+                .index
+                .versions(chart)
+                .map_err(chartkit_index::compact::QueryError::from)?;
             // Helm keys its lines by REPO/NAME$$VERSION: of two entries with one version
             // text, the later one in sorted order is the one kept.
             let mut kept: Vec<(CompactVersion, Version)> = Vec::new();
             let mut slots = std::collections::HashMap::new();
             for row in rows {
-                let Ok(parsed) = Version::parse(chartkit_index::select::Candidate::version_text(&row)) else {
+                let Ok(parsed) =
+                    Version::parse(chartkit_index::select::Candidate::version_text(&row))
+                else {
                     continue;
                 };
                 let text = chartkit_index::select::Candidate::version_text(&row).to_owned();
@@ -253,7 +258,11 @@ fn join_name(repo: &str, chart: &str) -> String {
     match (repo.is_empty(), chart.is_empty()) {
         (true, _) => chart.to_owned(),
         (_, true) => repo.to_owned(),
-        _ => format!("{}/{}", repo.trim_end_matches('/'), chart.trim_start_matches('/')),
+        _ => format!(
+            "{}/{}",
+            repo.trim_end_matches('/'),
+            chart.trim_start_matches('/')
+        ),
     }
 }
 

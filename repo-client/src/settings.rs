@@ -133,7 +133,9 @@ impl RepoFile {
                 match map.get(key) {
                     None | Some(Value::Null) => Ok(false),
                     Some(Value::Bool(b)) => Ok(*b),
-                    Some(_) => Err(bad(format!("repositories[{i}].{key} must be true or false"))),
+                    Some(_) => Err(bad(format!(
+                        "repositories[{i}].{key} must be true or false"
+                    ))),
                 }
             };
             file.repositories.push(RepoEntry {
@@ -167,7 +169,10 @@ impl RepoFile {
                 let mut fields = vec![
                     ("caFile", text(&r.ca_file)),
                     ("certFile", text(&r.cert_file)),
-                    ("insecure_skip_tls_verify", Value::Bool(r.insecure_skip_tls_verify)),
+                    (
+                        "insecure_skip_tls_verify",
+                        Value::Bool(r.insecure_skip_tls_verify),
+                    ),
                     ("keyFile", text(&r.key_file)),
                     ("name", text(&r.name)),
                     ("pass_credentials_all", Value::Bool(r.pass_credentials_all)),
@@ -255,7 +260,11 @@ mod tests {
         let mut file = file;
         file.repositories[0].password = "p: #x".into();
         file.repositories.clear();
-        assert!(file.to_yaml().ends_with("repositories: []\n"), "{}", file.to_yaml());
+        assert!(
+            file.to_yaml().ends_with("repositories: []\n"),
+            "{}",
+            file.to_yaml()
+        );
     }
 
     #[test]
@@ -300,6 +309,9 @@ mod tests {
             Path::new("r.yaml"),
         )
         .unwrap_err();
-        assert!(err.to_string().contains("repositories[0].insecure_skip_tls_verify"));
+        assert!(
+            err.to_string()
+                .contains("repositories[0].insecure_skip_tls_verify")
+        );
     }
 }

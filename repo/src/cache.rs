@@ -202,12 +202,11 @@ impl IndexCache {
         source: &str,
         cache_root: Option<&Path>,
     ) -> Result<IndexCache, CacheError> {
-        let loaded = chartkit_index::parse_index(bytes, source).map_err(|source| {
-            CacheError::Index {
+        let loaded =
+            chartkit_index::parse_index(bytes, source).map_err(|source| CacheError::Index {
                 path: index_path.to_owned(),
                 source,
-            }
-        })?;
+            })?;
         let io_error = |source| CacheError::Io {
             path: index_path.to_owned(),
             source,

@@ -91,9 +91,8 @@ fn serve_one(stream: TcpStream, root: &Path, counts: &Mutex<Counts>) {
     let mut stream = stream;
     let file = root.join(path.trim_start_matches('/'));
     let Ok(body) = std::fs::read(&file) else {
-        let _ = stream.write_all(
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
+        let _ = stream
+            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         return;
     };
     let etag = format!("\"{}\"", chartkit_tests::sha256_file(&file));
@@ -192,7 +191,10 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     let server = StaticServer::start(&repo);
 
     let added = run_ok(ctx.chartkit().args(["repo", "add", "st", &server.url]));
-    assert_eq!(text(&added.stdout), "\"st\" has been added to your repositories\n");
+    assert_eq!(
+        text(&added.stdout),
+        "\"st\" has been added to your repositories\n"
+    );
     assert_eq!(server.counts().bodies("/index.yaml"), 1);
 
     // Adding it again with the same settings is a no-op, with other settings an error.
@@ -201,12 +203,12 @@ fn static_server_add_update_search_pull_verify_and_offline() {
         text(&again.stdout),
         "\"st\" already exists with the same configuration, skipping\n"
     );
-    let other = ctx
-        .run(&["repo", "add", "st", &format!("{}/other", server.url)]);
+    let other = ctx.run(&["repo", "add", "st", &format!("{}/other", server.url)]);
     assert!(!other.status.success());
     assert!(
-        text(&other.stderr)
-            .contains("Error: repository name (st) already exists, please specify a different name"),
+        text(&other.stderr).contains(
+            "Error: repository name (st) already exists, please specify a different name"
+        ),
         "{}",
         text(&other.stderr)
     );
@@ -219,7 +221,11 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     );
     let counts = server.counts();
     assert_eq!(counts.bodies("/index.yaml"), 1, "{counts:?}");
-    assert_eq!(counts.not_modified.get("/index.yaml"), Some(&1), "{counts:?}");
+    assert_eq!(
+        counts.not_modified.get("/index.yaml"),
+        Some(&1),
+        "{counts:?}"
+    );
 
     let listed = run_ok(ctx.chartkit().args(["repo", "list", "-o", "json"]));
     assert_eq!(
@@ -228,7 +234,11 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     );
 
     // Search with a range picks the newest stable version in it.
-    let found = run_ok(ctx.chartkit().args(["search", "repo", "web", "--version", "^1.2", "-o", "json"]));
+    let found =
+        run_ok(
+            ctx.chartkit()
+                .args(["search", "repo", "web", "--version", "^1.2", "-o", "json"]),
+        );
     assert_eq!(
         text(&found.stdout),
         "[{\"name\":\"st/web\",\"version\":\"1.2.3\",\"app_version\":\"1.16.0\",\"description\":\"The web chart, a \\u003ctest\\u003e \\u0026 demo\"}]\n"
@@ -237,11 +247,22 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     // Pull with a range and --verify: the package and its .prov land in the directory.
     let pulled = run_ok(
         ctx.chartkit()
-            .args(["pull", "st/web", "--version", "^1.2", "--verify", "--keyring"])
+            .args([
+                "pull",
+                "st/web",
+                "--version",
+                "^1.2",
+                "--verify",
+                "--keyring",
+            ])
             .arg(&public_key)
             .args(["-d", "out"]),
     );
-    assert!(text(&pulled.stdout).contains("Signed by: Repo Signer <signer@example.com>"), "{}", text(&pulled.stdout));
+    assert!(
+        text(&pulled.stdout).contains("Signed by: Repo Signer <signer@example.com>"),
+        "{}",
+        text(&pulled.stdout)
+    );
     assert!(text(&pulled.stdout).contains("Chart Hash Verified: sha256:"));
     assert_eq!(
         chartkit_tests::sha256_file(&ctx.path("out/web-1.2.3.tgz")),
@@ -251,18 +272,37 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     assert_eq!(server.counts().bodies("/web-1.2.3.tgz"), 1);
 
     // A second pull of that version, here unpacked, comes from the content store.
-    run_ok(ctx.chartkit().args(["pull", "st/web", "--version", "1.2.3", "--untar", "-d", "unpacked"]));
+    run_ok(ctx.chartkit().args([
+        "pull",
+        "st/web",
+        "--version",
+        "1.2.3",
+        "--untar",
+        "-d",
+        "unpacked",
+    ]));
     assert!(ctx.path("unpacked/web/Chart.yaml").exists());
     assert_eq!(server.counts().bodies("/web-1.2.3.tgz"), 1);
 
     // Offline with the server up: nothing is asked of it.
     let before = server.counts().total();
-    let offline_search = run_ok(ctx.chartkit().args(["--offline", "search", "repo", "db", "-o", "json"]));
+    let offline_search =
+        run_ok(
+            ctx.chartkit()
+                .args(["--offline", "search", "repo", "db", "-o", "json"]),
+        );
     assert!(text(&offline_search.stdout).contains("\"st/db\""));
     run_ok(
         ctx.chartkit()
             .env("CHARTKIT_OFFLINE", "1")
-            .args(["pull", "st/web", "--version", "~1.2.0", "--verify", "--keyring"])
+            .args([
+                "pull",
+                "st/web",
+                "--version",
+                "~1.2.0",
+                "--verify",
+                "--keyring",
+            ])
             .arg(&public_key)
             .args(["-d", "offline-out"]),
     );
@@ -270,7 +310,10 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     let missing = ctx.run(&["pull", "st/web", "--version", "2.0.0", "--offline"]);
     assert!(!missing.status.success());
     let stderr = text(&missing.stderr);
-    assert!(stderr.contains("chart web version 2.0.0 (sha256:"), "{stderr}");
+    assert!(
+        stderr.contains("chart web version 2.0.0 (sha256:"),
+        "{stderr}"
+    );
     assert!(stderr.contains("chartkit is offline"), "{stderr}");
     assert!(
         stderr.contains("hint: run \"chartkit pull st/web --version 2.0.0\" without --offline"),
@@ -282,10 +325,16 @@ fn static_server_add_update_search_pull_verify_and_offline() {
 
     // Removing the repository removes it and its cached index.
     let removed = run_ok(ctx.chartkit().args(["repo", "remove", "st"]));
-    assert_eq!(text(&removed.stdout), "\"st\" has been removed from your repositories\n");
+    assert_eq!(
+        text(&removed.stdout),
+        "\"st\" has been removed from your repositories\n"
+    );
     let empty = run_ok(ctx.chartkit().args(["repo", "list"]));
     assert_eq!(text(&empty.stderr), "no repositories to show\n");
-    assert!(!ctx.path(".home/cache/chartkit/repository/st-index.yaml").exists());
+    assert!(
+        !ctx.path(".home/cache/chartkit/repository/st-index.yaml")
+            .exists()
+    );
 }
 
 #[test]
@@ -378,25 +427,61 @@ fn chartkit_serve_with_basic_auth_then_stopped_works_from_the_cache() {
 
     let mut child = ctx
         .chartkit()
-        .args(["repo", "add", "cs", &url, "--username", "ci", "--password-stdin"])
+        .args([
+            "repo",
+            "add",
+            "cs",
+            &url,
+            "--username",
+            "ci",
+            "--password-stdin",
+        ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(b"let-me-in\n").unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"let-me-in\n")
+        .unwrap();
     let added = child.wait_with_output().unwrap();
     assert!(added.status.success(), "{}", text(&added.stderr));
-    let config = std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
+    let config =
+        std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
     assert!(config.contains("  password: let-me-in\n"), "{config}");
 
-    let found = run_ok(ctx.chartkit().args(["search", "repo", "api", "--version", "^1.2", "-o", "json"]));
-    assert!(text(&found.stdout).contains("\"version\":\"1.4.2\""), "{}", text(&found.stdout));
-    run_ok(ctx.chartkit().args(["pull", "cs/api", "--version", "^1.2", "-d", "a"]));
+    let found =
+        run_ok(
+            ctx.chartkit()
+                .args(["search", "repo", "api", "--version", "^1.2", "-o", "json"]),
+        );
+    assert!(
+        text(&found.stdout).contains("\"version\":\"1.4.2\""),
+        "{}",
+        text(&found.stdout)
+    );
+    run_ok(
+        ctx.chartkit()
+            .args(["pull", "cs/api", "--version", "^1.2", "-d", "a"]),
+    );
     assert!(ctx.path("a/api-1.4.2.tgz").exists());
     // A repository given by URL (not the configured name) with credentials.
     run_ok(ctx.chartkit().args([
-        "pull", "api", "--repo", &url, "--version", "2.1.0", "--username", "ci", "--password", "let-me-in", "-d", "b",
+        "pull",
+        "api",
+        "--repo",
+        &url,
+        "--version",
+        "2.1.0",
+        "--username",
+        "ci",
+        "--password",
+        "let-me-in",
+        "-d",
+        "b",
     ]));
     assert!(ctx.path("b/api-2.1.0.tgz").exists());
 
@@ -406,20 +491,44 @@ fn chartkit_serve_with_basic_auth_then_stopped_works_from_the_cache() {
     // a repository by URL falls back to its cached index, saying how old it is.
     let found = run_ok(ctx.chartkit().args(["search", "repo", "api", "-o", "json"]));
     assert!(text(&found.stdout).contains("\"version\":\"2.1.0\""));
-    run_ok(ctx.chartkit().args(["pull", "cs/api", "--version", "^1.2", "-d", "c"]));
+    run_ok(
+        ctx.chartkit()
+            .args(["pull", "cs/api", "--version", "^1.2", "-d", "c"]),
+    );
     assert!(ctx.path("c/api-1.4.2.tgz").exists());
     let fallback = run_ok(ctx.chartkit().args([
-        "pull", "api", "--repo", &url, "--version", "2.1.0", "--username", "ci", "--password", "let-me-in", "-d", "d",
+        "pull",
+        "api",
+        "--repo",
+        &url,
+        "--version",
+        "2.1.0",
+        "--username",
+        "ci",
+        "--password",
+        "let-me-in",
+        "-d",
+        "d",
     ]));
     let stderr = text(&fallback.stderr);
     // The URL is the configured repository's, so its settings and cache are used.
-    assert!(stderr.contains("using the cached index of repository \"cs\""), "{stderr}");
-    assert!(stderr.contains("last updated") && stderr.contains(" ago"), "{stderr}");
+    assert!(
+        stderr.contains("using the cached index of repository \"cs\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("last updated") && stderr.contains(" ago"),
+        "{stderr}"
+    );
     assert!(ctx.path("d/api-2.1.0.tgz").exists());
     // A version never downloaded cannot come from anywhere.
     let missing = ctx.run(&["pull", "cs/api", "--version", "1.2.0", "-d", "e"]);
     assert!(!missing.status.success());
-    assert!(text(&missing.stderr).contains("cannot reach"), "{}", text(&missing.stderr));
+    assert!(
+        text(&missing.stderr).contains("cannot reach"),
+        "{}",
+        text(&missing.stderr)
+    );
 }
 
 #[test]
@@ -490,7 +599,8 @@ fn import_helm_takes_over_helms_repositories() {
             .args(["repo", "import-helm"]),
     );
     assert!(text(&imported.stdout).contains("\"one\" has been added to your repositories"));
-    let ours = std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
+    let ours =
+        std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
     assert_eq!(ours, std::fs::read_to_string(&helm_file).unwrap());
     // CHARTKIT_CONFIG_HOME moves the settings.
     let moved = run_ok(

@@ -37,8 +37,7 @@ pub fn run(args: PullArgs, offline: bool) -> crate::error::Result<ExitCode> {
     };
     let mut verification = None;
     if args.verify {
-        let (_, keyring) =
-            super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
+        let (_, keyring) = super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
         let prov_text = String::from_utf8_lossy(prov.as_deref().unwrap_or_default()).into_owned();
         verification = Some(
             chartkit_signing::verify(&prov_text, &package.bytes, &file_name, &keyring)

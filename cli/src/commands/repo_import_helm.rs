@@ -19,8 +19,14 @@ pub fn run(args: RepoImportHelmArgs) -> crate::error::Result<ExitCode> {
     })?;
     if !helm_file.exists() {
         return Err(with_hint(
-            crate::error::err!("Helm's repository list `{}` does not exist", helm_file.display()),
-            format!("set {} to its path if it is elsewhere", env::HELM_REPOSITORY_CONFIG),
+            crate::error::err!(
+                "Helm's repository list `{}` does not exist",
+                helm_file.display()
+            ),
+            format!(
+                "set {} to its path if it is elsewhere",
+                env::HELM_REPOSITORY_CONFIG
+            ),
         ));
     }
     let helm = RepoFile::load(&helm_file).map_err(client_error)?;
@@ -31,7 +37,10 @@ pub fn run(args: RepoImportHelmArgs) -> crate::error::Result<ExitCode> {
     for entry in helm.repositories {
         match ours.get(&entry.name) {
             Some(existing) if *existing == entry => {
-                outln!("{:?} already exists with the same configuration, skipping", entry.name)?;
+                outln!(
+                    "{:?} already exists with the same configuration, skipping",
+                    entry.name
+                )?;
                 continue;
             }
             Some(existing) if !args.force_update => {

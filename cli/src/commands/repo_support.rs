@@ -164,7 +164,10 @@ mod tests {
 
     #[test]
     fn json_strings_are_escaped_as_go_escapes_them() {
-        assert_eq!(go_json_string("a<b>&\"c\"\n"), r#""a\u003cb\u003e\u0026\"c\"\n""#);
+        assert_eq!(
+            go_json_string("a<b>&\"c\"\n"),
+            r#""a\u003cb\u003e\u0026\"c\"\n""#
+        );
         assert_eq!(go_json_rows(&[]), "[]\n");
     }
 }

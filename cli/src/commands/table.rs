@@ -92,7 +92,6 @@ fn char_width(c: char) -> usize {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
