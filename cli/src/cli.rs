@@ -290,7 +290,8 @@ pub struct ServeArgs {
 pub struct PushArgs {
     /// The chart package (.tgz).
     pub chart: PathBuf,
-    /// Repository URL, or the name of a repository added with `helm repo add`.
+    /// Repository URL, or the name of a repository added with `chartkit repo add` or
+    /// `helm repo add`.
     pub repo: String,
     /// Upload CHART.prov with the package.
     #[arg(long)]

@@ -56,8 +56,11 @@ enum Matcher {
 impl Matcher {
     /// False only when the entry certainly does not match: the term is plain ASCII
     /// without separators, the JSON holds nothing a lower-casing could turn into ASCII
-    /// (non-ASCII bytes or `\u` escapes), and the term is not in it.
-    fn may_match(&self, json: &[u8]) -> bool {
+    /// (non-ASCII bytes or `\u` escapes), and the term is in no field. A match lies in
+    /// one field (the term has no `\v`, and no space to span two keywords), and every
+    /// field but `REPO/NAME` is text in the JSON; a match there is the end of the
+    /// repository's name, `/`, and part of the chart's name, which is in the JSON.
+    fn may_match(&self, json: &[u8], repo_lower: &str) -> bool {
         match self {
             Matcher::Literal {
                 term,
@@ -67,7 +70,18 @@ impl Matcher {
                     return true;
                 }
                 let lower = json.to_ascii_lowercase();
-                memchr::memmem::find(&lower, term.as_bytes()).is_some()
+                let contains =
+                    |needle: &str| memchr::memmem::find(&lower, needle.as_bytes()).is_some();
+                if contains(term) {
+                    return true;
+                }
+                match term.split_once('/') {
+                    Some((repo_end, name_start)) => {
+                        repo_lower.ends_with(repo_end)
+                            && (name_start.is_empty() || contains(name_start))
+                    }
+                    None => false,
+                }
             }
             _ => true,
         }
@@ -149,7 +163,7 @@ pub fn search(repos: &[RepoIndex], options: &SearchOptions) -> Result<Vec<Hit>> 
             let prefilter = !term.is_empty()
                 && term
                     .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./".contains(&b));
             Matcher::Literal { term, prefilter }
         }
     };
@@ -157,7 +171,9 @@ pub fn search(repos: &[RepoIndex], options: &SearchOptions) -> Result<Vec<Hit>> 
     for repo in repos {
         let repo_name = &repo.entry.name;
         // A term inside the repository's name matches every chart's second field.
-        let repo_matches_all = matches!(&matcher, Matcher::Literal { term, .. } if go_lower(repo_name).contains(term.as_str()));
+        let repo_lower = go_lower(repo_name);
+        let repo_matches_all =
+            matches!(&matcher, Matcher::Literal { term, .. } if repo_lower.contains(term.as_str()));
         for chart in repo.index.chart_names() {
             let rows = repo
                 .index
@@ -194,7 +210,7 @@ pub fn search(repos: &[RepoIndex], options: &SearchOptions) -> Result<Vec<Hit>> 
                             .index
                             .entry_json(&row)
                             .map_err(chartkit_index::compact::QueryError::from)?;
-                        if !repo_matches_all && !matcher.may_match(&json) {
+                        if !repo_matches_all && !matcher.may_match(&json, &repo_lower) {
                             continue;
                         }
                         let entry = chartkit_index::parse_entry_json(&json).map_err(|e| {
@@ -296,10 +312,18 @@ mod tests {
             term: "kube".into(),
             prefilter: true,
         };
-        assert!(!m.may_match(br#"{"name":"web","description":"a web server"}"#));
-        assert!(m.may_match(br#"{"name":"web","description":"for KUBE"}"#));
+        assert!(!m.may_match(br#"{"name":"web","description":"a web server"}"#, "st"));
+        assert!(m.may_match(br#"{"name":"web","description":"for KUBE"}"#, "st"));
         // The Kelvin sign lower-cases to an ASCII k.
-        assert!(m.may_match(r#"{"description":"\u212aube"}"#.as_bytes()));
-        assert!(m.may_match("{\"description\":\"\u{212a}ube\"}".as_bytes()));
+        assert!(m.may_match(r#"{"description":"\u212aube"}"#.as_bytes(), "st"));
+        assert!(m.may_match("{\"description\":\"\u{212a}ube\"}".as_bytes(), "st"));
+        // `REPO/NAME` is not in the JSON, but its parts are.
+        let m = Matcher::Literal {
+            term: "able/we".into(),
+            prefilter: true,
+        };
+        assert!(m.may_match(br#"{"name":"web"}"#, "stable"));
+        assert!(!m.may_match(br#"{"name":"web"}"#, "other"));
+        assert!(!m.may_match(br#"{"name":"db"}"#, "stable"));
     }
 }

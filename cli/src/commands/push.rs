@@ -140,12 +140,26 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     crate::report::chain(messages)
 }
 
-/// A URL as given, or a repository name looked up in Helm's repositories.yaml.
+/// A URL as given, or a repository name looked up in chartkit's repositories.yaml, then
+/// in Helm's.
 fn resolve(repo: &str) -> crate::error::Result<Target> {
     if repo.contains("://") {
         return Ok(Target {
             url: repo.to_owned(),
             ..Target::default()
+        });
+    }
+    if let Ok(paths) = super::repo_support::paths()
+        && let Ok(ours) = chartkit_repo_client::RepoFile::load(&paths.repositories_file())
+        && let Some(entry) = ours.get(repo)
+    {
+        let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        return Ok(Target {
+            url: entry.url.clone(),
+            username: text(&entry.username),
+            password: text(&entry.password),
+            ca_file: text(&entry.ca_file).map(PathBuf::from),
+            insecure: entry.insecure_skip_tls_verify,
         });
     }
     let path = env::helm_repository_config().ok_or_else(|| {
