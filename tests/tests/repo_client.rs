@@ -621,3 +621,56 @@ fn import_helm_takes_over_helms_repositories() {
     );
     assert!(text(&again.stdout).contains("already exists with the same configuration"));
 }
+
+#[test]
+fn a_self_signed_server_is_trusted_through_ca_file() {
+    let ctx = TestContext::new();
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .unwrap();
+    let cert_pem = ctx.path("cert.pem");
+    let key_pem = ctx.path("key.pem");
+    std::fs::write(&cert_pem, cert.cert.pem()).unwrap();
+    std::fs::write(&key_pem, cert.signing_key.serialize_pem()).unwrap();
+    let repo = ctx.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(
+        repo.join("tls-0.1.0.tgz"),
+        chartkit_tests::server::chart_package("tls", "0.1.0"),
+    )
+    .unwrap();
+    let server = ServeProcess::start(
+        ctx.chartkit(),
+        &[
+            repo.to_str().unwrap(),
+            "--tls-cert",
+            cert_pem.to_str().unwrap(),
+            "--tls-key",
+            key_pem.to_str().unwrap(),
+        ],
+        ctx.dir(),
+    );
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let untrusted = ctx.run(&["repo", "add", "tls", &server.url]);
+    assert!(!untrusted.status.success());
+    assert!(
+        text(&untrusted.stderr).contains("is not a valid chart repository or cannot be reached"),
+        "{}",
+        text(&untrusted.stderr)
+    );
+    run_ok(
+        ctx.chartkit()
+            .args(["repo", "add", "tls", &server.url, "--ca-file"])
+            .arg(&cert_pem),
+    );
+    // The CA file is remembered for the repository, and used for the package too.
+    run_ok(ctx.chartkit().args(["pull", "tls/tls", "-d", "out"]));
+    assert!(ctx.path("out/tls-0.1.0.tgz").exists());
+    run_ok(ctx.chartkit().args([
+        "repo",
+        "add",
+        "insecure",
+        &server.url,
+        "--insecure-skip-tls-verify",
+    ]));
+}
