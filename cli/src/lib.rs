@@ -6,7 +6,6 @@ mod env;
 mod error;
 mod output;
 mod report;
-mod tls;
 
 use std::process::ExitCode;
 

@@ -2,11 +2,20 @@ mod create;
 mod key;
 mod lint;
 mod package;
+mod pull;
 mod push;
+mod repo_add;
+mod repo_import_helm;
 mod repo_index;
+mod repo_list;
 mod repo_query;
+mod repo_remove;
+mod repo_support;
+mod repo_update;
+mod search_repo;
 mod serve;
 mod show;
+mod table;
 mod template;
 mod verify;
 
@@ -17,10 +26,11 @@ use crate::output::errln;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{Cli, Command, RepoCommand};
+use crate::cli::{Cli, Command, RepoCommand, SearchCommand};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
+    let offline = cli.offline;
     match cli.command {
         Command::Create(args) => create::run(args),
         Command::Package(args) => package::run(args),
@@ -31,6 +41,13 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Key(command) => key::run(command),
         Command::Repo(RepoCommand::Index(args)) => repo_index::run(args),
         Command::Repo(RepoCommand::Query(args)) => repo_query::run(args),
+        Command::Repo(RepoCommand::Add(args)) => repo_add::run(args, offline),
+        Command::Repo(RepoCommand::List(args)) => repo_list::run(args),
+        Command::Repo(RepoCommand::Remove(args)) => repo_remove::run(args),
+        Command::Repo(RepoCommand::Update(args)) => repo_update::run(args, offline),
+        Command::Repo(RepoCommand::ImportHelm(args)) => repo_import_helm::run(args),
+        Command::Search(SearchCommand::Repo(args)) => search_repo::run(args, offline),
+        Command::Pull(args) => pull::run(args, offline),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
     }
