@@ -233,7 +233,7 @@ impl AddonMetadata {
             if !dependency.version.is_empty()
                 && let Err(e) = VersionRange::parse(&dependency.version)
             {
-                problem(&format!("dependencies[{i}].version"), e.to_string());
+                problem(&format!("dependencies[{i}].version"), first_line(&e));
             }
         }
         for (field, range) in [
@@ -243,7 +243,7 @@ impl AddonMetadata {
             if !range.is_empty()
                 && let Err(e) = VersionRange::parse(range)
             {
-                problem(field, e.to_string());
+                problem(field, first_line(&e));
             }
         }
         for (i, namespace) in self.need_namespace.iter().enumerate() {
@@ -263,6 +263,13 @@ impl AddonMetadata {
     pub fn line_of(&self, field: &str) -> usize {
         self.positions.get(field).copied().unwrap_or(0)
     }
+}
+
+/// A range error without its hint line: the message names the field, and callers add
+/// their own next step.
+fn first_line(error: &impl ToString) -> String {
+    let text = error.to_string();
+    text.lines().next().unwrap_or_default().to_owned()
 }
 
 fn map_pairs<'a>(node: &'a Node, field: &str) -> Result<Vec<(String, &'a Node)>, MetadataError> {

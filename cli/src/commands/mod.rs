@@ -1,3 +1,4 @@
+mod addon;
 mod create;
 mod key;
 mod lint;
@@ -17,7 +18,7 @@ use crate::output::errln;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{Cli, Command, RepoCommand};
+use crate::cli::{AddonCommand, Cli, Command, RepoCommand};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
@@ -33,6 +34,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Repo(RepoCommand::Query(args)) => repo_query::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
+        Command::Addon(AddonCommand::Resolve(args)) => addon::resolve(args),
     }
 }
 
