@@ -125,8 +125,8 @@ impl AddonMetadata {
         }
         let mut meta = AddonMetadata::default();
         let pairs = map_pairs(&root, "")?;
-        for (key, value) in pairs {
-            meta.positions.insert(key.clone(), value.line);
+        for (key, key_line, value) in pairs {
+            meta.positions.insert(key.clone(), key_line);
             if let NodeKind::Seq(items) = &value.kind {
                 for (i, item) in items.iter().enumerate() {
                     meta.positions.insert(format!("{key}[{i}]"), item.line);
@@ -149,13 +149,13 @@ impl AddonMetadata {
                 }
                 "dependencies" => meta.dependencies = dependencies(value, &mut meta.positions)?,
                 "system" => {
-                    for (field, value) in map_pairs(value, "system")? {
+                    for (field, field_line, value) in map_pairs(value, "system")? {
                         let path = format!("system.{field}");
-                        meta.positions.insert(path.clone(), value.line);
+                        meta.positions.insert(path.clone(), field_line);
                         match field.as_str() {
                             "vela" => meta.system.vela = string(value, &path)?,
                             "kubernetes" => meta.system.kubernetes = string(value, &path)?,
-                            _ => return Err(unknown(value, &path, "vela, kubernetes")),
+                            _ => return Err(unknown(field_line, &path, "vela, kubernetes")),
                         }
                     }
                 }
@@ -165,11 +165,11 @@ impl AddonMetadata {
                     map_pairs(value, &key)?;
                 }
                 "uxPlugins" | "annotations" => {
-                    for (field, value) in map_pairs(value, &key)? {
+                    for (field, _, value) in map_pairs(value, &key)? {
                         string(value, &format!("{key}.{field}"))?;
                     }
                 }
-                _ => return Err(unknown(value, &key, KNOWN_FIELDS)),
+                _ => return Err(unknown(key_line, &key, KNOWN_FIELDS)),
             }
         }
         Ok(meta)
@@ -272,7 +272,13 @@ fn first_line(error: &impl ToString) -> String {
     text.lines().next().unwrap_or_default().to_owned()
 }
 
-fn map_pairs<'a>(node: &'a Node, field: &str) -> Result<Vec<(String, &'a Node)>, MetadataError> {
+/// A map's pairs as (key, the key's line, value), refusing keys that are not scalars and
+/// keys set twice.
+#[allow(clippy::type_complexity)]
+fn map_pairs<'a>(
+    node: &'a Node,
+    field: &str,
+) -> Result<Vec<(String, usize, &'a Node)>, MetadataError> {
     let pairs = match &node.kind {
         NodeKind::Map(pairs) => pairs,
         NodeKind::Null => return Ok(Vec::new()),
@@ -310,7 +316,7 @@ fn map_pairs<'a>(node: &'a Node, field: &str) -> Result<Vec<(String, &'a Node)>,
                 message: "is set twice; keep one".into(),
             });
         }
-        out.push((name, value));
+        out.push((name, key.line, value));
     }
     Ok(out)
 }
@@ -367,18 +373,16 @@ fn dependencies(
             return Err(wrong_type(item, &base, "a map with `name` and `version`"));
         }
         let mut dependency = Dependency::default();
-        for (key, value) in map_pairs(item, &base)? {
+        // Where the item starts, for a missing name.
+        positions.insert(format!("{base}.name"), item.line);
+        for (key, key_line, value) in map_pairs(item, &base)? {
             let path = format!("{base}.{key}");
-            positions.insert(path.clone(), value.line);
+            positions.insert(path.clone(), key_line);
             match key.as_str() {
                 "name" => dependency.name = string(value, &path)?,
                 "version" => dependency.version = string(value, &path)?,
-                _ => return Err(unknown(value, &path, "name, version")),
+                _ => return Err(unknown(key_line, &path, "name, version")),
             }
-        }
-        positions.insert(format!("{base}.name"), item.line);
-        if let Some(line) = item.get("name").map(|n| n.line) {
-            positions.insert(format!("{base}.name"), line);
         }
         out.push(dependency);
     }
@@ -393,9 +397,9 @@ fn wrong_type(node: &Node, field: &str, expected: &str) -> MetadataError {
     }
 }
 
-fn unknown(value: &Node, field: &str, known: &str) -> MetadataError {
+fn unknown(line: usize, field: &str, known: &str) -> MetadataError {
     MetadataError {
-        line: value.line,
+        line,
         field: field.to_owned(),
         message: format!("unknown field; the known ones are: {known}"),
     }
@@ -463,6 +467,9 @@ deployTo:
                 .starts_with("line 3: `dependecies`: unknown field"),
             "{err}"
         );
+
+        let err = AddonMetadata::from_yaml("name: a\ndependecies:\n  - name: b\n").unwrap_err();
+        assert_eq!(err.line, 2, "the key's line, not its list's");
 
         let err = AddonMetadata::from_yaml("name: a\nname: b\n").unwrap_err();
         assert_eq!(err.to_string(), "line 2: `name`: is set twice; keep one");

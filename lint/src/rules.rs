@@ -54,9 +54,10 @@ pub fn lint_chart_dir_logged(
     } else {
         chart_file(&mut findings, dir, label, &options.limits);
     }
-    values(&mut findings, dir, options);
-    // An addon has no templates/: KubeVela renders its CUE and YAML, not Helm.
+    // An addon has no values.yaml nor templates/: KubeVela renders its CUE and YAML with
+    // parameter.cue, not Helm.
     if !addon {
+        values(&mut findings, dir, options);
         crate::templates::templates(&mut findings, dir, options);
     }
     let loaded = load_dir(
