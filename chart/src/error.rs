@@ -35,6 +35,14 @@ pub enum LoadError {
     /// No Chart.yaml at the top of the chart.
     #[error("`{origin}` has no Chart.yaml; a chart needs Chart.yaml at its top level")]
     MissingChartYaml { origin: String },
+    /// The metadata.yaml of an addon directory (no Chart.yaml) is not valid addon metadata.
+    #[error(
+        "`{file}`: {source}\nhint: a directory with metadata.yaml and no Chart.yaml is read as a KubeVela addon, whose Chart.yaml is made from metadata.yaml; fix metadata.yaml (or add a Chart.yaml if this is a chart)"
+    )]
+    Addon {
+        file: String,
+        source: chartkit_addon::MetadataError,
+    },
     /// Chart.yaml or requirements.yaml is not valid YAML or has wrongly typed fields.
     #[error("`{file}`: {source}")]
     Metadata {

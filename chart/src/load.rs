@@ -182,9 +182,32 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
             data: data.into(),
         });
     }
+    addon_chart_yaml(&mut files, &origin)?;
     let mut chart = load_files(files, &origin, options)?;
     chart.warnings.extend(notices);
     Ok(chart)
+}
+
+/// A KubeVela addon directory (metadata.yaml, no Chart.yaml) is a chart whose Chart.yaml
+/// is made from its metadata, so that it packs into a package both Helm and KubeVela
+/// read. Only directories: a package always carries its Chart.yaml.
+fn addon_chart_yaml(files: &mut Vec<File>, origin: &str) -> Result<(), LoadError> {
+    if files.iter().any(|f| f.name == CHART_FILE) {
+        return Ok(());
+    }
+    let Some(metadata) = files
+        .iter()
+        .find(|f| f.name == chartkit_addon::METADATA_FILE)
+    else {
+        return Ok(());
+    };
+    let chart_yaml =
+        chartkit_addon::chart_yaml_for(&metadata.text()).map_err(|source| LoadError::Addon {
+            file: format!("{origin}/{}", chartkit_addon::METADATA_FILE),
+            source,
+        })?;
+    files.push(File::new(CHART_FILE, chart_yaml));
+    Ok(())
 }
 
 /// What Helm's loader says of a symbolic link it follows: links can bring files from

@@ -100,6 +100,12 @@ pub enum Command {
     /// or a chart name with --repo URL. Packages are kept in chartkit's cache by their
     /// sha256, so a version is downloaded once and later pulls work offline.
     Pull(PullArgs),
+    /// Work with KubeVela addons kept in chart repositories (versioned addon registries).
+    ///
+    /// `chartkit package` packs an addon directory (metadata.yaml, no Chart.yaml) into a
+    /// package that is both a chart and an addon; `chartkit lint` checks its metadata.
+    #[command(subcommand)]
+    Addon(AddonCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -200,6 +206,46 @@ pub struct PullArgs {
     /// Seconds to wait for each download.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AddonCommand {
+    /// Pick versions for an addon and all its dependencies from a repository index.
+    ///
+    /// Every dependency range and, when the cluster's versions are given, every
+    /// `system.kubernetes`/`system.vela` requirement is met; newer versions are preferred.
+    /// When no choice works, says which requirement cannot be met and why.
+    Resolve(AddonResolveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AddonResolveArgs {
+    /// The addon's name.
+    pub name: String,
+    /// A version or version range for the addon (default: its newest release).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// The cluster's Kubernetes version, checked against `system.kubernetes`.
+    #[arg(long = "kube-version", value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// The cluster's KubeVela version, checked against `system.vela`.
+    #[arg(long = "vela-version", value_name = "VERSION")]
+    pub vela_version: Option<String>,
+    /// A local index file (YAML or JSON) to resolve from.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "repo",
+        conflicts_with = "repo"
+    )]
+    pub index: Option<PathBuf>,
+    /// The addon repository: a name added with `chartkit repo add` (its cached index), or
+    /// a URL (its index.yaml is fetched and cached).
+    #[arg(long, value_name = "NAME|URL")]
+    pub repo: Option<String>,
+    /// Output format: `table`, `json` or `yaml`.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
 }
 
 #[derive(Debug, Args)]

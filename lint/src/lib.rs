@@ -3,6 +3,7 @@
 //! Each rule reports with the same severity, path label and wording as Helm, so that a
 //! user switching tools sees the same findings.
 
+mod addon;
 mod rules;
 mod templates;
 

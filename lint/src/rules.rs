@@ -48,9 +48,18 @@ pub fn lint_chart_dir_logged(
     options: &LintOptions,
 ) -> (Vec<Message>, Vec<String>) {
     let mut findings = Findings(Vec::new(), Vec::new());
-    chart_file(&mut findings, dir, label, &options.limits);
-    values(&mut findings, dir, options);
-    crate::templates::templates(&mut findings, dir, options);
+    let addon = crate::addon::is_addon_dir(dir);
+    if addon {
+        crate::addon::metadata(&mut findings, dir, label);
+    } else {
+        chart_file(&mut findings, dir, label, &options.limits);
+    }
+    // An addon has no values.yaml nor templates/: KubeVela renders its CUE and YAML with
+    // parameter.cue, not Helm.
+    if !addon {
+        values(&mut findings, dir, options);
+        crate::templates::templates(&mut findings, dir, options);
+    }
     let loaded = load_dir(
         dir,
         &LoadOptions {
@@ -58,12 +67,16 @@ pub fn lint_chart_dir_logged(
             ..LoadOptions::default()
         },
     );
+    // An addon that does not load has had its metadata's problems reported already.
+    if addon && loaded.is_err() {
+        return (findings.0, findings.1);
+    }
     dependencies(&mut findings, &loaded, label);
     crds(&mut findings, dir, &loaded);
     (findings.0, findings.1)
 }
 
-const CHART_YAML: &str = "Chart.yaml";
+pub(crate) const CHART_YAML: &str = "Chart.yaml";
 fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits) {
     let path = dir.join(CHART_YAML);
     if path.is_dir() {
@@ -89,48 +102,49 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits
             return;
         }
     };
-    let metadata = match Metadata::from_yaml(&text) {
+    chart_text(findings, &text, label, CHART_YAML);
+}
+
+/// Helm's Chart.yaml rules over its text; `file` is the name findings carry.
+pub(crate) fn chart_text(findings: &mut Findings, text: &str, label: &Path, file: &str) {
+    let metadata = match Metadata::from_yaml(text) {
         Ok(metadata) => metadata,
         Err(e) => {
             findings.add(
                 Severity::Error,
-                CHART_YAML,
+                file,
                 format!("unable to parse YAML\n\t{e}"),
             );
             return;
         }
     };
-    if let Err(detail) = strict_parse(&text) {
+    if let Err(detail) = strict_parse(text) {
         findings.add(
             Severity::Warning,
-            CHART_YAML,
+            file,
             format!("failed to strictly parse chart metadata file\n\t{detail}"),
         );
     }
-    findings.check(Severity::Error, CHART_YAML, chart_name(&metadata));
-    findings.check(Severity::Error, CHART_YAML, api_version(&metadata));
-    findings.check(Severity::Error, CHART_YAML, string_typed(&text, "version"));
-    findings.check(Severity::Error, CHART_YAML, version(&metadata));
-    findings.check(
-        Severity::Error,
-        CHART_YAML,
-        string_typed(&text, "appVersion"),
-    );
-    findings.check(Severity::Error, CHART_YAML, maintainers(&metadata));
-    findings.check(Severity::Error, CHART_YAML, sources(&metadata));
+    findings.check(Severity::Error, file, chart_name(&metadata));
+    findings.check(Severity::Error, file, api_version(&metadata));
+    findings.check(Severity::Error, file, string_typed(text, "version"));
+    findings.check(Severity::Error, file, version(&metadata));
+    findings.check(Severity::Error, file, string_typed(text, "appVersion"));
+    findings.check(Severity::Error, file, maintainers(&metadata));
+    findings.check(Severity::Error, file, sources(&metadata));
     if metadata.icon.is_empty() {
-        findings.add(Severity::Info, CHART_YAML, "icon is recommended");
+        findings.add(Severity::Info, file, "icon is recommended");
     } else if !is_request_url(&metadata.icon) {
         findings.add(
             Severity::Error,
-            CHART_YAML,
+            file,
             format!("invalid icon URL '{}'", metadata.icon),
         );
     }
     if !metadata.chart_type.is_empty() && metadata.api_version != "v2" {
         findings.add(
             Severity::Error,
-            CHART_YAML,
+            file,
             format!(
                 "chart type is not valid in apiVersion '{}'. It is valid in apiVersion 'v2'",
                 metadata.api_version
@@ -140,7 +154,7 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits
     if !metadata.dependencies.is_empty() && metadata.api_version != "v2" {
         findings.add(
             Severity::Error,
-            CHART_YAML,
+            file,
             format!(
                 "dependencies are not valid in the Chart file with apiVersion '{}'. They are valid in apiVersion 'v2'",
                 metadata.api_version
@@ -150,7 +164,7 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits
     if Version::parse_strict(&metadata.version).is_err() {
         findings.add(
             Severity::Warning,
-            CHART_YAML,
+            file,
             format!("version '{}' is not a valid SemVerV2", metadata.version),
         );
     }
@@ -167,7 +181,7 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits
         {
             findings.add(
                 Severity::Info,
-                CHART_YAML,
+                file,
                 format!(
                     "chart name '{}' does not match its directory '{dir_name}'",
                     metadata.name

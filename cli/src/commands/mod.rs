@@ -1,3 +1,4 @@
+mod addon;
 mod create;
 mod key;
 mod lint;
@@ -26,7 +27,7 @@ use crate::output::errln;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{Cli, Command, RepoCommand, SearchCommand};
+use crate::cli::{AddonCommand, Cli, Command, RepoCommand, SearchCommand};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
@@ -50,6 +51,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Pull(args) => pull::run(args, offline),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
+        Command::Addon(AddonCommand::Resolve(args)) => addon::resolve(args, offline),
     }
 }
 
