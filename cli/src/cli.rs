@@ -84,6 +84,30 @@ pub enum Command {
     Serve(ServeArgs),
     /// Upload a chart package to a ChartMuseum-compatible repository (such as `chartkit serve`).
     Push(PushArgs),
+    /// Manage a chart's dependencies: list them, resolve them into Chart.lock, vendor
+    /// their packages into charts/.
+    #[command(subcommand, visible_alias = "dep", alias = "dependencies")]
+    Dependency(DependencyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DependencyCommand {
+    /// List the dependencies of a chart and the state of each in charts/.
+    ///
+    /// Statuses are helm's: ok, missing, wrong version, misnamed, unpacked, invalid
+    /// version, corrupt, too many matches. Nothing is fetched.
+    #[command(visible_alias = "ls")]
+    List(DependencyListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DependencyListArgs {
+    /// The chart (a directory or a packaged chart).
+    #[arg(default_value = ".")]
+    pub chart: PathBuf,
+    /// Widest a table column may be (0: no limit).
+    #[arg(long = "max-col-width", default_value_t = 80)]
+    pub max_col_width: usize,
 }
 
 #[derive(Debug, Args)]

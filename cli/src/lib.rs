@@ -6,6 +6,7 @@ mod env;
 mod error;
 mod output;
 mod report;
+mod table;
 mod tls;
 
 use std::process::ExitCode;

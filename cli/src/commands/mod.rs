@@ -1,4 +1,5 @@
 mod create;
+mod dependency;
 mod key;
 mod lint;
 mod package;
@@ -17,7 +18,7 @@ use crate::output::errln;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{Cli, Command, RepoCommand};
+use crate::cli::{Cli, Command, DependencyCommand, RepoCommand};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
@@ -33,6 +34,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Repo(RepoCommand::Query(args)) => repo_query::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
+        Command::Dependency(DependencyCommand::List(args)) => dependency::list(args),
     }
 }
 
