@@ -15,6 +15,11 @@ pub const MAX_RENDER_MEMORY: &str = "CHARTKIT_MAX_RENDER_MEMORY";
 /// (the reproducible-builds convention; default 0).
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 
+/// Directory holding chartkit's settings (repositories.yaml); default
+/// `$XDG_CONFIG_HOME/chartkit`, then `$HOME/.config/chartkit`.
+pub const CONFIG_HOME: &str = "CHARTKIT_CONFIG_HOME";
+/// Set to a true value (`1`, `true`) to open no network connection, as `--offline` does.
+pub const OFFLINE: &str = "CHARTKIT_OFFLINE";
 /// Directory for chartkit's caches (default `$XDG_CACHE_HOME/chartkit`, then
 /// `$HOME/.cache/chartkit`).
 pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
@@ -55,6 +60,15 @@ pub fn cache_home() -> Option<std::path::PathBuf> {
         .map(PathBuf::from)
         .or_else(|| var(XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("chartkit")))
         .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".cache/chartkit")))
+}
+
+/// chartkit's settings directory, from the environment.
+pub fn config_home() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(CONFIG_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(XDG_CONFIG_HOME).map(|d| PathBuf::from(d).join("chartkit")))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".config/chartkit")))
 }
 
 /// helm's default keyring: `$GNUPGHOME/pubring.gpg`, else `$HOME/.gnupg/pubring.gpg`.

@@ -4,6 +4,8 @@
 
 pub mod list;
 pub mod lockfile;
+pub mod manager;
+pub mod mirror;
 pub mod reference;
 pub mod resolve;
 

@@ -89,6 +89,19 @@ pub fn list(path: &Path, chart: &Chart, declared: bool, options: &LoadOptions) -
     }
 }
 
+/// Helm's `CheckDependencies`: the declared dependencies whose chart is not among the
+/// loaded subcharts (by name), which `--dependency-update` then fetches.
+pub fn missing(chart: &Chart) -> Vec<String> {
+    chart
+        .metadata
+        .dependencies
+        .iter()
+        .flatten()
+        .filter(|d| !chart.dependencies.iter().any(|c| c.name() == d.name))
+        .map(|d| d.name.clone())
+        .collect()
+}
+
 /// Helm's `dependencyStatus`: archives named `NAME-*.tgz` first, then unpacked subcharts.
 fn status(charts_dir: &Path, d: &Dependency, parent: &Chart, options: &LoadOptions) -> Status {
     let prefix = format!("{}-", d.name);

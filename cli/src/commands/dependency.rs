@@ -1,8 +1,10 @@
 use std::process::ExitCode;
 
 use chartkit_dependency::Listing;
+use chartkit_dependency::manager::{DependencyError, Options, Verify};
 
-use crate::cli::DependencyListArgs;
+use crate::cli::{DependencyFetchArgs, DependencyListArgs};
+use crate::env;
 use crate::output::{out, outln};
 
 /// `dependency list`: helm's table, a blank line, then helm's warnings about charts in
@@ -37,4 +39,111 @@ pub fn list(args: DependencyListArgs) -> crate::error::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The repository client of this process: settings and cache from the environment, the
+/// network online or (with `--offline`/CHARTKIT_OFFLINE) offline.
+pub fn repo_client(offline: bool) -> crate::error::Result<chartkit_repo_client::Client> {
+    use chartkit_repo_client::{Client, Network, Paths};
+    let (Some(config_home), Some(cache_home)) = (env::config_home(), env::cache_home()) else {
+        crate::error::bail!(
+            "cannot locate chartkit's settings and cache: set `{}` and `{}`, or `{}`",
+            env::CONFIG_HOME,
+            env::CACHE_HOME,
+            env::HOME
+        );
+    };
+    let network = if offline {
+        Network::Offline
+    } else {
+        Network::online(std::time::Duration::from_secs(120))?
+    };
+    Ok(Client::new(
+        Paths {
+            config_home,
+            cache_home,
+        },
+        network,
+    )?)
+}
+
+fn manager_options<'k>(
+    verify: Verify,
+    keyring: Option<&'k chartkit_signing::Keyring>,
+    skip_refresh: bool,
+) -> crate::error::Result<Options<'k>> {
+    Ok(Options {
+        verify,
+        keyring,
+        skip_refresh,
+        load: super::load_options()?,
+        mtime: env::number(env::SOURCE_DATE_EPOCH)?.unwrap_or(0),
+    })
+}
+
+/// `dependency update` and `dependency build`, printing helm's progress lines.
+pub fn fetch(args: DependencyFetchArgs, build: bool) -> crate::error::Result<ExitCode> {
+    let client = repo_client(args.offline)?;
+    let keyring = if args.verify {
+        Some(super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?.1)
+    } else {
+        None
+    };
+    let verify = match (args.verify, build) {
+        (false, _) => Verify::Never,
+        (true, true) => Verify::IfPossible,
+        (true, false) => Verify::Always,
+    };
+    let options = manager_options(verify, keyring.as_ref(), args.skip_refresh)?;
+    let mut notify = |line: &str| {
+        let _ = outln!("{line}");
+    };
+    let result = if build {
+        chartkit_dependency::manager::build(&client, &args.chart, &options, &mut notify)
+    } else {
+        chartkit_dependency::manager::update(&client, &args.chart, &options, &mut notify)
+    };
+    result.map_err(|e| explain(e, &args.chart))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `dependency update` for `--dependency-update`, quietly as helm does for package.
+pub fn update_before(chart: &std::path::Path, only_if_missing: bool) -> crate::error::Result<()> {
+    if only_if_missing {
+        let loaded = super::load_chart(chart, false)?;
+        if chartkit_dependency::list::missing(&loaded).is_empty() {
+            return Ok(());
+        }
+    }
+    let offline = env::var(env::OFFLINE).is_some_and(|v| !matches!(v.as_str(), "0" | "false"));
+    let client = repo_client(offline)?;
+    let options = manager_options(Verify::Never, None, false)?;
+    chartkit_dependency::manager::update(&client, chart, &options, &mut |_| {})
+        .map_err(|e| explain(e, chart))?;
+    Ok(())
+}
+
+/// The error with its next step: for an offline miss, the command that would fetch it.
+fn explain(error: DependencyError, chart: &std::path::Path) -> crate::error::Error {
+    let hint = match &error {
+        e if e.offline().is_some() => Some(format!(
+            "run `chartkit dependency build {}` without --offline (and CHARTKIT_OFFLINE unset) to fetch it{}",
+            chart.display(),
+            e.offline()
+                .map(|(_, fetch)| fetch)
+                .filter(|f| !f.is_empty())
+                .map(|f| format!(", or `{f}`"))
+                .unwrap_or_default()
+        )),
+        DependencyError::OutOfSync { .. } => Some(format!(
+            "run `chartkit dependency update {}` to resolve Chart.yaml again",
+            chart.display()
+        )),
+        _ => None,
+    };
+    let error = crate::error::Error::new(error);
+    match hint {
+        Some(hint) => error.with_hint(hint),
+        None => error,
+    }
 }

@@ -25,6 +25,11 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         skip_schema_validation: args.skip_schema_validation,
         memory_limit: super::memory_limit()?,
     };
+    if args.dependency_update {
+        for path in args.paths.iter().filter(|p| p.is_dir()) {
+            super::dependency::update_before(path, true)?;
+        }
+    }
     let mut paths = args.paths.clone();
     if args.with_subcharts {
         for path in &args.paths {

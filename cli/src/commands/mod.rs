@@ -2,6 +2,7 @@ mod create;
 mod dependency;
 mod key;
 mod lint;
+mod mirror;
 mod package;
 mod push;
 mod repo_index;
@@ -35,6 +36,9 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
         Command::Dependency(DependencyCommand::List(args)) => dependency::list(args),
+        Command::Dependency(DependencyCommand::Update(args)) => dependency::fetch(args, false),
+        Command::Dependency(DependencyCommand::Build(args)) => dependency::fetch(args, true),
+        Command::Mirror(args) => mirror::run(args),
     }
 }
 

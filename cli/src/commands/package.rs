@@ -37,6 +37,11 @@ pub fn run(args: PackageArgs) -> crate::error::Result<ExitCode> {
             );
         }
     }
+    if args.dependency_update {
+        for path in &args.paths {
+            super::dependency::update_before(path, false)?;
+        }
+    }
     let (packaged, failure) = package_all(&args.paths, &options);
     for done in &packaged {
         for warning in &done.chart.warnings {

@@ -38,7 +38,11 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         None => Default::default(),
     };
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
-    let chart = super::load_chart(std::path::Path::new(&chart_path), true)?;
+    let path = std::path::Path::new(&chart_path);
+    if args.dependency_update && path.is_dir() {
+        super::dependency::update_before(path, true)?;
+    }
+    let chart = super::load_chart(path, true)?;
     // In helm's order: installable, then the apiVersion, then the release name.
     check_installable(&chart)?;
     if chart.metadata.api_version == chartkit_chart::API_VERSION_V3 {
