@@ -52,12 +52,12 @@ pub enum DependencyError {
     #[error("cannot load the chart at {}: {source}", path.display())]
     Load {
         path: PathBuf,
-        source: chartkit_chart::LoadError,
+        source: Box<chartkit_chart::LoadError>,
     },
     #[error(transparent)]
     Resolve(#[from] ResolveError),
     #[error("{0}")]
-    Client(#[from] ClientError),
+    Client(Box<ClientError>),
     #[error(
         "the lock file ({lock}) is out of sync with the dependencies file ({declared}). Please update the dependencies with 'chartkit dependency update'"
     )]
@@ -73,7 +73,10 @@ pub enum DependencyError {
         reason: String,
     },
     #[error("could not download {url}: {source}")]
-    Download { url: String, source: ClientError },
+    Download {
+        url: String,
+        source: Box<ClientError>,
+    },
     #[error("{name} {version} failed verification: {reason}")]
     Verification {
         name: String,
@@ -102,15 +105,21 @@ pub enum DependencyError {
     WriteLock(#[from] WriteLockError),
 }
 
+impl From<ClientError> for DependencyError {
+    fn from(error: ClientError) -> DependencyError {
+        DependencyError::Client(Box::new(error))
+    }
+}
+
 impl DependencyError {
     /// For an offline miss: what is missing and the command that would fetch it.
     pub fn offline(&self) -> Option<(&str, &str)> {
-        match self {
-            DependencyError::Client(ClientError::Offline { missing, fetch })
-            | DependencyError::Download {
-                source: ClientError::Offline { missing, fetch },
-                ..
-            } => Some((missing, fetch)),
+        let (DependencyError::Client(source) | DependencyError::Download { source, .. }) = self
+        else {
+            return None;
+        };
+        match source.as_ref() {
+            ClientError::Offline { missing, fetch } => Some((missing, fetch)),
             _ => None,
         }
     }
@@ -258,7 +267,7 @@ fn load_chart_dir(chart_dir: &Path, options: &LoadOptions) -> Result<Chart, Depe
     }
     chartkit_chart::load_dir(chart_dir, options).map_err(|source| DependencyError::Load {
         path: chart_dir.to_path_buf(),
-        source,
+        source: Box::new(source),
     })
 }
 
@@ -498,10 +507,10 @@ fn fetch_one(
     let package = client
         .fetch_package(&fetch.resolved)
         .map_err(|source| match source {
-            ClientError::Offline { .. } => DependencyError::Client(source),
+            ClientError::Offline { .. } => DependencyError::from(source),
             source => DependencyError::Download {
                 url: url.clone(),
-                source,
+                source: Box::new(source),
             },
         })?;
     let file = fetch.resolved.file_name();

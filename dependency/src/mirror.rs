@@ -44,7 +44,7 @@ pub struct MirrorReport {
 #[derive(Debug, thiserror::Error)]
 pub enum MirrorError {
     #[error("{0}")]
-    Client(#[from] ClientError),
+    Client(Box<ClientError>),
     #[error("invalid --versions {range:?}: {reason}")]
     Range { range: String, reason: String },
     #[error("no chart named {chart:?} in {repo}")]
@@ -59,6 +59,12 @@ pub enum MirrorError {
     Write { path: PathBuf, reason: String },
     #[error("cannot index {}: {reason}", path.display())]
     Index { path: PathBuf, reason: String },
+}
+
+impl From<ClientError> for MirrorError {
+    fn from(error: ClientError) -> MirrorError {
+        MirrorError::Client(Box::new(error))
+    }
 }
 
 /// One chart version to copy, from the repository it is in.

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -59,7 +59,7 @@ impl Drop for CountingServer {
     }
 }
 
-fn answer(mut stream: TcpStream, root: &PathBuf, seen: &Mutex<Vec<String>>) {
+fn answer(mut stream: TcpStream, root: &Path, seen: &Mutex<Vec<String>>) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {
