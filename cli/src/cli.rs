@@ -10,6 +10,10 @@ use crate::env;
 #[derive(Debug, Parser)]
 #[command(name = "chartkit", version, about, long_about = None)]
 pub struct Cli {
+    /// Work from the cache only: no command opens a network connection (also
+    /// CHARTKIT_OFFLINE=1).
+    #[arg(long, global = true)]
+    pub offline: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -26,7 +30,10 @@ impl Cli {
 
     fn from_arg_list(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
         match fast_parse(&args) {
-            Some(command) => Ok(Cli { command }),
+            Some(command) => Ok(Cli {
+                offline: false,
+                command,
+            }),
             None => Cli::try_parse_from(args),
         }
     }
@@ -84,6 +91,15 @@ pub enum Command {
     Serve(ServeArgs),
     /// Upload a chart package to a ChartMuseum-compatible repository (such as `chartkit serve`).
     Push(PushArgs),
+    /// Search for charts.
+    #[command(subcommand)]
+    Search(SearchCommand),
+    /// Download a chart from a repository, checked against the repository's digest.
+    ///
+    /// CHART is REPO/NAME (a repository added with `chartkit repo add`), a package URL,
+    /// or a chart name with --repo URL. Packages are kept in chartkit's cache by their
+    /// sha256, so a version is downloaded once and later pulls work offline.
+    Pull(PullArgs),
     /// Manage a chart's dependencies: list them, resolve them into Chart.lock, vendor
     /// their packages into charts/.
     #[command(subcommand, visible_alias = "dep", alias = "dependencies")]
@@ -134,9 +150,6 @@ pub struct DependencyFetchArgs {
     /// fetched).
     #[arg(long = "skip-refresh")]
     pub skip_refresh: bool,
-    /// Open no network connection: use only the cache, or say what is missing.
-    #[arg(long, env = env::OFFLINE, value_parser = clap::builder::FalseyValueParser::new())]
-    pub offline: bool,
 }
 
 #[derive(Debug, Args)]
@@ -154,9 +167,6 @@ pub struct MirrorArgs {
     /// Directory to copy into (created if missing); gets an index.yaml with relative URLs.
     #[arg(long)]
     pub to: PathBuf,
-    /// Open no network connection: copy from the cache only.
-    #[arg(long, env = env::OFFLINE, value_parser = clap::builder::FalseyValueParser::new())]
-    pub offline: bool,
 }
 
 #[derive(Debug, Args)]
@@ -167,6 +177,106 @@ pub struct DependencyListArgs {
     /// Widest a table column may be (0: no limit).
     #[arg(long = "max-col-width", default_value_t = 80)]
     pub max_col_width: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SearchCommand {
+    /// Search the indexes of the repositories added with `chartkit repo add`, as
+    /// `helm search repo` does: the keyword is looked for in chart names, then
+    /// descriptions and keywords. Without a keyword, every chart is listed.
+    Repo(SearchRepoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SearchRepoArgs {
+    /// The keyword (several words are searched for as one phrase).
+    pub keyword: Vec<String>,
+    /// Show every version that matches, not only the newest.
+    #[arg(short = 'l', long)]
+    pub versions: bool,
+    /// A version range (Helm's semver constraints), e.g. `^1.2`.
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Include pre-releases (`>0.0.0-0`); ignored with --version.
+    #[arg(long)]
+    pub devel: bool,
+    /// The keyword is a regular expression (Go's syntax).
+    #[arg(short = 'r', long)]
+    pub regexp: bool,
+    /// Widest a table column may be; longer text is cut with `...` (0: no limit).
+    #[arg(long = "max-col-width", default_value_t = 50)]
+    pub max_col_width: usize,
+    /// Output format: `table`, `json` or `yaml`.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+}
+
+/// Credentials and TLS settings for a repository, as helm's flags name them.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RepoAccessArgs {
+    /// Username for basic auth.
+    #[arg(long, env = env::REPO_USERNAME)]
+    pub username: Option<String>,
+    /// Password for basic auth.
+    #[arg(long, env = env::REPO_PASSWORD, hide_env_values = true)]
+    pub password: Option<String>,
+    /// Bearer token (instead of a username and password).
+    #[arg(long, env = env::REPO_TOKEN, hide_env_values = true)]
+    pub token: Option<String>,
+    /// Send the credentials to every host, not only the repository's (chart URLs may
+    /// point elsewhere).
+    #[arg(long = "pass-credentials")]
+    pub pass_credentials: bool,
+    /// CA bundle (PEM) to verify the server's certificate.
+    #[arg(long = "ca-file")]
+    pub ca_file: Option<PathBuf>,
+    /// Client certificate (PEM) for servers that ask for one.
+    #[arg(long = "cert-file")]
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "key-file")]
+    pub key_file: Option<PathBuf>,
+    /// Skip verifying the server's certificate.
+    #[arg(long = "insecure-skip-tls-verify")]
+    pub insecure_skip_tls_verify: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PullArgs {
+    /// REPO/NAME, a package URL, or a chart name with --repo.
+    pub chart: String,
+    /// Repository URL to find CHART in (it need not be added).
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// A version or version range (Helm's semver constraints); an exact version wins.
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Include pre-releases (`>0.0.0-0`); ignored with --version.
+    #[arg(long)]
+    pub devel: bool,
+    /// Directory to write the package (or the unpacked chart) to.
+    #[arg(short = 'd', long = "destination", default_value = ".")]
+    pub destination: PathBuf,
+    /// Unpack the chart after downloading it.
+    #[arg(long)]
+    pub untar: bool,
+    /// With --untar, the directory (under --destination) to unpack into.
+    #[arg(long, default_value = ".", requires = "untar")]
+    pub untardir: PathBuf,
+    /// Download the provenance file (.prov) too.
+    #[arg(long)]
+    pub prov: bool,
+    /// Verify the package against its provenance file before writing it.
+    #[arg(long)]
+    pub verify: bool,
+    /// Public keys trusted for --verify (default, as helm's: GnuPG's pubring.gpg).
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
+    /// Seconds to wait for each download.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -257,7 +367,8 @@ pub struct ServeArgs {
 pub struct PushArgs {
     /// The chart package (.tgz).
     pub chart: PathBuf,
-    /// Repository URL, or the name of a repository added with `helm repo add`.
+    /// Repository URL, or the name of a repository added with `chartkit repo add` or
+    /// `helm repo add`.
     pub repo: String,
     /// Upload CHART.prov with the package.
     #[arg(long)]
@@ -289,6 +400,24 @@ pub enum RepoCommand {
     /// Writes DIR/index.yaml atomically. Packages unchanged since the last run keep their
     /// entry and `created` time and are not read again.
     Index(RepoIndexArgs),
+    /// Add a chart repository: its index is downloaded and checked first.
+    Add(RepoAddArgs),
+    /// List the chart repositories.
+    #[command(visible_alias = "ls")]
+    List(RepoListArgs),
+    /// Remove chart repositories (and their cached indexes).
+    #[command(visible_alias = "rm")]
+    Remove(RepoRemoveArgs),
+    /// Get the latest indexes of chart repositories, all at once.
+    ///
+    /// An index that has not changed since the last update is not downloaded again
+    /// (the server is asked with If-None-Match/If-Modified-Since).
+    #[command(visible_alias = "up")]
+    Update(RepoUpdateArgs),
+    /// Add the repositories from Helm's repositories.yaml (HELM_REPOSITORY_CONFIG, else
+    /// HELM_CONFIG_HOME/repositories.yaml, else Helm's default) that chartkit does not
+    /// have yet.
+    ImportHelm(RepoImportHelmArgs),
     /// Choose chart versions from an index file, as `helm search repo` and `helm pull` do.
     ///
     /// Prints what `helm search repo -o json` prints (or `-o table`, `-o yaml`). The parsed
@@ -296,6 +425,58 @@ pub enum RepoCommand {
     /// XDG_CACHE_HOME/chartkit, else ~/.cache/chartkit) and reused while the index is
     /// unchanged.
     Query(RepoQueryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RepoAddArgs {
+    /// Name for the repository.
+    pub name: String,
+    /// Its URL (the directory holding index.yaml).
+    pub url: String,
+    /// Read the password from stdin.
+    #[arg(long = "password-stdin", conflicts_with = "password")]
+    pub password_stdin: bool,
+    /// Replace the repository if one of that name exists with other settings.
+    #[arg(long = "force-update")]
+    pub force_update: bool,
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
+    /// Seconds to wait for the index download.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct RepoListArgs {
+    /// Output format: `table`, `json` or `yaml`.
+    #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Leave the header out of the table.
+    #[arg(long = "no-headers")]
+    pub no_headers: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RepoRemoveArgs {
+    /// Names of the repositories to remove.
+    #[arg(required = true)]
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RepoUpdateArgs {
+    /// Only these repositories (default: all).
+    pub names: Vec<String>,
+    /// Seconds to wait for each download.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct RepoImportHelmArgs {
+    /// Replace chartkit's repositories of the same names with Helm's.
+    #[arg(long = "force-update")]
+    pub force_update: bool,
 }
 
 #[derive(Debug, Args)]

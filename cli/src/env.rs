@@ -15,14 +15,15 @@ pub const MAX_RENDER_MEMORY: &str = "CHARTKIT_MAX_RENDER_MEMORY";
 /// (the reproducible-builds convention; default 0).
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 
-/// Directory holding chartkit's settings (repositories.yaml); default
-/// `$XDG_CONFIG_HOME/chartkit`, then `$HOME/.config/chartkit`.
-pub const CONFIG_HOME: &str = "CHARTKIT_CONFIG_HOME";
-/// Set to a true value (`1`, `true`) to open no network connection, as `--offline` does.
-pub const OFFLINE: &str = "CHARTKIT_OFFLINE";
 /// Directory for chartkit's caches (default `$XDG_CACHE_HOME/chartkit`, then
 /// `$HOME/.cache/chartkit`).
 pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
+/// Directory for chartkit's settings, `repositories.yaml` among them (default
+/// `$XDG_CONFIG_HOME/chartkit`, then `$HOME/.config/chartkit`).
+pub const CONFIG_HOME: &str = "CHARTKIT_CONFIG_HOME";
+/// Set to `1` (or `true`) to work offline, as `--offline` does: no command opens a
+/// network connection, and each either succeeds from the cache or says what is missing.
+pub const OFFLINE: &str = "CHARTKIT_OFFLINE";
 /// Log filter for `chartkit serve` (tracing's syntax, e.g. `debug` or
 /// `chartkit_repo_server=debug`; default `info`).
 pub const LOG: &str = "CHARTKIT_LOG";
@@ -69,6 +70,25 @@ pub fn config_home() -> Option<std::path::PathBuf> {
         .map(PathBuf::from)
         .or_else(|| var(XDG_CONFIG_HOME).map(|d| PathBuf::from(d).join("chartkit")))
         .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".config/chartkit")))
+}
+
+/// True when CHARTKIT_OFFLINE asks for offline work (`1`, `true`, `yes`, `on`).
+pub fn offline() -> bool {
+    var(OFFLINE)
+        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+}
+
+/// Where Helm keeps its repository list, by Helm's own rules.
+pub fn helm_repository_config() -> Option<std::path::PathBuf> {
+    use std::path::{Path, PathBuf};
+    if let Some(path) = var(HELM_REPOSITORY_CONFIG) {
+        return Some(PathBuf::from(path));
+    }
+    let base = var(HELM_CONFIG_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(XDG_CONFIG_HOME).map(|d| Path::new(&d).join("helm")))
+        .or_else(|| var(HOME).map(|d| Path::new(&d).join(".config/helm")))?;
+    Some(base.join("repositories.yaml"))
 }
 
 /// helm's default keyring: `$GNUPGHOME/pubring.gpg`, else `$HOME/.gnupg/pubring.gpg`.

@@ -6,8 +6,6 @@ mod env;
 mod error;
 mod output;
 mod report;
-mod table;
-mod tls;
 
 use std::process::ExitCode;
 

@@ -110,11 +110,17 @@ impl IndexCache {
         let mut index_file = File::open(index_path).map_err(io_error)?;
         let meta = index_file.metadata().map_err(io_error)?;
         let (size, file_stamp) = (meta.len(), crate::stamp::file_stamp(&meta));
+        // A recorded stamp is never a racy one, except the one [`IndexCache::store`]
+        // records for the file it has just renamed into place; equal to this file's
+        // identity, it still means the same file.
+        let identity = crate::stamp::file_stamp_of_new_file(&meta);
         let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
         if let Some(cache_file) = &cache_file
-            && file_stamp != 0
-            && let Some(cached) =
-                open_if(cache_file, |s| s.size == size && s.file_stamp == file_stamp)
+            && let Some(cached) = open_if(cache_file, |s| {
+                s.size == size
+                    && s.file_stamp != 0
+                    && (s.file_stamp == file_stamp || s.file_stamp == identity)
+            })
         {
             return Ok(IndexCache::cached(cached, cache_file));
         }
@@ -168,6 +174,66 @@ impl IndexCache {
             },
         };
         // Queries read the cache file when there is one, so memory holds only the names.
+        let source = match written.as_deref().map(File::open) {
+            Some(Ok(file)) => CompactSource::File(file),
+            _ => CompactSource::Memory(encoded),
+        };
+        let compact = CompactIndex::open(source).map_err(|source| CacheError::Compact {
+            path: written.clone().unwrap_or_else(|| index_path.to_owned()),
+            source,
+        })?;
+        Ok(IndexCache {
+            compact,
+            warnings: loaded.warnings,
+            rebuilt: true,
+            cache_file: written,
+            not_cached,
+        })
+    }
+
+    /// Stores a freshly downloaded index: `bytes` are parsed once, and only when they
+    /// are a valid index are they written durably to `index_path` and their compact form
+    /// to the cache under `cache_root`, so the first query after a download reads the
+    /// compact form instead of parsing the YAML again. Invalid bytes write nothing and
+    /// leave the previous index in place.
+    pub fn store(
+        index_path: &Path,
+        bytes: &[u8],
+        source: &str,
+        cache_root: Option<&Path>,
+    ) -> Result<IndexCache, CacheError> {
+        let loaded =
+            chartkit_index::parse_index(bytes, source).map_err(|source| CacheError::Index {
+                path: index_path.to_owned(),
+                source,
+            })?;
+        let io_error = |source| CacheError::Io {
+            path: index_path.to_owned(),
+            source,
+        };
+        if let Some(dir) = index_path.parent() {
+            std::fs::create_dir_all(dir).map_err(io_error)?;
+        }
+        crate::write_durably(index_path, bytes).map_err(io_error)?;
+        let meta = std::fs::metadata(index_path).map_err(io_error)?;
+        let stamp = SourceStamp {
+            sha256: Sha256::digest(bytes).into(),
+            size: meta.len(),
+            // The file was just put in place by a rename, so it is a new inode whose
+            // times are its own: the racy rule, meant for files edited in place, would
+            // only make the next load hash what was hashed a moment ago.
+            file_stamp: crate::stamp::file_stamp_of_new_file(&meta),
+        };
+        let encoded = compact::encode(&loaded.index, stamp);
+        drop(loaded.index);
+        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
+        let (written, not_cached) = match &cache_file {
+            None => (None, None),
+            Some(cache_file) => match write_cache(cache_file, &encoded) {
+                Ok(()) => (Some(cache_file.clone()), None),
+                Err(why) => (None, Some(why)),
+            },
+        };
         let source = match written.as_deref().map(File::open) {
             Some(Ok(file)) => CompactSource::File(file),
             _ => CompactSource::Memory(encoded),

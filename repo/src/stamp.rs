@@ -31,6 +31,13 @@ pub(crate) fn file_stamp(meta: &std::fs::Metadata) -> u64 {
     if racy {
         return 0;
     }
+    file_stamp_of_new_file(meta)
+}
+
+/// The stamp of a file chartkit has just created by renaming a new file into place: its
+/// inode is new, so no earlier content can share its identity even within one clock tick.
+pub(crate) fn file_stamp_of_new_file(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
     let mut hash = Sha256::new();
     for value in [
         meta.dev(),

@@ -31,7 +31,7 @@ pub fn list(args: DependencyListArgs) -> crate::error::Result<ExitCode> {
                     r.status.as_str().to_owned(),
                 ]
             }));
-            out!("{}", crate::table::uitable(&table, args.max_col_width))?;
+            out!("{}", super::table::layout(&table, args.max_col_width))?;
             outln!()?;
             for warning in warnings {
                 outln!("{warning}")?;
@@ -39,32 +39,6 @@ pub fn list(args: DependencyListArgs) -> crate::error::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The repository client of this process: settings and cache from the environment, the
-/// network online or (with `--offline`/CHARTKIT_OFFLINE) offline.
-pub fn repo_client(offline: bool) -> crate::error::Result<chartkit_repo_client::Client> {
-    use chartkit_repo_client::{Client, Network, Paths};
-    let (Some(config_home), Some(cache_home)) = (env::config_home(), env::cache_home()) else {
-        crate::error::bail!(
-            "cannot locate chartkit's settings and cache: set `{}` and `{}`, or `{}`",
-            env::CONFIG_HOME,
-            env::CACHE_HOME,
-            env::HOME
-        );
-    };
-    let network = if offline {
-        Network::Offline
-    } else {
-        Network::online(std::time::Duration::from_secs(120))?
-    };
-    Ok(Client::new(
-        Paths {
-            config_home,
-            cache_home,
-        },
-        network,
-    )?)
 }
 
 fn manager_options<'k>(
@@ -82,8 +56,12 @@ fn manager_options<'k>(
 }
 
 /// `dependency update` and `dependency build`, printing helm's progress lines.
-pub fn fetch(args: DependencyFetchArgs, build: bool) -> crate::error::Result<ExitCode> {
-    let client = repo_client(args.offline)?;
+pub fn fetch(
+    args: DependencyFetchArgs,
+    build: bool,
+    offline: bool,
+) -> crate::error::Result<ExitCode> {
+    let client = super::repo_support::client(offline, 120)?;
     let keyring = if args.verify {
         Some(super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?.1)
     } else {
@@ -108,15 +86,18 @@ pub fn fetch(args: DependencyFetchArgs, build: bool) -> crate::error::Result<Exi
 }
 
 /// Runs `dependency update` for `--dependency-update`, quietly as helm does for package.
-pub fn update_before(chart: &std::path::Path, only_if_missing: bool) -> crate::error::Result<()> {
+pub fn update_before(
+    chart: &std::path::Path,
+    only_if_missing: bool,
+    offline: bool,
+) -> crate::error::Result<()> {
     if only_if_missing {
         let loaded = super::load_chart(chart, false)?;
         if chartkit_dependency::list::missing(&loaded).is_empty() {
             return Ok(());
         }
     }
-    let offline = env::var(env::OFFLINE).is_some_and(|v| !matches!(v.as_str(), "0" | "false"));
-    let client = repo_client(offline)?;
+    let client = super::repo_support::client(offline, 120)?;
     let options = manager_options(Verify::Never, None, false)?;
     chartkit_dependency::manager::update(&client, chart, &options, &mut |_| {})
         .map_err(|e| explain(e, chart))?;

@@ -6,8 +6,8 @@ use crate::cli::MirrorArgs;
 use crate::output::{errln, outln};
 
 /// `chartkit mirror REPO[/NAME] --to DIR`.
-pub fn run(args: MirrorArgs) -> crate::error::Result<ExitCode> {
-    let client = super::dependency::repo_client(args.offline)?;
+pub fn run(args: MirrorArgs, offline: bool) -> crate::error::Result<ExitCode> {
+    let client = super::repo_support::client(offline, 120)?;
     // A URL keeps its slashes; otherwise `REPO/NAME` names one chart.
     let (repo, chart) = if args.source.contains("://") {
         (args.source.clone(), None)

@@ -4,11 +4,20 @@ mod key;
 mod lint;
 mod mirror;
 mod package;
+mod pull;
 mod push;
+mod repo_add;
+mod repo_import_helm;
 mod repo_index;
+mod repo_list;
 mod repo_query;
+mod repo_remove;
+mod repo_support;
+mod repo_update;
+mod search_repo;
 mod serve;
 mod show;
+mod table;
 mod template;
 mod verify;
 
@@ -19,26 +28,38 @@ use crate::output::errln;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{Cli, Command, DependencyCommand, RepoCommand};
+use crate::cli::{Cli, Command, DependencyCommand, RepoCommand, SearchCommand};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
+    let offline = cli.offline;
     match cli.command {
         Command::Create(args) => create::run(args),
-        Command::Package(args) => package::run(args),
-        Command::Lint(args) => lint::run(args),
-        Command::Template(args) => template::run(args),
+        Command::Package(args) => package::run(args, offline),
+        Command::Lint(args) => lint::run(args, offline),
+        Command::Template(args) => template::run(args, offline),
         Command::Show(command) => show::run(command),
         Command::Verify(args) => verify::run(args),
         Command::Key(command) => key::run(command),
         Command::Repo(RepoCommand::Index(args)) => repo_index::run(args),
         Command::Repo(RepoCommand::Query(args)) => repo_query::run(args),
+        Command::Repo(RepoCommand::Add(args)) => repo_add::run(args, offline),
+        Command::Repo(RepoCommand::List(args)) => repo_list::run(args),
+        Command::Repo(RepoCommand::Remove(args)) => repo_remove::run(args),
+        Command::Repo(RepoCommand::Update(args)) => repo_update::run(args, offline),
+        Command::Repo(RepoCommand::ImportHelm(args)) => repo_import_helm::run(args),
+        Command::Search(SearchCommand::Repo(args)) => search_repo::run(args, offline),
+        Command::Pull(args) => pull::run(args, offline),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
         Command::Dependency(DependencyCommand::List(args)) => dependency::list(args),
-        Command::Dependency(DependencyCommand::Update(args)) => dependency::fetch(args, false),
-        Command::Dependency(DependencyCommand::Build(args)) => dependency::fetch(args, true),
-        Command::Mirror(args) => mirror::run(args),
+        Command::Dependency(DependencyCommand::Update(args)) => {
+            dependency::fetch(args, false, offline)
+        }
+        Command::Dependency(DependencyCommand::Build(args)) => {
+            dependency::fetch(args, true, offline)
+        }
+        Command::Mirror(args) => mirror::run(args, offline),
     }
 }
 

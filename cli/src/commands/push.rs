@@ -124,16 +124,8 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
 
 /// TLS that trusts only the certificates in `path` (PEM), as helm's `--ca-file` does.
 fn ca_file_config(path: &Path) -> crate::error::Result<rustls::ClientConfig> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    let pem = std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))?;
-    let certs = CertificateDer::pem_slice_iter(&pem)
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("`{}` holds no usable PEM certificate", path.display()))?;
-    if certs.is_empty() {
-        crate::error::bail!("`{}` holds no PEM certificate", path.display());
-    }
-    crate::tls::client_config(certs)
+    let certs = chartkit_repo_client::read_certs(path).map_err(crate::error::Error::msg)?;
+    chartkit_repo_client::tls::client_config(certs, None)
         .with_context(|| format!("cannot use `{}` as a CA file", path.display()))
 }
 
@@ -148,7 +140,8 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     crate::report::chain(messages)
 }
 
-/// A URL as given, or a repository name looked up in Helm's repositories.yaml.
+/// A URL as given, or a repository name looked up in chartkit's repositories.yaml, then
+/// in Helm's.
 fn resolve(repo: &str) -> crate::error::Result<Target> {
     if repo.contains("://") {
         return Ok(Target {
@@ -156,7 +149,20 @@ fn resolve(repo: &str) -> crate::error::Result<Target> {
             ..Target::default()
         });
     }
-    let path = helm_repository_config().ok_or_else(|| {
+    if let Ok(paths) = super::repo_support::paths()
+        && let Ok(ours) = chartkit_repo_client::RepoFile::load(&paths.repositories_file())
+        && let Some(entry) = ours.get(repo)
+    {
+        let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        return Ok(Target {
+            url: entry.url.clone(),
+            username: text(&entry.username),
+            password: text(&entry.password),
+            ca_file: text(&entry.ca_file).map(PathBuf::from),
+            insecure: entry.insecure_skip_tls_verify,
+        });
+    }
+    let path = env::helm_repository_config().ok_or_else(|| {
         crate::error::err!("`{repo}` is not a URL and Helm's repositories.yaml cannot be located")
     })?;
     let not_found = || {
@@ -199,16 +205,4 @@ fn resolve(repo: &str) -> crate::error::Result<Target> {
             Some(Value::Bool(true))
         ),
     })
-}
-
-/// Where Helm keeps its repository list, by Helm's own rules.
-fn helm_repository_config() -> Option<PathBuf> {
-    if let Some(path) = env::var(env::HELM_REPOSITORY_CONFIG) {
-        return Some(PathBuf::from(path));
-    }
-    let base = env::var(env::HELM_CONFIG_HOME)
-        .map(PathBuf::from)
-        .or_else(|| env::var(env::XDG_CONFIG_HOME).map(|d| Path::new(&d).join("helm")))
-        .or_else(|| env::var(env::HOME).map(|d| Path::new(&d).join(".config/helm")))?;
-    Some(base.join("repositories.yaml"))
 }

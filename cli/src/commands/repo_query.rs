@@ -87,18 +87,12 @@ fn search_yaml(found: &[ChartVersion]) -> Value {
     )
 }
 
-/// The table `helm search repo` prints: a header and a row per version, laid out by
-/// [`crate::table::uitable`]; `No results found` when there are no rows.
+/// The table `helm search repo` prints, without the repository prefix.
 fn search_table(found: &[ChartVersion], max_width: usize) -> String {
     if found.is_empty() {
         return "No results found\n".to_owned();
     }
-    let mut rows = vec![vec![
-        "NAME".to_owned(),
-        "CHART VERSION".to_owned(),
-        "APP VERSION".to_owned(),
-        "DESCRIPTION".to_owned(),
-    ]];
+    let mut rows = vec![super::table::search_header()];
     for v in found {
         rows.push(vec![
             v.metadata.name.clone(),
@@ -107,5 +101,5 @@ fn search_table(found: &[ChartVersion], max_width: usize) -> String {
             v.metadata.description.clone(),
         ]);
     }
-    crate::table::uitable(&rows, max_width)
+    super::table::layout(&rows, max_width)
 }

@@ -1,9 +1,16 @@
-//! Tables as helm prints them with gosuri/uitable.
+//! Tables as helm prints them (gosuri/uitable).
+
+/// The header of `helm search repo`'s table.
+pub fn search_header() -> Vec<String> {
+    ["NAME", "CHART VERSION", "APP VERSION", "DESCRIPTION"]
+        .map(str::to_owned)
+        .to_vec()
+}
 
 /// Rows laid out as gosuri/uitable lays them out: each column as wide as its widest cell
 /// but at most `max_width` (0: no limit); each cell padded or cut to its column's width
-/// (a cut one ends in `...`) and the cells separated by tabs; a newline after each row.
-pub fn uitable(rows: &[Vec<String>], max_width: usize) -> String {
+/// (a cut one ends in `...`) and the cells separated by tabs.
+pub fn layout(rows: &[Vec<String>], max_width: usize) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|column| {
@@ -20,17 +27,17 @@ pub fn uitable(rows: &[Vec<String>], max_width: usize) -> String {
             }
         })
         .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, &column_width)| resize(cell, column_width))
-            .collect();
-        out.push_str(&cells.join("\t"));
-        out.push('\n');
-    }
-    out
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .zip(&widths)
+                .map(|(cell, &column_width)| resize(cell, column_width))
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect();
+    format!("{}\n", lines.join("\n"))
 }
 
 /// A cell made `columns` wide as uitable does it: padded with spaces, or cut and ended
@@ -97,14 +104,5 @@ mod tests {
         assert_eq!(resize("日本語の説明", 7), "日本...");
         assert_eq!(resize("日本語の説明", 8), "日本語...");
         assert_eq!(width("日本"), 4);
-    }
-
-    #[test]
-    fn columns_take_their_widest_cell() {
-        let rows = vec![
-            vec!["NAME".to_owned(), "STATUS".to_owned()],
-            vec!["alpha".to_owned(), "ok".to_owned()],
-        ];
-        assert_eq!(uitable(&rows, 80), "NAME \tSTATUS\nalpha\tok    \n");
     }
 }

@@ -1,4 +1,4 @@
-//! TLS for chartkit as a client (`push --ca-file`).
+//! TLS for chartkit as a client (`--ca-file` of `push`, `repo add`, `pull`).
 //!
 //! A CA file's certificates are the only roots, as in helm. One case needs more than
 //! webpki: a server whose certificate is itself one of those roots, as a self-signed
@@ -26,9 +26,17 @@ pub enum CaFileError {
     Tls(#[from] rustls::Error),
 }
 
-/// A client configuration that trusts only `roots` (the certificates of a CA file).
+/// A client certificate and its private key (`--cert-file`, `--key-file`).
+pub type ClientIdentity = (
+    Vec<CertificateDer<'static>>,
+    rustls::pki_types::PrivateKeyDer<'static>,
+);
+
+/// A client configuration that trusts only `roots` (the certificates of a CA file),
+/// presenting `identity` when the server asks for a client certificate.
 pub fn client_config(
     roots: Vec<CertificateDer<'static>>,
+    identity: Option<ClientIdentity>,
 ) -> Result<rustls::ClientConfig, CaFileError> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let mut store = rustls::RootCertStore::empty();
@@ -43,11 +51,14 @@ pub fn client_config(
         anchors: roots,
         webpki,
     };
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+    let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(verifier))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(verifier));
+    let mut config = match identity {
+        Some((chain, key)) => config.with_client_auth_cert(chain, key)?,
+        None => config.with_no_client_auth(),
+    };
     // reqwest leaves ALPN to a configuration it is given.
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)

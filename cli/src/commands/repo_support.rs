@@ -1,0 +1,173 @@
+//! What the repository commands share: the client built from the environment and the
+//! flags, repository flags applied to an entry, and hints for the client's errors.
+
+use std::time::Duration;
+
+use chartkit_repo_client::{Client, ClientError, Network, Paths, RepoEntry};
+
+use crate::cli::RepoAccessArgs;
+use crate::env;
+use crate::report::with_hint;
+
+/// Settings and cache directories from the environment.
+pub fn paths() -> crate::error::Result<Paths> {
+    let config_home = env::config_home().ok_or_else(|| {
+        with_hint(
+            crate::error::err!("cannot locate chartkit's settings directory"),
+            format!("set {} (or HOME)", env::CONFIG_HOME),
+        )
+    })?;
+    let cache_home = env::cache_home().ok_or_else(|| {
+        with_hint(
+            crate::error::err!("cannot locate chartkit's cache directory"),
+            format!("set {} (or HOME)", env::CACHE_HOME),
+        )
+    })?;
+    Ok(Paths {
+        config_home,
+        cache_home,
+    })
+}
+
+/// The client: online unless `--offline` or CHARTKIT_OFFLINE says otherwise.
+pub fn client(offline: bool, timeout_secs: u64) -> crate::error::Result<Client> {
+    let network = if offline || env::offline() {
+        Network::Offline
+    } else {
+        Network::online(Duration::from_secs(timeout_secs)).map_err(client_error)?
+    };
+    Client::new(paths()?, network).map_err(client_error)
+}
+
+/// The repository flags over an entry's stored settings.
+pub fn apply_access(entry: &mut RepoEntry, access: &RepoAccessArgs) {
+    let text = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    if let Some(v) = &access.username {
+        entry.username = v.clone();
+    }
+    if let Some(v) = &access.password {
+        entry.password = v.clone();
+    }
+    if let Some(v) = &access.token {
+        entry.token = v.clone();
+    }
+    if let Some(v) = text(&access.ca_file) {
+        entry.ca_file = v;
+    }
+    if let Some(v) = text(&access.cert_file) {
+        entry.cert_file = v;
+    }
+    if let Some(v) = text(&access.key_file) {
+        entry.key_file = v;
+    }
+    entry.insecure_skip_tls_verify |= access.insecure_skip_tls_verify;
+    entry.pass_credentials_all |= access.pass_credentials;
+}
+
+/// A client error with the next step for the user.
+pub fn client_error(error: ClientError) -> crate::error::Error {
+    let hint = match &error {
+        ClientError::Offline { fetch, .. } if fetch.is_empty() => {
+            Some("run the command again without --offline (and without CHARTKIT_OFFLINE)".to_owned())
+        }
+        ClientError::Offline { fetch, .. } => Some(format!("run \"{fetch}\" without --offline")),
+        ClientError::NoSuchRepo { name, .. } => Some(format!(
+            "add it first: chartkit repo add {name} URL (or take Helm's with chartkit repo import-helm)"
+        )),
+        ClientError::NoCachedIndex { name } => {
+            Some(format!("run \"chartkit repo update {name}\""))
+        }
+        ClientError::DigestMismatch { .. } => Some(
+            "the package is not the one the index describes; nothing was kept. Run \"chartkit repo update\" in case the index is stale, or tell the repository's maintainers".to_owned(),
+        ),
+        ClientError::Status { status: 401 | 403, .. } => {
+            Some("give credentials with --username/--password or --token".to_owned())
+        }
+        ClientError::Status { status: 404, .. } => {
+            Some("check the URL: it should be the directory holding index.yaml".to_owned())
+        }
+        ClientError::Unreachable { .. } => {
+            Some("check the URL and that the server is running".to_owned())
+        }
+        ClientError::ChartNotFound { .. } => Some(
+            "list the versions with \"chartkit search repo NAME --versions\", or update the index with \"chartkit repo update\"".to_owned(),
+        ),
+        _ => None,
+    };
+    match hint {
+        Some(hint) => with_hint(crate::error::Error::new(error), hint),
+        None => crate::error::Error::new(error),
+    }
+}
+
+/// Go's `encoding/json` string escaping (HTML-safe), for output that must equal helm's.
+pub fn go_json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON array of objects with string fields, as Go's encoder writes it.
+pub fn go_json_rows(rows: &[Vec<(&str, &str)>]) -> String {
+    let items: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let fields: Vec<String> = row
+                .iter()
+                .map(|(k, v)| format!("{}:{}", go_json_string(k), go_json_string(v)))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        })
+        .collect();
+    format!("[{}]\n", items.join(","))
+}
+
+/// The same rows as go-yaml writes a list of maps (keys sorted, as sigs.k8s.io/yaml
+/// sorts them through JSON).
+pub fn yaml_rows(rows: &[Vec<(&str, &str)>]) -> String {
+    use chartkit_yaml::Value;
+    let value = Value::Seq(
+        rows.iter()
+            .map(|row| {
+                let mut fields: Vec<&(&str, &str)> = row.iter().collect();
+                fields.sort_by_key(|(k, _)| *k);
+                Value::Map(
+                    fields
+                        .into_iter()
+                        .map(|(k, v)| ((*k).to_owned(), Value::String((*v).to_owned())))
+                        .collect(),
+                )
+            })
+            .collect(),
+    );
+    chartkit_yaml::to_yaml(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_strings_are_escaped_as_go_escapes_them() {
+        assert_eq!(
+            go_json_string("a<b>&\"c\"\n"),
+            r#""a\u003cb\u003e\u0026\"c\"\n""#
+        );
+        assert_eq!(go_json_rows(&[]), "[]\n");
+    }
+}

@@ -1,0 +1,676 @@
+//! The repository client end to end: `repo add/update/list/remove`, `search repo` and
+//! `pull` against a plain static file server started here (which counts what it is
+//! asked and what it sends) and against `chartkit serve`, online, offline and with the
+//! server gone; `search repo -o json` compared with helm's.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use chartkit_tests::TestContext;
+use chartkit_tests::server::ServeProcess;
+
+/// What the static server was asked for and answered, per path.
+#[derive(Default, Debug, Clone)]
+struct Counts {
+    requests: HashMap<String, usize>,
+    /// Bodies sent (200 answers), per path.
+    bodies: HashMap<String, usize>,
+    not_modified: HashMap<String, usize>,
+}
+
+impl Counts {
+    fn total(&self) -> usize {
+        self.requests.values().sum()
+    }
+    fn bodies(&self, path: &str) -> usize {
+        self.bodies.get(path).copied().unwrap_or(0)
+    }
+}
+
+/// A static file server over a directory, as nginx or S3 websites serve a repository:
+/// GET only, an ETag and Last-Modified on every file, 304 for a matching If-None-Match.
+struct StaticServer {
+    url: String,
+    counts: Arc<Mutex<Counts>>,
+}
+
+impl StaticServer {
+    fn start(root: &Path) -> StaticServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let counts = Arc::new(Mutex::new(Counts::default()));
+        let (root, shared) = (root.to_path_buf(), Arc::clone(&counts));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (root, counts) = (root.clone(), Arc::clone(&shared));
+                std::thread::spawn(move || serve_one(stream, &root, &counts));
+            }
+        });
+        StaticServer { url, counts }
+    }
+
+    fn counts(&self) -> Counts {
+        self.counts.lock().unwrap().clone()
+    }
+}
+
+fn serve_one(stream: TcpStream, root: &Path, counts: &Mutex<Counts>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).is_err() {
+        return;
+    }
+    let mut if_none_match = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("if-none-match")
+        {
+            if_none_match = Some(value.trim().to_owned());
+        }
+    }
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_owned();
+    counts
+        .lock()
+        .unwrap()
+        .requests
+        .entry(path.clone())
+        .and_modify(|n| *n += 1)
+        .or_insert(1);
+    let mut stream = stream;
+    let file = root.join(path.trim_start_matches('/'));
+    let Ok(body) = std::fs::read(&file) else {
+        let _ = stream
+            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return;
+    };
+    let etag = format!("\"{}\"", chartkit_tests::sha256_file(&file));
+    let last_modified = "Mon, 02 Jan 2006 15:04:05 GMT";
+    if if_none_match.as_deref() == Some(etag.as_str()) {
+        counts
+            .lock()
+            .unwrap()
+            .not_modified
+            .entry(path)
+            .and_modify(|n| *n += 1)
+            .or_insert(1);
+        let _ = write!(
+            stream,
+            "HTTP/1.1 304 Not Modified\r\nETag: {etag}\r\nConnection: close\r\n\r\n"
+        );
+        return;
+    }
+    counts
+        .lock()
+        .unwrap()
+        .bodies
+        .entry(path)
+        .and_modify(|n| *n += 1)
+        .or_insert(1);
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nETag: {etag}\r\nLast-Modified: {last_modified}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(&body);
+}
+
+fn run_ok(command: &mut Command) -> Output {
+    let output = command.output().expect("run command");
+    assert!(
+        output.status.success(),
+        "{command:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A repository directory with signed packages of `web` (1.2.0, 1.2.3, 1.3.0-rc.1,
+/// 2.0.0) and `db` 1.0.0, indexed; returns it and the public key file.
+fn signed_repository(ctx: &TestContext) -> (PathBuf, PathBuf) {
+    let keys = ctx.path("keys");
+    run_ok(
+        ctx.chartkit()
+            .args(["key", "generate", "--name", "Repo Signer", "--email"])
+            .arg("signer@example.com")
+            .arg("-o")
+            .arg(&keys),
+    );
+    let repo = ctx.path("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for chart in ["web", "db"] {
+        run_ok(ctx.chartkit().args(["create", chart]));
+        let chart_yaml = ctx.path(&format!("{chart}/Chart.yaml"));
+        let text = std::fs::read_to_string(&chart_yaml).unwrap().replace(
+            "description: A Helm chart for Kubernetes",
+            &format!("description: The {chart} chart, a <test> & demo"),
+        );
+        std::fs::write(&chart_yaml, text + "keywords:\n- demo\n- kube\n").unwrap();
+    }
+    let versions = [
+        ("web", "1.2.0"),
+        ("web", "1.2.3"),
+        ("web", "1.3.0-rc.1"),
+        ("web", "2.0.0"),
+        ("db", "1.0.0"),
+    ];
+    for (chart, version) in versions {
+        run_ok(
+            ctx.chartkit()
+                .args(["package", chart, "--version", version, "--sign"])
+                .args(["--key", "signer@example.com", "--keyring"])
+                .arg(keys.join("secret.asc"))
+                .arg("-d")
+                .arg(&repo),
+        );
+    }
+    run_ok(ctx.chartkit().arg("repo").arg("index").arg(&repo));
+    (repo, keys.join("public.asc"))
+}
+
+#[test]
+fn static_server_add_update_search_pull_verify_and_offline() {
+    let ctx = TestContext::new();
+    let (repo, public_key) = signed_repository(&ctx);
+    let server = StaticServer::start(&repo);
+
+    let added = run_ok(ctx.chartkit().args(["repo", "add", "st", &server.url]));
+    assert_eq!(
+        text(&added.stdout),
+        "\"st\" has been added to your repositories\n"
+    );
+    assert_eq!(server.counts().bodies("/index.yaml"), 1);
+
+    // Adding it again with the same settings is a no-op, with other settings an error.
+    let again = run_ok(ctx.chartkit().args(["repo", "add", "st", &server.url]));
+    assert_eq!(
+        text(&again.stdout),
+        "\"st\" already exists with the same configuration, skipping\n"
+    );
+    let other = ctx.run(&["repo", "add", "st", &format!("{}/other", server.url)]);
+    assert!(!other.status.success());
+    assert!(
+        text(&other.stderr).contains(
+            "Error: repository name (st) already exists, please specify a different name"
+        ),
+        "{}",
+        text(&other.stderr)
+    );
+
+    // An unchanged index is not sent again.
+    let updated = run_ok(ctx.chartkit().args(["repo", "update"]));
+    assert_eq!(
+        text(&updated.stdout),
+        "Hang tight while we grab the latest from your chart repositories...\n...Successfully got an update from the \"st\" chart repository\nUpdate Complete. ⎈Happy Helming!⎈\n"
+    );
+    let counts = server.counts();
+    assert_eq!(counts.bodies("/index.yaml"), 1, "{counts:?}");
+    assert_eq!(
+        counts.not_modified.get("/index.yaml"),
+        Some(&1),
+        "{counts:?}"
+    );
+
+    let listed = run_ok(ctx.chartkit().args(["repo", "list", "-o", "json"]));
+    assert_eq!(
+        text(&listed.stdout),
+        format!("[{{\"name\":\"st\",\"url\":\"{}\"}}]\n", server.url)
+    );
+
+    // Search with a range picks the newest stable version in it.
+    let found =
+        run_ok(
+            ctx.chartkit()
+                .args(["search", "repo", "web", "--version", "^1.2", "-o", "json"]),
+        );
+    assert_eq!(
+        text(&found.stdout),
+        "[{\"name\":\"st/web\",\"version\":\"1.2.3\",\"app_version\":\"1.16.0\",\"description\":\"The web chart, a \\u003ctest\\u003e \\u0026 demo\"}]\n"
+    );
+
+    // Pull with a range and --verify: the package and its .prov land in the directory.
+    let pulled = run_ok(
+        ctx.chartkit()
+            .args([
+                "pull",
+                "st/web",
+                "--version",
+                "^1.2",
+                "--verify",
+                "--keyring",
+            ])
+            .arg(&public_key)
+            .args(["-d", "out"]),
+    );
+    assert!(
+        text(&pulled.stdout).contains("Signed by: Repo Signer <signer@example.com>"),
+        "{}",
+        text(&pulled.stdout)
+    );
+    assert!(text(&pulled.stdout).contains("Chart Hash Verified: sha256:"));
+    assert_eq!(
+        chartkit_tests::sha256_file(&ctx.path("out/web-1.2.3.tgz")),
+        chartkit_tests::sha256_file(&repo.join("web-1.2.3.tgz"))
+    );
+    assert!(ctx.path("out/web-1.2.3.tgz.prov").exists());
+    assert_eq!(server.counts().bodies("/web-1.2.3.tgz"), 1);
+
+    // A second pull of that version, here unpacked, comes from the content store.
+    run_ok(ctx.chartkit().args([
+        "pull",
+        "st/web",
+        "--version",
+        "1.2.3",
+        "--untar",
+        "-d",
+        "unpacked",
+    ]));
+    assert!(ctx.path("unpacked/web/Chart.yaml").exists());
+    assert_eq!(server.counts().bodies("/web-1.2.3.tgz"), 1);
+
+    // Offline with the server up: nothing is asked of it.
+    let before = server.counts().total();
+    let offline_search =
+        run_ok(
+            ctx.chartkit()
+                .args(["--offline", "search", "repo", "db", "-o", "json"]),
+        );
+    assert!(text(&offline_search.stdout).contains("\"st/db\""));
+    run_ok(
+        ctx.chartkit()
+            .env("CHARTKIT_OFFLINE", "1")
+            .args([
+                "pull",
+                "st/web",
+                "--version",
+                "~1.2.0",
+                "--verify",
+                "--keyring",
+            ])
+            .arg(&public_key)
+            .args(["-d", "offline-out"]),
+    );
+    assert!(ctx.path("offline-out/web-1.2.3.tgz").exists());
+    let missing = ctx.run(&["pull", "st/web", "--version", "2.0.0", "--offline"]);
+    assert!(!missing.status.success());
+    let stderr = text(&missing.stderr);
+    assert!(
+        stderr.contains("chart web version 2.0.0 (sha256:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("chartkit is offline"), "{stderr}");
+    assert!(
+        stderr.contains("hint: run \"chartkit pull st/web --version 2.0.0\" without --offline"),
+        "{stderr}"
+    );
+    let offline_update = ctx.run(&["repo", "update", "--offline"]);
+    assert!(!offline_update.status.success());
+    assert_eq!(server.counts().total(), before, "{:?}", server.counts());
+
+    // Removing the repository removes it and its cached index.
+    let removed = run_ok(ctx.chartkit().args(["repo", "remove", "st"]));
+    assert_eq!(
+        text(&removed.stdout),
+        "\"st\" has been removed from your repositories\n"
+    );
+    let empty = run_ok(ctx.chartkit().args(["repo", "list"]));
+    assert_eq!(text(&empty.stderr), "no repositories to show\n");
+    assert!(
+        !ctx.path(".home/cache/chartkit/repository/st-index.yaml")
+            .exists()
+    );
+}
+
+#[test]
+fn a_package_that_does_not_match_the_index_is_refused_and_nothing_is_kept() {
+    let ctx = TestContext::new();
+    let repo = ctx.path("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("app-1.0.0.tgz"),
+        chartkit_tests::server::chart_package("app", "1.0.0"),
+    )
+    .unwrap();
+    run_ok(ctx.chartkit().arg("repo").arg("index").arg(&repo));
+    let expected = chartkit_tests::sha256_file(&repo.join("app-1.0.0.tgz"));
+    // The file changes after indexing: another valid package under the same name.
+    std::fs::write(
+        repo.join("app-1.0.0.tgz"),
+        chartkit_tests::server::chart_package("app", "1.0.1"),
+    )
+    .unwrap();
+    let actual = chartkit_tests::sha256_file(&repo.join("app-1.0.0.tgz"));
+    let server = StaticServer::start(&repo);
+    run_ok(ctx.chartkit().args(["repo", "add", "st", &server.url]));
+    std::fs::create_dir_all(ctx.path("out")).unwrap();
+    let refused = ctx.run(&["pull", "st/app", "-d", "out"]);
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(stderr.contains(&format!("sha256:{expected}")), "{stderr}");
+    assert!(stderr.contains(&format!("sha256:{actual}")), "{stderr}");
+    assert_eq!(std::fs::read_dir(ctx.path("out")).unwrap().count(), 0);
+    let content = ctx.path(".home/cache/chartkit/content");
+    let blobs = walk(&content);
+    assert!(blobs.is_empty(), "{blobs:?}");
+    // --untar too leaves nothing.
+    let refused = ctx.run(&["pull", "st/app", "--untar", "-d", "out"]);
+    assert!(!refused.status.success());
+    assert_eq!(std::fs::read_dir(ctx.path("out")).unwrap().count(), 0);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().unwrap().is_dir() {
+            files.extend(walk(&entry.path()));
+        } else {
+            files.push(entry.path());
+        }
+    }
+    files
+}
+
+#[test]
+fn chartkit_serve_with_basic_auth_then_stopped_works_from_the_cache() {
+    let ctx = TestContext::new();
+    let htpasswd = ctx.path("htpasswd");
+    std::fs::write(
+        &htpasswd,
+        format!("ci:{}\n", bcrypt::hash("let-me-in", 4).unwrap()),
+    )
+    .unwrap();
+    let repo = ctx.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    for (name, version) in [("api", "1.2.0"), ("api", "1.4.2"), ("api", "2.1.0")] {
+        std::fs::write(
+            repo.join(format!("{name}-{version}.tgz")),
+            chartkit_tests::server::chart_package(name, version),
+        )
+        .unwrap();
+    }
+    let server = ServeProcess::start(
+        ctx.chartkit(),
+        &[
+            repo.to_str().unwrap(),
+            "--basic-auth-file",
+            htpasswd.to_str().unwrap(),
+            "--auth-reads",
+        ],
+        ctx.dir(),
+    );
+    let url = server.url.clone();
+
+    let refused = ctx.run(&["repo", "add", "cs", &url]);
+    assert!(!refused.status.success());
+    let stderr = text(&refused.stderr);
+    assert!(stderr.contains("answered 401"), "{stderr}");
+    assert!(stderr.contains("hint: give credentials"), "{stderr}");
+
+    let mut child = ctx
+        .chartkit()
+        .args([
+            "repo",
+            "add",
+            "cs",
+            &url,
+            "--username",
+            "ci",
+            "--password-stdin",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"let-me-in\n")
+        .unwrap();
+    let added = child.wait_with_output().unwrap();
+    assert!(added.status.success(), "{}", text(&added.stderr));
+    let config =
+        std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
+    assert!(config.contains("  password: let-me-in\n"), "{config}");
+
+    let found =
+        run_ok(
+            ctx.chartkit()
+                .args(["search", "repo", "api", "--version", "^1.2", "-o", "json"]),
+        );
+    assert!(
+        text(&found.stdout).contains("\"version\":\"1.4.2\""),
+        "{}",
+        text(&found.stdout)
+    );
+    run_ok(
+        ctx.chartkit()
+            .args(["pull", "cs/api", "--version", "^1.2", "-d", "a"]),
+    );
+    assert!(ctx.path("a/api-1.4.2.tgz").exists());
+    // A repository given by URL (not the configured name) with credentials.
+    run_ok(ctx.chartkit().args([
+        "pull",
+        "api",
+        "--repo",
+        &url,
+        "--version",
+        "2.1.0",
+        "--username",
+        "ci",
+        "--password",
+        "let-me-in",
+        "-d",
+        "b",
+    ]));
+    assert!(ctx.path("b/api-2.1.0.tgz").exists());
+
+    server.terminate();
+
+    // The server is gone: search and pull of cached versions still work, and asking
+    // a repository by URL falls back to its cached index, saying how old it is.
+    let found = run_ok(ctx.chartkit().args(["search", "repo", "api", "-o", "json"]));
+    assert!(text(&found.stdout).contains("\"version\":\"2.1.0\""));
+    run_ok(
+        ctx.chartkit()
+            .args(["pull", "cs/api", "--version", "^1.2", "-d", "c"]),
+    );
+    assert!(ctx.path("c/api-1.4.2.tgz").exists());
+    let fallback = run_ok(ctx.chartkit().args([
+        "pull",
+        "api",
+        "--repo",
+        &url,
+        "--version",
+        "2.1.0",
+        "--username",
+        "ci",
+        "--password",
+        "let-me-in",
+        "-d",
+        "d",
+    ]));
+    let stderr = text(&fallback.stderr);
+    // The URL is the configured repository's, so its settings and cache are used.
+    assert!(
+        stderr.contains("using the cached index of repository \"cs\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("last updated") && stderr.contains(" ago"),
+        "{stderr}"
+    );
+    assert!(ctx.path("d/api-2.1.0.tgz").exists());
+    // A version never downloaded cannot come from anywhere.
+    let missing = ctx.run(&["pull", "cs/api", "--version", "1.2.0", "-d", "e"]);
+    assert!(!missing.status.success());
+    assert!(
+        text(&missing.stderr).contains("cannot reach"),
+        "{}",
+        text(&missing.stderr)
+    );
+}
+
+#[test]
+fn search_repo_json_equals_helms() {
+    let Some(_) = chartkit_tests::peers::helm_or_skip("search_repo_json_equals_helms") else {
+        return;
+    };
+    let ctx = TestContext::new();
+    let (repo, _) = signed_repository(&ctx);
+    let server = StaticServer::start(&repo);
+    run_ok(ctx.chartkit().args(["repo", "add", "st", &server.url]));
+    let helm = |args: &[&str]| {
+        let mut command = ctx.helm().unwrap();
+        command
+            .env("HELM_REPOSITORY_CONFIG", ctx.path("helm/repositories.yaml"))
+            .env("HELM_REPOSITORY_CACHE", ctx.path("helm/cache"))
+            .args(args);
+        run_ok(&mut command)
+    };
+    helm(&["repo", "add", "st", &server.url]);
+    let queries: &[&[&str]] = &[
+        &[],
+        &["web"],
+        &["WEB"],
+        &["demo"],
+        &["kube"],
+        &["st/"],
+        &["t/we"],
+        &["st/db", "--versions"],
+        &["x/web"],
+        &["web", "--versions"],
+        &["web", "--version", "^1.2"],
+        &["web", "--version", "^1.2", "--versions"],
+        &["--devel"],
+        &["web", "--devel", "--versions"],
+        &["-r", "w.b"],
+        &["-r", "^d"],
+        &["nothing-like-this"],
+        &["--version", ">=1.0.0 <2.0.0"],
+    ];
+    for query in queries {
+        for format in ["json", "yaml", "table"] {
+            let mut args = vec!["search", "repo"];
+            args.extend_from_slice(query);
+            args.extend_from_slice(&["-o", format]);
+            let theirs = text(&helm(&args).stdout);
+            let ours = text(&run_ok(ctx.chartkit().args(&args)).stdout);
+            assert_eq!(ours, theirs, "search repo {query:?} -o {format}");
+        }
+    }
+    // And the repository list is the same as helm's.
+    for format in ["json", "yaml", "table"] {
+        let theirs = text(&helm(&["repo", "list", "-o", format]).stdout);
+        let ours = text(&run_ok(ctx.chartkit().args(["repo", "list", "-o", format])).stdout);
+        assert_eq!(ours, theirs, "repo list -o {format}");
+    }
+}
+
+#[test]
+fn import_helm_takes_over_helms_repositories() {
+    let ctx = TestContext::new();
+    let helm_file = ctx.path("helm-repos.yaml");
+    std::fs::write(
+        &helm_file,
+        "apiVersion: \"\"\ngenerated: \"0001-01-01T00:00:00Z\"\nrepositories:\n- caFile: \"\"\n  certFile: \"\"\n  insecure_skip_tls_verify: false\n  keyFile: \"\"\n  name: one\n  pass_credentials_all: false\n  password: secret\n  url: http://127.0.0.1:9/one\n  username: me\n",
+    )
+    .unwrap();
+    let imported = run_ok(
+        ctx.chartkit()
+            .env("HELM_REPOSITORY_CONFIG", &helm_file)
+            .args(["repo", "import-helm"]),
+    );
+    assert!(text(&imported.stdout).contains("\"one\" has been added to your repositories"));
+    let ours =
+        std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
+    assert_eq!(ours, std::fs::read_to_string(&helm_file).unwrap());
+    // CHARTKIT_CONFIG_HOME moves the settings.
+    let moved = run_ok(
+        ctx.chartkit()
+            .env("CHARTKIT_CONFIG_HOME", ctx.path("elsewhere"))
+            .env("HELM_REPOSITORY_CONFIG", &helm_file)
+            .args(["repo", "import-helm"]),
+    );
+    assert!(text(&moved.stdout).contains("added"));
+    assert!(ctx.path("elsewhere/repositories.yaml").exists());
+    let again = run_ok(
+        ctx.chartkit()
+            .env("HELM_REPOSITORY_CONFIG", &helm_file)
+            .args(["repo", "import-helm"]),
+    );
+    assert!(text(&again.stdout).contains("already exists with the same configuration"));
+}
+
+#[test]
+fn a_self_signed_server_is_trusted_through_ca_file() {
+    let ctx = TestContext::new();
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .unwrap();
+    let cert_pem = ctx.path("cert.pem");
+    let key_pem = ctx.path("key.pem");
+    std::fs::write(&cert_pem, cert.cert.pem()).unwrap();
+    std::fs::write(&key_pem, cert.signing_key.serialize_pem()).unwrap();
+    let repo = ctx.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(
+        repo.join("tls-0.1.0.tgz"),
+        chartkit_tests::server::chart_package("tls", "0.1.0"),
+    )
+    .unwrap();
+    let server = ServeProcess::start(
+        ctx.chartkit(),
+        &[
+            repo.to_str().unwrap(),
+            "--tls-cert",
+            cert_pem.to_str().unwrap(),
+            "--tls-key",
+            key_pem.to_str().unwrap(),
+        ],
+        ctx.dir(),
+    );
+    assert!(server.url.starts_with("https://"), "{}", server.url);
+    let untrusted = ctx.run(&["repo", "add", "tls", &server.url]);
+    assert!(!untrusted.status.success());
+    assert!(
+        text(&untrusted.stderr).contains("is not a valid chart repository or cannot be reached"),
+        "{}",
+        text(&untrusted.stderr)
+    );
+    run_ok(
+        ctx.chartkit()
+            .args(["repo", "add", "tls", &server.url, "--ca-file"])
+            .arg(&cert_pem),
+    );
+    // The CA file is remembered for the repository, and used for the package too.
+    run_ok(ctx.chartkit().args(["pull", "tls/tls", "-d", "out"]));
+    assert!(ctx.path("out/tls-0.1.0.tgz").exists());
+    run_ok(ctx.chartkit().args([
+        "repo",
+        "add",
+        "insecure",
+        &server.url,
+        "--insecure-skip-tls-verify",
+    ]));
+}
