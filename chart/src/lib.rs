@@ -21,7 +21,7 @@ pub use chart::{CHART_FILE, Chart, SCHEMA_FILE, VALUES_FILE};
 pub use error::LoadError;
 pub use file::File;
 pub use load::{API_VERSION_V3, LoadOptions, load, load_archive, load_dir, load_files};
-pub use lock::Lock;
+pub use lock::{Lock, dependencies_digest, dependencies_digest_v2};
 pub use metadata::{
     ApiVersion, ChartFileError, ChartType, Dependency, Maintainer, Metadata, MetadataError,
     MetadataYamlError, ValidationError,

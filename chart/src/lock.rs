@@ -1,6 +1,7 @@
 //! `Chart.lock` (and `requirements.lock` for v1 charts): the resolved dependencies.
 
 use chartkit_yaml::{Map, Value};
+use sha2::{Digest as _, Sha256};
 
 use crate::metadata::{Dependency, MetadataError, MetadataYamlError, decode_locked_dependencies};
 use crate::yaml_fields::{Decoding, Fields};
@@ -63,6 +64,146 @@ impl Lock {
     pub fn to_yaml(&self) -> String {
         chartkit_yaml::to_yaml(&self.to_value())
     }
+}
+
+/// Helm's `HashReq`: `sha256:` and the hex SHA-256 of the JSON Go writes for the pair
+/// `[requested, locked]`. `requested` is `None` when Chart.yaml has no `dependencies` key
+/// (Go's nil slice, written `null`). Helm compares this with a lock's `digest` to tell
+/// whether the lock still belongs to Chart.yaml, so every byte must be Go's.
+pub fn dependencies_digest(requested: Option<&[Dependency]>, locked: &[Dependency]) -> String {
+    let mut json = String::from("[");
+    match requested {
+        None => json.push_str("null"),
+        Some(list) => write_dependency_list(&mut json, list),
+    }
+    json.push(',');
+    write_dependency_list(&mut json, locked);
+    json.push(']');
+    format!("sha256:{}", hex::encode(Sha256::digest(json.as_bytes())))
+}
+
+/// Helm's `HashV2Req`, the digest Helm 2 wrote into requirements.lock:
+/// `{"dependencies": requested}`.
+pub fn dependencies_digest_v2(requested: Option<&[Dependency]>) -> String {
+    let mut json = String::from("{\"dependencies\":");
+    match requested {
+        None => json.push_str("null"),
+        Some(list) => write_dependency_list(&mut json, list),
+    }
+    json.push('}');
+    format!("sha256:{}", hex::encode(Sha256::digest(json.as_bytes())))
+}
+
+fn write_dependency_list(out: &mut String, list: &[Dependency]) {
+    out.push('[');
+    for (i, dependency) in list.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_dependency(out, dependency);
+    }
+    out.push(']');
+}
+
+/// One `chart.Dependency` as `encoding/json` writes it: struct field order, `omitempty`
+/// on everything but `name` and `repository`.
+fn write_dependency(out: &mut String, d: &Dependency) {
+    out.push_str("{\"name\":");
+    write_json_string(out, &d.name);
+    if !d.version.is_empty() {
+        out.push_str(",\"version\":");
+        write_json_string(out, &d.version);
+    }
+    out.push_str(",\"repository\":");
+    write_json_string(out, &d.repository);
+    if !d.condition.is_empty() {
+        out.push_str(",\"condition\":");
+        write_json_string(out, &d.condition);
+    }
+    if !d.tags.is_empty() {
+        out.push_str(",\"tags\":[");
+        for (i, tag) in d.tags.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            write_json_string(out, tag);
+        }
+        out.push(']');
+    }
+    if d.enabled {
+        out.push_str(",\"enabled\":true");
+    }
+    if !d.import_values.is_empty() {
+        out.push_str(",\"import-values\":");
+        write_json_value(out, &Value::Seq(d.import_values.clone()));
+    }
+    if !d.alias.is_empty() {
+        out.push_str(",\"alias\":");
+        write_json_string(out, &d.alias);
+    }
+    out.push('}');
+}
+
+/// A YAML-decoded value as Go's `json.Marshal` writes an `interface{}`: maps with sorted
+/// keys (a [`Map`] is sorted already), numbers in Go's shortest float form.
+fn write_json_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => {
+            out.push_str(&chartkit_yaml::gonum::format_json(*f).unwrap_or_else(|| "null".into()))
+        }
+        Value::String(s) => write_json_string(out, s),
+        Value::Bytes(b) => write_json_string(out, &chartkit_yaml::go_lossy(b)),
+        Value::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                chartkit_yaml::with_stack(|| write_json_value(out, item));
+            }
+            out.push(']');
+        }
+        Value::Map(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json_string(out, key);
+                out.push(':');
+                chartkit_yaml::with_stack(|| write_json_value(out, item));
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A string as `encoding/json` escapes it by default, HTML characters included.
+fn write_json_string(out: &mut String, s: &str) {
+    use std::fmt::Write as _;
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// Parses RFC 3339 and prints it as Go's `time.RFC3339Nano` does: fractional seconds
@@ -157,6 +298,59 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("RFC 3339")
+        );
+    }
+}
+
+#[cfg(test)]
+mod digest_tests {
+    use super::*;
+    use crate::Metadata;
+
+    fn requested(chart_yaml: &str) -> Vec<Dependency> {
+        let metadata = Metadata::from_chart_files([chart_yaml], []).unwrap();
+        metadata
+            .dependencies
+            .into_iter()
+            .map(Option::unwrap)
+            .collect()
+    }
+
+    /// The digest helm v4.1.4 wrote into Chart.lock for this Chart.yaml (after it replaced
+    /// `@local` by the repository's URL, as it does before hashing).
+    #[test]
+    fn digest_matches_helm() {
+        let chart_yaml = r#"apiVersion: v2
+name: parent
+version: 0.1.0
+dependencies:
+- name: alpha
+  version: "^1.0 <2"
+  repository: "http://127.0.0.1:18751"
+  condition: alpha.enabled
+  tags: [a, "b&c"]
+  import-values:
+  - child: x
+    parent: y
+  - data
+  - child: n
+    parent: 1.5
+- name: beta
+  version: ">=0.1.0"
+  repository: http://127.0.0.1:18751/
+  alias: b2
+- name: alpha
+  alias: alpha-two
+  version: 1.0.0
+  repository: http://127.0.0.1:18751
+"#;
+        let lock = Lock::from_yaml(
+            "dependencies:\n- name: alpha\n  repository: http://127.0.0.1:18751\n  version: 1.2.0\n- name: beta\n  repository: http://127.0.0.1:18751/\n  version: 0.2.0\n- name: alpha\n  repository: http://127.0.0.1:18751\n  version: 1.0.0\n",
+        )
+        .unwrap();
+        assert_eq!(
+            dependencies_digest(Some(&requested(chart_yaml)), &lock.dependencies),
+            "sha256:b47a2e83dc8ad690279708683b3f22e94873ad79f4a81d6ffed88c8b74820c02"
         );
     }
 }

@@ -106,6 +106,83 @@ pub enum Command {
     /// package that is both a chart and an addon; `chartkit lint` checks its metadata.
     #[command(subcommand)]
     Addon(AddonCommand),
+    /// Manage a chart's dependencies: list them, resolve them into Chart.lock, vendor
+    /// their packages into charts/.
+    #[command(subcommand, visible_alias = "dep", alias = "dependencies")]
+    Dependency(DependencyCommand),
+    /// Copy a repository's packages (and .prov files, and optionally their dependencies'
+    /// packages) into a directory with an index.yaml, for `chartkit serve DIR` where the
+    /// original cannot be reached. Re-running copies only what is new.
+    Mirror(MirrorArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DependencyCommand {
+    /// List the dependencies of a chart and the state of each in charts/.
+    ///
+    /// Statuses are helm's: ok, missing, wrong version, misnamed, unpacked, invalid
+    /// version, corrupt, too many matches. Nothing is fetched.
+    #[command(visible_alias = "ls")]
+    List(DependencyListArgs),
+    /// Resolve the dependencies in Chart.yaml against their repositories, vendor the
+    /// packages into charts/ and write Chart.lock (helm's format and digest).
+    ///
+    /// Repositories are named by URL (configured or not), `@NAME`/`alias:NAME`, or
+    /// `file://PATH` (packaged on the fly). Indexes are refreshed with conditional
+    /// requests; packages come from the content cache when it has them.
+    #[command(visible_alias = "up")]
+    Update(DependencyFetchArgs),
+    /// Rebuild charts/ from Chart.lock, fetching only what the cache does not hold.
+    ///
+    /// With every locked package cached, no connection is made. Without a lock this is
+    /// `dependency update`. A lock whose digest does not match Chart.yaml is refused.
+    Build(DependencyFetchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DependencyFetchArgs {
+    /// The chart directory.
+    #[arg(default_value = ".")]
+    pub chart: PathBuf,
+    /// Verify each package against its .prov signature (update: every package must have
+    /// one; build: those that have one, with a warning for the others).
+    #[arg(long)]
+    pub verify: bool,
+    /// Public keys trusted for --verify. Default, as helm's: $GNUPGHOME/pubring.gpg, else
+    /// ~/.gnupg/pubring.gpg.
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
+    /// Use the cached repository indexes as they are (an index never downloaded is still
+    /// fetched).
+    #[arg(long = "skip-refresh")]
+    pub skip_refresh: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MirrorArgs {
+    /// A configured repository's name or a repository URL, optionally with `/CHART`.
+    #[arg(value_name = "REPO[/NAME]")]
+    pub source: String,
+    /// Copy only versions in this range (helm's semver constraints); default: all.
+    #[arg(long)]
+    pub versions: Option<String>,
+    /// Also copy the packages the copied charts' dependencies resolve to, transitively,
+    /// from whichever repositories they are in.
+    #[arg(long = "with-dependencies")]
+    pub with_dependencies: bool,
+    /// Directory to copy into (created if missing); gets an index.yaml with relative URLs.
+    #[arg(long)]
+    pub to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DependencyListArgs {
+    /// The chart (a directory or a packaged chart).
+    #[arg(default_value = ".")]
+    pub chart: PathBuf,
+    /// Widest a table column may be (0: no limit).
+    #[arg(long = "max-col-width", default_value_t = 80)]
+    pub max_col_width: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -537,6 +614,10 @@ pub struct PackageArgs {
     /// File whose first line is the secret key's passphrase; `-` reads it from stdin.
     #[arg(long = "passphrase-file", requires = "sign")]
     pub passphrase_file: Option<PathBuf>,
+    /// Update dependencies from Chart.yaml into charts/ before packaging (as
+    /// `chartkit dependency update`).
+    #[arg(short = 'u', long = "dependency-update")]
+    pub dependency_update: bool,
 }
 
 #[derive(Debug, Args)]
@@ -667,6 +748,9 @@ pub struct TemplateArgs {
     /// Render subcharts' NOTES.txt too (notes are never printed by template).
     #[arg(long = "render-subchart-notes")]
     pub render_subchart_notes: bool,
+    /// Run `dependency update` first when dependencies are missing from charts/.
+    #[arg(long = "dependency-update")]
+    pub dependency_update: bool,
 }
 
 #[derive(Debug, Args)]
@@ -695,6 +779,9 @@ pub struct LintArgs {
     /// Do not validate values against values.schema.json.
     #[arg(long = "skip-schema-validation")]
     pub skip_schema_validation: bool,
+    /// Run `dependency update` first when dependencies are missing from charts/.
+    #[arg(long = "dependency-update")]
+    pub dependency_update: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -3,6 +3,7 @@
 
 pub mod archive;
 pub mod corpus;
+pub mod counting_server;
 pub mod peers;
 pub mod server;
 

@@ -8,7 +8,7 @@ use chartkit_lint::{LintOptions, Severity, lint};
 use crate::cli::LintArgs;
 
 /// Prints findings in `helm lint`'s format; fails when any chart fails.
-pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
+pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
     let kube_version = match &args.kube_version {
         Some(text) => Some(
             chartkit_render::parse_kube_version(text)
@@ -25,6 +25,11 @@ pub fn run(args: LintArgs) -> crate::error::Result<ExitCode> {
         skip_schema_validation: args.skip_schema_validation,
         memory_limit: super::memory_limit()?,
     };
+    if args.dependency_update {
+        for path in args.paths.iter().filter(|p| p.is_dir()) {
+            super::dependency::update_before(path, true, offline)?;
+        }
+    }
     let mut paths = args.paths.clone();
     if args.with_subcharts {
         for path in &args.paths {

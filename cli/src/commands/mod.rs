@@ -1,7 +1,9 @@
 mod addon;
 mod create;
+mod dependency;
 mod key;
 mod lint;
+mod mirror;
 mod package;
 mod pull;
 mod push;
@@ -27,16 +29,16 @@ use crate::output::errln;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{AddonCommand, Cli, Command, RepoCommand, SearchCommand};
+use crate::cli::{AddonCommand, Cli, Command, DependencyCommand, RepoCommand, SearchCommand};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
     let offline = cli.offline;
     match cli.command {
         Command::Create(args) => create::run(args),
-        Command::Package(args) => package::run(args),
-        Command::Lint(args) => lint::run(args),
-        Command::Template(args) => template::run(args),
+        Command::Package(args) => package::run(args, offline),
+        Command::Lint(args) => lint::run(args, offline),
+        Command::Template(args) => template::run(args, offline),
         Command::Show(command) => show::run(command),
         Command::Verify(args) => verify::run(args),
         Command::Key(command) => key::run(command),
@@ -52,6 +54,14 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
         Command::Addon(AddonCommand::Resolve(args)) => addon::resolve(args, offline),
+        Command::Dependency(DependencyCommand::List(args)) => dependency::list(args),
+        Command::Dependency(DependencyCommand::Update(args)) => {
+            dependency::fetch(args, false, offline)
+        }
+        Command::Dependency(DependencyCommand::Build(args)) => {
+            dependency::fetch(args, true, offline)
+        }
+        Command::Mirror(args) => mirror::run(args, offline),
     }
 }
 

@@ -20,7 +20,7 @@ struct Signer {
     passphrase: Option<String>,
 }
 
-pub fn run(args: PackageArgs) -> crate::error::Result<ExitCode> {
+pub fn run(args: PackageArgs, offline: bool) -> crate::error::Result<ExitCode> {
     let signer = signer(&args)?;
     let options = PackageOptions {
         version: args.version,
@@ -35,6 +35,11 @@ pub fn run(args: PackageArgs) -> crate::error::Result<ExitCode> {
                 "`{}` is not a chart directory; `chartkit package` packs directories",
                 path.display()
             );
+        }
+    }
+    if args.dependency_update {
+        for path in &args.paths {
+            super::dependency::update_before(path, false, offline)?;
         }
     }
     let (packaged, failure) = package_all(&args.paths, &options);

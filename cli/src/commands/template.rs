@@ -22,7 +22,7 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
 }
 
 /// Renders a chart and prints it as `helm template` does.
-pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
+pub fn run(args: TemplateArgs, offline: bool) -> crate::error::Result<ExitCode> {
     // helm template presets the name `release-name` before it looks at
     // --generate-name, so the flag changes nothing there except refusing a given name.
     let (release_name, chart_path) = match (&args.name, args.generate_name) {
@@ -38,7 +38,11 @@ pub fn run(args: TemplateArgs) -> crate::error::Result<ExitCode> {
         None => Default::default(),
     };
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
-    let chart = super::load_chart(std::path::Path::new(&chart_path), true)?;
+    let path = std::path::Path::new(&chart_path);
+    if args.dependency_update && path.is_dir() {
+        super::dependency::update_before(path, true, offline)?;
+    }
+    let chart = super::load_chart(path, true)?;
     // In helm's order: installable, then the apiVersion, then the release name.
     check_installable(&chart)?;
     if chart.metadata.api_version == chartkit_chart::API_VERSION_V3 {

@@ -1,0 +1,130 @@
+use std::process::ExitCode;
+
+use chartkit_dependency::Listing;
+use chartkit_dependency::manager::{DependencyError, Options, Verify};
+
+use crate::cli::{DependencyFetchArgs, DependencyListArgs};
+use crate::env;
+use crate::output::{out, outln};
+
+/// `dependency list`: helm's table, a blank line, then helm's warnings about charts in
+/// charts/ that are not charts or that no dependency names.
+pub fn list(args: DependencyListArgs) -> crate::error::Result<ExitCode> {
+    let chart = super::load_chart(&args.chart, false)?;
+    let declared = chartkit_dependency::declares_dependencies(&chart);
+    let options = super::load_options()?;
+    match chartkit_dependency::list(&args.chart, &chart, declared, &options) {
+        Listing::NoDependencies { charts_dir } => {
+            outln!("WARNING: no dependencies at {}", charts_dir.display())?;
+        }
+        Listing::Rows { rows, warnings } => {
+            let mut table = vec![
+                ["NAME", "VERSION", "REPOSITORY", "STATUS"]
+                    .map(String::from)
+                    .to_vec(),
+            ];
+            table.extend(rows.into_iter().map(|r| {
+                vec![
+                    r.name,
+                    r.version,
+                    r.repository,
+                    r.status.as_str().to_owned(),
+                ]
+            }));
+            out!("{}", super::table::layout(&table, args.max_col_width))?;
+            outln!()?;
+            for warning in warnings {
+                outln!("{warning}")?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn manager_options<'k>(
+    verify: Verify,
+    keyring: Option<&'k chartkit_signing::Keyring>,
+    skip_refresh: bool,
+) -> crate::error::Result<Options<'k>> {
+    Ok(Options {
+        verify,
+        keyring,
+        skip_refresh,
+        load: super::load_options()?,
+        mtime: env::number(env::SOURCE_DATE_EPOCH)?.unwrap_or(0),
+    })
+}
+
+/// `dependency update` and `dependency build`, printing helm's progress lines.
+pub fn fetch(
+    args: DependencyFetchArgs,
+    build: bool,
+    offline: bool,
+) -> crate::error::Result<ExitCode> {
+    let client = super::repo_support::client(offline, 120)?;
+    let keyring = if args.verify {
+        Some(super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?.1)
+    } else {
+        None
+    };
+    let verify = match (args.verify, build) {
+        (false, _) => Verify::Never,
+        (true, true) => Verify::IfPossible,
+        (true, false) => Verify::Always,
+    };
+    let options = manager_options(verify, keyring.as_ref(), args.skip_refresh)?;
+    let mut notify = |line: &str| {
+        let _ = outln!("{line}");
+    };
+    let result = if build {
+        chartkit_dependency::manager::build(&client, &args.chart, &options, &mut notify)
+    } else {
+        chartkit_dependency::manager::update(&client, &args.chart, &options, &mut notify)
+    };
+    result.map_err(|e| explain(e, &args.chart))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `dependency update` for `--dependency-update`, quietly as helm does for package.
+pub fn update_before(
+    chart: &std::path::Path,
+    only_if_missing: bool,
+    offline: bool,
+) -> crate::error::Result<()> {
+    if only_if_missing {
+        let loaded = super::load_chart(chart, false)?;
+        if chartkit_dependency::list::missing(&loaded).is_empty() {
+            return Ok(());
+        }
+    }
+    let client = super::repo_support::client(offline, 120)?;
+    let options = manager_options(Verify::Never, None, false)?;
+    chartkit_dependency::manager::update(&client, chart, &options, &mut |_| {})
+        .map_err(|e| explain(e, chart))?;
+    Ok(())
+}
+
+/// The error with its next step: for an offline miss, the command that would fetch it.
+fn explain(error: DependencyError, chart: &std::path::Path) -> crate::error::Error {
+    let hint = match &error {
+        e if e.offline().is_some() => Some(format!(
+            "run `chartkit dependency build {}` without --offline (and CHARTKIT_OFFLINE unset) to fetch it{}",
+            chart.display(),
+            e.offline()
+                .map(|(_, fetch)| fetch)
+                .filter(|f| !f.is_empty())
+                .map(|f| format!(", or `{f}`"))
+                .unwrap_or_default()
+        )),
+        DependencyError::OutOfSync { .. } => Some(format!(
+            "run `chartkit dependency update {}` to resolve Chart.yaml again",
+            chart.display()
+        )),
+        _ => None,
+    };
+    let error = crate::error::Error::new(error);
+    match hint {
+        Some(hint) => error.with_hint(hint),
+        None => error,
+    }
+}
