@@ -687,17 +687,14 @@ pub struct ValueArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    allow_missing_positional = true,
-    override_usage = "chartkit template [OPTIONS] [NAME] CHART"
-)]
+#[command(override_usage = "chartkit template [OPTIONS] [NAME] CHART")]
 pub struct TemplateArgs {
-    /// The release name (default `release-name`).
-    #[arg(value_name = "NAME")]
-    pub name: Option<String>,
-    /// A chart directory or packaged chart (.tgz).
-    #[arg(value_name = "CHART")]
-    pub chart: String,
+    /// `[NAME] CHART`: the release name (default `release-name`), then a chart directory
+    /// or packaged chart (.tgz).
+    // One list, so that flags may come between the two as helm allows
+    // (`template rel --include-crds ./chart`).
+    #[arg(value_name = "CHART", required = true)]
+    pub positionals: Vec<String>,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Namespace of the release.

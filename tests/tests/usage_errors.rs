@@ -84,11 +84,34 @@ fn template_usage_reads_name_then_chart() {
     );
     let too_many = context.run(&["template", "a", "b", "c"]);
     assert_eq!(too_many.status.code(), Some(1));
-    assert!(
-        stderr(&too_many).starts_with("Error: "),
-        "{}",
-        stderr(&too_many)
+    assert_eq!(
+        stderr(&too_many),
+        "Error: expected at most two arguments, unexpected arguments: c\n"
     );
+}
+
+/// helm takes flags anywhere among its arguments, also between NAME and CHART.
+#[test]
+fn template_takes_flags_between_name_and_chart() {
+    let context = TestContext::new();
+    let chart = context.demo_chart(&[(
+        "templates/cm.yaml",
+        "kind: ConfigMap\nname: {{ .Release.Name }}-{{ .Release.Namespace }}\n",
+    )]);
+    let output = context.run(&["template", "rel", "-n", "prod", &chart, "--include-crds"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("name: rel-prod\n"),
+        "{}",
+        stdout(&output)
+    );
+    if let Some(mut helm) = context.helm() {
+        let theirs = helm
+            .args(["template", "rel", "-n", "prod", &chart, "--include-crds"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&theirs), stdout(&output));
+    }
 }
 
 #[test]

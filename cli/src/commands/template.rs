@@ -25,12 +25,21 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
 pub fn run(args: TemplateArgs, offline: bool) -> crate::error::Result<ExitCode> {
     // helm template presets the name `release-name` before it looks at
     // --generate-name, so the flag changes nothing there except refusing a given name.
-    let (release_name, chart_path) = match (&args.name, args.generate_name) {
-        (None, _) => ("release-name".to_owned(), args.chart.clone()),
+    let (name, chart) = match args.positionals.as_slice() {
+        [chart] => (None, chart.clone()),
+        [name, chart] => (Some(name.clone()), chart.clone()),
+        [_, _, extra @ ..] => crate::error::bail!(
+            "expected at most two arguments, unexpected arguments: {}",
+            extra.join(", ")
+        ),
+        [] => crate::error::bail!("\"chartkit template\" requires at least 1 argument"),
+    };
+    let (release_name, chart_path) = match (name, args.generate_name) {
+        (None, _) => ("release-name".to_owned(), chart),
         (Some(_), true) => {
             crate::error::bail!("cannot set --generate-name and also specify a name")
         }
-        (Some(name), false) => (name.clone(), args.chart.clone()),
+        (Some(name), false) => (name, chart),
     };
     let kube_version = match &args.kube_version {
         Some(text) => parse_kube_version(text)
