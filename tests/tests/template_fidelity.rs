@@ -130,3 +130,47 @@ fn binary_output_fails_like_helm() {
         assert!(contains(&helm_debug.stdout), "{}", stdout(&helm_debug));
     }
 }
+
+/// A dependency entry takes the first subchart it describes (name and range); another
+/// subchart it also describes is dropped, not rendered with its own values, as in Helm's
+/// `ProcessDependencies`.
+#[test]
+fn a_subchart_a_range_describes_but_does_not_pick_is_dropped_like_helm() {
+    let context = TestContext::new();
+    let template =
+        "kind: ConfigMap\nname: {{ .Chart.Name }}-{{ .Chart.Version }}-{{ .Values.v }}\n";
+    let mut files: Vec<(String, String)> = vec![(
+        "Chart.yaml".into(),
+        "apiVersion: v2\nname: demo\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: \">=1.0.0\"\n- name: sub\n  version: \">=1.0.0\"\n  alias: old\n".into(),
+    )];
+    for (dir, version) in [("sub-1", "1.0.0"), ("sub-2", "2.0.0")] {
+        files.push((
+            format!("charts/{dir}/Chart.yaml"),
+            format!("apiVersion: v2\nname: sub\nversion: {version}\n"),
+        ));
+        files.push((
+            format!("charts/{dir}/values.yaml"),
+            format!("v: {version}\n"),
+        ));
+        files.push((format!("charts/{dir}/templates/cm.yaml"), template.into()));
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let chart = context.demo_chart(&files);
+    let expected = "---\n# Source: demo/charts/old/templates/cm.yaml\nkind: ConfigMap\nname: old-1.0.0-1.0.0\n---\n# Source: demo/charts/sub/templates/cm.yaml\nkind: ConfigMap\nname: sub-1.0.0-1.0.0\n";
+    let ours = context.run(&["template", "rel", &chart]);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    assert_eq!(stdout(&ours), expected);
+    if helm_or_skip("a_subchart_a_range_describes_but_does_not_pick_is_dropped_like_helm").is_some()
+    {
+        let helm = context
+            .helm()
+            .unwrap()
+            .args(["template", "rel", &chart])
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&helm), expected, "{}", stderr(&helm));
+    }
+}

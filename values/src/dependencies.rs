@@ -50,7 +50,9 @@ fn process_enabled(
         return Ok(());
     }
     // Subcharts that no Chart.yaml entry describes stay as they are; described ones are
-    // replaced by a copy per entry, renamed to the entry's alias.
+    // replaced by a copy per entry (the first subchart the entry describes), renamed to
+    // the entry's alias. A described subchart no entry picks first is dropped, as in
+    // Helm (`>=1.0.0` describes both sub-1.0.0 and sub-2.0.0, and takes sub-1.0.0).
     // A subchart is moved to its last user and cloned only for the entries before it
     // (one chart under several aliases).
     let mut existing: Vec<Option<Chart>> = std::mem::take(&mut chart.dependencies)
@@ -68,9 +70,11 @@ fn process_enabled(
         .collect();
     let mut subcharts: Vec<Chart> = existing
         .iter_mut()
-        .enumerate()
-        .filter(|(i, _)| !users.contains(&Some(*i)))
-        .filter_map(|(_, slot)| slot.take())
+        .filter(|slot| {
+            slot.as_ref()
+                .is_some_and(|sub| !(chart.metadata.dependencies()).any(|d| declares(d, sub)))
+        })
+        .filter_map(Option::take)
         .collect();
     let entries = chart.metadata.dependencies.iter_mut().flatten();
     for (k, dependency) in entries.enumerate() {
