@@ -397,3 +397,104 @@ fn template_and_package_update_dependencies_first() {
     assert!(out.join("parent-0.1.0.tgz").exists());
     assert_eq!(charts_dir(&chart).len(), 3);
 }
+
+/// An apiVersion v1 chart keeps its dependencies in requirements.yaml and gets a
+/// requirements.lock; helm, configured alike, writes the same lock, and each tool builds
+/// from the other's.
+#[test]
+fn a_v1_chart_uses_requirements_yaml_and_lock_like_helm() {
+    let test = "a_v1_chart_uses_requirements_yaml_and_lock_like_helm";
+    let ctx = TestContext::new();
+    let repo = repository(&ctx);
+    let server = ServeProcess::start(ctx.chartkit(), &[repo.to_str().unwrap()], ctx.dir());
+    configure(&ctx, &server.url);
+    let chart = ctx.path("old");
+    write(
+        &chart.join("Chart.yaml"),
+        "apiVersion: v1\nname: old\nversion: 0.1.0\n",
+    );
+    write(
+        &chart.join("requirements.yaml"),
+        "dependencies:\n- name: alpha\n  version: ~1.0.0\n  repository: \"@local\"\n- name: beta\n  version: 0.1.0\n  repository: \"@local\"\n",
+    );
+    ok(ctx.chartkit().args(["dependency", "update"]).arg(&chart));
+    assert!(!chart.join("Chart.lock").exists());
+    let lock = std::fs::read_to_string(chart.join("requirements.lock")).unwrap();
+    assert!(
+        lock.starts_with(&format!(
+            "dependencies:\n- name: alpha\n  repository: {0}\n  version: 1.0.0\n- name: beta\n  repository: {0}\n  version: 0.1.0\ndigest: sha256:",
+            server.url
+        )),
+        "{lock}"
+    );
+    assert_eq!(charts_dir(&chart), ["alpha-1.0.0.tgz", "beta-0.1.0.tgz"]);
+
+    // --verify needs a keyring, then a .prov for every package; these have none.
+    let verify = |keyring: Option<&Path>| {
+        let mut command = ctx.chartkit();
+        command
+            .args(["dependency", "update", "--verify"])
+            .arg(&chart);
+        if let Some(keyring) = keyring {
+            command.arg("--keyring").arg(keyring);
+        }
+        command.output().unwrap()
+    };
+    let no_keyring = verify(None);
+    assert!(!no_keyring.status.success());
+    assert!(
+        stderr(&no_keyring).contains("--keyring"),
+        "{}",
+        stderr(&no_keyring)
+    );
+    let keys = ctx.path("keys");
+    ok(ctx
+        .chartkit()
+        .args([
+            "key",
+            "generate",
+            "--name",
+            "CI",
+            "--email",
+            "ci@example.com",
+            "-o",
+        ])
+        .arg(&keys));
+    let unsigned = verify(Some(&keys.join("public.asc")));
+    assert!(!unsigned.status.success());
+    assert!(stderr(&unsigned).contains(".prov"), "{}", stderr(&unsigned));
+    assert_eq!(charts_dir(&chart), ["alpha-1.0.0.tgz", "beta-0.1.0.tgz"]);
+
+    let Some(mut helm) = ctx.helm() else {
+        chartkit_tests::skip(test, "helm is not installed (shared/tools/get-peers)");
+        return;
+    };
+    ok(helm.args(["repo", "add", "local", &server.url]));
+    let twin = ctx.path("twin");
+    write(
+        &twin.join("Chart.yaml"),
+        "apiVersion: v1\nname: old\nversion: 0.1.0\n",
+    );
+    std::fs::copy(
+        chart.join("requirements.yaml"),
+        twin.join("requirements.yaml"),
+    )
+    .unwrap();
+    ok(ctx
+        .helm()
+        .unwrap()
+        .args(["dependency", "update"])
+        .arg(&twin));
+    let theirs = std::fs::read_to_string(twin.join("requirements.lock")).unwrap();
+    assert_eq!(without_generated(&theirs), without_generated(&lock));
+    // chartkit builds from helm's lock, with nothing to fetch.
+    std::fs::remove_dir_all(twin.join("charts")).unwrap();
+    ok(ctx.chartkit().args(["dependency", "build"]).arg(&twin));
+    assert_eq!(charts_dir(&twin), ["alpha-1.0.0.tgz", "beta-0.1.0.tgz"]);
+    let rendered =
+        |tool: &mut Command, dir: &Path| stdout(&ok(tool.args(["template", "rel"]).arg(dir)));
+    assert_eq!(
+        rendered(&mut ctx.chartkit(), &twin),
+        rendered(&mut ctx.helm().unwrap(), &chart)
+    );
+}

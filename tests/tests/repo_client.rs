@@ -674,3 +674,70 @@ fn a_self_signed_server_is_trusted_through_ca_file() {
         "--insecure-skip-tls-verify",
     ]));
 }
+
+/// A repository that wants a bearer token for reads: `repo add --token` keeps it with the
+/// repository, and `search` and `pull` through that repository send it; without it the
+/// server's 401 is reported.
+#[test]
+fn a_bearer_token_opens_a_repository_that_requires_one() {
+    let ctx = TestContext::new();
+    let tokens = ctx.path("tokens");
+    std::fs::write(&tokens, "s3cr3t-token\n").unwrap();
+    let repo = ctx.path("repo");
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(
+        repo.join("api-1.2.0.tgz"),
+        chartkit_tests::server::chart_package("api", "1.2.0"),
+    )
+    .unwrap();
+    let server = ServeProcess::start(
+        ctx.chartkit(),
+        &[
+            repo.to_str().unwrap(),
+            "--bearer-token-file",
+            tokens.to_str().unwrap(),
+            "--auth-reads",
+        ],
+        ctx.dir(),
+    );
+    let refused = ctx.run(&["repo", "add", "tok", &server.url, "--token", "wrong"]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("401"),
+        "{}",
+        text(&refused.stderr)
+    );
+
+    run_ok(
+        ctx.chartkit()
+            .args(["repo", "add", "tok", &server.url, "--token", "s3cr3t-token"]),
+    );
+    let found = run_ok(
+        ctx.chartkit()
+            .args(["search", "repo", "tok/api", "-o", "json"]),
+    );
+    assert!(
+        text(&found.stdout).contains("\"version\":\"1.2.0\""),
+        "{}",
+        text(&found.stdout)
+    );
+    let out = ctx.path("out");
+    run_ok(
+        ctx.chartkit()
+            .args(["pull", "tok/api", "-d", out.to_str().unwrap()]),
+    );
+    assert!(out.join("api-1.2.0.tgz").is_file());
+    // The same with the token given to pull and the repository's URL.
+    let again = ctx.path("again");
+    run_ok(ctx.chartkit().args([
+        "pull",
+        "api",
+        "--repo",
+        &server.url,
+        "--token",
+        "s3cr3t-token",
+        "-d",
+        again.to_str().unwrap(),
+    ]));
+    assert!(again.join("api-1.2.0.tgz").is_file());
+}
