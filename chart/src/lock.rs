@@ -109,16 +109,16 @@ fn write_dependency_list(out: &mut String, list: &[Dependency]) {
 /// on everything but `name` and `repository`.
 fn write_dependency(out: &mut String, d: &Dependency) {
     out.push_str("{\"name\":");
-    write_json_string(out, &d.name);
+    chartkit_yaml::gojson::write_string(out, &d.name);
     if !d.version.is_empty() {
         out.push_str(",\"version\":");
-        write_json_string(out, &d.version);
+        chartkit_yaml::gojson::write_string(out, &d.version);
     }
     out.push_str(",\"repository\":");
-    write_json_string(out, &d.repository);
+    chartkit_yaml::gojson::write_string(out, &d.repository);
     if !d.condition.is_empty() {
         out.push_str(",\"condition\":");
-        write_json_string(out, &d.condition);
+        chartkit_yaml::gojson::write_string(out, &d.condition);
     }
     if !d.tags.is_empty() {
         out.push_str(",\"tags\":[");
@@ -126,7 +126,7 @@ fn write_dependency(out: &mut String, d: &Dependency) {
             if i > 0 {
                 out.push(',');
             }
-            write_json_string(out, tag);
+            chartkit_yaml::gojson::write_string(out, tag);
         }
         out.push(']');
     }
@@ -135,75 +135,13 @@ fn write_dependency(out: &mut String, d: &Dependency) {
     }
     if !d.import_values.is_empty() {
         out.push_str(",\"import-values\":");
-        write_json_value(out, &Value::Seq(d.import_values.clone()));
+        chartkit_yaml::gojson::write_value(out, &Value::Seq(d.import_values.clone()));
     }
     if !d.alias.is_empty() {
         out.push_str(",\"alias\":");
-        write_json_string(out, &d.alias);
+        chartkit_yaml::gojson::write_string(out, &d.alias);
     }
     out.push('}');
-}
-
-/// A YAML-decoded value as Go's `json.Marshal` writes an `interface{}`: maps with sorted
-/// keys (a [`Map`] is sorted already), numbers in Go's shortest float form.
-fn write_json_value(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => {
-            out.push_str(&chartkit_yaml::gonum::format_json(*f).unwrap_or_else(|| "null".into()))
-        }
-        Value::String(s) => write_json_string(out, s),
-        Value::Bytes(b) => write_json_string(out, &chartkit_yaml::go_lossy(b)),
-        Value::Seq(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                chartkit_yaml::with_stack(|| write_json_value(out, item));
-            }
-            out.push(']');
-        }
-        Value::Map(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json_string(out, key);
-                out.push(':');
-                chartkit_yaml::with_stack(|| write_json_value(out, item));
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// A string as `encoding/json` escapes it by default, HTML characters included.
-fn write_json_string(out: &mut String, s: &str) {
-    use std::fmt::Write as _;
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// Parses RFC 3339 and prints it as Go's `time.RFC3339Nano` does: fractional seconds

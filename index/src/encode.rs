@@ -248,7 +248,7 @@ fn write_json(out: &mut String, value: &Out, level: usize) {
                     out.push(',');
                 }
                 indent(out, level + 1);
-                json_string(out, key);
+                chartkit_yaml::gojson::write_string(out, key);
                 out.push_str(": ");
                 write_json(out, item, level + 1);
             }
@@ -276,17 +276,9 @@ fn write_json_compact(out: &mut String, value: &Out) {
     match value {
         Out::Null => out.push_str("null"),
         Out::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Out::Str(s) => json_string(out, s),
-        Out::Value(v) => match v {
-            Value::Null => out.push_str("null"),
-            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => out.push_str(&i.to_string()),
-            Value::Float(f) => out
-                .push_str(&chartkit_yaml::gonum::format_json(*f).unwrap_or_else(|| "null".into())),
-            Value::String(s) => json_string(out, s),
-            Value::Bytes(b) => json_string(out, &String::from_utf8_lossy(b)),
-            Value::Seq(_) | Value::Map(_) => write_json_compact(out, &from_value(v)),
-        },
+        Out::Str(s) => chartkit_yaml::gojson::write_string(out, s),
+        Out::Value(v @ (Value::Seq(_) | Value::Map(_))) => write_json_compact(out, &from_value(v)),
+        Out::Value(v) => chartkit_yaml::gojson::write_value(out, v),
         Out::Seq(items) => {
             out.push('[');
             for (n, item) in items.iter().enumerate() {
@@ -303,33 +295,11 @@ fn write_json_compact(out: &mut String, value: &Out) {
                 if n > 0 {
                     out.push(',');
                 }
-                json_string(out, key);
+                chartkit_yaml::gojson::write_string(out, key);
                 out.push(':');
                 write_json_compact(out, item);
             }
             out.push('}');
         }
     }
-}
-
-/// Go's JSON string escaping, HTML-safe as `json.Marshal` does by default.
-fn json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }

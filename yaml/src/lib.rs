@@ -10,9 +10,11 @@
 //! - [`Node::to_value`] / [`parse_values`]: the JSON round trip Helm applies to values.
 //! - [`to_yaml`]: go-yaml v2's emitter, for `toYaml` and `helm show chart`.
 //! - [`gonum`]: Go's float formatting (`%v`, `strconv.FormatFloat`, `encoding/json`).
+//! - [`gojson`]: Go's `encoding/json` string escapes and compact output of values.
 
 mod emit;
 mod error;
+pub mod gojson;
 pub mod gonum;
 mod goscan;
 mod node;

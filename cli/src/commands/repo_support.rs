@@ -100,28 +100,6 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
     }
 }
 
-/// Go's `encoding/json` string escaping (HTML-safe), for output that must equal helm's.
-pub fn go_json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// A JSON array of objects with string fields, as Go's encoder writes it.
 pub fn go_json_rows(rows: &[Vec<(&str, &str)>]) -> String {
     let items: Vec<String> = rows
@@ -129,7 +107,13 @@ pub fn go_json_rows(rows: &[Vec<(&str, &str)>]) -> String {
         .map(|row| {
             let fields: Vec<String> = row
                 .iter()
-                .map(|(k, v)| format!("{}:{}", go_json_string(k), go_json_string(v)))
+                .map(|(k, v)| {
+                    format!(
+                        "{}:{}",
+                        chartkit_yaml::gojson::string(k),
+                        chartkit_yaml::gojson::string(v)
+                    )
+                })
                 .collect();
             format!("{{{}}}", fields.join(","))
         })
@@ -165,7 +149,7 @@ mod tests {
     #[test]
     fn json_strings_are_escaped_as_go_escapes_them() {
         assert_eq!(
-            go_json_string("a<b>&\"c\"\n"),
+            chartkit_yaml::gojson::string("a<b>&\"c\"\n"),
             r#""a\u003cb\u003e\u0026\"c\"\n""#
         );
         assert_eq!(go_json_rows(&[]), "[]\n");

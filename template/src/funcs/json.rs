@@ -186,7 +186,7 @@ fn write_value(
 
 pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
     out.push('"');
-    write_chars(out, s, html);
+    chartkit_yaml::gojson::write_escaped(out, s, html);
     out.push('"');
 }
 
@@ -195,30 +195,12 @@ pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
 fn write_go_string(out: &mut String, bytes: &[u8], html: bool) {
     out.push('"');
     for chunk in bytes.utf8_chunks() {
-        write_chars(out, chunk.valid(), html);
+        chartkit_yaml::gojson::write_escaped(out, chunk.valid(), html);
         for _ in chunk.invalid() {
             out.push_str("\\ufffd");
         }
     }
     out.push('"');
-}
-
-fn write_chars(out: &mut String, s: &str, html: bool) {
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' if html => out.push_str(&format!("\\u{:04x}", c as u32)),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
 }
 
 /// `json.Unmarshal` into `interface{}`: objects become maps, every number a float64.
