@@ -285,6 +285,86 @@ pub fn parse_node(text: &str) -> Result<Node, Error> {
     }))
 }
 
+/// Why [`parse_node_streaming`] gave up; the caller then parses with [`parse_node`],
+/// which gives the answer (or the error) for such a text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unstreamable {
+    /// The text does not parse (or may parse only after go-yaml's corrections).
+    Syntax(Error),
+    /// Something that makes one part depend on another, or that a streaming reader does
+    /// not expect: anchors, aliases, merge keys, tags, several documents, a root that is
+    /// not a map.
+    Unusual(&'static str),
+    /// The sink refused a pair.
+    Stopped,
+}
+
+/// Parses the first document of `text`, which must be a map, like [`parse_node`], except
+/// that the pairs of the map under the root key `key` are handed to `sink` one at a
+/// time as they complete, in document order, instead of being kept: the returned root
+/// holds that map empty. A large document with one big map (an index's `entries`) is so
+/// read with one pair in memory at a time.
+///
+/// Only plain texts are streamed; for anything where the result could depend on more
+/// than one pair (see [`Unstreamable`]) it gives up, possibly after handing out some
+/// pairs, so callers must treat what the sink received as void then. `sink` returns
+/// false to stop.
+pub fn parse_node_streaming(
+    text: &str,
+    key: &str,
+    sink: &mut dyn FnMut(Node, Node) -> bool,
+) -> Result<Node, Unstreamable> {
+    let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let prepared = goscan::prepare(trimmed, false).map_err(Unstreamable::Syntax)?;
+    if let Some(error) = prepared.deferred {
+        return Err(Unstreamable::Syntax(error));
+    }
+    let mut builder = Builder::new(usize::MAX);
+    builder.stream_key = Some(key.to_owned());
+    if !prepared.text.ends_with(['\n', '\r']) {
+        builder.unterminated_end = Some(prepared.text.chars().count());
+    }
+    let mut document_started = false;
+    for event in Parser::new_from_str(&prepared.text) {
+        let (event, span) = event.map_err(|e| Unstreamable::Syntax(scan_error(&e)))?;
+        match &event {
+            Event::Alias(_) => return Err(Unstreamable::Unusual("an alias")),
+            Event::Scalar(_, _, anchor, _)
+            | Event::SequenceStart(anchor, _)
+            | Event::MappingStart(anchor, _)
+                if *anchor != 0 =>
+            {
+                return Err(Unstreamable::Unusual("an anchor"));
+            }
+            Event::Scalar(_, _, _, Some(_))
+            | Event::SequenceStart(_, Some(_))
+            | Event::MappingStart(_, Some(_)) => return Err(Unstreamable::Unusual("a tag")),
+            Event::Scalar(text, ScalarStyle::Plain, _, None) if text == "<<" => {
+                return Err(Unstreamable::Unusual("a merge key"));
+            }
+            Event::DocumentStart(_) if document_started => {
+                return Err(Unstreamable::Unusual("several documents"));
+            }
+            Event::DocumentStart(_) => document_started = true,
+            Event::Scalar(..) | Event::SequenceStart(..) if builder.stack.is_empty() => {
+                return Err(Unstreamable::Unusual("a root that is not a map"));
+            }
+            _ => {}
+        }
+        builder.event(event, span).map_err(Unstreamable::Syntax)?;
+        if let Some((key, value)) = builder.streamed_pair.take()
+            && !sink(key, value)
+        {
+            return Err(Unstreamable::Stopped);
+        }
+    }
+    builder
+        .documents
+        .into_iter()
+        .next()
+        .ok_or(Unstreamable::Unusual("no document"))
+}
+
 enum Frame {
     Seq {
         node: Node,
@@ -297,6 +377,8 @@ enum Frame {
         pairs: Vec<(Node, Node)>,
         key: Option<Node>,
         merge: bool,
+        /// The map whose pairs a streaming parse hands out instead of keeping.
+        streamed: bool,
     },
 }
 
@@ -316,6 +398,10 @@ struct Builder {
     skipped_depth: usize,
     /// Where the text ends (in characters), when it does not end with a line break.
     unterminated_end: Option<usize>,
+    /// In a streaming parse, the key of the root map whose map value is streamed.
+    stream_key: Option<String>,
+    /// A pair of the streamed map, completed by the last event and not yet handed out.
+    streamed_pair: Option<(Node, Node)>,
 }
 
 impl Builder {
@@ -330,7 +416,21 @@ impl Builder {
             skipped: None,
             skipped_depth: 0,
             unterminated_end: None,
+            stream_key: None,
+            streamed_pair: None,
         }
+    }
+
+    /// Whether a map opening now is the streamed one: the value of the stream key in the
+    /// root map.
+    fn stream_next_map(&self) -> bool {
+        let Some(stream_key) = &self.stream_key else {
+            return false;
+        };
+        matches!(
+            self.stack.as_slice(),
+            [Frame::Map { key: Some(Node { kind: NodeKind::Str(key), .. }), .. }] if key == stream_key
+        )
     }
 
     fn event(&mut self, event: Event<'_>, span: Span) -> Result<Shallow, Error> {
@@ -420,6 +520,7 @@ impl Builder {
                     pairs: Vec::new(),
                     key: None,
                     merge: false,
+                    streamed: self.stream_next_map(),
                 },
                 &span,
             ),
@@ -500,7 +601,11 @@ impl Builder {
             None => self.documents.push(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
-                pairs, key, merge, ..
+                pairs,
+                key,
+                merge,
+                streamed,
+                ..
             }) => match key.take() {
                 None => {
                     *merge = is_merge_key;
@@ -510,6 +615,7 @@ impl Builder {
                     *merge = false;
                     merge_into(pairs, &k, node)?;
                 }
+                Some(k) if *streamed => self.streamed_pair = Some((k, node)),
                 Some(k) => pairs.push((k, node)),
             },
         }
