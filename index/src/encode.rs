@@ -315,7 +315,20 @@ fn write_json_compact(out: &mut String, value: &Out) {
 /// Go's JSON string escaping, HTML-safe as `json.Marshal` does by default.
 fn json_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
+    // Runs of characters that need no escape are copied whole; only the bytes that can
+    // start an escape (ASCII controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2, the first
+    // byte of U+2028 and U+2029) stop the copy.
+    let bytes = s.as_bytes();
+    let mut plain = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b >= 0x20 && !matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2) {
+            at += 1;
+            continue;
+        }
+        out.push_str(&s[plain..at]);
+        let c = s[at..].chars().next().unwrap_or_default();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -330,6 +343,30 @@ fn json_string(out: &mut String, s: &str) {
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
+        at += c.len_utf8();
+        plain = at;
     }
+    out.push_str(&s[plain..]);
     out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_string;
+
+    #[test]
+    fn strings_are_escaped_as_go_escapes_them() {
+        let mut out = String::new();
+        json_string(
+            &mut out,
+            "plain \"q\" \\ <a>&b\n\r\t\u{8}\u{c}\u{1}\u{7f} é€\u{2028}\u{2029}😀 end",
+        );
+        assert_eq!(
+            out,
+            "\"plain \\\"q\\\" \\\\ \\u003ca\\u003e\\u0026b\\n\\r\\t\\b\\f\\u0001\u{7f} é€\\u2028\\u2029😀 end\""
+        );
+        out.clear();
+        json_string(&mut out, "");
+        assert_eq!(out, "\"\"");
+    }
 }

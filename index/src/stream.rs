@@ -68,30 +68,23 @@ fn stream(bytes: &[u8], source: &str) -> Option<CompactDraft> {
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;
-    let mut encoder = Encoder::default();
-    let mut warnings = Vec::new();
-    let mut names = HashSet::new();
-    let mut sink = |key: Node, list: Node| {
-        // Repeated names (or keys that are not names) are refused or merged by the whole
-        // reading; either way it decides.
-        let Some(name) = key.as_map_key() else {
-            return false;
-        };
-        if !names.insert(name.clone())
-            || chartkit_chart::yaml_fields::reject_duplicate_keys(&list, "").is_err()
-        {
-            return false;
-        }
-        let Ok(mut versions) = decode_chart(&name, &list, Decoding::STRICT, source, &mut warnings)
-        else {
-            return false;
-        };
-        drop(list);
-        crate::gosort::sort_newest_first(&mut versions);
-        encoder.add_chart(&name, &versions);
-        true
-    };
-    let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut sink).ok()?;
+    // Parsing and decoding take about the same time, so they run on two threads: the
+    // parser hands each chart's tree to the decoder through a short queue (which bounds
+    // memory to a few charts) and goes on with the next.
+    let (root, decoded) = std::thread::scope(|scope| {
+        let (send, receive) = std::sync::mpsc::sync_channel::<(Node, Node)>(8);
+        let decoder = scope.spawn(move || decode_charts(receive, source));
+        let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
+            send.send((key, list)).is_ok()
+        });
+        drop(send);
+        let decoded = decoder
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (root, decoded)
+    });
+    let root = root.ok()?;
+    let (encoder, warnings) = decoded?;
     // Another key that `encoding/json` would match to `entries` (case-insensitively)
     // competes with the streamed one; let the whole reading settle it.
     let NodeKind::Map(pairs) = &root.kind else {
@@ -117,4 +110,31 @@ fn stream(bytes: &[u8], source: &str) -> Option<CompactDraft> {
         warnings,
         streamed: true,
     })
+}
+
+/// Decodes the charts the parser sends into the encoder; nothing when one of them must be
+/// left to the whole reading (dropping the receiver then stops the parser).
+fn decode_charts(
+    charts: std::sync::mpsc::Receiver<(Node, Node)>,
+    source: &str,
+) -> Option<(Encoder, Vec<String>)> {
+    let mut encoder = Encoder::default();
+    let mut warnings = Vec::new();
+    let mut names = HashSet::new();
+    for (key, list) in charts {
+        // Repeated names (or keys that are not names) are refused or merged by the whole
+        // reading; either way it decides.
+        let name = key.as_map_key()?;
+        if !names.insert(name.clone())
+            || chartkit_chart::yaml_fields::reject_duplicate_keys(&list, "").is_err()
+        {
+            return None;
+        }
+        let mut versions =
+            decode_chart(&name, &list, Decoding::STRICT, source, &mut warnings).ok()?;
+        drop(list);
+        crate::gosort::sort_newest_first(&mut versions);
+        encoder.add_chart(&name, &versions);
+    }
+    Some((encoder, warnings))
 }
