@@ -204,27 +204,37 @@ impl IndexCache {
         source: &str,
         cache_root: Option<&Path>,
     ) -> Result<IndexCache, CacheError> {
-        // The digest is needed only after the parse, so it is computed beside it.
-        let (draft, sha256) = std::thread::scope(|scope| {
-            let hashing = scope.spawn(|| <[u8; 32]>::from(Sha256::digest(bytes)));
+        let io_error = |source| CacheError::Io {
+            path: index_path.to_owned(),
+            source,
+        };
+        // Hashing and writing the index (under a temporary name) do not need the parse,
+        // so they run beside it; the file is put in place only once the parse accepts it,
+        // and an index refused by the parse leaves nothing behind.
+        let (draft, written) = std::thread::scope(|scope| {
+            let writing = scope.spawn(|| {
+                let sha256 = <[u8; 32]>::from(Sha256::digest(bytes));
+                if let Some(dir) = index_path.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let staged = chartkit_durable::stage(index_path, bytes)
+                    .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))?;
+                Ok::<_, std::io::Error>((sha256, staged))
+            });
             let draft = chartkit_index::parse_index_to_compact(bytes, source);
-            let sha256 = hashing
+            let written = writing
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (draft, sha256)
+            (draft, written)
         });
         let mut draft = draft.map_err(|source| CacheError::Index {
             path: index_path.to_owned(),
             source,
         })?;
-        let io_error = |source| CacheError::Io {
-            path: index_path.to_owned(),
-            source,
-        };
-        if let Some(dir) = index_path.parent() {
-            std::fs::create_dir_all(dir).map_err(io_error)?;
-        }
-        crate::write_durably(index_path, bytes).map_err(io_error)?;
+        let (sha256, staged) = written.map_err(io_error)?;
+        staged
+            .commit()
+            .map_err(|e| io_error(std::io::Error::new(e.source.kind(), e.to_string())))?;
         let meta = std::fs::metadata(index_path).map_err(io_error)?;
         let stamp = SourceStamp {
             sha256,

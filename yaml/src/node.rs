@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use base64::Engine as _;
@@ -454,7 +455,7 @@ impl Builder {
     fn skip(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
         match event {
             Event::Scalar(text, style, _, Some(tag)) => {
-                scalar(&text, style, Some(&tag), &span)?;
+                scalar(text, style, Some(&tag), &span)?;
             }
             Event::SequenceStart(..) | Event::MappingStart(..) => {
                 if self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
@@ -501,8 +502,8 @@ impl Builder {
                 {
                     text.to_mut().pop();
                 }
-                let node = scalar(&text, style, tag.as_deref(), &span)?;
                 let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
+                let node = scalar(text, style, tag.as_deref(), &span)?;
                 self.finish(node, anchor, merge)
             }
             Event::SequenceStart(anchor, _) => self.open(
@@ -660,20 +661,27 @@ fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, mut value: Node) -> Res
     Ok(())
 }
 
-fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, span: &Span) -> Result<Node, Error> {
+/// `text` is taken by value: the parser often hands over a string it built, which then
+/// becomes the node's without a copy.
+fn scalar(
+    text: Cow<'_, str>,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+    span: &Span,
+) -> Result<Node, Error> {
     let kind = match tag {
-        None if style == ScalarStyle::Plain => match resolve_plain(text) {
+        None if style == ScalarStyle::Plain => match resolve_plain(&text) {
             Scalar::Null => NodeKind::Null,
             Scalar::Bool(b) => NodeKind::Bool(b),
             Scalar::Int(i) => NodeKind::Int(i),
             Scalar::Uint(u) => NodeKind::Uint(u),
             Scalar::Float(f) => NodeKind::Float(f),
-            Scalar::Str { .. } | Scalar::Merge => NodeKind::Str(text.to_owned()),
+            Scalar::Str { .. } | Scalar::Merge => NodeKind::Str(text.into_owned()),
         },
-        None => NodeKind::Str(text.to_owned()),
-        Some(tag) if tag.is_yaml_core_schema() => core_tagged(text, &tag.suffix, span)?,
+        None => NodeKind::Str(text.into_owned()),
+        Some(tag) if tag.is_yaml_core_schema() => core_tagged(&text, &tag.suffix, span)?,
         // Application tags (`!foo`) mean nothing to Helm: the text is kept as a string.
-        Some(_) => NodeKind::Str(text.to_owned()),
+        Some(_) => NodeKind::Str(text.into_owned()),
     };
     Ok(Node::new(kind, span))
 }
@@ -882,5 +890,43 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_streamed_map_is_handed_out_pair_by_pair() {
+        let text = "a: 1\nentries:\n  x: [1, {y: 2}]\n  'z': {w: null}\nb: [entries]\n";
+        let mut pairs = Vec::new();
+        let root = parse_node_streaming(text, "entries", &mut |k, v| {
+            pairs.push((k, v));
+            true
+        })
+        .unwrap();
+        let mut whole = parse_node(text).unwrap();
+        let NodeKind::Map(top) = &mut whole.kind else {
+            panic!("a map");
+        };
+        let NodeKind::Map(expected) = top[1].1.take_kind() else {
+            panic!("a map");
+        };
+        top[1].1.kind = NodeKind::Map(Vec::new());
+        assert_eq!(pairs, expected);
+        assert_eq!(root, whole, "the root keeps the streamed map, empty");
+    }
+
+    #[test]
+    fn streaming_gives_up_on_what_ties_parts_together() {
+        for text in [
+            "entries: {a: &x 1, b: *x}\n",
+            "entries: {a: !!str 1}\n",
+            "entries:\n  a: {<<: {b: 1}}\n",
+            "entries: {}\n---\nb: 1\n",
+            "- entries\n",
+            "entries: [\n",
+        ] {
+            let streamed = parse_node_streaming(text, "entries", &mut |_, _| true);
+            assert!(streamed.is_err(), "{text:?}");
+        }
+        let stopped = parse_node_streaming("entries: {a: 1}\n", "entries", &mut |_, _| false);
+        assert_eq!(stopped, Err(Unstreamable::Stopped));
     }
 }
