@@ -4,7 +4,9 @@
 //! a 50 MB index that is half a gigabyte, most of it the tree. Here the YAML events under
 //! `entries:` become the tree of one chart's version list at a time, which goes through the
 //! same decoder (so every field rule, warning and skipped entry is the same), is sorted as
-//! Helm sorts it, handed to the compact [`Encoder`] and dropped.
+//! Helm sorts it, handed to the compact [`Encoder`] and dropped. Scanning runs on one
+//! thread and building, decoding and encoding on another (see
+//! [`chartkit_yaml::parse_node_streaming`]), which is what two cores allow.
 //!
 //! This is only an optimisation: whenever the streamed reading could differ from the whole
 //! one, or fails in any way, the index is read whole instead, which gives the answer or the
@@ -68,23 +70,18 @@ fn stream(bytes: &[u8], source: &str) -> Option<CompactDraft> {
         return None;
     }
     let text = std::str::from_utf8(bytes).ok()?;
-    // Parsing and decoding take about the same time, so they run on two threads: the
-    // parser hands each chart's tree to the decoder through a short queue (which bounds
-    // memory to a few charts) and goes on with the next.
-    let (root, decoded) = std::thread::scope(|scope| {
-        let (send, receive) = std::sync::mpsc::sync_channel::<(Node, Node)>(8);
-        let decoder = scope.spawn(move || decode_charts(receive, source));
-        let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
-            send.send((key, list)).is_ok()
+    let mut decoded = Some((Encoder::default(), Vec::new(), HashSet::new()));
+    let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
+        let added = decoded.as_mut().and_then(|(encoder, warnings, names)| {
+            add_chart(encoder, warnings, names, key, &list, source)
         });
-        drop(send);
-        let decoded = decoder
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (root, decoded)
-    });
-    let root = root.ok()?;
-    let (encoder, warnings) = decoded?;
+        if added.is_none() {
+            decoded = None;
+        }
+        added.is_some()
+    })
+    .ok()?;
+    let (encoder, warnings, _) = decoded?;
     // Another key that `encoding/json` would match to `entries` (case-insensitively)
     // competes with the streamed one; let the whole reading settle it.
     let NodeKind::Map(pairs) = &root.kind else {
@@ -112,29 +109,25 @@ fn stream(bytes: &[u8], source: &str) -> Option<CompactDraft> {
     })
 }
 
-/// Decodes the charts the parser sends into the encoder; nothing when one of them must be
-/// left to the whole reading (dropping the receiver then stops the parser).
-fn decode_charts(
-    charts: std::sync::mpsc::Receiver<(Node, Node)>,
+/// Decodes one chart into the encoder; nothing when it must be left to the whole reading.
+fn add_chart(
+    encoder: &mut Encoder,
+    warnings: &mut Vec<String>,
+    names: &mut HashSet<String>,
+    key: Node,
+    list: &Node,
     source: &str,
-) -> Option<(Encoder, Vec<String>)> {
-    let mut encoder = Encoder::default();
-    let mut warnings = Vec::new();
-    let mut names = HashSet::new();
-    for (key, list) in charts {
-        // Repeated names (or keys that are not names) are refused or merged by the whole
-        // reading; either way it decides.
-        let name = key.as_map_key()?;
-        if !names.insert(name.clone())
-            || chartkit_chart::yaml_fields::reject_duplicate_keys(&list, "").is_err()
-        {
-            return None;
-        }
-        let mut versions =
-            decode_chart(&name, &list, Decoding::STRICT, source, &mut warnings).ok()?;
-        drop(list);
-        crate::gosort::sort_newest_first(&mut versions);
-        encoder.add_chart(&name, &versions);
+) -> Option<()> {
+    // Repeated names (or keys that are not names) are refused or merged by the whole
+    // reading; either way it decides.
+    let name = key.as_map_key()?;
+    if !names.insert(name.clone())
+        || chartkit_chart::yaml_fields::reject_duplicate_keys(list, "").is_err()
+    {
+        return None;
     }
-    Some((encoder, warnings))
+    let mut versions = decode_chart(&name, list, Decoding::STRICT, source, warnings).ok()?;
+    crate::gosort::sort_newest_first(&mut versions);
+    encoder.add_chart(&name, &versions);
+    Some(())
 }

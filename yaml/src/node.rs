@@ -309,11 +309,11 @@ pub enum Unstreamable {
 /// Only plain texts are streamed; for anything where the result could depend on more
 /// than one pair (see [`Unstreamable`]) it gives up, possibly after handing out some
 /// pairs, so callers must treat what the sink received as void then. `sink` returns
-/// false to stop.
+/// false to stop; it runs on a second thread, beside the scanner.
 pub fn parse_node_streaming(
     text: &str,
     key: &str,
-    sink: &mut dyn FnMut(Node, Node) -> bool,
+    sink: &mut (dyn FnMut(Node, Node) -> bool + Send),
 ) -> Result<Node, Unstreamable> {
     let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
     let prepared = goscan::prepare(trimmed, false).map_err(Unstreamable::Syntax)?;
@@ -325,45 +325,94 @@ pub fn parse_node_streaming(
     if !prepared.text.ends_with(['\n', '\r']) {
         builder.unterminated_end = Some(prepared.text.chars().count());
     }
-    let mut document_started = false;
-    for event in Parser::new_from_str(&prepared.text) {
-        let (event, span) = event.map_err(|e| Unstreamable::Syntax(scan_error(&e)))?;
-        match &event {
-            Event::Alias(_) => return Err(Unstreamable::Unusual("an alias")),
-            Event::Scalar(_, _, anchor, _)
-            | Event::SequenceStart(anchor, _)
-            | Event::MappingStart(anchor, _)
-                if *anchor != 0 =>
-            {
-                return Err(Unstreamable::Unusual("an anchor"));
+    // Scanning and building (with what the sink does) take about as long as each other,
+    // so the events go in batches to a second thread that builds and hands out the pairs;
+    // a short queue keeps only a few batches in memory.
+    std::thread::scope(|scope| {
+        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<(Event<'_>, Span)>>(4);
+        let building = scope.spawn(move || {
+            for batch in receive {
+                for (event, span) in batch {
+                    stream_event(&mut builder, event, span, sink)?;
+                }
             }
-            Event::Scalar(_, _, _, Some(_))
-            | Event::SequenceStart(_, Some(_))
-            | Event::MappingStart(_, Some(_)) => return Err(Unstreamable::Unusual("a tag")),
-            Event::Scalar(text, ScalarStyle::Plain, _, None) if text == "<<" => {
-                return Err(Unstreamable::Unusual("a merge key"));
+            builder
+                .documents
+                .into_iter()
+                .next()
+                .ok_or(Unstreamable::Unusual("no document"))
+        });
+        let mut scanned = Ok(());
+        let mut batch = Vec::with_capacity(STREAM_BATCH);
+        for event in Parser::new_from_str(&prepared.text) {
+            match event {
+                Ok(event) => batch.push(event),
+                Err(e) => {
+                    scanned = Err(Unstreamable::Syntax(scan_error(&e)));
+                    break;
+                }
             }
-            Event::DocumentStart(_) if document_started => {
-                return Err(Unstreamable::Unusual("several documents"));
+            if batch.len() == STREAM_BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(STREAM_BATCH));
+                if send.send(full).is_err() {
+                    // The builder gave up; its answer says why.
+                    break;
+                }
             }
-            Event::DocumentStart(_) => document_started = true,
-            Event::Scalar(..) | Event::SequenceStart(..) if builder.stack.is_empty() => {
-                return Err(Unstreamable::Unusual("a root that is not a map"));
-            }
-            _ => {}
         }
-        builder.event(event, span).map_err(Unstreamable::Syntax)?;
-        if let Some((key, value)) = builder.streamed_pair.take()
-            && !sink(key, value)
+        if scanned.is_ok() {
+            let _ = send.send(batch);
+        }
+        drop(send);
+        let built = building
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        scanned.and(built)
+    })
+}
+
+/// Events per batch between the scanning and the building thread.
+const STREAM_BATCH: usize = 4096;
+
+/// One event of a streaming parse: refused if unusual, else built, and a completed pair
+/// of the streamed map handed to the sink.
+fn stream_event(
+    builder: &mut Builder,
+    event: Event<'_>,
+    span: Span,
+    sink: &mut (dyn FnMut(Node, Node) -> bool + Send),
+) -> Result<(), Unstreamable> {
+    match &event {
+        Event::Alias(_) => return Err(Unstreamable::Unusual("an alias")),
+        Event::Scalar(_, _, anchor, _)
+        | Event::SequenceStart(anchor, _)
+        | Event::MappingStart(anchor, _)
+            if *anchor != 0 =>
         {
-            return Err(Unstreamable::Stopped);
+            return Err(Unstreamable::Unusual("an anchor"));
         }
+        Event::Scalar(_, _, _, Some(_))
+        | Event::SequenceStart(_, Some(_))
+        | Event::MappingStart(_, Some(_)) => return Err(Unstreamable::Unusual("a tag")),
+        Event::Scalar(text, ScalarStyle::Plain, _, None) if text == "<<" => {
+            return Err(Unstreamable::Unusual("a merge key"));
+        }
+        Event::DocumentStart(_) if builder.document_started => {
+            return Err(Unstreamable::Unusual("several documents"));
+        }
+        Event::DocumentStart(_) => builder.document_started = true,
+        Event::Scalar(..) | Event::SequenceStart(..) if builder.stack.is_empty() => {
+            return Err(Unstreamable::Unusual("a root that is not a map"));
+        }
+        _ => {}
     }
-    builder
-        .documents
-        .into_iter()
-        .next()
-        .ok_or(Unstreamable::Unusual("no document"))
+    builder.event(event, span).map_err(Unstreamable::Syntax)?;
+    if let Some((key, value)) = builder.streamed_pair.take()
+        && !sink(key, value)
+    {
+        return Err(Unstreamable::Stopped);
+    }
+    Ok(())
 }
 
 enum Frame {
@@ -403,6 +452,8 @@ struct Builder {
     stream_key: Option<String>,
     /// A pair of the streamed map, completed by the last event and not yet handed out.
     streamed_pair: Option<(Node, Node)>,
+    /// In a streaming parse, whether a document has started.
+    document_started: bool,
 }
 
 impl Builder {
@@ -419,6 +470,7 @@ impl Builder {
             unterminated_end: None,
             stream_key: None,
             streamed_pair: None,
+            document_started: false,
         }
     }
 
