@@ -567,6 +567,10 @@ fn go_path_base(path: &str) -> &str {
 /// Helm's `sanitizeString`: any Unicode space becomes a plain space and characters Go does
 /// not consider printable are dropped. Leaves the common all-printable text untouched.
 fn sanitize(text: &mut String) {
+    // Printable ASCII and the plain space, checked a byte at a time: nearly every text.
+    if text.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+        return;
+    }
     if text
         .chars()
         .all(|c| c == ' ' || (!c.is_whitespace() && is_printable(c)))

@@ -119,6 +119,54 @@ fn parent_dir(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
+/// A file written and synced under a temporary name beside its target, not yet in place:
+/// [`Staged::commit`] renames it over the target; dropped uncommitted, it is removed and
+/// the target is untouched. This lets a caller write while it is still deciding whether
+/// the content is good (a downloaded index being parsed).
+#[derive(Debug)]
+pub struct Staged {
+    path: PathBuf,
+    temp: tempfile::NamedTempFile,
+}
+
+/// Writes and syncs `bytes` for `path` (whose directory must exist), without putting them
+/// in place yet.
+pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged, WriteError> {
+    let error = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".chartkit-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut temp = builder.tempfile_in(parent_dir(path)).map_err(error)?;
+    temp.write_all(bytes).map_err(error)?;
+    temp.as_file().sync_all().map_err(error)?;
+    Ok(Staged {
+        path: path.to_path_buf(),
+        temp,
+    })
+}
+
+impl Staged {
+    /// Renames the staged file over its target and syncs the directory.
+    pub fn commit(self) -> Result<(), WriteError> {
+        let Staged { path, temp } = self;
+        temp.persist(&path).map_err(|e| WriteError {
+            path: path.clone(),
+            source: e.error,
+        })?;
+        if let Ok(handle) = std::fs::File::open(parent_dir(&path)) {
+            let _ = handle.sync_all();
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +213,20 @@ mod tests {
         std::fs::write(dir.path().join("file"), b"x").unwrap();
         let err = write(&dir.path().join("file/inner.txt"), b"x").unwrap_err();
         assert!(err.to_string().contains("file/inner.txt"), "{err}");
+    }
+
+    #[test]
+    fn staged_files_take_effect_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index.yaml");
+        write(&index, b"old").unwrap();
+        drop(stage(&index, b"refused").unwrap());
+        assert_eq!(std::fs::read(&index).unwrap(), b"old");
+        let staged = stage(&index, b"new").unwrap();
+        assert_eq!(std::fs::read(&index).unwrap(), b"old");
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read(&index).unwrap(), b"new");
+        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(files.len(), 1, "no temporary file is left");
     }
 }

@@ -167,7 +167,7 @@ const INDEX_FIELDS: &[&str] = &[
     "annotations",
 ];
 
-fn decode_index(
+pub(crate) fn decode_index(
     root: &Node,
     decoding: Decoding,
     source: &str,
@@ -215,41 +215,54 @@ fn decode_entries(
     };
     for (key, list) in pairs {
         let name = key.as_map_key().unwrap_or_default();
-        let list_path = format!("entries.{name}");
-        let items: &[Node] = match &list.kind {
-            NodeKind::Null => &[],
-            NodeKind::Seq(items) => items,
-            _ => {
-                let want = "a list of chart versions";
-                return Err(FieldError::type_error(list, &list_path, want).into());
-            }
-        };
-        let mut versions = Vec::with_capacity(items.len());
-        let mut skipped = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            if matches!(item.kind, NodeKind::Null) {
-                skipped.push(format!(
-                    "skipping loading invalid entry for chart {name:?} from {source}: empty entry"
-                ));
-                continue;
-            }
-            let mut version = decode_entry(item, &format!("{list_path}[{i}]"), decoding)?;
-            if version.metadata.api_version.is_empty() {
-                version.metadata.api_version = API_VERSION_V1.to_owned();
-            }
-            match version.metadata.validate() {
-                Err(e) if !e.skippable_in_index() => skipped.push(format!(
-                    "skipping loading invalid entry for chart {name:?} {:?} from {source}: {e}",
-                    version.metadata.version
-                )),
-                _ => versions.push(version),
-            }
-        }
-        // Helm walks each chart's list from the end, so its warnings come out in reverse.
-        warnings.extend(skipped.into_iter().rev());
+        let versions = decode_chart(&name, list, decoding, source, warnings)?;
         entries.insert(name, versions);
     }
     Ok(entries)
+}
+
+/// One chart's version list under `entries`: null entries and entries that fail
+/// `Metadata.Validate` are skipped with Helm's warnings, any other problem fails the index.
+pub(crate) fn decode_chart(
+    name: &str,
+    list: &Node,
+    decoding: Decoding,
+    source: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ChartVersion>, IndexError> {
+    let list_path = format!("entries.{name}");
+    let items: &[Node] = match &list.kind {
+        NodeKind::Null => &[],
+        NodeKind::Seq(items) => items,
+        _ => {
+            let want = "a list of chart versions";
+            return Err(FieldError::type_error(list, &list_path, want).into());
+        }
+    };
+    let mut versions = Vec::with_capacity(items.len());
+    let mut skipped = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if matches!(item.kind, NodeKind::Null) {
+            skipped.push(format!(
+                "skipping loading invalid entry for chart {name:?} from {source}: empty entry"
+            ));
+            continue;
+        }
+        let mut version = decode_entry(item, &format!("{list_path}[{i}]"), decoding)?;
+        if version.metadata.api_version.is_empty() {
+            version.metadata.api_version = API_VERSION_V1.to_owned();
+        }
+        match version.metadata.validate() {
+            Err(e) if !e.skippable_in_index() => skipped.push(format!(
+                "skipping loading invalid entry for chart {name:?} {:?} from {source}: {e}",
+                version.metadata.version
+            )),
+            _ => versions.push(version),
+        }
+    }
+    // Helm walks each chart's list from the end, so its warnings come out in reverse.
+    warnings.extend(skipped.into_iter().rev());
+    Ok(versions)
 }
 
 /// An entry's own fields, after the metadata fields it shares its map with.

@@ -159,13 +159,15 @@ impl IndexCache {
             }
         }
 
-        let loaded = chartkit_index::parse_index(&bytes, &index_path.display().to_string())
-            .map_err(|source| CacheError::Index {
-                path: index_path.to_owned(),
-                source,
-            })?;
+        let mut draft =
+            chartkit_index::parse_index_to_compact(&bytes, &index_path.display().to_string())
+                .map_err(|source| CacheError::Index {
+                    path: index_path.to_owned(),
+                    source,
+                })?;
         drop(bytes);
-        let encoded = compact::encode(&loaded.index, stamp);
+        let warnings = std::mem::take(&mut draft.warnings);
+        let encoded = draft.finish(stamp);
         let (written, not_cached) = match &cache_file {
             None => (None, None),
             Some(cache_file) => match write_cache(cache_file, &encoded) {
@@ -184,7 +186,7 @@ impl IndexCache {
         })?;
         Ok(IndexCache {
             compact,
-            warnings: loaded.warnings,
+            warnings,
             rebuilt: true,
             cache_file: written,
             not_cached,
@@ -202,30 +204,48 @@ impl IndexCache {
         source: &str,
         cache_root: Option<&Path>,
     ) -> Result<IndexCache, CacheError> {
-        let loaded =
-            chartkit_index::parse_index(bytes, source).map_err(|source| CacheError::Index {
-                path: index_path.to_owned(),
-                source,
-            })?;
         let io_error = |source| CacheError::Io {
             path: index_path.to_owned(),
             source,
         };
-        if let Some(dir) = index_path.parent() {
-            std::fs::create_dir_all(dir).map_err(io_error)?;
-        }
-        crate::write_durably(index_path, bytes).map_err(io_error)?;
+        // Hashing and writing the index (under a temporary name) do not need the parse,
+        // so they run beside it; the file is put in place only once the parse accepts it,
+        // and an index refused by the parse leaves nothing behind.
+        let (draft, written) = std::thread::scope(|scope| {
+            let writing = scope.spawn(|| {
+                let sha256 = <[u8; 32]>::from(Sha256::digest(bytes));
+                if let Some(dir) = index_path.parent() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                let staged = chartkit_durable::stage(index_path, bytes)
+                    .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))?;
+                Ok::<_, std::io::Error>((sha256, staged))
+            });
+            let draft = chartkit_index::parse_index_to_compact(bytes, source);
+            let written = writing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (draft, written)
+        });
+        let mut draft = draft.map_err(|source| CacheError::Index {
+            path: index_path.to_owned(),
+            source,
+        })?;
+        let (sha256, staged) = written.map_err(io_error)?;
+        staged
+            .commit()
+            .map_err(|e| io_error(std::io::Error::new(e.source.kind(), e.to_string())))?;
         let meta = std::fs::metadata(index_path).map_err(io_error)?;
         let stamp = SourceStamp {
-            sha256: Sha256::digest(bytes).into(),
+            sha256,
             size: meta.len(),
             // The file was just put in place by a rename, so it is a new inode whose
             // times are its own: the racy rule, meant for files edited in place, would
             // only make the next load hash what was hashed a moment ago.
             file_stamp: crate::stamp::file_stamp_of_new_file(&meta),
         };
-        let encoded = compact::encode(&loaded.index, stamp);
-        drop(loaded.index);
+        let warnings = std::mem::take(&mut draft.warnings);
+        let encoded = draft.finish(stamp);
         let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
         let (written, not_cached) = match &cache_file {
             None => (None, None),
@@ -244,7 +264,7 @@ impl IndexCache {
         })?;
         Ok(IndexCache {
             compact,
-            warnings: loaded.warnings,
+            warnings,
             rebuilt: true,
             cache_file: written,
             not_cached,

@@ -10,7 +10,20 @@ use crate::{Value, go_lossy, gonum, with_stack};
 /// `\t`, other controls as `\u00XX`, U+2028 and U+2029 always, and `<`, `>`, `&` when
 /// `html` (as `json.Marshal` does; an encoder with `SetEscapeHTML(false)` does not).
 pub fn write_escaped(out: &mut String, s: &str, html: bool) {
-    for c in s.chars() {
+    // Runs of characters that need no escape are copied whole; only the bytes that can
+    // start an escape (ASCII controls, `"`, `\\`, `<`, `>`, `&`, and 0xE2, the first byte
+    // of U+2028 and U+2029) stop the copy. Indexes are mostly such runs.
+    let bytes = s.as_bytes();
+    let mut plain = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b >= 0x20 && !matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xE2) {
+            at += 1;
+            continue;
+        }
+        out.push_str(&s[plain..at]);
+        let c = s[at..].chars().next().unwrap_or_default();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -19,18 +32,16 @@ pub fn write_escaped(out: &mut String, s: &str, html: bool) {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' if html => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
+            '<' | '>' | '&' if !html => out.push(c),
+            c if (c as u32) < 0x20 || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
         }
+        at += c.len_utf8();
+        plain = at;
     }
+    out.push_str(&s[plain..]);
 }
 
 /// A JSON string as `json.Marshal` writes it (HTML characters escaped).
@@ -98,6 +109,11 @@ mod tests {
         let mut plain = String::new();
         write_escaped(&mut plain, "<&>", false);
         assert_eq!(plain, "<&>");
+        assert_eq!(
+            string("plain \"q\" \\ <a>&b\n\r\t\u{8}\u{c}\u{1}\u{7f} é€\u{2028}\u{2029}😀 end"),
+            "\"plain \\\"q\\\" \\\\ \\u003ca\\u003e\\u0026b\\n\\r\\t\\b\\f\\u0001\u{7f} é€\\u2028\\u2029😀 end\""
+        );
+        assert_eq!(string(""), "\"\"");
     }
 
     #[test]

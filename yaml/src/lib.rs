@@ -23,7 +23,10 @@ mod value;
 
 pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
-pub use node::{Node, NodeKind, parse_documents, parse_documents_to_depth, parse_node};
+pub use node::{
+    Node, NodeKind, Unstreamable, parse_documents, parse_documents_to_depth, parse_node,
+    parse_node_streaming,
+};
 pub use value::{Map, Value, go_lossy};
 
 /// Runs `f` where there is room to recurse: on a new stack segment when little of the

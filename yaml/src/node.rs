@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use base64::Engine as _;
@@ -285,6 +286,135 @@ pub fn parse_node(text: &str) -> Result<Node, Error> {
     }))
 }
 
+/// Why [`parse_node_streaming`] gave up; the caller then parses with [`parse_node`],
+/// which gives the answer (or the error) for such a text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Unstreamable {
+    /// The text does not parse (or may parse only after go-yaml's corrections).
+    Syntax(Error),
+    /// Something that makes one part depend on another, or that a streaming reader does
+    /// not expect: anchors, aliases, merge keys, tags, several documents, a root that is
+    /// not a map.
+    Unusual(&'static str),
+    /// The sink refused a pair.
+    Stopped,
+}
+
+/// Parses the first document of `text`, which must be a map, like [`parse_node`], except
+/// that the pairs of the map under the root key `key` are handed to `sink` one at a
+/// time as they complete, in document order, instead of being kept: the returned root
+/// holds that map empty. A large document with one big map (an index's `entries`) is so
+/// read with one pair in memory at a time.
+///
+/// Only plain texts are streamed; for anything where the result could depend on more
+/// than one pair (see [`Unstreamable`]) it gives up, possibly after handing out some
+/// pairs, so callers must treat what the sink received as void then. `sink` returns
+/// false to stop; it runs on a second thread, beside the scanner.
+pub fn parse_node_streaming(
+    text: &str,
+    key: &str,
+    sink: &mut (dyn FnMut(Node, Node) -> bool + Send),
+) -> Result<Node, Unstreamable> {
+    let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let prepared = goscan::prepare(trimmed, false).map_err(Unstreamable::Syntax)?;
+    if let Some(error) = prepared.deferred {
+        return Err(Unstreamable::Syntax(error));
+    }
+    let mut builder = Builder::new(usize::MAX);
+    builder.stream_key = Some(key.to_owned());
+    if !prepared.text.ends_with(['\n', '\r']) {
+        builder.unterminated_end = Some(prepared.text.chars().count());
+    }
+    // Scanning and building (with what the sink does) take about as long as each other,
+    // so the events go in batches to a second thread that builds and hands out the pairs;
+    // a short queue keeps only a few batches in memory.
+    std::thread::scope(|scope| {
+        let (send, receive) = std::sync::mpsc::sync_channel::<Vec<(Event<'_>, Span)>>(4);
+        let building = scope.spawn(move || {
+            for batch in receive {
+                for (event, span) in batch {
+                    stream_event(&mut builder, event, span, sink)?;
+                }
+            }
+            builder
+                .documents
+                .into_iter()
+                .next()
+                .ok_or(Unstreamable::Unusual("no document"))
+        });
+        let mut scanned = Ok(());
+        let mut batch = Vec::with_capacity(STREAM_BATCH);
+        for event in Parser::new_from_str(&prepared.text) {
+            match event {
+                Ok(event) => batch.push(event),
+                Err(e) => {
+                    scanned = Err(Unstreamable::Syntax(scan_error(&e)));
+                    break;
+                }
+            }
+            if batch.len() == STREAM_BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(STREAM_BATCH));
+                if send.send(full).is_err() {
+                    // The builder gave up; its answer says why.
+                    break;
+                }
+            }
+        }
+        if scanned.is_ok() {
+            let _ = send.send(batch);
+        }
+        drop(send);
+        let built = building
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        scanned.and(built)
+    })
+}
+
+/// Events per batch between the scanning and the building thread.
+const STREAM_BATCH: usize = 4096;
+
+/// One event of a streaming parse: refused if unusual, else built, and a completed pair
+/// of the streamed map handed to the sink.
+fn stream_event(
+    builder: &mut Builder,
+    event: Event<'_>,
+    span: Span,
+    sink: &mut (dyn FnMut(Node, Node) -> bool + Send),
+) -> Result<(), Unstreamable> {
+    match &event {
+        Event::Alias(_) => return Err(Unstreamable::Unusual("an alias")),
+        Event::Scalar(_, _, anchor, _)
+        | Event::SequenceStart(anchor, _)
+        | Event::MappingStart(anchor, _)
+            if *anchor != 0 =>
+        {
+            return Err(Unstreamable::Unusual("an anchor"));
+        }
+        Event::Scalar(_, _, _, Some(_))
+        | Event::SequenceStart(_, Some(_))
+        | Event::MappingStart(_, Some(_)) => return Err(Unstreamable::Unusual("a tag")),
+        Event::Scalar(text, ScalarStyle::Plain, _, None) if text == "<<" => {
+            return Err(Unstreamable::Unusual("a merge key"));
+        }
+        Event::DocumentStart(_) if builder.document_started => {
+            return Err(Unstreamable::Unusual("several documents"));
+        }
+        Event::DocumentStart(_) => builder.document_started = true,
+        Event::Scalar(..) | Event::SequenceStart(..) if builder.stack.is_empty() => {
+            return Err(Unstreamable::Unusual("a root that is not a map"));
+        }
+        _ => {}
+    }
+    builder.event(event, span).map_err(Unstreamable::Syntax)?;
+    if let Some((key, value)) = builder.streamed_pair.take()
+        && !sink(key, value)
+    {
+        return Err(Unstreamable::Stopped);
+    }
+    Ok(())
+}
+
 enum Frame {
     Seq {
         node: Node,
@@ -297,6 +427,8 @@ enum Frame {
         pairs: Vec<(Node, Node)>,
         key: Option<Node>,
         merge: bool,
+        /// The map whose pairs a streaming parse hands out instead of keeping.
+        streamed: bool,
     },
 }
 
@@ -316,6 +448,12 @@ struct Builder {
     skipped_depth: usize,
     /// Where the text ends (in characters), when it does not end with a line break.
     unterminated_end: Option<usize>,
+    /// In a streaming parse, the key of the root map whose map value is streamed.
+    stream_key: Option<String>,
+    /// A pair of the streamed map, completed by the last event and not yet handed out.
+    streamed_pair: Option<(Node, Node)>,
+    /// In a streaming parse, whether a document has started.
+    document_started: bool,
 }
 
 impl Builder {
@@ -330,7 +468,22 @@ impl Builder {
             skipped: None,
             skipped_depth: 0,
             unterminated_end: None,
+            stream_key: None,
+            streamed_pair: None,
+            document_started: false,
         }
+    }
+
+    /// Whether a map opening now is the streamed one: the value of the stream key in the
+    /// root map.
+    fn stream_next_map(&self) -> bool {
+        let Some(stream_key) = &self.stream_key else {
+            return false;
+        };
+        matches!(
+            self.stack.as_slice(),
+            [Frame::Map { key: Some(Node { kind: NodeKind::Str(key), .. }), .. }] if key == stream_key
+        )
     }
 
     fn event(&mut self, event: Event<'_>, span: Span) -> Result<Shallow, Error> {
@@ -354,7 +507,7 @@ impl Builder {
     fn skip(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
         match event {
             Event::Scalar(text, style, _, Some(tag)) => {
-                scalar(&text, style, Some(&tag), &span)?;
+                scalar(text, style, Some(&tag), &span)?;
             }
             Event::SequenceStart(..) | Event::MappingStart(..) => {
                 if self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
@@ -401,8 +554,8 @@ impl Builder {
                 {
                     text.to_mut().pop();
                 }
-                let node = scalar(&text, style, tag.as_deref(), &span)?;
                 let merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
+                let node = scalar(text, style, tag.as_deref(), &span)?;
                 self.finish(node, anchor, merge)
             }
             Event::SequenceStart(anchor, _) => self.open(
@@ -420,6 +573,7 @@ impl Builder {
                     pairs: Vec::new(),
                     key: None,
                     merge: false,
+                    streamed: self.stream_next_map(),
                 },
                 &span,
             ),
@@ -500,7 +654,11 @@ impl Builder {
             None => self.documents.push(node),
             Some(Frame::Seq { items, .. }) => items.push(node),
             Some(Frame::Map {
-                pairs, key, merge, ..
+                pairs,
+                key,
+                merge,
+                streamed,
+                ..
             }) => match key.take() {
                 None => {
                     *merge = is_merge_key;
@@ -510,6 +668,7 @@ impl Builder {
                     *merge = false;
                     merge_into(pairs, &k, node)?;
                 }
+                Some(k) if *streamed => self.streamed_pair = Some((k, node)),
                 Some(k) => pairs.push((k, node)),
             },
         }
@@ -554,20 +713,27 @@ fn merge_into(pairs: &mut Vec<(Node, Node)>, key: &Node, mut value: Node) -> Res
     Ok(())
 }
 
-fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>, span: &Span) -> Result<Node, Error> {
+/// `text` is taken by value: the parser often hands over a string it built, which then
+/// becomes the node's without a copy.
+fn scalar(
+    text: Cow<'_, str>,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+    span: &Span,
+) -> Result<Node, Error> {
     let kind = match tag {
-        None if style == ScalarStyle::Plain => match resolve_plain(text) {
+        None if style == ScalarStyle::Plain => match resolve_plain(&text) {
             Scalar::Null => NodeKind::Null,
             Scalar::Bool(b) => NodeKind::Bool(b),
             Scalar::Int(i) => NodeKind::Int(i),
             Scalar::Uint(u) => NodeKind::Uint(u),
             Scalar::Float(f) => NodeKind::Float(f),
-            Scalar::Str { .. } | Scalar::Merge => NodeKind::Str(text.to_owned()),
+            Scalar::Str { .. } | Scalar::Merge => NodeKind::Str(text.into_owned()),
         },
-        None => NodeKind::Str(text.to_owned()),
-        Some(tag) if tag.is_yaml_core_schema() => core_tagged(text, &tag.suffix, span)?,
+        None => NodeKind::Str(text.into_owned()),
+        Some(tag) if tag.is_yaml_core_schema() => core_tagged(&text, &tag.suffix, span)?,
         // Application tags (`!foo`) mean nothing to Helm: the text is kept as a string.
-        Some(_) => NodeKind::Str(text.to_owned()),
+        Some(_) => NodeKind::Str(text.into_owned()),
     };
     Ok(Node::new(kind, span))
 }
@@ -776,5 +942,43 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_streamed_map_is_handed_out_pair_by_pair() {
+        let text = "a: 1\nentries:\n  x: [1, {y: 2}]\n  'z': {w: null}\nb: [entries]\n";
+        let mut pairs = Vec::new();
+        let root = parse_node_streaming(text, "entries", &mut |k, v| {
+            pairs.push((k, v));
+            true
+        })
+        .unwrap();
+        let mut whole = parse_node(text).unwrap();
+        let NodeKind::Map(top) = &mut whole.kind else {
+            panic!("a map");
+        };
+        let NodeKind::Map(expected) = top[1].1.take_kind() else {
+            panic!("a map");
+        };
+        top[1].1.kind = NodeKind::Map(Vec::new());
+        assert_eq!(pairs, expected);
+        assert_eq!(root, whole, "the root keeps the streamed map, empty");
+    }
+
+    #[test]
+    fn streaming_gives_up_on_what_ties_parts_together() {
+        for text in [
+            "entries: {a: &x 1, b: *x}\n",
+            "entries: {a: !!str 1}\n",
+            "entries:\n  a: {<<: {b: 1}}\n",
+            "entries: {}\n---\nb: 1\n",
+            "- entries\n",
+            "entries: [\n",
+        ] {
+            let streamed = parse_node_streaming(text, "entries", &mut |_, _| true);
+            assert!(streamed.is_err(), "{text:?}");
+        }
+        let stopped = parse_node_streaming("entries: {a: 1}\n", "entries", &mut |_, _| false);
+        assert_eq!(stopped, Err(Unstreamable::Stopped));
     }
 }
