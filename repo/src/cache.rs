@@ -159,38 +159,14 @@ impl IndexCache {
             }
         }
 
-        let mut draft =
+        let draft =
             chartkit_index::parse_index_to_compact(&bytes, &index_path.display().to_string())
                 .map_err(|source| CacheError::Index {
                     path: index_path.to_owned(),
                     source,
                 })?;
         drop(bytes);
-        let warnings = std::mem::take(&mut draft.warnings);
-        let encoded = draft.finish(stamp);
-        let (written, not_cached) = match &cache_file {
-            None => (None, None),
-            Some(cache_file) => match write_cache(cache_file, &encoded) {
-                Ok(()) => (Some(cache_file.clone()), None),
-                Err(why) => (None, Some(why)),
-            },
-        };
-        // Queries read the cache file when there is one, so memory holds only the names.
-        let source = match written.as_deref().map(File::open) {
-            Some(Ok(file)) => CompactSource::File(file),
-            _ => CompactSource::Memory(encoded),
-        };
-        let compact = CompactIndex::open(source).map_err(|source| CacheError::Compact {
-            path: written.clone().unwrap_or_else(|| index_path.to_owned()),
-            source,
-        })?;
-        Ok(IndexCache {
-            compact,
-            warnings,
-            rebuilt: true,
-            cache_file: written,
-            not_cached,
-        })
+        Self::from_draft(draft, stamp, cache_file, index_path)
     }
 
     /// Stores a freshly downloaded index: `bytes` are parsed once, and only when they
@@ -227,7 +203,7 @@ impl IndexCache {
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (draft, written)
         });
-        let mut draft = draft.map_err(|source| CacheError::Index {
+        let draft = draft.map_err(|source| CacheError::Index {
             path: index_path.to_owned(),
             source,
         })?;
@@ -244,9 +220,21 @@ impl IndexCache {
             // only make the next load hash what was hashed a moment ago.
             file_stamp: crate::stamp::file_stamp_of_new_file(&meta),
         };
+        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
+        Self::from_draft(draft, stamp, cache_file, index_path)
+    }
+
+    /// Finishes a freshly read index: its compact form is written to `cache_file` (when
+    /// there is one and it can be written) and opened from there, so memory holds only
+    /// the chart names; otherwise it is kept in memory.
+    fn from_draft(
+        mut draft: chartkit_index::CompactDraft,
+        stamp: SourceStamp,
+        cache_file: Option<PathBuf>,
+        index_path: &Path,
+    ) -> Result<IndexCache, CacheError> {
         let warnings = std::mem::take(&mut draft.warnings);
         let encoded = draft.finish(stamp);
-        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
         let (written, not_cached) = match &cache_file {
             None => (None, None),
             Some(cache_file) => match write_cache(cache_file, &encoded) {
