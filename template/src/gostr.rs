@@ -7,24 +7,7 @@
 
 use std::borrow::Cow;
 
-/// The text Go's `for _, r := range s` sees: every byte that does not start a valid
-/// UTF-8 sequence is one U+FFFD. (Rust's `from_utf8_lossy` replaces a whole invalid
-/// sequence by one U+FFFD instead.) Valid text is borrowed.
-pub fn go_lossy(bytes: &[u8]) -> Cow<'_, str> {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(bytes.len() + 8);
-    for chunk in bytes.utf8_chunks() {
-        out.push_str(chunk.valid());
-        // An invalid part is a prefix of a sequence (a lead byte and continuation bytes)
-        // or a lone byte; Go decodes each of its bytes as an error.
-        for _ in chunk.invalid() {
-            out.push(char::REPLACEMENT_CHARACTER);
-        }
-    }
-    Cow::Owned(out)
-}
+pub use chartkit_yaml::go_lossy;
 
 /// A buffer that holds text, or bytes once bytes that are not UTF-8 are written to it:
 /// what template output and string building write into. Text stays a `String`, so the

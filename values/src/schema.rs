@@ -676,7 +676,7 @@ pub fn to_json(value: &Value) -> serde_json::Value {
             .unwrap_or(serde_json::Value::Null),
         Value::String(s) => serde_json::Value::String(s.clone()),
         // Helm validates the JSON of the values, where such bytes are U+FFFD.
-        Value::Bytes(b) => serde_json::Value::String(chartkit_yaml::go_lossy(b)),
+        Value::Bytes(b) => serde_json::Value::String(chartkit_yaml::go_lossy(b).into_owned()),
         Value::Seq(items) => serde_json::Value::Array(items.iter().map(to_json).collect()),
         Value::Map(map) => {
             serde_json::Value::Object(map.iter().map(|(k, v)| (k.clone(), to_json(v))).collect())

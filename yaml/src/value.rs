@@ -74,9 +74,14 @@ impl Drop for Value {
     }
 }
 
-/// A Go string's bytes as text: each byte that is not UTF-8 is U+FFFD, as Go's JSON
-/// encoder writes it.
-pub fn go_lossy(bytes: &[u8]) -> String {
+/// A Go string's bytes as the text Go's `for _, r := range s` and its JSON encoder see:
+/// every byte that does not start a valid UTF-8 sequence is one U+FFFD (Rust's
+/// `from_utf8_lossy` replaces a whole invalid sequence by one U+FFFD instead). Valid
+/// text is borrowed.
+pub fn go_lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return std::borrow::Cow::Borrowed(text);
+    }
     let mut out = String::with_capacity(bytes.len() + 8);
     for chunk in bytes.utf8_chunks() {
         out.push_str(chunk.valid());
@@ -84,7 +89,7 @@ pub fn go_lossy(bytes: &[u8]) -> String {
             out.push(char::REPLACEMENT_CHARACTER);
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 impl Value {
