@@ -2,7 +2,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use chartkit_addon::{AddonVersion, Picked};
-use chartkit_index::IndexFile;
+use chartkit_index::ChartVersion;
 use chartkit_version::{Version, VersionRange};
 use chartkit_yaml::Value;
 
@@ -20,14 +20,13 @@ pub fn resolve(args: AddonResolveArgs, offline: bool) -> crate::error::Result<Ex
         .context("invalid --version")?;
     let kube = cluster_version(args.kube_version.as_deref(), "--kube-version")?;
     let vela = cluster_version(args.vela_version.as_deref(), "--vela-version")?;
-    let index = match (&args.index, &args.repo) {
-        (Some(path), _) => local_index(path)?,
-        (None, Some(repo)) => remote_index(repo, offline)?,
+    let available = match (&args.index, &args.repo) {
+        (Some(path), _) => addon_versions(local_entries(path)?),
+        (None, Some(repo)) => addon_versions(remote_entries(repo, offline)?),
         (None, None) => {
             crate::error::bail!("give the repository with --index FILE or --repo NAME|URL")
         }
     };
-    let available = addon_versions(&index);
     let picked = chartkit_addon::resolve(
         &args.name,
         range.as_ref(),
@@ -53,16 +52,29 @@ fn cluster_version(text: Option<&str>, flag: &str) -> crate::error::Result<Optio
     .transpose()
 }
 
-fn local_index(path: &Path) -> crate::error::Result<IndexFile> {
+/// Every entry of a local index file, with its chart name.
+fn local_entries(path: &Path) -> crate::error::Result<Vec<(String, ChartVersion)>> {
     let bytes = std::fs::read(path)
         .with_context(|| format!("cannot read the index `{}`", path.display()))?;
-    parse(&bytes, &path.display().to_string())
+    let source = path.display().to_string();
+    let loaded = chartkit_index::parse_index(&bytes, &source)
+        .with_context(|| format!("cannot read the index `{source}`"))?;
+    for warning in &loaded.warnings {
+        errln!("warning: {warning}");
+    }
+    Ok(loaded
+        .index
+        .entries
+        .into_iter()
+        .flat_map(|(name, versions)| versions.into_iter().map(move |v| (name.clone(), v)))
+        .collect())
 }
 
-/// The index of `--repo`: a repository added with `chartkit repo add` (its cached index,
-/// as `search repo` reads it), or a URL (asked for its index as `pull --repo` does,
-/// falling back to the cache). Caching, credentials and `--offline` are the client's.
-fn remote_index(repo: &str, offline: bool) -> crate::error::Result<IndexFile> {
+/// Every entry of `--repo`'s index: a repository added with `chartkit repo add` (its
+/// cached index, as `search repo` reads it), or a URL (asked for its index as `pull
+/// --repo` does, falling back to the cache). Caching, credentials and `--offline` are the
+/// client's; entries are read from the compact form the client keeps.
+fn remote_entries(repo: &str, offline: bool) -> crate::error::Result<Vec<(String, ChartVersion)>> {
     use chartkit_repo_client::Refresh;
     let client = super::repo_support::client(offline, 120)?;
     let (entry, refresh) = match client.repo(repo) {
@@ -76,70 +88,57 @@ fn remote_index(repo: &str, offline: bool) -> crate::error::Result<IndexFile> {
     for warning in &loaded.warnings {
         errln!("warning: {warning}");
     }
-    let path = client.index_files(&entry).index;
-    local_index(&path)
-}
-
-fn parse(bytes: &[u8], source: &str) -> crate::error::Result<IndexFile> {
-    let loaded = chartkit_index::parse_index(bytes, source)
-        .with_context(|| format!("cannot read the index `{source}`"))?;
-    for warning in &loaded.warnings {
-        errln!("warning: {warning}");
+    let index = &loaded.index;
+    let mut out = Vec::new();
+    for name in index.chart_names() {
+        let versions = index
+            .versions(name)
+            .with_context(|| format!("cannot read the cached index of {repo}"))?;
+        for version in &versions {
+            let chart = index
+                .entry(version)
+                .with_context(|| format!("cannot read the cached index of {repo}"))?;
+            out.push((name.to_owned(), chart));
+        }
     }
-    Ok(loaded.index)
+    Ok(out)
 }
 
 /// Every entry as an addon version; an entry whose addon annotations cannot be read is
 /// left out with a warning, as Helm leaves out entries it cannot read.
-fn addon_versions(index: &IndexFile) -> Vec<AddonVersion> {
+fn addon_versions(entries: Vec<(String, ChartVersion)>) -> Vec<AddonVersion> {
     let mut out = Vec::new();
-    for (name, versions) in &index.entries {
-        for entry in versions {
-            match AddonVersion::from_annotations(
-                name,
-                &entry.metadata.version,
-                &entry.metadata.annotations,
-            ) {
-                Ok(addon) => out.push(addon),
-                Err(e) => errln!("warning: skipping index entry {e}"),
-            }
+    for (name, entry) in &entries {
+        match AddonVersion::from_annotations(
+            name,
+            &entry.metadata.version,
+            &entry.metadata.annotations,
+        ) {
+            Ok(addon) => out.push(addon),
+            Err(e) => errln!("warning: skipping index entry {e}"),
         }
     }
     out
 }
 
 fn table(picked: &[Picked]) -> String {
-    let mut rows = vec![[
-        "NAME".to_owned(),
-        "VERSION".to_owned(),
-        "REQUIRED BY".to_owned(),
-    ]];
+    let mut rows = vec![
+        ["NAME", "VERSION", "REQUIRED BY"]
+            .map(str::to_owned)
+            .to_vec(),
+    ];
     for p in picked {
-        rows.push([
+        rows.push(vec![
             p.name.clone(),
             p.version.original().to_owned(),
             p.required_by.join(", "),
         ]);
     }
-    let widths: Vec<usize> = (0..3)
-        .map(|column| {
-            rows.iter()
-                .map(|row| row[column].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, &w)| format!("{cell:<w$}"))
-            .collect();
-        out.push_str(cells.join("\t").trim_end());
-        out.push('\n');
-    }
-    out
+    // An addon nothing requires ends its line after the version.
+    super::table::layout(&rows, 0)
+        .lines()
+        .map(|line| format!("{}\n", line.trim_end()))
+        .collect()
 }
 
 fn json(picked: &[Picked]) -> Vec<serde_json::Value> {
