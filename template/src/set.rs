@@ -294,7 +294,7 @@ impl TemplateSet {
     }
 }
 
-const NO_VALUE: &str = "<no value>";
+pub(crate) const NO_VALUE: &str = "<no value>";
 
 /// `strings.ReplaceAll(s, "<no value>", "")` on bytes.
 pub(crate) fn remove_no_value(bytes: &[u8]) -> Vec<u8> {

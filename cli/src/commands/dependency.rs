@@ -92,7 +92,11 @@ pub fn update_before(
     offline: bool,
 ) -> crate::error::Result<()> {
     if only_if_missing {
-        let loaded = super::load_chart(chart, false)?;
+        // Only to see what is missing: the caller loads the chart itself and prints its
+        // warnings then, so they are not printed twice.
+        use crate::error::Context;
+        let loaded = chartkit_chart::load(chart, &super::load_options()?)
+            .with_context(|| format!("cannot load the chart at `{}`", chart.display()))?;
         if chartkit_dependency::list::missing(&loaded).is_empty() {
             return Ok(());
         }

@@ -167,7 +167,10 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     });
     exec.unnest_call();
     match result {
-        Ok(GoBuf::Text(out)) => Ok(Value::string(out.replace("<no value>", ""))),
+        Ok(GoBuf::Text(out)) if out.contains(crate::set::NO_VALUE) => {
+            Ok(Value::string(out.replace(crate::set::NO_VALUE, "")))
+        }
+        Ok(GoBuf::Text(out)) => Ok(Value::string(out)),
         Ok(GoBuf::Bytes(out)) => Ok(Value::from_go_bytes(crate::set::remove_no_value(&out))),
         Err(e) => Err(FuncError {
             message: format!(

@@ -441,7 +441,9 @@ fn indent(spaces: i64, v: &Value, lead: &str) -> Result<Value, String> {
     }
     // Padding text keeps text text.
     Ok(match v {
-        Value::String(_) => Value::string(String::from_utf8(out).unwrap_or_default()),
+        Value::String(_) => String::from_utf8(out)
+            .map(Value::string)
+            .unwrap_or_else(|e| Value::from_go_bytes(e.into_bytes())),
         _ => Value::from_go_bytes(out),
     })
 }
