@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Value, go_lossy, gonum, with_stack};
+use crate::{Value, gonum, with_stack};
 
 /// `s`'s characters as Go escapes them inside a JSON string: `\b`, `\f`, `\n`, `\r`,
 /// `\t`, other controls as `\u00XX`, U+2028 and U+2029 always, and `<`, `>`, `&` when
@@ -51,6 +51,19 @@ pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// A Go string that may not be UTF-8, as `encoding/json` writes it: each byte that is
+/// not part of a character becomes the escape `\ufffd`.
+pub fn write_go_bytes(out: &mut String, bytes: &[u8], html: bool) {
+    out.push('"');
+    for chunk in bytes.utf8_chunks() {
+        write_escaped(out, chunk.valid(), html);
+        for _ in chunk.invalid() {
+            out.push_str("\\ufffd");
+        }
+    }
+    out.push('"');
+}
+
 /// A JSON string as `json.Marshal` writes it, as a new `String`.
 pub fn string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -70,7 +83,7 @@ pub fn write_value(out: &mut String, value: &Value) {
         }
         Value::Float(f) => out.push_str(&gonum::format_json(*f).unwrap_or_else(|| "null".into())),
         Value::String(s) => write_string(out, s),
-        Value::Bytes(b) => write_string(out, &go_lossy(b)),
+        Value::Bytes(b) => write_go_bytes(out, b, true),
         Value::Seq(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -114,6 +127,9 @@ mod tests {
             "\"plain \\\"q\\\" \\\\ \\u003ca\\u003e\\u0026b\\n\\r\\t\\b\\f\\u0001\u{7f} é€\\u2028\\u2029😀 end\""
         );
         assert_eq!(string(""), "\"\"");
+        let mut bytes = String::new();
+        write_go_bytes(&mut bytes, b"a\xff\xe2\x82<", true);
+        assert_eq!(bytes, r#""a\ufffd\ufffd\ufffd\u003c""#);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::output::{errln, outln};
@@ -73,7 +73,7 @@ pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
 /// order without following links, each directory that holds a Chart.yaml and each
 /// `.tgz`/`.tar.gz`, at any depth.
 fn subcharts(chart: &Path) -> Vec<PathBuf> {
-    let root = go_clean(&chart.join("charts"));
+    let root = super::go_clean(&chart.join("charts"));
     walkdir::WalkDir::new(&root)
         .sort_by_file_name()
         .into_iter()
@@ -88,18 +88,4 @@ fn subcharts(chart: &Path) -> Vec<PathBuf> {
             }
         })
         .collect()
-}
-
-/// A path without `.` components, as Go's `filepath.Join` cleans the paths helm prints
-/// (`./web` gives `web/charts/db`).
-fn go_clean(path: &Path) -> PathBuf {
-    let cleaned: PathBuf = path
-        .components()
-        .filter(|c| !matches!(c, Component::CurDir))
-        .collect();
-    if cleaned.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        cleaned
-    }
 }

@@ -204,3 +204,17 @@ impl std::io::Read for StdinOnDemand {
         std::io::stdin().lock().read(buf)
     }
 }
+
+/// A path without `.` components, as Go's `filepath.Join` cleans the paths helm prints
+/// (`./web` gives `web/charts/db`).
+pub(crate) fn go_clean(path: &std::path::Path) -> std::path::PathBuf {
+    let cleaned: std::path::PathBuf = path
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    if cleaned.as_os_str().is_empty() {
+        std::path::PathBuf::from(".")
+    } else {
+        cleaned
+    }
+}

@@ -46,19 +46,7 @@ pub fn run(args: PullArgs, offline: bool) -> crate::error::Result<ExitCode> {
     }
     if args.untar {
         // Joined as Go's filepath.Join cleans it: `-d out` with the default `.` is `out`.
-        let dir: PathBuf = if args.untardir.is_absolute() {
-            args.untardir.clone()
-        } else {
-            args.destination.join(&args.untardir)
-        }
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .collect();
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
+        let dir = super::go_clean(&args.destination.join(&args.untardir));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create `{}`", dir.display()))?;
         chartkit_chart::archive::unpack(&package.bytes, &dir, &super::limits()?)

@@ -101,7 +101,7 @@ fn write_value(
             }
         },
         Value::String(s) => write_string(out, s, html),
-        Value::RawStr(b) => write_go_string(out, b, html),
+        Value::RawStr(b) => chartkit_yaml::gojson::write_go_bytes(out, b, html),
         Value::Bytes(b) => {
             use base64::Engine as _;
             out.push('"');
@@ -187,19 +187,6 @@ fn write_value(
 pub(crate) fn write_string(out: &mut String, s: &str, html: bool) {
     out.push('"');
     chartkit_yaml::gojson::write_escaped(out, s, html);
-    out.push('"');
-}
-
-/// A Go string that is not UTF-8: `encoding/json` writes each byte that is not part of
-/// a character as the escape `\ufffd`.
-fn write_go_string(out: &mut String, bytes: &[u8], html: bool) {
-    out.push('"');
-    for chunk in bytes.utf8_chunks() {
-        chartkit_yaml::gojson::write_escaped(out, chunk.valid(), html);
-        for _ in chunk.invalid() {
-            out.push_str("\\ufffd");
-        }
-    }
     out.push('"');
 }
 
