@@ -5,7 +5,6 @@ use std::time::Duration;
 use crate::output::outln;
 
 use crate::error::Context;
-use chartkit_yaml::Value;
 
 use crate::cli::PushArgs;
 use crate::env;
@@ -139,7 +138,7 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// A URL as given, or a repository name looked up in chartkit's repositories.yaml, then
-/// in Helm's.
+/// in Helm's (the same format, read by the same code).
 fn resolve(repo: &str) -> crate::error::Result<Target> {
     if repo.contains("://") {
         return Ok(Target {
@@ -147,62 +146,41 @@ fn resolve(repo: &str) -> crate::error::Result<Target> {
             ..Target::default()
         });
     }
+    let load = |path: &Path| {
+        chartkit_repo_client::RepoFile::load(path).map_err(super::repo_support::client_error)
+    };
     if let Ok(paths) = super::repo_support::paths()
-        && let Ok(ours) = chartkit_repo_client::RepoFile::load(&paths.repositories_file())
-        && let Some(entry) = ours.get(repo)
+        && let Some(entry) = load(&paths.repositories_file())?.get(repo)
     {
+        return Ok(Target::of(entry));
+    }
+    let path = env::helm_repository_config().ok_or_else(|| {
+        crate::error::err!("`{repo}` is not a URL and Helm's repositories.yaml cannot be located")
+    })?;
+    let helms = load(&path)?;
+    let entry = helms.get(repo).ok_or_else(|| {
+        with_hint(
+            crate::error::err!("no repository named `{repo}` in `{}`", path.display()),
+            format!("pass the repository URL, or add it first: helm repo add {repo} URL"),
+        )
+    })?;
+    if entry.url.is_empty() {
+        crate::error::bail!("repository `{repo}` in `{}` has no url", path.display());
+    }
+    Ok(Target::of(entry))
+}
+
+impl Target {
+    fn of(entry: &chartkit_repo_client::RepoEntry) -> Target {
         let text = |s: &str| (!s.is_empty()).then(|| s.to_owned());
-        return Ok(Target {
+        Target {
             url: entry.url.clone(),
             username: text(&entry.username),
             password: text(&entry.password),
             ca_file: text(&entry.ca_file).map(PathBuf::from),
             insecure: entry.insecure_skip_tls_verify,
-        });
+        }
     }
-    let path = env::helm_repository_config().ok_or_else(|| {
-        crate::error::err!("`{repo}` is not a URL and Helm's repositories.yaml cannot be located")
-    })?;
-    let not_found = || {
-        with_hint(
-            crate::error::err!("no repository named `{repo}` in `{}`", path.display()),
-            format!("pass the repository URL, or add it first: helm repo add {repo} URL"),
-        )
-    };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_found()),
-        Err(e) => return Err(crate::error::err!("cannot read `{}`: {e}", path.display())),
-    };
-    let config = chartkit_yaml::parse_values(&text)
-        .with_context(|| format!("cannot parse `{}`", path.display()))?;
-    let entry = config
-        .get("repositories")
-        .and_then(Value::as_seq)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(Value::as_map)
-        .find(|r| r.get("name").and_then(Value::as_str) == Some(repo))
-        .ok_or_else(not_found)?;
-    let text = |key: &str| {
-        entry
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-            .map(str::to_owned)
-    };
-    Ok(Target {
-        url: text("url").ok_or_else(|| {
-            crate::error::err!("repository `{repo}` in `{}` has no url", path.display())
-        })?,
-        username: text("username"),
-        password: text("password"),
-        ca_file: text("caFile").map(PathBuf::from),
-        insecure: matches!(
-            entry.get("insecure_skip_tls_verify"),
-            Some(Value::Bool(true))
-        ),
-    })
 }
 
 /// A `multipart/form-data` body of file parts (field, file name, media type, bytes).
