@@ -61,6 +61,21 @@ impl IndexFiles {
             .then_some(meta)
     }
 
+    /// Removes the index, its metadata and its compact form (kept under `cache_home`);
+    /// files already gone are fine. On failure, the path that could not be removed.
+    pub fn remove(&self, cache_home: &Path) -> Result<(), (PathBuf, std::io::Error)> {
+        let compact = chartkit_repo::compact_path_for(cache_home, &self.index);
+        for path in [&compact, &self.index, &self.meta] {
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err((path.clone(), e));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     pub fn write_meta(&self, meta: &IndexMeta) -> Result<(), chartkit_durable::WriteError> {
         let json = serde_json::json!({
             "url": meta.url,

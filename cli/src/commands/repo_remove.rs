@@ -23,19 +23,9 @@ pub fn run(args: RepoRemoveArgs) -> crate::error::Result<ExitCode> {
         repos.remove(name);
         repos.save(&file).map_err(client_error)?;
         let files = chartkit_repo_client::IndexFiles::of(&paths.index_dir(), &entry);
-        let compact = chartkit_repo::compact_path_for(&paths.cache_home, &files.index);
-        for path in [&compact, &files.index, &files.meta] {
-            match std::fs::remove_file(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(crate::error::err!(
-                        "can't remove index file {}: {e}",
-                        path.display()
-                    ));
-                }
-            }
-        }
+        files.remove(&paths.cache_home).map_err(|(path, e)| {
+            crate::error::err!("can't remove index file {}: {e}", path.display())
+        })?;
         outln!("{name:?} has been removed from your repositories")?;
     }
     Ok(ExitCode::SUCCESS)
