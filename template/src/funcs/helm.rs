@@ -187,75 +187,76 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
 pub(crate) fn to_yaml(v: &Value) -> Result<String, String> {
     json::check_encodable(v)?;
     let mut data = v.to_data();
-    if !readable_by_go_yaml(v) {
+    let mut scan = GoYamlScan::default();
+    scan.value(&data);
+    if scan.unreadable {
         return Err("yaml: control characters are not allowed".into());
     }
-    let mut nels = 0;
-    count_nel(v, &mut nels)?;
-    if nels > 0 {
+    if let Some(error) = scan.key_error {
+        return Err(error);
+    }
+    if scan.nels > 0 {
         fold_nel(&mut data);
     }
     let out = chartkit_yaml::to_yaml(&data);
     Ok(out.strip_suffix('\n').unwrap_or(&out).to_owned())
 }
 
-/// Whether go-yaml can read back the JSON `encoding/json` writes for `v`, as Helm's way
-/// to YAML (`sigs.k8s.io/yaml`) does. JSON escapes the C0 controls but writes DEL, the
-/// C1 controls, U+FFFE and U+FFFF as they are, and go-yaml's reader refuses those (all
-/// but NEL, U+0085).
-fn readable_by_go_yaml(v: &Value) -> bool {
-    fn text_ok(s: &str) -> bool {
+/// What go-yaml makes of the JSON `encoding/json` writes for a value, as Helm's way to
+/// YAML (`sigs.k8s.io/yaml`) reads it back; one walk, in JSON order. JSON escapes the
+/// C0 controls but writes DEL, the C1 controls, U+FFFE and U+FFFF as they are, and
+/// go-yaml refuses those (all but NEL, U+0085). NEL it reads as a line break: folded
+/// inside a string (see [`fold_nel`]), but a map key that spans lines cannot be a key,
+/// and go-yaml fails there, naming the line.
+#[derive(Default)]
+struct GoYamlScan {
+    unreadable: bool,
+    nels: usize,
+    key_error: Option<String>,
+}
+
+impl GoYamlScan {
+    fn value(&mut self, data: &chartkit_yaml::Value) {
+        use chartkit_yaml::Value as Data;
+        match data {
+            Data::String(s) => self.text(s, false),
+            Data::Bytes(b) => self.text(&crate::gostr::go_lossy(b), false),
+            Data::Seq(items) => items
+                .iter()
+                .for_each(|item| with_stack(|| self.value(item))),
+            Data::Map(map) => {
+                for (key, item) in map {
+                    self.text(key, true);
+                    with_stack(|| self.value(item));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, s: &str, is_key: bool) {
         // In UTF-8 the refused characters are 7F, C2 80..9F but 85, and EF BF BE/BF.
         let b = s.as_bytes();
-        memchr::memchr3_iter(0x7f, 0xc2, 0xef, b).all(|i| {
+        self.unreadable |= !memchr::memchr3_iter(0x7f, 0xc2, 0xef, b).all(|i| {
             !matches!(
                 (b[i], b.get(i + 1), b.get(i + 2)),
                 (0x7f, ..)
                     | (0xc2, Some(0x80..=0x84 | 0x86..=0x9f), _)
                     | (0xef, Some(0xbf), Some(0xbe | 0xbf))
             )
-        })
-    }
-    match v {
-        Value::String(s) => text_ok(s),
-        Value::RawStr(b) => text_ok(&crate::gostr::go_lossy(b)),
-        Value::List(l) => (l.iter()).all(|item| with_stack(|| readable_by_go_yaml(&item))),
-        Value::Map(m) => m
-            .borrow()
-            .iter()
-            .all(|(k, item)| text_ok(k) && with_stack(|| readable_by_go_yaml(item))),
-        Value::Object(o) => readable_by_go_yaml(&o.to_data()),
-        _ => true,
-    }
-}
-
-/// Counts NEL (U+0085) in `v`'s strings in JSON order. JSON writes NEL as it is, and
-/// go-yaml reads it as a line break: folded inside a string (see [`fold_nel`]), but a
-/// map key that spans lines cannot be a key, and go-yaml fails there, naming the line.
-fn count_nel(v: &Value, nels: &mut usize) -> Result<(), String> {
-    fn count(s: &str) -> usize {
-        memchr::memmem::find_iter(s.as_bytes(), "\u{85}".as_bytes()).count()
-    }
-    match v {
-        Value::String(s) => *nels += count(s),
-        Value::RawStr(b) => *nels += count(&crate::gostr::go_lossy(b)),
-        Value::List(l) => (l.iter()).try_for_each(|item| with_stack(|| count_nel(&item, nels)))?,
-        Value::Map(m) => {
-            for (k, item) in m.borrow().iter() {
-                let in_key = count(k);
-                *nels += in_key;
-                if in_key > 0 {
-                    return Err(format!(
-                        "yaml: line {nels}: did not find expected ',' or '}}'"
-                    ));
-                }
-                with_stack(|| count_nel(item, nels))?;
+        });
+        // go-yaml stops at the first key holding a NEL: later ones are not counted.
+        if self.key_error.is_none() {
+            let count = memchr::memmem::find_iter(b, "\u{85}".as_bytes()).count();
+            self.nels += count;
+            if is_key && count > 0 {
+                self.key_error = Some(format!(
+                    "yaml: line {}: did not find expected ',' or '}}'",
+                    self.nels
+                ));
             }
         }
-        Value::Object(o) => count_nel(&o.to_data(), nels)?,
-        _ => {}
     }
-    Ok(())
 }
 
 /// Folds NEL as go-yaml reads it in a double-quoted scalar: spaces before a run of line
