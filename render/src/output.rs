@@ -89,15 +89,39 @@ pub(crate) fn invalid_output(files: &BTreeMap<String, Output>) -> Vec<u8> {
     let mut raw = Vec::new();
     for (name, content) in files {
         let content = content.as_bytes();
-        if !content.trim_ascii().is_empty() {
+        if !go_trim_space(content).is_empty() {
             raw.extend_from_slice(format!("---\n# Source: {name}\n").as_bytes());
             raw.extend_from_slice(content);
             raw.push(b'\n');
         }
     }
-    let mut out = raw.trim_ascii().to_vec();
+    let mut out = go_trim_space(&raw).to_vec();
     out.push(b'\n');
     out
+}
+
+/// Go's `bytes.TrimSpace`: Unicode white space (what `str::trim` trims) removed from both
+/// ends; a byte that is not part of a character is not space.
+fn go_trim_space(mut bytes: &[u8]) -> &[u8] {
+    let space_len = |b: &[u8]| {
+        let text = b.utf8_chunks().next().map_or("", |chunk| chunk.valid());
+        text.chars()
+            .next()
+            .filter(|c| c.is_whitespace())
+            .map(char::len_utf8)
+    };
+    while let Some(len) = space_len(bytes) {
+        bytes = &bytes[len..];
+    }
+    loop {
+        // The last character starts at most three continuation bytes before the end.
+        let start = (bytes.len().saturating_sub(4)..bytes.len())
+            .find(|&i| std::str::from_utf8(&bytes[i..]).is_ok_and(|t| t.chars().count() == 1));
+        match start {
+            Some(i) if space_len(&bytes[i..]).is_some() => bytes = &bytes[..i],
+            _ => return bytes,
+        }
+    }
 }
 
 /// The template path of a document without the chart name: what Helm's
@@ -298,5 +322,18 @@ mod tests {
             Some("templates/a.yaml")
         );
         assert_eq!(source_path("kind: A"), None);
+    }
+
+    #[test]
+    fn trims_unicode_space_and_keeps_stray_bytes() {
+        let text = [
+            " \u{a0}\u{85}ab".as_bytes(),
+            b"\xff",
+            " \n\u{3000}".as_bytes(),
+        ]
+        .concat();
+        assert_eq!(super::go_trim_space(&text), b"ab\xff");
+        assert_eq!(super::go_trim_space("\u{2028} ".as_bytes()), b"");
+        assert_eq!(super::go_trim_space(b"\xe2\x80 x \xa8"), b"\xe2\x80 x \xa8");
     }
 }
