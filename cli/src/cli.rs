@@ -114,6 +114,51 @@ pub enum Command {
     /// packages) into a directory with an index.yaml, for `chartkit serve DIR` where the
     /// original cannot be reached. Re-running copies only what is new.
     Mirror(MirrorArgs),
+    /// Run a Kubernetes API server on this machine that kubectl and helm accept as a
+    /// cluster: objects are kept and controllers simulated, no container runs.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Start a sandbox, write its context into the kubeconfig, and serve until stopped
+    /// (Ctrl-C), or in the background with --background.
+    Up(SandboxUpArgs),
+    /// Stop the sandbox started with `sandbox up --background`.
+    Down,
+    /// Say whether a background sandbox is running, and where.
+    Status,
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxUpArgs {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
+    pub addr: std::net::SocketAddr,
+    /// Kubeconfig to merge the `chartkit-sandbox` context into (default: the first file
+    /// in $KUBECONFIG, else ~/.kube/config). Other contexts are left as they are.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Keep the cluster's state in DIR, crash-safely, and start from it next time.
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Serve HTTPS with a CA made for this sandbox, and require a bearer token (both go
+    /// into the kubeconfig).
+    #[arg(long)]
+    pub tls: bool,
+    /// Run in the background; stop it with `chartkit sandbox down`.
+    #[arg(long, short = 'b')]
+    pub background: bool,
+    /// How long a pod takes to become ready once scheduled, e.g. 500ms, 2s.
+    #[arg(long, value_name = "DURATION", default_value = "500ms")]
+    pub pod_ready_delay: String,
+    /// Names of the simulated nodes, comma-separated (DaemonSets run a pod on each).
+    #[arg(long, value_delimiter = ',', default_value = "sandbox-node")]
+    pub nodes: Vec<String>,
+    /// Internal: the process `--background` starts, which reports its address there.
+    #[arg(long, hide = true)]
+    pub state_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -53,6 +53,14 @@ pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 pub const GNUPGHOME: &str = "GNUPGHOME";
 /// The user's home directory.
 pub const HOME: &str = "HOME";
+/// kubectl's list of kubeconfig files (the first one is written to); default
+/// `~/.kube/config`.
+pub const KUBECONFIG: &str = "KUBECONFIG";
+/// Directory for chartkit's runtime state, such as a background sandbox's address and
+/// log (default `$XDG_STATE_HOME/chartkit`, then `$HOME/.local/state/chartkit`).
+pub const STATE_HOME: &str = "CHARTKIT_STATE_HOME";
+/// The XDG state base directory.
+pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
 
 /// chartkit's cache directory, from the environment.
 pub fn cache_home() -> Option<std::path::PathBuf> {
@@ -70,6 +78,24 @@ pub fn config_home() -> Option<std::path::PathBuf> {
         .map(PathBuf::from)
         .or_else(|| var(XDG_CONFIG_HOME).map(|d| PathBuf::from(d).join("chartkit")))
         .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".config/chartkit")))
+}
+
+/// chartkit's runtime state directory, from the environment.
+pub fn state_home() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(STATE_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(XDG_STATE_HOME).map(|d| PathBuf::from(d).join("chartkit")))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".local/state/chartkit")))
+}
+
+/// The kubeconfig file written to: the first path in KUBECONFIG, else `~/.kube/config`.
+pub fn kubeconfig_path() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let sep = if cfg!(windows) { ';' } else { ':' };
+    var(KUBECONFIG)
+        .and_then(|v| v.split(sep).find(|p| !p.is_empty()).map(PathBuf::from))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".kube/config")))
 }
 
 /// True when CHARTKIT_OFFLINE asks for offline work (`1`, `true`, `yes`, `on`).

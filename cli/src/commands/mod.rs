@@ -15,6 +15,7 @@ mod repo_query;
 mod repo_remove;
 mod repo_support;
 mod repo_update;
+mod sandbox;
 mod search_repo;
 mod serve;
 mod show;
@@ -29,7 +30,9 @@ use crate::output::errln;
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
-use crate::cli::{AddonCommand, Cli, Command, DependencyCommand, RepoCommand, SearchCommand};
+use crate::cli::{
+    AddonCommand, Cli, Command, DependencyCommand, RepoCommand, SandboxCommand, SearchCommand,
+};
 use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
@@ -62,6 +65,9 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
             dependency::fetch(args, true, offline)
         }
         Command::Mirror(args) => mirror::run(args, offline),
+        Command::Sandbox(SandboxCommand::Up(args)) => sandbox::up(args),
+        Command::Sandbox(SandboxCommand::Down) => sandbox::down(),
+        Command::Sandbox(SandboxCommand::Status) => sandbox::status(),
     }
 }
 
