@@ -5,6 +5,7 @@ pub mod archive;
 pub mod corpus;
 pub mod counting_server;
 pub mod peers;
+pub mod sandbox;
 pub mod server;
 
 use std::ffi::OsStr;
@@ -96,7 +97,7 @@ impl TestContext {
         self.dir().join(relative)
     }
 
-    fn hermetic(&self, program: &Path) -> Command {
+    pub fn hermetic(&self, program: &Path) -> Command {
         let mut command = Command::new(program);
         command.current_dir(self.dir());
         for (key, _) in std::env::vars_os() {
@@ -104,6 +105,7 @@ impl TestContext {
             if key.starts_with("CHARTKIT_")
                 || key.starts_with("HELM_")
                 || key == "SOURCE_DATE_EPOCH"
+                || key == "KUBECONFIG"
             {
                 command.env_remove(key);
             }

@@ -33,3 +33,20 @@ pub fn helm_or_skip(test: &str) -> Option<PathBuf> {
     }
     helm
 }
+
+/// The reference `kubectl`, if installed.
+pub fn kubectl() -> Option<PathBuf> {
+    find("kubectl")
+}
+
+/// Returns kubectl, or prints why the calling test is skipped.
+pub fn kubectl_or_skip(test: &str) -> Option<PathBuf> {
+    let kubectl = kubectl();
+    if kubectl.is_none() {
+        crate::skip(
+            test,
+            "kubectl is not installed (run ../shared/tools/get-peers)",
+        );
+    }
+    kubectl
+}
