@@ -23,6 +23,7 @@ pub mod meta;
 pub mod patch;
 pub mod pods;
 pub mod portforward;
+pub mod proto;
 pub mod resources;
 pub mod rules;
 pub mod scale;

@@ -88,6 +88,19 @@ impl ApiError {
         )
     }
 
+    /// A create or update body in a media type the endpoint does not read, with the
+    /// ones it does.
+    pub fn unsupported_body_type(accepted: &[&str]) -> ApiError {
+        ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: {}",
+                accepted.join(", ")
+            ),
+        )
+    }
+
     pub fn forbidden(resource: &str, group: &str, name: &str, why: &str) -> ApiError {
         let what = if name.is_empty() {
             qualified(resource, group)

@@ -381,6 +381,7 @@ async fn resource_request(
     let accept = header(req.headers(), "accept");
     let content_type = header(req.headers(), "content-type");
     let headers = req.headers().clone();
+    let expect = crate::body::Expect::for_target(&target);
 
     match rp.subresource.as_str() {
         "log" => return crate::pods::log_response(cluster, &target, &q).await,
@@ -442,7 +443,7 @@ async fn resource_request(
         (&Method::POST, true) => {
             let opts = write_options(&q, &headers)?;
             let body = read_body(req.into_body()).await?;
-            let object = crate::body::parse_object(&content_type, &body)?;
+            let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             if let Some(resp) = crate::virtual_resources::create(cluster, &target, &object)? {
                 return Ok(json_response(201, &resp));
             }
@@ -452,14 +453,14 @@ async fn resource_request(
         (&Method::POST, false) => {
             // Subresources created by POST: eviction, token, binding.
             let body = read_body(req.into_body()).await?;
-            let object = crate::body::parse_object(&content_type, &body)?;
+            let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             crate::virtual_resources::post_subresource(cluster, &target, &object)
                 .map(|v| json_response(201, &v))
         }
         (&Method::PUT, false) => {
             let opts = write_options(&q, &headers)?;
             let body = read_body(req.into_body()).await?;
-            let object = crate::body::parse_object(&content_type, &body)?;
+            let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             if target.subresource == "finalize" {
                 let written =
                     crate::controllers::namespace::finalize(cluster, &target, object, &opts)?;
@@ -479,7 +480,7 @@ async fn resource_request(
         }
         (&Method::DELETE, named) => {
             let body = read_body(req.into_body()).await?;
-            let opts = delete_options(&q, &body)?;
+            let opts = delete_options(&q, &content_type, &body)?;
             if named {
                 let lo = list_options(&q)?;
                 let out = cluster.delete_collection(&target, &lo, &opts)?;
@@ -539,11 +540,22 @@ async fn finish_write(cluster: &Cluster, written: Written, code: u16) -> ApiResu
     ))
 }
 
-fn delete_options(q: &Query, body: &[u8]) -> ApiResult<DeleteOptions> {
+fn delete_options(q: &Query, content_type: &str, body: &[u8]) -> ApiResult<DeleteOptions> {
     let mut opts = DeleteOptions::default();
     if !body.iter().all(u8::is_ascii_whitespace) {
-        let v: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?;
+        // Typed clients send their DeleteOptions in protobuf.
+        let protobuf =
+            content_type.split(';').next().map(str::trim) == Some(crate::proto::MEDIA_TYPE);
+        let v: Value = if protobuf {
+            crate::body::parse_object_for(
+                &crate::body::Expect::delete_options(),
+                content_type,
+                body,
+            )?
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("error decoding DeleteOptions: {e}")))?
+        };
         opts.dry_run = v["dryRun"]
             .as_array()
             .is_some_and(|a| a.iter().any(|x| x == "All"));

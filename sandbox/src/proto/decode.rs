@@ -331,7 +331,7 @@ pub fn float(f: f64) -> Result<Value, DecodeError> {
 fn packed(s: Scalar, bytes: &[u8], field: &str, out: &mut Vec<Value>) -> Result<(), DecodeError> {
     let mut reader = Reader::new(bytes);
     if s == Scalar::Double {
-        if bytes.len() % 8 != 0 {
+        if !bytes.len().is_multiple_of(8) {
             return Err(WireError::Truncated.into());
         }
         for chunk in bytes.chunks_exact(8) {
