@@ -164,6 +164,23 @@ fn kubectl_create_commands_write_in_protobuf() {
     );
 
     k(&["create", "configmap", "x", "-n", "n", "--from-literal=a=b"]);
+    // Bytes that are not UTF-8 go to binaryData (a map of bytes fields).
+    let blob = ctx.path("blob");
+    std::fs::write(&blob, [0u8, 0xff, 0xfe, b'\n', 1, 2]).expect("write blob");
+    let from_file = format!("--from-file=blob={}", blob.display());
+    k(&["create", "configmap", "bin", "-n", "n", &from_file]);
+    assert_eq!(
+        k(&[
+            "get",
+            "configmap",
+            "bin",
+            "-n",
+            "n",
+            "-o",
+            "jsonpath={.binaryData.blob}"
+        ]),
+        "AP/+CgEC"
+    );
     assert_eq!(
         k(&[
             "get",
