@@ -228,5 +228,36 @@ pub fn wants_aggregated(accept: &str) -> bool {
     })
 }
 
+/// An aggregated discovery document as the API server serves it: with an ETag (the
+/// SHA-512 of the document) clients revalidate their caches with, and `304 Not
+/// Modified` when the client's copy is current.
+pub fn aggregated_response(
+    doc: &Value,
+    request_headers: &hyper::HeaderMap,
+) -> hyper::Response<axum::body::Body> {
+    use sha2::Digest as _;
+    let body = serde_json::to_vec(doc).expect("JSON serialises");
+    let etag = format!("\"{}\"", hex::encode_upper(sha2::Sha512::digest(&body)));
+    let matches = request_headers
+        .get("if-none-match")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == etag);
+    let builder = hyper::Response::builder()
+        .header("etag", &etag)
+        .header("vary", "Accept")
+        .header("cache-control", "public");
+    if matches {
+        return builder
+            .status(304)
+            .body(axum::body::Body::empty())
+            .expect("a valid response");
+    }
+    builder
+        .status(200)
+        .header("content-type", AGGREGATED_CONTENT_TYPE)
+        .body(axum::body::Body::from(body))
+        .expect("a valid response")
+}
+
 pub const AGGREGATED_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";

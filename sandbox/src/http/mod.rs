@@ -6,8 +6,15 @@ pub mod discovery;
 mod openapi;
 pub mod path;
 pub mod table;
+mod table_apps;
+mod table_cluster;
+mod table_custom;
+mod table_net;
 pub mod table_pod;
 mod watch;
+
+#[cfg(test)]
+mod garbage_tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -183,11 +190,7 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
             get_only(req.method())?;
             if discovery::wants_aggregated(&accept) {
                 let doc = discovery::aggregated(&app.cluster.registry(), true);
-                Ok(typed_response(
-                    200,
-                    discovery::AGGREGATED_CONTENT_TYPE,
-                    &doc,
-                ))
+                Ok(discovery::aggregated_response(&doc, req.headers()))
             } else {
                 Ok(json_response(200, &discovery::core_versions(&app.address)))
             }
@@ -196,11 +199,7 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
             get_only(req.method())?;
             if discovery::wants_aggregated(&accept) {
                 let doc = discovery::aggregated(&app.cluster.registry(), false);
-                Ok(typed_response(
-                    200,
-                    discovery::AGGREGATED_CONTENT_TYPE,
-                    &doc,
-                ))
+                Ok(discovery::aggregated_response(&doc, req.headers()))
             } else {
                 Ok(json_response(
                     200,
@@ -232,7 +231,20 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
             get_only(req.method())?;
             openapi::v3(app, &g, &v).map(|doc| json_response(200, &doc))
         }
-        ApiPath::Resource(rp) => resource_request(app, rp, req).await,
+        ApiPath::Resource(rp) => {
+            // Endpoints are deprecated in 1.33+: every request for them carries the warning.
+            let endpoints = rp.group.is_empty() && rp.resource == "endpoints";
+            let resp = resource_request(app, rp, req).await?;
+            Ok(if endpoints {
+                with_warnings(
+                    resp,
+                    &["v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+                        .to_string()],
+                )
+            } else {
+                resp
+            })
+        }
         ApiPath::Unknown => Err(ApiError::no_route()),
     }
 }
@@ -273,24 +285,22 @@ async fn read_body(body: Body) -> ApiResult<Bytes> {
     let limited = http_body_util::Limited::new(body, MAX_BODY);
     match limited.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
-            413,
-            "RequestEntityTooLarge",
-            format!("Request entity too large: limit is {MAX_BODY}"),
-        )),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::too_large(MAX_BODY)),
         Err(e) => Err(ApiError::bad_request(format!(
             "reading the request body: {e}"
         ))),
     }
 }
 
-fn write_options(q: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> {
+/// A write's options; `kind` names them in errors (`CreateOptions`, `UpdateOptions`,
+/// `PatchOptions`).
+fn write_options(q: &Query, headers: &HeaderMap, kind: &str) -> ApiResult<WriteOptions> {
     let dry_run = match q.get("dryRun") {
         None | Some("") => false,
         Some("All") => true,
         Some(other) => {
             return Err(ApiError::invalid(
-                "CreateOptions",
+                kind,
                 "meta.k8s.io",
                 "",
                 vec![crate::status::Cause::not_supported(
@@ -330,6 +340,19 @@ fn write_options(q: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> {
         validation,
         force: q.flag("force"),
     })
+}
+
+/// A list's options after the storage layer's checks of its resourceVersion (a watch's
+/// is checked, and worded, by the watch).
+fn checked_list_options(q: &Query) -> ApiResult<ListOptions> {
+    let rv = q.get("resourceVersion").unwrap_or("");
+    if !rv.is_empty() && q.get("continue").is_none_or(str::is_empty) && rv.parse::<u64>().is_err() {
+        return Err(ApiError::bad_request(format!(
+            "invalid resource version: {}",
+            ApiError::resource_version_text(rv)
+        )));
+    }
+    list_options(q)
 }
 
 fn list_options(q: &Query) -> ApiResult<ListOptions> {
@@ -410,7 +433,7 @@ async fn resource_request(
 
     match (&method, target.name.is_empty()) {
         (&Method::GET, true) => {
-            let opts = list_options(&q)?;
+            let opts = checked_list_options(&q)?;
             let list = cluster.list(&target, &opts)?;
             if table::wants_table(&accept) {
                 let items = list["items"].as_array().cloned().unwrap_or_default();
@@ -418,7 +441,7 @@ async fn resource_request(
                     &def,
                     &target.version,
                     &items,
-                    table::Include::parse(q.get("includeObject")),
+                    table::Include::parse(q.get("includeObject"))?,
                     list["metadata"].clone(),
                 );
                 return Ok(typed_response(200, table::TABLE_CONTENT_TYPE, &t));
@@ -432,7 +455,7 @@ async fn resource_request(
                     &def,
                     &target.version,
                     std::slice::from_ref(&object),
-                    table::Include::parse(q.get("includeObject")),
+                    table::Include::parse(q.get("includeObject"))?,
                     json!({"resourceVersion": object["metadata"]["resourceVersion"]}),
                 );
                 return Ok(typed_response(200, table::TABLE_CONTENT_TYPE, &t));
@@ -440,9 +463,10 @@ async fn resource_request(
             Ok(json_response(200, &object))
         }
         (&Method::POST, true) => {
-            let opts = write_options(&q, &headers)?;
+            let opts = write_options(&q, &headers, "CreateOptions")?;
             let body = read_body(req.into_body()).await?;
-            let object = crate::body::parse_object(&content_type, &body)?;
+            let object =
+                crate::body::parse_object(&content_type, &body, &def.kind, def.custom.is_some())?;
             if let Some(resp) = crate::virtual_resources::create(cluster, &target, &object)? {
                 return Ok(json_response(201, &resp));
             }
@@ -452,14 +476,16 @@ async fn resource_request(
         (&Method::POST, false) => {
             // Subresources created by POST: eviction, token, binding.
             let body = read_body(req.into_body()).await?;
-            let object = crate::body::parse_object(&content_type, &body)?;
+            let object =
+                crate::body::parse_object(&content_type, &body, &def.kind, def.custom.is_some())?;
             crate::virtual_resources::post_subresource(cluster, &target, &object)
                 .map(|v| json_response(201, &v))
         }
         (&Method::PUT, false) => {
-            let opts = write_options(&q, &headers)?;
+            let opts = write_options(&q, &headers, "UpdateOptions")?;
             let body = read_body(req.into_body()).await?;
-            let object = crate::body::parse_object(&content_type, &body)?;
+            let object =
+                crate::body::parse_object(&content_type, &body, &def.kind, def.custom.is_some())?;
             if target.subresource == "finalize" {
                 let written =
                     crate::controllers::namespace::finalize(cluster, &target, object, &opts)?;
@@ -470,8 +496,8 @@ async fn resource_request(
         }
         (&Method::PATCH, false) => {
             let kind = PatchType::from_content_type(&content_type)
-                .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
-            let opts = write_options(&q, &headers)?;
+                .ok_or_else(|| ApiError::unsupported_patch_type(def.custom.is_some()))?;
+            let opts = write_options(&q, &headers, "PatchOptions")?;
             let body = read_body(req.into_body()).await?;
             let written = cluster.patch(&target, kind, &body, &opts)?;
             let code = if written.created { 201 } else { 200 };
@@ -559,8 +585,21 @@ fn delete_options(q: &Query, body: &[u8]) -> ApiResult<DeleteOptions> {
             .as_str()
             .map(String::from);
     }
-    if q.get("dryRun") == Some("All") {
-        opts.dry_run = true;
+    match q.get("dryRun") {
+        None | Some("") => {}
+        Some("All") => opts.dry_run = true,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "DeleteOptions",
+                "meta.k8s.io",
+                "",
+                vec![crate::status::Cause::not_supported(
+                    "dryRun",
+                    &json!([other]),
+                    &["All"],
+                )],
+            ));
+        }
     }
     if let Some(g) = q.get("gracePeriodSeconds").and_then(|g| g.parse().ok()) {
         opts.grace_period = Some(g);

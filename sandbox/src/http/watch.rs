@@ -146,15 +146,18 @@ pub fn serve(app: &Arc<App>, target: Target, q: &Query, accept: &str) -> ApiResu
     let start: Option<u64> = if rv_param.is_empty() || rv_param == "0" {
         None
     } else {
-        Some(rv_param.parse::<u64>().map_err(|_| {
-            ApiError::bad_request(format!("invalid resource version: {rv_param:?}"))
-        })?)
+        Some(
+            rv_param
+                .parse::<u64>()
+                .map_err(|_| ApiError::unknown(ApiError::resource_version_text(rv_param)))?,
+        )
     };
     let is_table = table::wants_table(accept);
+    let include = table::Include::parse(q.get("includeObject"))?;
     let mut encoder = Encoder {
         target: target.clone(),
         cluster: Arc::clone(&cluster),
-        table: is_table.then(|| table::Include::parse(q.get("includeObject"))),
+        table: is_table.then_some(include),
         headers_sent: false,
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(256);
