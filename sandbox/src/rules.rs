@@ -86,6 +86,24 @@ pub fn apply_defaults(def: &ResourceDef, _version: &str, object: &mut Value) {
         ("", "secrets") => {
             if let Some(m) = object.as_object_mut() {
                 default(m, "type", json!("Opaque"));
+                // stringData is write-only: decoding merges it into data (its keys win).
+                if let Some(Value::Object(strings)) = m.shift_remove("stringData") {
+                    use base64::Engine as _;
+                    let data = match m.get_mut("data") {
+                        Some(Value::Object(d)) => d,
+                        _ => {
+                            m.insert("data".into(), json!({}));
+                            m["data"].as_object_mut().expect("an object")
+                        }
+                    };
+                    for (k, v) in strings {
+                        let text = v.as_str().unwrap_or("");
+                        data.insert(
+                            k,
+                            json!(base64::engine::general_purpose::STANDARD.encode(text)),
+                        );
+                    }
+                }
             }
         }
         ("", "services") => {

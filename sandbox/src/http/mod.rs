@@ -342,11 +342,54 @@ fn write_options(q: &Query, headers: &HeaderMap, kind: &str) -> ApiResult<WriteO
     })
 }
 
-/// A list's options after the storage layer's checks of its resourceVersion (a watch's
-/// is checked, and worded, by the watch).
-fn checked_list_options(q: &Query) -> ApiResult<ListOptions> {
+/// A list's options after the handler's and the storage layer's checks of its
+/// resourceVersion and resourceVersionMatch (a watch's are checked, and worded, by the
+/// watch); an exact resourceVersion older than the change log is gone.
+fn checked_list_options(q: &Query, cluster: &Cluster) -> ApiResult<ListOptions> {
     let rv = q.get("resourceVersion").unwrap_or("");
-    if !rv.is_empty() && q.get("continue").is_none_or(str::is_empty) && rv.parse::<u64>().is_err() {
+    let continuing = q.get("continue").is_some_and(|c| !c.is_empty());
+    if let Some(m) = q.get("resourceVersionMatch").filter(|m| !m.is_empty()) {
+        use crate::status::Cause;
+        let mut causes = Vec::new();
+        let field = "resourceVersionMatch";
+        if rv.is_empty() {
+            causes.push(Cause::forbidden(
+                field,
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if continuing {
+            causes.push(Cause::forbidden(
+                field,
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            causes.push(Cause::not_supported(
+                field,
+                &json!(m),
+                &["Exact", "NotOlderThan", ""],
+            ));
+        }
+        if m == "Exact" && rv == "0" {
+            causes.push(Cause::forbidden(
+                field,
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+        if !causes.is_empty() {
+            return Err(ApiError::invalid("ListOptions", "meta.k8s.io", "", causes));
+        }
+        if m == "Exact"
+            && let Ok(n) = rv.parse::<u64>()
+            && cluster.store.changes(n, n, |_| false).is_err()
+        {
+            return Err(ApiError::gone(
+                "The resourceVersion for the provided list is too old.",
+            ));
+        }
+    }
+    if !rv.is_empty() && !continuing && rv.parse::<u64>().is_err() {
         return Err(ApiError::bad_request(format!(
             "invalid resource version: {}",
             ApiError::resource_version_text(rv)
@@ -433,7 +476,7 @@ async fn resource_request(
 
     match (&method, target.name.is_empty()) {
         (&Method::GET, true) => {
-            let opts = checked_list_options(&q)?;
+            let opts = checked_list_options(&q, cluster)?;
             let list = cluster.list(&target, &opts)?;
             if table::wants_table(&accept) {
                 let items = list["items"].as_array().cloned().unwrap_or_default();

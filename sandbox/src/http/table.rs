@@ -527,6 +527,53 @@ mod tests {
     }
 
     #[test]
+    fn custom_resources_use_their_printer_columns_or_age() {
+        use crate::resources::{CustomInfo, ResourceDef};
+        use std::sync::Arc;
+        let mut info = CustomInfo::default();
+        info.columns.insert(
+            "v1".into(),
+            vec![
+                json!({"name": "Size", "type": "integer", "jsonPath": ".spec.size"}),
+                json!({"name": "Shiny", "type": "boolean", "jsonPath": ".spec.shiny", "priority": 1}),
+            ],
+        );
+        let def = ResourceDef {
+            group: "example.com".into(),
+            versions: vec!["v1".into(), "v2".into()],
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            singular: "widget".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: true,
+            verbs: vec![],
+            subresources: vec![],
+            custom: Some(Arc::new(info)),
+        };
+        let o = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "creationTimestamp": "2020-01-01T00:00:00Z"},
+            "spec": {"size": 3, "shiny": true}});
+        let t = table(&def, "v1", std::slice::from_ref(&o), Include::Metadata, json!({}));
+        let names: Vec<&str> = t["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Name", "Size", "Shiny"]);
+        assert_eq!(t["columnDefinitions"][2]["priority"], 1);
+        assert_eq!(t["rows"][0]["cells"], json!(["w", 3, true]));
+        assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+        // A version without columns gets Age, a date column.
+        let t = table(&def, "v2", &[o], Include::None, json!({}));
+        assert_eq!(t["columnDefinitions"][1]["name"], "Age");
+        assert_eq!(t["columnDefinitions"][1]["type"], "date");
+        assert!(t["rows"][0]["cells"][1].as_str().unwrap().contains('y'));
+        assert!(t["rows"][0]["object"].is_null());
+    }
+
+    #[test]
     fn types_without_a_printer_get_name_and_created_at() {
         let def = crate::resources::Registry::with_builtins()
             .lookup("rbac.authorization.k8s.io", "v1", "roles")
