@@ -5,10 +5,7 @@
 /// one well-formed JSON value (with optional surrounding white space).
 pub fn syntax_error(data: &[u8]) -> Option<String> {
     let mut s = Scanner { data, pos: 0 };
-    match s.document() {
-        Ok(()) => None,
-        Err(e) => Some(e),
-    }
+    s.document().err()
 }
 
 struct Scanner<'a> {

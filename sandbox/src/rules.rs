@@ -665,15 +665,13 @@ pub fn validate_update(
                 ));
             }
         }
-        ("", "configmaps" | "secrets") => {
-            if old["immutable"] == true {
-                for field in ["data", "binaryData", "stringData"] {
-                    if old.get(field) != new.get(field) {
-                        causes.push(Cause::forbidden(
-                            field,
-                            "field is immutable when `immutable` is set",
-                        ));
-                    }
+        ("", "configmaps" | "secrets") if old["immutable"] == true => {
+            for field in ["data", "binaryData", "stringData"] {
+                if old.get(field) != new.get(field) {
+                    causes.push(Cause::forbidden(
+                        field,
+                        "field is immutable when `immutable` is set",
+                    ));
                 }
             }
         }

@@ -695,7 +695,12 @@ spec:
     // The type is served once the CRD is Established; kubectl learned the API's types
     // (and cached them) before it existed, so its cache must pick the new type up.
     let served = (0..100).any(|_| {
-        let ok = k.cmd(&["get", "widgets", "-n", "snap"]).output().expect("kubectl").status.success();
+        let ok = k
+            .cmd(&["get", "widgets", "-n", "snap"])
+            .output()
+            .expect("kubectl")
+            .status
+            .success();
         if !ok {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }

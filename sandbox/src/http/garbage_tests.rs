@@ -191,10 +191,9 @@ async fn garbage_at_every_route_is_answered_with_a_status() {
                     &CONTENT_TYPES[..2]
                 };
                 for ct in types {
-                    if method == "GET" || method == "HEAD" {
-                        if i > 0 || *ct != "application/json" {
-                            continue;
-                        }
+                    if (method == "GET" || method == "HEAD") && (i > 0 || *ct != "application/json")
+                    {
+                        continue;
                     }
                     let uri = path.clone();
                     let (code, answer) = send(&app, method, &uri, ct, body).await;

@@ -58,7 +58,7 @@ impl App {
         Arc::new(App {
             cluster,
             address,
-            openapi: openapi::Cache::default(),
+            openapi: openapi::Cache,
             shutdown_token,
             shutdown: tokio::sync::Notify::new(),
         })
@@ -171,9 +171,9 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
         if method == Method::GET || method == Method::HEAD {
             Ok(())
         } else {
-            Err(ApiError::method_not_allowed(format!(
-                "the server does not allow this method on the requested resource"
-            )))
+            Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ))
         }
     };
     match path {
@@ -469,9 +469,9 @@ async fn resource_request(
     }
 
     if !def.allows(verb(&method, &target)) && target.subresource.is_empty() {
-        return Err(ApiError::method_not_allowed(format!(
-            "the server does not allow this method on the requested resource"
-        )));
+        return Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        ));
     }
 
     match (&method, target.name.is_empty()) {

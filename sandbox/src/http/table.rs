@@ -95,11 +95,14 @@ pub const IMAGES: Column = wide(
     "Images referenced by each container in the template.",
 );
 
+/// The cells of one object.
+pub type Cells = fn(&Value) -> Vec<Value>;
+
 /// How one type is printed: its columns, the cells of one object, and (for a few types)
 /// the order rows are listed in.
 pub struct Printer {
     pub columns: &'static [Column],
-    pub cells: fn(&Value) -> Vec<Value>,
+    pub cells: Cells,
     /// Reorders a list before printing (events by last seen, flow schemas by precedence).
     pub sort: Option<fn(&mut Vec<&Value>)>,
 }
@@ -554,7 +557,13 @@ mod tests {
         let o = json!({"apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": "w", "creationTimestamp": "2020-01-01T00:00:00Z"},
             "spec": {"size": 3, "shiny": true}});
-        let t = table(&def, "v1", std::slice::from_ref(&o), Include::Metadata, json!({}));
+        let t = table(
+            &def,
+            "v1",
+            std::slice::from_ref(&o),
+            Include::Metadata,
+            json!({}),
+        );
         let names: Vec<&str> = t["columnDefinitions"]
             .as_array()
             .unwrap()

@@ -4,9 +4,9 @@
 use serde_json::{Value, json};
 
 use super::table::{
-    AGE, CONTAINERS, Column, IMAGES, NAME, Printer, age, between, bool_ptr, col, condition_true,
-    containers, format_label_selector, format_labels, human_duration, int, int_or_string, len,
-    name, selector_string, since, text, wide,
+    AGE, CONTAINERS, Cells, Column, IMAGES, NAME, Printer, age, between, bool_ptr, col,
+    condition_true, containers, format_label_selector, format_labels, human_duration, int,
+    int_or_string, len, name, selector_string, since, text, wide,
 };
 use crate::meta;
 
@@ -233,7 +233,7 @@ const PDB: &[Column] = &[
 ];
 
 pub fn printer(group: &str, plural: &str) -> Option<Printer> {
-    let (columns, cells): (&'static [Column], fn(&Value) -> Vec<Value>) = match (group, plural) {
+    let (columns, cells): (&'static [Column], Cells) = match (group, plural) {
         ("apps", "deployments") => (DEPLOYMENT, deployment),
         ("apps", "replicasets") => (REPLICA_SET, replica_set),
         ("apps", "statefulsets") => (STATEFUL_SET, stateful_set),

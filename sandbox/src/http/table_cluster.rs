@@ -5,8 +5,8 @@
 use serde_json::{Value, json};
 
 use super::table::{
-    AGE, Column, NAME, Printer, age, col, human_duration, int, len, name, since, text, text_or,
-    wide,
+    AGE, Cells, Column, NAME, Printer, age, col, human_duration, int, len, name, since, text,
+    text_or, wide,
 };
 use crate::meta;
 
@@ -573,7 +573,7 @@ const COMPONENT_STATUS: &[Column] = &[
 
 pub fn printer(group: &str, plural: &str) -> Option<Printer> {
     let mut sort: Option<fn(&mut Vec<&Value>)> = None;
-    let (columns, cells): (&'static [Column], fn(&Value) -> Vec<Value>) = match (group, plural) {
+    let (columns, cells): (&'static [Column], Cells) = match (group, plural) {
         ("", "nodes") => (NODE, node),
         ("", "namespaces") => (NAMESPACE, namespace),
         ("", "events") | ("events.k8s.io", "events") => {

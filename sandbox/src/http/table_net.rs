@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::table::{
-    AGE, Column, NAME, Printer, age, col, format_label_selector, format_labels, int,
+    AGE, Cells, Column, NAME, Printer, age, col, format_label_selector, format_labels, int,
     list_with_more, name, text, wide,
 };
 
@@ -135,7 +135,7 @@ const IP_ADDRESS: &[Column] = &[
 ];
 
 pub fn printer(group: &str, plural: &str) -> Option<Printer> {
-    let (columns, cells): (&'static [Column], fn(&Value) -> Vec<Value>) = match (group, plural) {
+    let (columns, cells): (&'static [Column], Cells) = match (group, plural) {
         ("", "services") => (SERVICE, service),
         ("", "endpoints") => (ENDPOINTS, endpoints),
         ("discovery.k8s.io", "endpointslices") => (ENDPOINT_SLICE, endpoint_slice),

@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 
 use super::table::{
-    AGE, Column, NAME, Printer, age, col, containers, format_labels, human_duration, name, wide,
+    AGE, Cells, Column, NAME, Printer, age, col, containers, format_labels, human_duration, name,
+    wide,
 };
 use crate::meta;
 
@@ -57,7 +58,7 @@ const POD_TEMPLATE_COLUMNS: &[Column] = &[
 ];
 
 pub fn printer(group: &str, plural: &str) -> Option<Printer> {
-    let (columns, cells): (&'static [Column], fn(&Value) -> Vec<Value>) = match (group, plural) {
+    let (columns, cells): (&'static [Column], Cells) = match (group, plural) {
         ("", "pods") => (POD_COLUMNS, pod_cells),
         ("", "podtemplates") => (POD_TEMPLATE_COLUMNS, pod_template_cells),
         _ => return None,

@@ -182,10 +182,8 @@ pub fn serve(app: &Arc<App>, target: Target, q: &Query, accept: &str) -> ApiResu
                         return;
                     }
                 }
-                if send_initial && bookmarks {
-                    if tx.send(encoder.bookmark(rv, true)).await.is_err() {
-                        return;
-                    }
+                if send_initial && bookmarks && tx.send(encoder.bookmark(rv, true)).await.is_err() {
+                    return;
                 }
                 rv
             }
@@ -204,10 +202,10 @@ pub fn serve(app: &Arc<App>, target: Target, q: &Query, accept: &str) -> ApiResu
                     }
                 };
                 for c in &changes {
-                    if let Some(kind) = filter.event(c) {
-                        if tx.send(encoder.event(kind, c.subject())).await.is_err() {
-                            return;
-                        }
+                    if let Some(kind) = filter.event(c)
+                        && tx.send(encoder.event(kind, c.subject())).await.is_err()
+                    {
+                        return;
                     }
                 }
                 pos = until;
