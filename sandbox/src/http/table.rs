@@ -103,7 +103,7 @@ pub type Cells = fn(&Value) -> Vec<Value>;
 pub struct Printer {
     pub columns: &'static [Column],
     pub cells: Cells,
-    /// Reorders a list before printing (events by last seen, flow schemas by precedence).
+    /// Reorders a list before printing (flow schemas by matching precedence).
     pub sort: Option<fn(&mut Vec<&Value>)>,
 }
 

@@ -397,8 +397,6 @@ fn job(o: &Value) -> Vec<Value> {
         "Suspended"
     } else if condition_true(conditions, "FailureTarget") {
         "FailureTarget"
-    } else if condition_true(conditions, "SuccessCriteriaMet") {
-        "SuccessCriteriaMet"
     } else {
         "Running"
     };

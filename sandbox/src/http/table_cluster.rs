@@ -330,7 +330,6 @@ const RUNTIME_CLASS: &[Column] = &[
 
 const RESOURCE_QUOTA: &[Column] = &[
     NAME,
-    AGE,
     named(
         "Request",
         "string",
@@ -341,6 +340,7 @@ const RESOURCE_QUOTA: &[Column] = &[
         "string",
         "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
     ),
+    AGE,
 ];
 
 const WEBHOOK_CONFIGURATION: &[Column] = &[
@@ -576,10 +576,7 @@ pub fn printer(group: &str, plural: &str) -> Option<Printer> {
     let (columns, cells): (&'static [Column], Cells) = match (group, plural) {
         ("", "nodes") => (NODE, node),
         ("", "namespaces") => (NAMESPACE, namespace),
-        ("", "events") | ("events.k8s.io", "events") => {
-            sort = Some(sort_events);
-            (EVENT, event)
-        }
+        ("", "events") | ("events.k8s.io", "events") => (EVENT, event),
         ("", "configmaps") => (CONFIG_MAP, config_map),
         ("", "secrets") => (SECRET, secret),
         ("", "serviceaccounts") => (SERVICE_ACCOUNT, service_account),
@@ -756,18 +753,6 @@ fn event(o: &Value) -> Vec<Value> {
         json!(count),
         name(o),
     ]
-}
-
-/// Events are listed oldest first by their last time seen.
-fn sort_events(events: &mut Vec<&Value>) {
-    let last = |o: &Value| {
-        either(o, "lastTimestamp", "deprecatedLastTimestamp")
-            .as_str()
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.timestamp())
-            .unwrap_or(i64::MIN)
-    };
-    events.sort_by_key(|o| last(o));
 }
 
 fn sort_flow_schemas(schemas: &mut Vec<&Value>) {
@@ -1025,9 +1010,9 @@ fn resource_quota(o: &Value) -> Vec<Value> {
     }
     vec![
         name(o),
-        age(o),
         json!(requests.join(", ")),
         json!(limits.join(", ")),
+        age(o),
     ]
 }
 
@@ -1071,17 +1056,15 @@ fn validating_admission_policy(o: &Value) -> Vec<Value> {
 
 fn validating_admission_policy_binding(o: &Value) -> Vec<Value> {
     let pr = &o["spec"]["paramRef"];
-    let param = if !pr.is_object() {
-        "<unset>".to_string()
-    } else {
-        let target = match pr["name"].as_str().filter(|n| !n.is_empty()) {
-            Some(n) => n.to_string(),
-            None => "*".to_string(),
-        };
-        match pr["namespace"].as_str().filter(|n| !n.is_empty()) {
-            Some(ns) => format!("{ns}/{target}"),
-            None => target,
-        }
+    let param = match pr["name"].as_str().filter(|n| !n.is_empty()) {
+        _ if !pr.is_object() => "<unset>".to_string(),
+        // Whether the parameter is cluster-scoped cannot be told here: `*/name`.
+        Some(n) => match pr["namespace"].as_str().filter(|ns| !ns.is_empty()) {
+            Some(ns) => format!("{ns}/{n}"),
+            None => format!("*/{n}"),
+        },
+        None if pr["selector"].is_object() => go_label_selector(&pr["selector"]),
+        None => "<unset>".to_string(),
     };
     vec![
         name(o),
@@ -1089,6 +1072,37 @@ fn validating_admission_policy_binding(o: &Value) -> Vec<Value> {
         json!(param),
         age(o),
     ]
+}
+
+/// A `metav1.LabelSelector` as its generated Go `String()` prints it.
+fn go_label_selector(sel: &Value) -> String {
+    let mut labels: Vec<(String, String)> = sel["matchLabels"]
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), text(v))).collect())
+        .unwrap_or_default();
+    labels.sort();
+    let labels: String = labels.iter().map(|(k, v)| format!("{k}: {v},")).collect();
+    let exprs: String = sel["matchExpressions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|e| {
+            let values: Vec<String> = e["values"]
+                .as_array()
+                .map(|a| a.iter().map(text).collect())
+                .unwrap_or_default();
+            format!(
+                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
+                text(&e["key"]),
+                text(&e["operator"]),
+                values.join(" ")
+            )
+        })
+        .collect();
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}"
+    )
 }
 
 fn flow_schema(o: &Value) -> Vec<Value> {
@@ -1336,12 +1350,28 @@ mod tests {
     }
 
     #[test]
+    fn policy_bindings_show_their_param_ref() {
+        let b = |pr: Value| {
+            validating_admission_policy_binding(&json!({"metadata": {"name": "b"},
+                "spec": {"policyName": "p", "paramRef": pr}}))[2]
+                .clone()
+        };
+        assert_eq!(b(json!({"name": "x", "namespace": "ns"})), "ns/x");
+        assert_eq!(b(json!({"name": "x"})), "*/x");
+        assert_eq!(
+            b(json!({"selector": {"matchLabels": {"a": "b"}}})),
+            "&LabelSelector{MatchLabels:map[string]string{a: b,},MatchExpressions:[]LabelSelectorRequirement{},}"
+        );
+        assert_eq!(b(Value::Null), "<unset>");
+    }
+
+    #[test]
     fn quotas_split_requests_and_limits() {
         let q = json!({"metadata": {"name": "q"}, "status": {
             "hard": {"pods": "10", "limits.cpu": "2", "requests.cpu": "1"},
             "used": {"pods": "1", "limits.cpu": "0", "requests.cpu": "0"}}});
         let c = resource_quota(&q);
-        assert_eq!(c[2], "pods: 1/10, requests.cpu: 0/1");
-        assert_eq!(c[3], "limits.cpu: 0/2");
+        assert_eq!(c[1], "pods: 1/10, requests.cpu: 0/1");
+        assert_eq!(c[2], "limits.cpu: 0/2");
     }
 }

@@ -159,7 +159,8 @@ fn strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// IPs or host names of load-balancer ingress points, each once.
+/// IPs or host names of load-balancer ingress points, each once, in order (a sorted set
+/// in the API server).
 fn load_balancer(status: &Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for ing in status["ingress"]
@@ -171,10 +172,12 @@ fn load_balancer(status: &Value) -> Vec<String> {
             Some(ip) => ip.to_string(),
             None => text(&ing["hostname"]),
         };
-        if !v.is_empty() && !out.contains(&v) {
+        if !v.is_empty() {
             out.push(v);
         }
     }
+    out.sort();
+    out.dedup();
     out
 }
 
