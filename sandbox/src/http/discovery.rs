@@ -42,7 +42,14 @@ fn subresource_info(def: &ResourceDef, sub: &str) -> (Value, Vec<&'static str>) 
 fn storage_hash(def: &ResourceDef) -> String {
     use base64::Engine as _;
     use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(format!("{}/{}/{}", def.group, def.versions[0], def.kind));
+    // The hash is of the version objects are stored at: events.k8s.io's events are
+    // stored as core events.
+    let stored = if def.group == "events.k8s.io" && def.plural == "events" && def.custom.is_none() {
+        "/v1/Event".to_string()
+    } else {
+        format!("{}/{}/{}", def.group, def.versions[0], def.kind)
+    };
+    let digest = sha2::Sha256::digest(stored);
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
@@ -261,3 +268,18 @@ pub fn aggregated_response(
 
 pub const AGGREGATED_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_version_hashes_are_the_api_servers() {
+        let r = Registry::with_builtins();
+        let hash = |g: &str, p: &str| storage_hash(&r.by_key(&format!("{g}/{p}")).unwrap());
+        assert_eq!(hash("", "pods"), "xPOwRZ+Yhw8=");
+        assert_eq!(hash("apps", "deployments"), "8aSe+NMegvE=");
+        assert_eq!(hash("", "events"), "r2yiGXH7wu8=");
+        assert_eq!(hash("events.k8s.io", "events"), "r2yiGXH7wu8=");
+    }
+}
