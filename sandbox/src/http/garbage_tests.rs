@@ -301,3 +301,50 @@ async fn dry_runs_change_nothing_on_any_verb() {
         assert_eq!(before, after, "a dry-run {method} changed the object");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_in_table_form_carry_columns_on_the_first_event_only() {
+    let app = app();
+    let base = "/api/v1/namespaces/default/configmaps";
+    for name in ["a", "b"] {
+        let body = format!(r#"{{"metadata": {{"name": "{name}"}}, "data": {{"k": "v"}}}}"#);
+        let (code, _) = send(&app, "POST", base, "application/json", body.as_bytes()).await;
+        assert_eq!(code, 201);
+    }
+    let req = Request::builder()
+        .uri(format!("{base}?watch=1&resourceVersion=0"))
+        .header(
+            "accept",
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json",
+        )
+        .body(Body::empty())
+        .expect("a request");
+    let resp = handle(Arc::clone(&app), req).await;
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut body = resp.into_body();
+    let mut text = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), async {
+        while text.lines().count() < 2 {
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        text.push_str(&String::from_utf8_lossy(&data));
+                    }
+                }
+                _ => break,
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the watch sent no events");
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("an event per line"))
+        .collect();
+    assert_eq!(events[0]["type"], "ADDED");
+    assert_eq!(events[0]["object"]["kind"], "Table");
+    assert_eq!(events[0]["object"]["columnDefinitions"][0]["name"], "Name");
+    assert_eq!(events[0]["object"]["rows"][0]["cells"][0], "a");
+    assert!(events[1]["object"]["columnDefinitions"].is_null());
+    assert_eq!(events[1]["object"]["rows"][0]["cells"][0], "b");
+}
