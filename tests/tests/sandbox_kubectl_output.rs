@@ -809,6 +809,45 @@ fn bad_requests_fail_with_the_api_servers_words() {
         k.fails(&["get", "configmap", "missing"]),
         "Error from server (NotFound): configmaps \"missing\" not found"
     );
+    // Bodies the decoder refuses, sent as they are.
+    let truncated = write_file(
+        ctx.dir(),
+        "truncated.json",
+        r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x""#,
+    );
+    assert_eq!(
+        k.fails(&[
+            "create",
+            "--raw",
+            "/api/v1/namespaces/default/configmaps",
+            "-f",
+            truncated.to_str().unwrap()
+        ]),
+        "Error from server (BadRequest): the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: unexpected end of JSON input ({\"apiVersion\": \"v1\", \"kind\": \" ...)"
+    );
+    let other_kind = write_file(
+        ctx.dir(),
+        "secret.json",
+        r#"{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}"#,
+    );
+    assert_eq!(
+        k.fails(&[
+            "create",
+            "--raw",
+            "/api/v1/namespaces/default/configmaps",
+            "-f",
+            other_kind.to_str().unwrap()
+        ]),
+        "Error from server (BadRequest): Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion"
+    );
+    assert_eq!(
+        k.fails(&[
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/configmaps?resourceVersion=abc"
+        ]),
+        "Error from server (BadRequest): invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax"
+    );
     let no_name = write_file(
         ctx.dir(),
         "no-name.yaml",
