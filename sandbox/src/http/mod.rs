@@ -295,20 +295,34 @@ async fn read_body(body: Body) -> ApiResult<Bytes> {
 /// A write's options; `kind` names them in errors (`CreateOptions`, `UpdateOptions`,
 /// `PatchOptions`).
 fn write_options(q: &Query, headers: &HeaderMap, kind: &str) -> ApiResult<WriteOptions> {
+    use crate::status::Cause;
+    // The options' own validation, every failure at once.
+    let mut causes = Vec::new();
+    if let Some(m) = q.get("fieldManager") {
+        if m.len() > 128 {
+            causes.push(Cause {
+                reason: "FieldValueTooLong",
+                field: "fieldManager".into(),
+                value: None,
+                detail: "Too long: may not be more than 128 bytes".into(),
+            });
+        }
+        for (i, c) in m.char_indices() {
+            if c.is_control() {
+                causes.push(Cause::invalid(
+                    "fieldManager",
+                    &json!(m),
+                    format!("invalid character U+{:04X} (at position {i})", c as u32),
+                ));
+            }
+        }
+    }
     let dry_run = match q.get("dryRun") {
         None | Some("") => false,
         Some("All") => true,
         Some(other) => {
-            return Err(ApiError::invalid(
-                kind,
-                "meta.k8s.io",
-                "",
-                vec![crate::status::Cause::not_supported(
-                    "dryRun",
-                    &json!([other]),
-                    &["All"],
-                )],
-            ));
+            causes.push(Cause::not_supported("dryRun", &json!([other]), &["All"]));
+            false
         }
     };
     let validation = match q.get("fieldValidation") {
@@ -317,11 +331,17 @@ fn write_options(q: &Query, headers: &HeaderMap, kind: &str) -> ApiResult<WriteO
         Some("Warn") => FieldValidation::Warn,
         Some("Ignore") => FieldValidation::Ignore,
         Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "fieldValidation parameter unsupported: {other}"
-            )));
+            causes.push(Cause::not_supported(
+                "fieldValidation",
+                &json!(other),
+                &["", "Ignore", "Strict", "Warn"],
+            ));
+            FieldValidation::Warn
         }
     };
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(kind, "meta.k8s.io", "", causes));
+    }
     let manager = match q.get("fieldManager") {
         Some(m) if !m.is_empty() => m.to_string(),
         _ => {
@@ -460,10 +480,13 @@ async fn resource_request(
         _ => {}
     }
 
-    let watching = rp.watch_prefix || q.flag("watch");
-    if watching {
+    // `?watch` matters to a GET only (a create or delete ignores it); the `/watch/`
+    // paths serve GETs only.
+    if rp.watch_prefix || (q.flag("watch") && method == Method::GET) {
         if method != Method::GET {
-            return Err(ApiError::method_not_allowed("watch is a GET"));
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
         }
         return watch::serve(app, target, &q, &accept);
     }

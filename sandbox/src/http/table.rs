@@ -30,7 +30,7 @@ impl Include {
             Some("None") => Ok(Include::None),
             Some("Object") => Ok(Include::Object),
             Some(other) => Err(ApiError::bad_request(format!(
-                "Unable to convert to Table as requested: includeObject: Unsupported value: {other:?}: supported values: \"Metadata\", \"None\", \"Object\""
+                "Unable to convert to Table as requested: includeObject: Invalid value: {other:?}: must be 'Metadata', 'Object', 'None', or empty"
             ))),
         }
     }

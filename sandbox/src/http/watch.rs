@@ -153,11 +153,16 @@ pub fn serve(app: &Arc<App>, target: Target, q: &Query, accept: &str) -> ApiResu
         )
     };
     let is_table = table::wants_table(accept);
-    let include = table::Include::parse(q.get("includeObject"))?;
+    // includeObject is checked only when a Table is asked for, as the API server does.
+    let table = if is_table {
+        Some(table::Include::parse(q.get("includeObject"))?)
+    } else {
+        None
+    };
     let mut encoder = Encoder {
         target: target.clone(),
         cluster: Arc::clone(&cluster),
-        table: is_table.then_some(include),
+        table,
         headers_sent: false,
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(256);
