@@ -371,7 +371,7 @@ spec: {nodeName: node-b, restartPolicy: Never, containers: [{name: c, image: bus
 apiVersion: v1
 kind: Pod
 metadata: {name: waiting, namespace: snap, labels: {snap: "yes"}}
-spec: {containers: [{name: c, image: nginx:1.27}]}
+spec: {nodeName: node-b, containers: [{name: c, image: nginx:1.27}]}
 "#,
     );
     k.status(
@@ -427,7 +427,7 @@ spec: {containers: [{name: c, image: nginx:1.27}]}
         &[
             "NAME|READY|STATUS|RESTARTS|AGE|IP|NODE|NOMINATED NODE|READINESS GATES",
             "run|1/1|Running|2 (5s ago)|5s|10.244.0.5|node-b|<none>|<none>",
-            "waiting|0/1|Pending|0|5s|<none>|<none>|<none>|<none>",
+            "waiting|0/1|Pending|0|5s|<none>|node-b|<none>|<none>",
         ],
     );
     // A running pod being deleted waits for its kubelet: Terminating.
@@ -490,6 +490,7 @@ apiVersion: batch/v1
 kind: Job
 metadata: {name: once, namespace: snap}
 spec:
+  suspend: true
   template:
     spec: {restartPolicy: Never, containers: [{name: job, image: busybox:1.36}]}
 "#,
