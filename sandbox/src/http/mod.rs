@@ -516,14 +516,23 @@ async fn resource_request(
         }
         (&Method::GET, false) => {
             let object = cluster.get(&target)?;
-            if table::wants_table(&accept) && target.subresource.is_empty() {
-                let t = table::table(
-                    &def,
-                    &target.version,
-                    std::slice::from_ref(&object),
-                    table::Include::parse(q.get("includeObject"))?,
-                    json!({"resourceVersion": object["metadata"]["resourceVersion"]}),
-                );
+            // A status subresource prints as its resource; a scale as a Scale.
+            if table::wants_table(&accept)
+                && matches!(target.subresource.as_str(), "" | "status" | "scale")
+            {
+                let include = table::Include::parse(q.get("includeObject"))?;
+                let list_meta = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
+                let t = if target.subresource == "scale" {
+                    table::scale_table(&object, include, list_meta)
+                } else {
+                    table::table(
+                        &def,
+                        &target.version,
+                        std::slice::from_ref(&object),
+                        include,
+                        list_meta,
+                    )
+                };
                 return Ok(typed_response(200, table::TABLE_CONTENT_TYPE, &t));
             }
             Ok(json_response(200, &object))

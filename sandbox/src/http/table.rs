@@ -190,6 +190,48 @@ pub fn table(
     })
 }
 
+/// A Table of a Scale (`kubectl get --subresource=scale`): its name (not marked as the
+/// name column, as in the API server), desired and current replicas, and age.
+pub fn scale_table(scale: &Value, include: Include, list_meta: Value) -> Value {
+    const SCALE: &[Column] = &[
+        Column { format: "", ..NAME },
+        col(
+            "Desired",
+            "integer",
+            "desired number of instances for the scaled object.",
+        ),
+        col(
+            "Available",
+            "integer",
+            "actual number of observed instances of the scaled object.",
+        ),
+        AGE,
+    ];
+    let cells = vec![
+        name(scale),
+        json!(int(&scale["spec"]["replicas"])),
+        json!(int(&scale["status"]["replicas"])),
+        age(scale),
+    ];
+    let mut row = json!({ "cells": cells });
+    row["object"] = match include {
+        Include::None => Value::Null,
+        Include::Metadata => json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": scale["metadata"],
+        }),
+        Include::Object => scale.clone(),
+    };
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": definitions(SCALE),
+        "rows": [row],
+    })
+}
+
 /// An object with kind and apiVersion first (list items are served without them, but a
 /// row's object is a whole object: kubectl's `--sort-by` decodes it).
 fn with_type_meta(o: &Value, kind: &str, api_version: &str) -> Value {
@@ -527,6 +569,19 @@ mod tests {
         assert_eq!(Include::parse(None).unwrap(), Include::Metadata);
         assert_eq!(Include::parse(Some("None")).unwrap(), Include::None);
         assert_eq!(Include::parse(Some("bogus")).unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn scales_print_desired_and_available() {
+        let scale = json!({"kind": "Scale", "metadata": {"name": "web"},
+            "spec": {"replicas": 3}, "status": {"replicas": 1}});
+        let t = scale_table(&scale, Include::None, json!({}));
+        assert_eq!(t["columnDefinitions"][0]["format"], "");
+        assert_eq!(t["columnDefinitions"][1]["name"], "Desired");
+        assert_eq!(
+            t["rows"][0]["cells"].as_array().unwrap()[..3],
+            [json!("web"), json!(3), json!(1)]
+        );
     }
 
     #[test]
