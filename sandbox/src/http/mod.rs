@@ -232,17 +232,18 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
             openapi::v3(app, &g, &v).map(|doc| json_response(200, &doc))
         }
         ApiPath::Resource(rp) => {
-            // Endpoints are deprecated in 1.33+: every request for them carries the warning.
-            let endpoints = rp.group.is_empty() && rp.resource == "endpoints";
+            // Deprecated resources: every request for them carries the API server's warning.
+            let warning = match (rp.group.as_str(), rp.resource.as_str()) {
+                ("", "endpoints") => Some(
+                    "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+                ),
+                ("", "componentstatuses") => Some("v1 ComponentStatus is deprecated in v1.19+"),
+                _ => None,
+            };
             let resp = resource_request(app, rp, req).await?;
-            Ok(if endpoints {
-                with_warnings(
-                    resp,
-                    &["v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
-                        .to_string()],
-                )
-            } else {
-                resp
+            Ok(match warning {
+                Some(w) => with_warnings(resp, &[w.to_string()]),
+                None => resp,
             })
         }
         ApiPath::Unknown => Err(ApiError::no_route()),
