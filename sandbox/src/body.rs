@@ -1,6 +1,5 @@
-//! Request bodies: JSON, YAML read as `sigs.k8s.io/yaml` reads it (go-yaml, then
-//! JSON, integers kept as integers), or Kubernetes' protobuf (see [`crate::proto`]),
-//! all read into the JSON a JSON client would have sent.
+//! Request bodies: JSON, or YAML read as `sigs.k8s.io/yaml` reads it (go-yaml, then
+//! JSON, integers kept as integers).
 
 use chartkit_yaml::{Node, NodeKind};
 use serde_json::{Map, Value};
@@ -14,15 +13,6 @@ pub fn parse_yaml_or_json(body: &[u8]) -> Result<Value, String> {
     let node = chartkit_yaml::parse_node(text).map_err(|e| e.to_string())?;
     node_to_json(&node)
 }
-
-/// The media types the API server reads built-in objects in, in its order.
-const BUILTIN_MEDIA_TYPES: &[&str] = &[
-    "application/json",
-    "application/yaml",
-    crate::proto::MEDIA_TYPE,
-];
-/// Custom resources have no protobuf form.
-const CUSTOM_MEDIA_TYPES: &[&str] = &["application/json", "application/yaml"];
 
 /// What an endpoint reads its body as: the kind it fills in where a protobuf envelope
 /// leaves it out and names in errors, and whether it takes protobuf at all.
@@ -63,73 +53,194 @@ impl Expect {
     }
 }
 
-/// A request body in the given Content-Type (JSON, YAML or protobuf), where nothing is
-/// known of the endpoint; see [`parse_object_for`].
-pub fn parse_object(content_type: &str, body: &[u8]) -> Result<Value, crate::status::ApiError> {
-    parse_body(None, content_type, body)
-}
-
-/// A request body in the given Content-Type, for an endpoint that expects `expect`.
+/// A request body for an endpoint that expects `expect` (JSON, YAML, or protobuf where the
+/// endpoint reads it).
 pub fn parse_object_for(
     expect: &Expect,
     content_type: &str,
     body: &[u8],
 ) -> Result<Value, crate::status::ApiError> {
-    parse_body(Some(expect), content_type, body)
+    parse_body(&expect.gvk.kind, Some(expect), !expect.protobuf, content_type, body)
+}
+
+/// A request body in the given Content-Type (JSON or YAML), decoded for an object of
+/// `kind`; a body that does not decode fails as the API server's decoder fails it.
+pub fn parse_object(
+    content_type: &str,
+    body: &[u8],
+    kind: &str,
+    custom: bool,
+) -> Result<Value, crate::status::ApiError> {
+    parse_body(kind, None, custom, content_type, body)
 }
 
 fn parse_body(
+    kind: &str,
     expect: Option<&Expect>,
+    custom: bool,
     content_type: &str,
     body: &[u8],
 ) -> Result<Value, crate::status::ApiError> {
-    use crate::status::ApiError;
     let media = content_type.split(';').next().unwrap_or("").trim();
+    let unrecognized = |why: String| {
+        crate::status::ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {kind}): {why} ({})",
+            summarize(body)
+        ))
+    };
     match media {
-        "" | "application/json" | "*/*" => serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "error decoding the request body: {}",
-                go_json_error(&e)
-            ))
-        }),
-        "application/yaml" | "application/x-yaml" | "text/yaml" => parse_yaml_or_json(body)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}"))),
-        crate::proto::MEDIA_TYPE if expect.is_none_or(|e| e.protobuf) => {
-            crate::proto::decode_object(body, expect.map(|e| &e.gvk))
-                .map_err(|f| ApiError::bad_request(protobuf_error(expect, &f, body)))
+        "" | "application/json" | "*/*" => {
+            if let Some(e) = crate::gojson::syntax_error(body) {
+                return Err(unrecognized(format!(
+                    "couldn't get version/kind; json parse error: {e}"
+                )));
+            }
+            match serde_json::from_slice::<Value>(body) {
+                Ok(Value::Null) => Ok(Value::Object(Map::new())),
+                Ok(v @ Value::Object(_)) => Ok(v),
+                Ok(other) => Err(unrecognized(format!(
+                    "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
+                    go_json_type(&other)
+                ))),
+                // Syntax the scanner accepts but serde does not (numbers out of range).
+                Err(e) => Err(unrecognized(format!(
+                    "couldn't get version/kind; json parse error: {}",
+                    go_json_error(&e)
+                ))),
+            }
         }
-        _ => Err(ApiError::unsupported_body_type(
-            if expect.is_some_and(|e| !e.protobuf) {
-                CUSTOM_MEDIA_TYPES
-            } else {
-                BUILTIN_MEDIA_TYPES
-            },
-        )),
+        "application/yaml" | "application/x-yaml" | "text/yaml" => match parse_yaml_or_json(body) {
+            Ok(Value::Null) => Ok(Value::Object(Map::new())),
+            Ok(v @ Value::Object(_)) => Ok(v),
+            Ok(other) => Err(unrecognized(format!(
+                "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
+                go_json_type(&other)
+            ))),
+            Err(e) => Err(unrecognized(format!("error converting YAML to JSON: {e}"))),
+        },
+        crate::proto::MEDIA_TYPE if !custom => {
+            crate::proto::decode_object(body, expect.map(|e| &e.gvk)).map_err(|f| {
+                crate::status::ApiError::bad_request(protobuf_error(kind, &f, body))
+            })
+        }
+        _ => Err(crate::status::ApiError::unsupported_body_type(custom)),
     }
 }
 
-/// How the API server words a body it could not decode (`transformDecodeError`).
-fn protobuf_error(expect: Option<&Expect>, f: &crate::proto::Failure, body: &[u8]) -> String {
-    let Some(expect) = expect else {
-        return format!("error decoding the request body: {}", f.message);
-    };
+/// How the API server words a protobuf body it could not decode (`transformDecodeError`).
+fn protobuf_error(kind: &str, f: &crate::proto::Failure, body: &[u8]) -> String {
     match &f.gvk {
         Some(gvk) if !gvk.kind.is_empty() => format!(
-            "{} in version {:?} cannot be handled as a {}: {}",
-            gvk.kind, gvk.version, expect.gvk.kind, f.message
+            "{} in version {:?} cannot be handled as a {kind}: {}",
+            gvk.kind, gvk.version, f.message
         ),
-        _ => {
-            let summary = if body.is_empty() {
-                "<empty>".to_string()
-            } else if body.len() > 30 {
-                format!("{} ...", hex::encode(&body[..30]))
+        _ => format!(
+            "the object provided is unrecognized (must be of type {kind}): {} ({})",
+            f.message,
+            summarize(body)
+        ),
+    }
+}
+
+/// How the API server's decoder refuses a body whose kind or apiVersion is not the
+/// resource's: a kind the scheme does not know, one it cannot convert, or a known kind in
+/// another API version. `None` when the body's type is the resource's (or unset).
+pub fn type_mismatch(
+    registry: &crate::resources::Registry,
+    t: &crate::cluster::Target,
+    body: &Map<String, Value>,
+) -> Option<crate::status::ApiError> {
+    let want_kind = t.def.kind.as_str();
+    let want_api = t.def.api_version(&t.version);
+    let field = |k: &str| {
+        body.get(k)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let api = field("apiVersion").map_or(want_api.clone(), String::from);
+    let kind = field("kind").unwrap_or(want_kind);
+    if api == want_api && kind == want_kind {
+        return None;
+    }
+    let bad = crate::status::ApiError::bad_request;
+    if t.def.custom.is_some() {
+        // Custom resources decode as unstructured objects, whatever their kind says.
+        return (api != want_api).then(|| {
+            bad(format!(
+                "the API version in the data ({api}) does not match the expected API version ({want_api})"
+            ))
+        });
+    }
+    let (group, version) = crate::resources::split_api_version(&api);
+    let known_version = |d: &crate::resources::ResourceDef| {
+        d.serves(version) || {
+            // Versions the scheme still holds types for though nothing serves them.
+            let rest = version.strip_prefix('v').unwrap_or("");
+            let digits = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+            digits != rest
+                && ["alpha", "beta"].iter().any(|p| {
+                    digits
+                        .strip_prefix(p)
+                        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                })
+        }
+    };
+    let registered = registry
+        .by_kind(group, kind)
+        .is_some_and(|d| d.custom.is_none() && known_version(&d));
+    if !registered {
+        return Some(bad(format!(
+            "{kind} in version {version:?} cannot be handled as a {want_kind}: no kind {kind:?} is registered for version {api:?} in scheme \"pkg/api/legacyscheme/scheme.go:30\""
+        )));
+    }
+    if kind != want_kind {
+        let internal = if t.def.group.is_empty() {
+            "core"
+        } else {
+            t.def.group.split('.').next().unwrap_or("")
+        };
+        return Some(bad(format!(
+            "{kind} in version {version:?} cannot be handled as a {want_kind}: converting ({version}.{kind}) to ({internal}.{want_kind}): unknown conversion"
+        )));
+    }
+    Some(bad(format!(
+        "the API version in the data ({api}) does not match the expected API version ({want_api})"
+    )))
+}
+
+/// The JSON type names Go's decoder uses in its errors.
+fn go_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Object(_) => "object",
+        Value::Null => "null",
+    }
+}
+
+/// The start of a body as the API server quotes it in decode errors: as text when it
+/// looks like a JSON object, in hex otherwise.
+pub fn summarize(body: &[u8]) -> String {
+    const MAX: usize = 30;
+    match body.first() {
+        None => "<empty>".into(),
+        Some(b'{') => {
+            let shown = String::from_utf8_lossy(&body[..body.len().min(MAX)]).into_owned();
+            if body.len() > MAX {
+                format!("{shown} ...")
             } else {
-                hex::encode(body)
-            };
-            format!(
-                "the object provided is unrecognized (must be of type {}): {} ({summary})",
-                expect.gvk.kind, f.message
-            )
+                shown
+            }
+        }
+        Some(_) => {
+            let shown = hex::encode(&body[..body.len().min(MAX)]);
+            if body.len() > MAX {
+                format!("{shown} ...")
+            } else {
+                shown
+            }
         }
     }
 }
@@ -176,6 +287,32 @@ pub fn go_json_error(e: &serde_json::Error) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn bad_bodies_fail_with_the_decoders_words() {
+        let e = parse_object("application/json", b"{oops", "ConfigMap", false).unwrap_err();
+        assert_eq!(e.code, 400);
+        assert_eq!(
+            e.message,
+            "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'o' looking for beginning of object key string ({oops)"
+        );
+        let e = parse_object("application/json", b"", "Pod", false).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("unexpected end of JSON input (<empty>)"),
+            "{}",
+            e.message
+        );
+        let e = parse_object("application/json", b"[1]", "Pod", false).unwrap_err();
+        assert!(e.message.contains("cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\""), "{}", e.message);
+        assert!(e.message.ends_with("(5b315d)"), "{}", e.message);
+        assert_eq!(
+            parse_object("text/plain", b"{}", "Pod", false)
+                .unwrap_err()
+                .code,
+            415
+        );
+    }
 
     #[test]
     fn yaml_keeps_integers_and_reads_yaml_1_1_booleans() {

@@ -327,14 +327,28 @@ impl Cluster {
         if t.subresource == "scale" {
             return self.update_scale(t, body, opts);
         }
-        let body = self.check_body(t, body)?;
+        // The decoder's type checks, then the name and namespace against the URL, in the
+        // API server's order and words.
+        if let Value::Object(m) = &body
+            && let Some(e) = crate::body::type_mismatch(&self.registry(), t, m)
+        {
+            return Err(e);
+        }
         let body_name = meta::name(&body);
-        if !body_name.is_empty() && body_name != t.name {
+        if body_name != t.name {
             return Err(ApiError::bad_request(format!(
                 "the name of the object ({body_name}) does not match the name on the URL ({})",
                 t.name
             )));
         }
+        let body_namespace = meta::namespace(&body);
+        if t.def.namespaced && !body_namespace.is_empty() && body_namespace != t.namespace {
+            return Err(ApiError::bad_request(format!(
+                "the namespace of the object ({body_namespace}) does not match the namespace on the request ({})",
+                t.namespace
+            )));
+        }
+        let body = self.check_body(t, body)?;
         let mut warnings = Vec::new();
         let (object, rv) = self.commit(&t.key(), opts.dry_run, |current, _| {
             let current = current.ok_or_else(|| t.not_found())?;
@@ -383,9 +397,7 @@ impl Cluster {
                 PatchType::Merge => patch::merge_patch(&served, &patch_doc),
                 PatchType::Strategic => {
                     if t.def.custom.is_some() {
-                        return Err(ApiError::unsupported_media_type(
-                            "application/strategic-merge-patch+json",
-                        ));
+                        return Err(ApiError::unsupported_patch_type(true));
                     }
                     patch::strategic_merge_patch(&t.def, &served, &patch_doc)?
                 }
@@ -734,6 +746,11 @@ impl Cluster {
         } else {
             (t.def.kind.as_str(), t.def.api_version(&t.version))
         };
+        if t.subresource.is_empty()
+            && let Some(e) = crate::body::type_mismatch(&self.registry(), t, &map)
+        {
+            return Err(e);
+        }
         match map.get("apiVersion").and_then(Value::as_str) {
             None | Some("") => {
                 map.insert("apiVersion".into(), json!(want_api));
@@ -983,8 +1000,15 @@ fn check_rv(t: &Target, current: &Value, given: &str) -> ApiResult<()> {
         return Ok(());
     }
     if given.parse::<u64>().is_err() {
-        return Err(ApiError::bad_request(format!(
-            "invalid resourceVersion: {given:?}"
+        // The storage layer parses it and fails with Go's error, which the API server
+        // has no status for.
+        let why = if given.bytes().all(|b| b.is_ascii_digit()) {
+            "value out of range"
+        } else {
+            "invalid syntax"
+        };
+        return Err(ApiError::unknown(format!(
+            "strconv.ParseUint: parsing {given:?}: {why}"
         )));
     }
     Err(ApiError::conflict(&t.def.plural, &t.def.group, &t.name))
@@ -1030,11 +1054,7 @@ fn encode_continue(namespace: &str, name: &str, rv: u64) -> String {
 
 fn decode_continue(token: &str) -> ApiResult<(String, String)> {
     use base64::Engine as _;
-    let bad = || {
-        ApiError::bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
-        )
-    };
+    let bad = || ApiError::bad_request("invalid continue token: continue key is not valid");
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(token.trim_end_matches('='))
         .map_err(|_| bad())?;

@@ -16,6 +16,7 @@ pub mod controllers;
 pub mod convert;
 pub mod crd;
 pub mod fieldmanager;
+pub mod gojson;
 pub mod http;
 pub mod jsonpath;
 pub mod kubeconfig;
@@ -293,7 +294,18 @@ fn seed(cluster: &Cluster) {
         );
     }
     for node in &cluster.settings.nodes {
-        create("", "nodes", "", controllers_node(node, &cluster.settings));
+        let object = controllers_node(node, &cluster.settings);
+        let status = object["status"].clone();
+        create("", "nodes", "", object);
+        // Create resets a node's status, as the kubelet's first status update sets it.
+        let mut t = cluster.resource("", "nodes", "", node);
+        t.subresource = "status".into();
+        if let Err(e) = cluster.mutate(&t, "kubelet", |n| {
+            n["status"] = status;
+            true
+        }) {
+            tracing::warn!(error = %e, "seeding the node's status");
+        }
     }
     create(
         "",

@@ -171,7 +171,21 @@ pub fn name_rule(group: &str, plural: &str, custom: bool) -> NameRule {
     }
 }
 
-/// Why `name` breaks `rule`, in the API server's words, or `None` when it is valid.
+/// Why a `generateName` prefix breaks `rule`: the prefix is checked as a name with a
+/// trailing dash masked, as the API server checks it.
+pub fn check_generate_name(prefix: &str, rule: NameRule) -> Vec<String> {
+    // `maskTrailingDash`: the dash and the character before it become one `a`.
+    if rule != NameRule::PathSegment
+        && prefix.len() > 1
+        && prefix.ends_with('-')
+        && prefix.is_char_boundary(prefix.len() - 2)
+    {
+        return check_name(&format!("{}a", &prefix[..prefix.len() - 2]), rule);
+    }
+    check_name(prefix, rule)
+}
+
+/// Why `name` breaks `rule`, in the API server's words (empty when it is valid).
 pub fn check_name(name: &str, rule: NameRule) -> Vec<String> {
     match rule {
         NameRule::Subdomain => check_subdomain(name),
@@ -200,13 +214,36 @@ fn is_label(s: &str) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
+fn is_subdomain(s: &str) -> bool {
+    s.split('.').all(is_label)
+}
+
+/// A regex failure, worded as `validation.RegexError` words it (Kubernetes 1.34): each
+/// example is followed by `, ` and joined by ` or `, hence the two spaces.
+fn regex_error(msg: &str, regex: &str, examples: &[&str]) -> String {
+    let shown: Vec<String> = examples.iter().map(|e| format!("'{e}', ")).collect();
+    format!(
+        "{msg} (e.g. {}regex used for validation is '{regex}')",
+        shown.join(" or ")
+    )
+}
+
+const LABEL_REGEX: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const SUBDOMAIN_REGEX: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const QUALIFIED_NAME_REGEX: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
 pub fn check_subdomain(name: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if name.len() > 253 {
         errs.push("must be no more than 253 characters".to_string());
     }
-    if !name.split('.').all(is_label) {
-        errs.push("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".to_string());
+    if !is_subdomain(name) {
+        errs.push(regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+            SUBDOMAIN_REGEX,
+            &["example.com"],
+        ));
     }
     errs
 }
@@ -217,7 +254,16 @@ pub fn check_label(name: &str) -> Vec<String> {
         errs.push("must be no more than 63 characters".to_string());
     }
     if !is_label(name) {
-        errs.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')".to_string());
+        if is_subdomain(name) {
+            // A valid subdomain that is not a label can only be one with dots.
+            errs.push("must not contain dots".to_string());
+        } else {
+            errs.push(regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                LABEL_REGEX,
+                &["my-name", "123-abc"],
+            ));
+        }
     }
     errs
 }
@@ -228,61 +274,84 @@ pub fn check_dns1035(name: &str) -> Vec<String> {
         errs.push("must be no more than 63 characters".to_string());
     }
     if !is_label(name) || !name.as_bytes()[0].is_ascii_lowercase() {
-        errs.push("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')".to_string());
+        errs.push(regex_error(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+            "[a-z]([-a-z0-9]*[a-z0-9])?",
+            &["my-name", "abc-123"],
+        ));
     }
     errs
 }
 
-/// Why a label or annotation key is invalid (qualified names: `prefix/name`).
+/// Whether `s` is a qualified name's name part.
+fn is_qualified_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+}
+
+/// Why a label key (or, lowercased, an annotation key) is invalid: `validation.IsQualifiedName`.
 pub fn check_qualified_name(key: &str) -> Vec<String> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
+    let parts: Vec<&str> = key.split('/').collect();
     let mut errs = Vec::new();
-    if let Some(prefix) = prefix {
-        if prefix.is_empty() {
-            errs.push("prefix part must be non-empty".to_string());
-        } else {
-            errs.extend(
-                check_subdomain(prefix)
-                    .into_iter()
-                    .map(|e| format!("prefix part {e}")),
-            );
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errs.push("prefix part must be non-empty".to_string());
+            } else {
+                errs.extend(
+                    check_subdomain(prefix)
+                        .into_iter()
+                        .map(|e| format!("prefix part {e}")),
+                );
+            }
+            *name
         }
-    }
-    let valid_char = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.';
-    let b = name.as_bytes();
+        _ => {
+            return vec![format!(
+                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                regex_error(
+                    QUALIFIED_NAME_MSG,
+                    QUALIFIED_NAME_REGEX,
+                    &["MyName", "my.name", "123-abc"]
+                )
+            )];
+        }
+    };
     if name.is_empty() {
         errs.push("name part must be non-empty".to_string());
-    } else {
-        if name.len() > 63 {
-            errs.push("name part must be no more than 63 characters".to_string());
-        }
-        if !b.iter().all(|c| valid_char(*c))
-            || !b[0].is_ascii_alphanumeric()
-            || !b[b.len() - 1].is_ascii_alphanumeric()
-        {
-            errs.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')".to_string());
-        }
+    } else if name.len() > 63 {
+        errs.push("name part must be no more than 63 characters".to_string());
+    }
+    if !is_qualified_name_part(name) {
+        errs.push(format!(
+            "name part {}",
+            regex_error(
+                QUALIFIED_NAME_MSG,
+                QUALIFIED_NAME_REGEX,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
     }
     errs
 }
 
-/// Why a label value is invalid.
+/// Why a label value is invalid: `validation.IsValidLabelValue`.
 pub fn check_label_value(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 63 {
         errs.push("must be no more than 63 characters".to_string());
     }
-    let b = value.as_bytes();
-    let valid_char = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_' || c == b'.';
-    if !b.is_empty()
-        && (!b.iter().all(|c| valid_char(*c))
-            || !b[0].is_ascii_alphanumeric()
-            || !b[b.len() - 1].is_ascii_alphanumeric())
-    {
-        errs.push("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".to_string());
+    if !value.is_empty() && !is_qualified_name_part(value) {
+        errs.push(regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+            "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?",
+            &["MyValue", "my_value", "12345"],
+        ));
     }
     errs
 }
@@ -302,6 +371,22 @@ mod tests {
         assert!(!check_qualified_name("/x").is_empty());
         assert!(check_label_value("").is_empty());
         assert!(!check_label_value("-x").is_empty());
+        assert_eq!(check_label("a.b"), ["must not contain dots"]);
+        assert_eq!(
+            check_subdomain("Web"),
+            [
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+            ]
+        );
+        assert_eq!(
+            check_label("-x")[0],
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        );
+        // An empty name part breaks both rules, as in the API server.
+        assert_eq!(check_qualified_name("example.com/").len(), 2);
+        assert_eq!(check_qualified_name("a/b/c").len(), 1);
+        assert!(check_generate_name("web-", NameRule::Subdomain).is_empty());
+        assert!(!check_generate_name("Web-", NameRule::Subdomain).is_empty());
     }
 
     #[test]

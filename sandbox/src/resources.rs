@@ -212,6 +212,10 @@ const BUILTINS: &[Builtin] = &[
     builtin!("rbac.authorization.k8s.io", ["v1"], "ClusterRole", "clusterroles", [], CLUSTER, ALL, [], []),
     builtin!("rbac.authorization.k8s.io", ["v1"], "RoleBinding", "rolebindings", [], NS, ALL, [], []),
     builtin!("rbac.authorization.k8s.io", ["v1"], "Role", "roles", [], NS, ALL, [], []),
+    builtin!("resource.k8s.io", ["v1"], "DeviceClass", "deviceclasses", [], CLUSTER, ALL, [], []),
+    builtin!("resource.k8s.io", ["v1"], "ResourceClaim", "resourceclaims", [], NS, ALL, ["status"], []),
+    builtin!("resource.k8s.io", ["v1"], "ResourceClaimTemplate", "resourceclaimtemplates", [], NS, ALL, [], []),
+    builtin!("resource.k8s.io", ["v1"], "ResourceSlice", "resourceslices", [], CLUSTER, ALL, [], []),
     builtin!("scheduling.k8s.io", ["v1"], "PriorityClass", "priorityclasses", ["pc"], CLUSTER, ALL, [], []),
     builtin!("storage.k8s.io", ["v1"], "CSIDriver", "csidrivers", [], CLUSTER, ALL, [], []),
     builtin!("storage.k8s.io", ["v1"], "CSINode", "csinodes", [], CLUSTER, ALL, [], []),
@@ -244,6 +248,7 @@ pub const GROUP_ORDER: &[&str] = &[
     "node.k8s.io",
     "discovery.k8s.io",
     "flowcontrol.apiserver.k8s.io",
+    "resource.k8s.io",
 ];
 
 /// The built-in resource types.

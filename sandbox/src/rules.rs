@@ -86,6 +86,24 @@ pub fn apply_defaults(def: &ResourceDef, _version: &str, object: &mut Value) {
         ("", "secrets") => {
             if let Some(m) = object.as_object_mut() {
                 default(m, "type", json!("Opaque"));
+                // stringData is write-only: decoding merges it into data (its keys win).
+                if let Some(Value::Object(strings)) = m.shift_remove("stringData") {
+                    use base64::Engine as _;
+                    let data = match m.get_mut("data") {
+                        Some(Value::Object(d)) => d,
+                        _ => {
+                            m.insert("data".into(), json!({}));
+                            m["data"].as_object_mut().expect("an object")
+                        }
+                    };
+                    for (k, v) in strings {
+                        let text = v.as_str().unwrap_or("");
+                        data.insert(
+                            k,
+                            json!(base64::engine::general_purpose::STANDARD.encode(text)),
+                        );
+                    }
+                }
             }
         }
         ("", "services") => {
@@ -362,7 +380,7 @@ fn default_container(c: &mut Map<String, Value>) {
     }
 }
 
-/// Name, generateName, labels and annotations.
+/// Name, generateName, labels and annotations, as `ValidateObjectMeta` checks them.
 pub fn validate_metadata(def: &ResourceDef, object: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     let name = meta::name(object);
@@ -371,6 +389,15 @@ pub fn validate_metadata(def: &ResourceDef, object: &Value) -> Vec<Cause> {
         causes.push(Cause::invalid("metadata.name", &json!(name), e));
     }
     let m = meta::meta(object).cloned().unwrap_or_default();
+    if let Some(generate) = m
+        .get("generateName")
+        .and_then(Value::as_str)
+        .filter(|g| !g.is_empty())
+    {
+        for e in meta::check_generate_name(generate, rule) {
+            causes.push(Cause::invalid("metadata.generateName", &json!(generate), e));
+        }
+    }
     if let Some(labels) = m.get("labels") {
         match labels.as_object() {
             Some(labels) => {
@@ -381,11 +408,7 @@ pub fn validate_metadata(def: &ResourceDef, object: &Value) -> Vec<Cause> {
                     match v.as_str() {
                         Some(s) => {
                             for e in meta::check_label_value(s) {
-                                causes.push(Cause::invalid(
-                                    format!("metadata.labels"),
-                                    &json!(s),
-                                    e,
-                                ));
+                                causes.push(Cause::invalid("metadata.labels", &json!(s), e));
                             }
                         }
                         None => {
@@ -401,7 +424,8 @@ pub fn validate_metadata(def: &ResourceDef, object: &Value) -> Vec<Cause> {
     if let Some(annotations) = m.get("annotations").and_then(Value::as_object) {
         let mut total = 0;
         for (k, v) in annotations {
-            for e in meta::check_qualified_name(k) {
+            // Case does not matter in annotation keys.
+            for e in meta::check_qualified_name(&k.to_lowercase()) {
                 causes.push(Cause::invalid("metadata.annotations", &json!(k), e));
             }
             total += k.len() + v.as_str().map(str::len).unwrap_or(0);
@@ -411,7 +435,7 @@ pub fn validate_metadata(def: &ResourceDef, object: &Value) -> Vec<Cause> {
                 reason: "FieldValueTooLong",
                 field: "metadata.annotations".into(),
                 value: None,
-                detail: "Too long: must have at most 262144 bytes".into(),
+                detail: "Too long: may not be more than 262144 bytes".into(),
             });
         }
     }
@@ -641,15 +665,13 @@ pub fn validate_update(
                 ));
             }
         }
-        ("", "configmaps" | "secrets") => {
-            if old["immutable"] == true {
-                for field in ["data", "binaryData", "stringData"] {
-                    if old.get(field) != new.get(field) {
-                        causes.push(Cause::forbidden(
-                            field,
-                            "field is immutable when `immutable` is set",
-                        ));
-                    }
+        ("", "configmaps" | "secrets") if old["immutable"] == true => {
+            for field in ["data", "binaryData", "stringData"] {
+                if old.get(field) != new.get(field) {
+                    causes.push(Cause::forbidden(
+                        field,
+                        "field is immutable when `immutable` is set",
+                    ));
                 }
             }
         }

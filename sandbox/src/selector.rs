@@ -23,26 +23,11 @@ pub struct LabelSelector {
 }
 
 impl LabelSelector {
+    /// Parses a label selector as `labels.Parse` does, failing with its words.
     pub fn parse(text: &str) -> Result<LabelSelector, ApiError> {
-        let mut requirements = Vec::new();
-        let mut rest = text.trim();
-        while !rest.is_empty() {
-            let (req, tail) = parse_requirement(rest)?;
-            requirements.push(req);
-            rest = tail.trim_start();
-            if let Some(t) = rest.strip_prefix(',') {
-                rest = t.trim_start();
-                if rest.is_empty() {
-                    return Err(selector_error(text, "found '', expected: identifier"));
-                }
-            } else if !rest.is_empty() {
-                return Err(selector_error(
-                    text,
-                    &format!("found '{rest}', expected: ',' or 'end of string'"),
-                ));
-            }
-        }
-        Ok(LabelSelector { requirements })
+        parse_labels(text)
+            .map(|requirements| LabelSelector { requirements })
+            .map_err(ApiError::bad_request)
     }
 
     /// From a `metav1.LabelSelector` object (matchLabels and matchExpressions).
@@ -118,89 +103,313 @@ impl LabelSelector {
     }
 }
 
-fn selector_error(text: &str, why: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "unable to parse requirement: {why} (in selector {text:?})"
-    ))
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Token {
+    End,
+    ClosedPar,
+    Comma,
+    Not,
+    DoubleEquals,
+    Equals,
+    Greater,
+    Identifier,
+    In,
+    Less,
+    NotEquals,
+    NotIn,
+    OpenPar,
+    Error,
 }
 
-fn is_key_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
+fn symbol_token(s: &str) -> Option<Token> {
+    Some(match s {
+        ")" => Token::ClosedPar,
+        "," => Token::Comma,
+        "!" => Token::Not,
+        "==" => Token::DoubleEquals,
+        "=" => Token::Equals,
+        ">" => Token::Greater,
+        "<" => Token::Less,
+        "!=" => Token::NotEquals,
+        "(" => Token::OpenPar,
+        _ => return None,
+    })
 }
 
-fn parse_requirement(text: &str) -> Result<((String, Op), &str), ApiError> {
-    let s = text.trim_start();
-    if let Some(rest) = s.strip_prefix('!') {
-        let rest = rest.trim_start();
-        let end = rest.find(|c: char| !is_key_char(c)).unwrap_or(rest.len());
-        if end == 0 {
-            return Err(selector_error(text, "found '', expected: identifier"));
+fn is_special(c: u8) -> bool {
+    matches!(c, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// The selector's tokens, as the API server's lexer splits them.
+fn lex(text: &str) -> Vec<(Token, String)> {
+    let b = text.as_bytes();
+    let mut pos = 0;
+    let mut out = Vec::new();
+    loop {
+        while pos < b.len() && is_space(b[pos]) {
+            pos += 1;
         }
-        return Ok(((rest[..end].to_string(), Op::DoesNotExist), &rest[end..]));
-    }
-    let end = s.find(|c: char| !is_key_char(c)).unwrap_or(s.len());
-    if end == 0 {
-        return Err(selector_error(
-            text,
-            &format!("found '{s}', expected: !, identifier, or 'end of string'"),
-        ));
-    }
-    let key = s[..end].to_string();
-    let keyerrs = crate::meta::check_qualified_name(&key);
-    if let Some(e) = keyerrs.first() {
-        return Err(ApiError::bad_request(format!(
-            "unable to parse requirement: values[0][{key}]: Invalid value: \"{key}\": {e}"
-        )));
-    }
-    let rest = s[end..].trim_start();
-    let value_end = |r: &str| r.find([',', ' ', ')']).unwrap_or(r.len());
-    for (token, make) in [("==", 0u8), ("!=", 1), ("=", 0), (">", 2), ("<", 3)] {
-        if let Some(r) = rest.strip_prefix(token) {
-            let r = r.trim_start();
-            let e = value_end(r);
-            let v = r[..e].to_string();
-            let op = match make {
-                0 => Op::Equals(v),
-                1 => Op::NotEquals(v),
-                2 | 3 => {
-                    let n = v.parse::<i64>().map_err(|_| {
-                        selector_error(
-                            text,
-                            &format!("for 'Gt', 'Lt' operators, the value must be an integer"),
-                        )
-                    })?;
-                    if make == 2 { Op::Gt(n) } else { Op::Lt(n) }
+        if pos >= b.len() {
+            out.push((Token::End, String::new()));
+            return out;
+        }
+        if is_special(b[pos]) {
+            // The longest run of symbols that is a token.
+            let start = pos;
+            let mut last: Option<(Token, usize)> = None;
+            while pos < b.len() && is_special(b[pos]) {
+                let candidate = &text[start..=pos];
+                if let Some(t) = symbol_token(candidate) {
+                    last = Some((t, pos + 1));
+                } else if last.is_some() {
+                    break;
                 }
-                _ => unreachable!(),
+                pos += 1;
+            }
+            match last {
+                Some((t, end)) => {
+                    out.push((t, text[start..end].to_string()));
+                    pos = end;
+                }
+                None => out.push((
+                    Token::Error,
+                    format!("error expected: keyword found '{}'", &text[start..pos]),
+                )),
+            }
+        } else {
+            let start = pos;
+            while pos < b.len() && !is_special(b[pos]) && !is_space(b[pos]) {
+                pos += 1;
+            }
+            let word = String::from_utf8_lossy(&b[start..pos]).into_owned();
+            let t = match word.as_str() {
+                "in" => Token::In,
+                "notin" => Token::NotIn,
+                _ => Token::Identifier,
             };
-            return Ok(((key, op), &r[e..]));
+            out.push((t, word));
         }
     }
-    for (word, negated) in [("notin", true), ("in", false)] {
-        if let Some(r) = rest.strip_prefix(word)
-            && r.starts_with([' ', '('])
-        {
-            let r = r.trim_start();
-            let Some(r) = r.strip_prefix('(') else {
-                return Err(selector_error(text, "found '', expected: '('"));
-            };
-            let Some(close) = r.find(')') else {
-                return Err(selector_error(text, "found '', expected: ')'"));
-            };
-            let values: Vec<String> = r[..close]
-                .split(',')
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .collect();
-            let op = if negated {
-                Op::NotIn(values)
-            } else {
-                Op::In(values)
-            };
-            return Ok(((key, op), &r[close + 1..]));
+}
+
+struct Parser {
+    items: Vec<(Token, String)>,
+    pos: usize,
+}
+
+/// In a value position `in` and `notin` are plain words.
+fn as_value(t: Token) -> Token {
+    match t {
+        Token::In | Token::NotIn => Token::Identifier,
+        t => t,
+    }
+}
+
+impl Parser {
+    fn peek(&self, values: bool) -> (Token, String) {
+        let (t, lit) = self.items[self.pos.min(self.items.len() - 1)].clone();
+        (if values { as_value(t) } else { t }, lit)
+    }
+
+    fn next(&mut self, values: bool) -> (Token, String) {
+        let item = self.peek(values);
+        if self.pos < self.items.len() - 1 {
+            self.pos += 1;
+        }
+        item
+    }
+
+    fn requirement(&mut self) -> Result<(String, Op), String> {
+        let (mut t, mut key) = self.next(true);
+        let negated = t == Token::Not;
+        if negated {
+            (t, key) = self.next(true);
+        }
+        if t != Token::Identifier {
+            return Err(format!("found '{key}', expected: identifier"));
+        }
+        let key_errors = crate::meta::check_qualified_name(&key);
+        if !key_errors.is_empty() {
+            return Err(format!(
+                "<nil>: Invalid value: {key:?}: {}",
+                key_errors.join("; ")
+            ));
+        }
+        if negated {
+            return Ok((key, Op::DoesNotExist));
+        }
+        let (after, _) = self.peek(true);
+        if after == Token::End || after == Token::Comma {
+            return Ok((key, Op::Exists));
+        }
+        let (op, lit) = self.next(false);
+        let values = match op {
+            Token::In | Token::NotIn => self.set_values()?,
+            Token::Equals
+            | Token::DoubleEquals
+            | Token::NotEquals
+            | Token::Greater
+            | Token::Less => self.exact_value()?,
+            _ => {
+                return Err(format!(
+                    "found '{lit}', expected: in, notin, =, ==, !=, gt, lt"
+                ));
+            }
+        };
+        let mut values: Vec<String> = values;
+        values.sort();
+        values.dedup();
+        let mut errors = Vec::new();
+        let mut numbers = Vec::new();
+        if matches!(op, Token::Greater | Token::Less) {
+            for (i, v) in values.iter().enumerate() {
+                match v.parse::<i64>() {
+                    Ok(n) => numbers.push(n),
+                    Err(_) => errors.push(format!(
+                        "values[{i}]: Invalid value: {v:?}: for 'Gt', 'Lt' operators, the value must be an integer"
+                    )),
+                }
+            }
+        }
+        for (i, v) in values.iter().enumerate() {
+            let e = crate::meta::check_label_value(v);
+            if !e.is_empty() {
+                errors.push(format!(
+                    "values[{i}][{key}]: Invalid value: {v:?}: {}",
+                    e.join("; ")
+                ));
+            }
+        }
+        match errors.len() {
+            0 => {}
+            1 => return Err(errors.remove(0)),
+            _ => return Err(format!("[{}]", errors.join(", "))),
+        }
+        let single = || values.first().cloned().unwrap_or_default();
+        Ok((
+            key,
+            match op {
+                Token::In => Op::In(values.clone()),
+                Token::NotIn => Op::NotIn(values.clone()),
+                Token::NotEquals => Op::NotEquals(single()),
+                Token::Greater => Op::Gt(numbers[0]),
+                Token::Less => Op::Lt(numbers[0]),
+                _ => Op::Equals(single()),
+            },
+        ))
+    }
+
+    fn set_values(&mut self) -> Result<Vec<String>, String> {
+        let (t, lit) = self.next(true);
+        if t != Token::OpenPar {
+            return Err(format!("found '{lit}' expected: '('"));
+        }
+        let (t, lit) = self.peek(true);
+        match t {
+            Token::Identifier | Token::Comma => {
+                let values = self.identifiers()?;
+                let (t, _) = self.next(true);
+                if t != Token::ClosedPar {
+                    return Err(format!("found '{lit}', expected: ')'"));
+                }
+                Ok(values)
+            }
+            Token::ClosedPar => {
+                self.next(true);
+                Ok(vec![String::new()])
+            }
+            _ => Err(format!("found '{lit}', expected: ',', ')' or identifier")),
         }
     }
-    Ok(((key, Op::Exists), rest))
+
+    fn identifiers(&mut self) -> Result<Vec<String>, String> {
+        let mut values: Vec<String> = Vec::new();
+        loop {
+            let (t, lit) = self.next(true);
+            match t {
+                Token::Identifier => {
+                    values.push(lit);
+                    let (t2, lit2) = self.peek(true);
+                    match t2 {
+                        Token::Comma => continue,
+                        Token::ClosedPar => return Ok(values),
+                        _ => return Err(format!("found '{lit2}', expected: ',' or ')'")),
+                    }
+                }
+                Token::Comma => {
+                    if values.is_empty() {
+                        values.push(String::new());
+                    }
+                    let (t2, _) = self.peek(true);
+                    if t2 == Token::ClosedPar {
+                        values.push(String::new());
+                        return Ok(values);
+                    }
+                    if t2 == Token::Comma {
+                        self.next(true);
+                        values.push(String::new());
+                    }
+                }
+                _ => return Err(format!("found '{lit}', expected: ',', or identifier")),
+            }
+        }
+    }
+
+    fn exact_value(&mut self) -> Result<Vec<String>, String> {
+        let (t, _) = self.peek(true);
+        if t == Token::End || t == Token::Comma {
+            return Ok(vec![String::new()]);
+        }
+        let (t, lit) = self.next(true);
+        if t == Token::Identifier {
+            Ok(vec![lit])
+        } else {
+            Err(format!("found '{lit}', expected: identifier"))
+        }
+    }
+}
+
+/// The requirements of a selector, or the API server's parse error.
+fn parse_labels(text: &str) -> Result<Vec<(String, Op)>, String> {
+    let mut p = Parser {
+        items: lex(text),
+        pos: 0,
+    };
+    let mut requirements = Vec::new();
+    loop {
+        let (t, lit) = p.peek(true);
+        match t {
+            Token::Identifier | Token::Not => {
+                let r = p
+                    .requirement()
+                    .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                requirements.push(r);
+                let (t, lit) = p.next(true);
+                match t {
+                    Token::End => break,
+                    Token::Comma => {
+                        let (t2, lit2) = p.peek(true);
+                        if t2 != Token::Identifier && t2 != Token::Not {
+                            return Err(format!("found '{lit2}', expected: identifier after ','"));
+                        }
+                    }
+                    _ => return Err(format!("found '{lit}', expected: ',' or 'end of string'")),
+                }
+            }
+            Token::End => break,
+            _ => {
+                return Err(format!(
+                    "found '{lit}', expected: !, identifier, or 'end of string'"
+                ));
+            }
+        }
+    }
+    requirements.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(requirements)
 }
 
 /// `metadata.name=web,status.phase!=Running`.
@@ -216,18 +425,22 @@ impl FieldSelector {
             if part.is_empty() {
                 continue;
             }
-            let (field, negated, value) = if let Some((f, v)) = part.split_once("!=") {
-                (f, true, v)
-            } else if let Some((f, v)) = part.split_once("==") {
-                (f, false, v)
-            } else if let Some((f, v)) = part.split_once('=') {
-                (f, false, v)
-            } else {
+            // The first operator from the left decides, as `fields.ParseSelector` reads it.
+            let found = (0..part.len())
+                .filter(|i| part.is_char_boundary(*i))
+                .find_map(|i| {
+                    ["!=", "==", "="]
+                        .iter()
+                        .find(|op| part[i..].starts_with(**op))
+                        .map(|op| (i, *op))
+                });
+            let Some((at, op)) = found else {
                 return Err(ApiError::bad_request(format!(
                     "invalid selector: '{text}'; can't understand '{part}'"
                 )));
             };
-            terms.push((field.trim().to_string(), negated, unescape(value.trim())));
+            let value = unescape(&part[at + op.len()..]).map_err(ApiError::bad_request)?;
+            terms.push((part[..at].to_string(), op == "!=", value));
         }
         Ok(FieldSelector { terms })
     }
@@ -274,22 +487,40 @@ fn split_unescaped(text: &str, sep: char) -> Vec<String> {
             parts.last_mut().expect("one part").push(c);
         }
     }
+    if escaped {
+        parts.last_mut().expect("one part").push('\\');
+    }
     parts
 }
 
-fn unescape(value: &str) -> String {
+/// A field selector value with its escapes (`\\`, `\,`, `\=`) undone, or the API
+/// server's error for a bad escape or an unescaped `,` or `=`.
+fn unescape(value: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut chars = value.chars();
     while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(n) = chars.next() {
-                out.push(n);
+        match c {
+            '\\' => match chars.next() {
+                Some(n @ ('\\' | ',' | '=')) => out.push(n),
+                Some(n) => {
+                    return Err(format!(
+                        "invalid field selector: invalid escape sequence: \\{n}"
+                    ));
+                }
+                None => {
+                    return Err("invalid field selector: invalid escape sequence: \\".into());
+                }
+            },
+            ',' | '=' => {
+                return Err(format!(
+                    "invalid field selector: unescaped character in value: {}",
+                    c as u32
+                ));
             }
-        } else {
-            out.push(c);
+            c => out.push(c),
         }
     }
-    out
+    Ok(out)
 }
 
 /// The object path a field selector reads, for the fields each resource supports.
@@ -386,6 +617,46 @@ mod tests {
                 .matches(&labels(json!({"app": "x"})))
         );
         assert!(LabelSelector::parse("app=web,").is_err());
+        assert!(
+            LabelSelector::parse("env in (),x")
+                .unwrap()
+                .matches(&labels(json!({"env": "", "x": "1"})))
+        );
+        assert!(
+            LabelSelector::parse("n>3")
+                .unwrap()
+                .matches(&labels(json!({"n": "4"})))
+        );
+    }
+
+    #[test]
+    fn label_selector_errors_are_worded_as_the_api_servers() {
+        let msg = |s: &str| LabelSelector::parse(s).unwrap_err().message;
+        assert_eq!(
+            msg("bad selector!"),
+            "unable to parse requirement: found 'selector', expected: in, notin, =, ==, !=, gt, lt"
+        );
+        assert_eq!(msg("a=b,"), "found '', expected: identifier after ','");
+        assert_eq!(msg("a=b c"), "found 'c', expected: ',' or 'end of string'");
+        assert_eq!(
+            msg("=a"),
+            "found '=', expected: !, identifier, or 'end of string'"
+        );
+        assert_eq!(
+            msg("a in b"),
+            "unable to parse requirement: found 'b' expected: '('"
+        );
+        assert!(msg("x>y").contains("values[0]: Invalid value: \"y\": for 'Gt', 'Lt' operators, the value must be an integer"));
+        assert!(msg("a=-x").starts_with("unable to parse requirement: values[0][a]: Invalid value: \"-x\": a valid label must be"));
+        assert!(
+            msg("A B/c/d").starts_with("unable to parse requirement: <nil>: Invalid value: \"A\"")
+                || msg("-a")
+                    .starts_with("unable to parse requirement: <nil>: Invalid value: \"-a\"")
+        );
+        assert_eq!(
+            LabelSelector::parse("!a=b").unwrap_err().message,
+            "found '=', expected: ',' or 'end of string'"
+        );
     }
 
     #[test]

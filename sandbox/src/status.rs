@@ -78,19 +78,48 @@ impl ApiError {
         ApiError::new(405, "MethodNotAllowed", message).with_details(json!({}))
     }
 
-    pub fn unsupported_media_type(content_type: &str) -> ApiError {
-        ApiError::new(
-            415,
-            "UnsupportedMediaType",
-            format!(
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type:?})"
-            ),
-        )
+    /// A patch whose Content-Type is none of the patch types (built-in resources take
+    /// strategic merge patches too). The argument is what the client sent, which the API
+    /// server does not repeat.
+    pub fn unsupported_media_type(_content_type: &str) -> ApiError {
+        ApiError::unsupported_patch_type(false)
     }
 
-    /// A create or update body in a media type the endpoint does not read, with the
-    /// ones it does.
-    pub fn unsupported_body_type(accepted: &[&str]) -> ApiError {
+    /// A patch type the resource does not take: custom resources take no strategic
+    /// merge patches.
+    pub fn unsupported_patch_type(custom: bool) -> ApiError {
+        let accepted: &[&str] = if custom {
+            &[
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/apply-patch+yaml",
+            ]
+        } else {
+            &[
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/strategic-merge-patch+json",
+                "application/apply-patch+yaml",
+            ]
+        };
+        ApiError::unknown_format(accepted)
+    }
+
+    /// A create or update body in a media type the server cannot decode.
+    pub fn unsupported_body_type(custom: bool) -> ApiError {
+        let accepted: &[&str] = if custom {
+            &["application/json", "application/yaml"]
+        } else {
+            &[
+                "application/json",
+                "application/yaml",
+                "application/vnd.kubernetes.protobuf",
+            ]
+        };
+        ApiError::unknown_format(accepted)
+    }
+
+    fn unknown_format(accepted: &[&str]) -> ApiError {
         ApiError::new(
             415,
             "UnsupportedMediaType",
@@ -98,6 +127,15 @@ impl ApiError {
                 "the body of the request was in an unknown format - accepted media types include: {}",
                 accepted.join(", ")
             ),
+        )
+    }
+
+    /// A request body over the server's limit.
+    pub fn too_large(limit: usize) -> ApiError {
+        ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
         )
     }
 
@@ -132,7 +170,14 @@ impl ApiError {
         } else {
             format!("{kind}.{group}")
         };
-        let listed: Vec<String> = causes.iter().map(Cause::to_string).collect();
+        // Identical messages are listed once, as the API server's aggregate lists them.
+        let mut listed: Vec<String> = Vec::new();
+        for c in &causes {
+            let text = c.to_string();
+            if !listed.contains(&text) {
+                listed.push(text);
+            }
+        }
         let joined = if listed.len() == 1 {
             listed[0].clone()
         } else {
@@ -155,6 +200,22 @@ impl ApiError {
         }))
     }
 
+    /// An error the API server has no status for (reason unset), which it answers with 500.
+    pub fn unknown(message: impl Into<String>) -> ApiError {
+        ApiError::new(500, "", message)
+    }
+
+    /// Why a resourceVersion string is not one, in the storage layer's words (a field
+    /// error around Go's `strconv.ParseUint` error).
+    pub fn resource_version_text(rv: &str) -> String {
+        let why = if !rv.is_empty() && rv.bytes().all(|b| b.is_ascii_digit()) {
+            "value out of range"
+        } else {
+            "invalid syntax"
+        };
+        format!("resourceVersion: Invalid value: {rv:?}: strconv.ParseUint: parsing {rv:?}: {why}")
+    }
+
     /// The `Status` object sent to the client.
     pub fn to_status(&self) -> Value {
         let mut status = json!({
@@ -166,6 +227,11 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty()
+            && let Some(m) = status.as_object_mut()
+        {
+            m.shift_remove("reason");
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }

@@ -42,7 +42,14 @@ fn subresource_info(def: &ResourceDef, sub: &str) -> (Value, Vec<&'static str>) 
 fn storage_hash(def: &ResourceDef) -> String {
     use base64::Engine as _;
     use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(format!("{}/{}/{}", def.group, def.versions[0], def.kind));
+    // The hash is of the version objects are stored at: events.k8s.io's events are
+    // stored as core events.
+    let stored = if def.group == "events.k8s.io" && def.plural == "events" && def.custom.is_none() {
+        "/v1/Event".to_string()
+    } else {
+        format!("{}/{}/{}", def.group, def.versions[0], def.kind)
+    };
+    let digest = sha2::Sha256::digest(stored);
     base64::engine::general_purpose::STANDARD.encode(&digest[..8])
 }
 
@@ -228,5 +235,51 @@ pub fn wants_aggregated(accept: &str) -> bool {
     })
 }
 
+/// An aggregated discovery document as the API server serves it: with an ETag (the
+/// SHA-512 of the document) clients revalidate their caches with, and `304 Not
+/// Modified` when the client's copy is current.
+pub fn aggregated_response(
+    doc: &Value,
+    request_headers: &hyper::HeaderMap,
+) -> hyper::Response<axum::body::Body> {
+    use sha2::Digest as _;
+    let body = serde_json::to_vec(doc).expect("JSON serialises");
+    let etag = format!("\"{}\"", hex::encode_upper(sha2::Sha512::digest(&body)));
+    let matches = request_headers
+        .get("if-none-match")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == etag);
+    let builder = hyper::Response::builder()
+        .header("etag", &etag)
+        .header("vary", "Accept")
+        .header("cache-control", "public");
+    if matches {
+        return builder
+            .status(304)
+            .body(axum::body::Body::empty())
+            .expect("a valid response");
+    }
+    builder
+        .status(200)
+        .header("content-type", AGGREGATED_CONTENT_TYPE)
+        .body(axum::body::Body::from(body))
+        .expect("a valid response")
+}
+
 pub const AGGREGATED_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_version_hashes_are_the_api_servers() {
+        let r = Registry::with_builtins();
+        let hash = |g: &str, p: &str| storage_hash(&r.by_key(&format!("{g}/{p}")).unwrap());
+        assert_eq!(hash("", "pods"), "xPOwRZ+Yhw8=");
+        assert_eq!(hash("apps", "deployments"), "8aSe+NMegvE=");
+        assert_eq!(hash("", "events"), "r2yiGXH7wu8=");
+        assert_eq!(hash("events.k8s.io", "events"), "r2yiGXH7wu8=");
+    }
+}

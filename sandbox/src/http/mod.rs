@@ -6,8 +6,15 @@ pub mod discovery;
 mod openapi;
 pub mod path;
 pub mod table;
+mod table_apps;
+mod table_cluster;
+mod table_custom;
+mod table_net;
 pub mod table_pod;
 mod watch;
+
+#[cfg(test)]
+mod garbage_tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,7 +58,7 @@ impl App {
         Arc::new(App {
             cluster,
             address,
-            openapi: openapi::Cache::default(),
+            openapi: openapi::Cache,
             shutdown_token,
             shutdown: tokio::sync::Notify::new(),
         })
@@ -164,9 +171,9 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
         if method == Method::GET || method == Method::HEAD {
             Ok(())
         } else {
-            Err(ApiError::method_not_allowed(format!(
-                "the server does not allow this method on the requested resource"
-            )))
+            Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ))
         }
     };
     match path {
@@ -183,11 +190,7 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
             get_only(req.method())?;
             if discovery::wants_aggregated(&accept) {
                 let doc = discovery::aggregated(&app.cluster.registry(), true);
-                Ok(typed_response(
-                    200,
-                    discovery::AGGREGATED_CONTENT_TYPE,
-                    &doc,
-                ))
+                Ok(discovery::aggregated_response(&doc, req.headers()))
             } else {
                 Ok(json_response(200, &discovery::core_versions(&app.address)))
             }
@@ -196,11 +199,7 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
             get_only(req.method())?;
             if discovery::wants_aggregated(&accept) {
                 let doc = discovery::aggregated(&app.cluster.registry(), false);
-                Ok(typed_response(
-                    200,
-                    discovery::AGGREGATED_CONTENT_TYPE,
-                    &doc,
-                ))
+                Ok(discovery::aggregated_response(&doc, req.headers()))
             } else {
                 Ok(json_response(
                     200,
@@ -232,7 +231,21 @@ async fn route(app: &Arc<App>, req: Request<Body>) -> ApiResult<Response<Body>> 
             get_only(req.method())?;
             openapi::v3(app, &g, &v).map(|doc| json_response(200, &doc))
         }
-        ApiPath::Resource(rp) => resource_request(app, rp, req).await,
+        ApiPath::Resource(rp) => {
+            // Deprecated resources: every request for them carries the API server's warning.
+            let warning = match (rp.group.as_str(), rp.resource.as_str()) {
+                ("", "endpoints") => Some(
+                    "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+                ),
+                ("", "componentstatuses") => Some("v1 ComponentStatus is deprecated in v1.19+"),
+                _ => None,
+            };
+            let resp = resource_request(app, rp, req).await?;
+            Ok(match warning {
+                Some(w) => with_warnings(resp, &[w.to_string()]),
+                None => resp,
+            })
+        }
         ApiPath::Unknown => Err(ApiError::no_route()),
     }
 }
@@ -273,32 +286,44 @@ async fn read_body(body: Body) -> ApiResult<Bytes> {
     let limited = http_body_util::Limited::new(body, MAX_BODY);
     match limited.collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::new(
-            413,
-            "RequestEntityTooLarge",
-            format!("Request entity too large: limit is {MAX_BODY}"),
-        )),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::too_large(MAX_BODY)),
         Err(e) => Err(ApiError::bad_request(format!(
             "reading the request body: {e}"
         ))),
     }
 }
 
-fn write_options(q: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> {
+/// A write's options; `kind` names them in errors (`CreateOptions`, `UpdateOptions`,
+/// `PatchOptions`).
+fn write_options(q: &Query, headers: &HeaderMap, kind: &str) -> ApiResult<WriteOptions> {
+    use crate::status::Cause;
+    // The options' own validation, every failure at once.
+    let mut causes = Vec::new();
+    if let Some(m) = q.get("fieldManager") {
+        if m.len() > 128 {
+            causes.push(Cause {
+                reason: "FieldValueTooLong",
+                field: "fieldManager".into(),
+                value: None,
+                detail: "Too long: may not be more than 128 bytes".into(),
+            });
+        }
+        for (i, c) in m.char_indices() {
+            if c.is_control() {
+                causes.push(Cause::invalid(
+                    "fieldManager",
+                    &json!(m),
+                    format!("invalid character U+{:04X} (at position {i})", c as u32),
+                ));
+            }
+        }
+    }
     let dry_run = match q.get("dryRun") {
         None | Some("") => false,
         Some("All") => true,
         Some(other) => {
-            return Err(ApiError::invalid(
-                "CreateOptions",
-                "meta.k8s.io",
-                "",
-                vec![crate::status::Cause::not_supported(
-                    "dryRun",
-                    &json!([other]),
-                    &["All"],
-                )],
-            ));
+            causes.push(Cause::not_supported("dryRun", &json!([other]), &["All"]));
+            false
         }
     };
     let validation = match q.get("fieldValidation") {
@@ -307,11 +332,17 @@ fn write_options(q: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> {
         Some("Warn") => FieldValidation::Warn,
         Some("Ignore") => FieldValidation::Ignore,
         Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "fieldValidation parameter unsupported: {other}"
-            )));
+            causes.push(Cause::not_supported(
+                "fieldValidation",
+                &json!(other),
+                &["", "Ignore", "Strict", "Warn"],
+            ));
+            FieldValidation::Warn
         }
     };
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(kind, "meta.k8s.io", "", causes));
+    }
     let manager = match q.get("fieldManager") {
         Some(m) if !m.is_empty() => m.to_string(),
         _ => {
@@ -330,6 +361,62 @@ fn write_options(q: &Query, headers: &HeaderMap) -> ApiResult<WriteOptions> {
         validation,
         force: q.flag("force"),
     })
+}
+
+/// A list's options after the handler's and the storage layer's checks of its
+/// resourceVersion and resourceVersionMatch (a watch's are checked, and worded, by the
+/// watch); an exact resourceVersion older than the change log is gone.
+fn checked_list_options(q: &Query, cluster: &Cluster) -> ApiResult<ListOptions> {
+    let rv = q.get("resourceVersion").unwrap_or("");
+    let continuing = q.get("continue").is_some_and(|c| !c.is_empty());
+    if let Some(m) = q.get("resourceVersionMatch").filter(|m| !m.is_empty()) {
+        use crate::status::Cause;
+        let mut causes = Vec::new();
+        let field = "resourceVersionMatch";
+        if rv.is_empty() {
+            causes.push(Cause::forbidden(
+                field,
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if continuing {
+            causes.push(Cause::forbidden(
+                field,
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            causes.push(Cause::not_supported(
+                field,
+                &json!(m),
+                &["Exact", "NotOlderThan", ""],
+            ));
+        }
+        if m == "Exact" && rv == "0" {
+            causes.push(Cause::forbidden(
+                field,
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+        if !causes.is_empty() {
+            return Err(ApiError::invalid("ListOptions", "meta.k8s.io", "", causes));
+        }
+        if m == "Exact"
+            && let Ok(n) = rv.parse::<u64>()
+            && cluster.store.changes(n, n, |_| false).is_err()
+        {
+            return Err(ApiError::gone(
+                "The resourceVersion for the provided list is too old.",
+            ));
+        }
+    }
+    if !rv.is_empty() && !continuing && rv.parse::<u64>().is_err() {
+        return Err(ApiError::bad_request(format!(
+            "invalid resource version: {}",
+            ApiError::resource_version_text(rv)
+        )));
+    }
+    list_options(q)
 }
 
 fn list_options(q: &Query) -> ApiResult<ListOptions> {
@@ -395,23 +482,26 @@ async fn resource_request(
         _ => {}
     }
 
-    let watching = rp.watch_prefix || q.flag("watch");
-    if watching {
+    // `?watch` matters to a GET only (a create or delete ignores it); the `/watch/`
+    // paths serve GETs only.
+    if rp.watch_prefix || (q.flag("watch") && method == Method::GET) {
         if method != Method::GET {
-            return Err(ApiError::method_not_allowed("watch is a GET"));
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
         }
         return watch::serve(app, target, &q, &accept);
     }
 
     if !def.allows(verb(&method, &target)) && target.subresource.is_empty() {
-        return Err(ApiError::method_not_allowed(format!(
-            "the server does not allow this method on the requested resource"
-        )));
+        return Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        ));
     }
 
     match (&method, target.name.is_empty()) {
         (&Method::GET, true) => {
-            let opts = list_options(&q)?;
+            let opts = checked_list_options(&q, cluster)?;
             let list = cluster.list(&target, &opts)?;
             if table::wants_table(&accept) {
                 let items = list["items"].as_array().cloned().unwrap_or_default();
@@ -419,7 +509,7 @@ async fn resource_request(
                     &def,
                     &target.version,
                     &items,
-                    table::Include::parse(q.get("includeObject")),
+                    table::Include::parse(q.get("includeObject"))?,
                     list["metadata"].clone(),
                 );
                 return Ok(typed_response(200, table::TABLE_CONTENT_TYPE, &t));
@@ -428,20 +518,29 @@ async fn resource_request(
         }
         (&Method::GET, false) => {
             let object = cluster.get(&target)?;
-            if table::wants_table(&accept) && target.subresource.is_empty() {
-                let t = table::table(
-                    &def,
-                    &target.version,
-                    std::slice::from_ref(&object),
-                    table::Include::parse(q.get("includeObject")),
-                    json!({"resourceVersion": object["metadata"]["resourceVersion"]}),
-                );
+            // A status subresource prints as its resource; a scale as a Scale.
+            if table::wants_table(&accept)
+                && matches!(target.subresource.as_str(), "" | "status" | "scale")
+            {
+                let include = table::Include::parse(q.get("includeObject"))?;
+                let list_meta = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
+                let t = if target.subresource == "scale" {
+                    table::scale_table(&object, include, list_meta)
+                } else {
+                    table::table(
+                        &def,
+                        &target.version,
+                        std::slice::from_ref(&object),
+                        include,
+                        list_meta,
+                    )
+                };
                 return Ok(typed_response(200, table::TABLE_CONTENT_TYPE, &t));
             }
             Ok(json_response(200, &object))
         }
         (&Method::POST, true) => {
-            let opts = write_options(&q, &headers)?;
+            let opts = write_options(&q, &headers, "CreateOptions")?;
             let body = read_body(req.into_body()).await?;
             let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             if let Some(resp) = crate::virtual_resources::create(cluster, &target, &object)? {
@@ -458,7 +557,7 @@ async fn resource_request(
                 .map(|v| json_response(201, &v))
         }
         (&Method::PUT, false) => {
-            let opts = write_options(&q, &headers)?;
+            let opts = write_options(&q, &headers, "UpdateOptions")?;
             let body = read_body(req.into_body()).await?;
             let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             if target.subresource == "finalize" {
@@ -471,8 +570,8 @@ async fn resource_request(
         }
         (&Method::PATCH, false) => {
             let kind = PatchType::from_content_type(&content_type)
-                .ok_or_else(|| ApiError::unsupported_media_type(&content_type))?;
-            let opts = write_options(&q, &headers)?;
+                .ok_or_else(|| ApiError::unsupported_patch_type(def.custom.is_some()))?;
+            let opts = write_options(&q, &headers, "PatchOptions")?;
             let body = read_body(req.into_body()).await?;
             let written = cluster.patch(&target, kind, &body, &opts)?;
             let code = if written.created { 201 } else { 200 };
@@ -571,8 +670,21 @@ fn delete_options(q: &Query, content_type: &str, body: &[u8]) -> ApiResult<Delet
             .as_str()
             .map(String::from);
     }
-    if q.get("dryRun") == Some("All") {
-        opts.dry_run = true;
+    match q.get("dryRun") {
+        None | Some("") => {}
+        Some("All") => opts.dry_run = true,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "DeleteOptions",
+                "meta.k8s.io",
+                "",
+                vec![crate::status::Cause::not_supported(
+                    "dryRun",
+                    &json!([other]),
+                    &["All"],
+                )],
+            ));
+        }
     }
     if let Some(g) = q.get("gracePeriodSeconds").and_then(|g| g.parse().ok()) {
         opts.grace_period = Some(g);

@@ -1,11 +1,17 @@
 //! Server-side printing: the `Table` objects kubectl asks for (`as=Table`) and prints as
-//! its columns, with the API server's columns and cells for each built-in type, a CRD's
-//! `additionalPrinterColumns`, and `NAME`/`CREATED AT` for everything else.
+//! its columns. Each built-in type has the API server's columns (names, types, formats,
+//! priorities) and cells; a CRD's types use its `additionalPrinterColumns`; anything else
+//! gets `NAME`/`CREATED AT`, as the API server's default table convertor gives.
+//!
+//! The per-type printers live in `table_pod`, `table_apps` (workloads), `table_net`
+//! (services and networking) and `table_cluster` (everything else); this module holds
+//! the Table itself and the formatting they share.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::meta;
 use crate::resources::ResourceDef;
+use crate::status::{ApiError, ApiResult};
 
 /// How much of each object rides along in a row (`includeObject`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,42 +22,110 @@ pub enum Include {
 }
 
 impl Include {
-    pub fn parse(s: Option<&str>) -> Include {
+    /// `includeObject` as the API server reads it: unset means Metadata, anything but
+    /// the three values is a bad request.
+    pub fn parse(s: Option<&str>) -> ApiResult<Include> {
         match s {
-            Some("None") => Include::None,
-            Some("Object") => Include::Object,
-            _ => Include::Metadata,
+            None | Some("") | Some("Metadata") => Ok(Include::Metadata),
+            Some("None") => Ok(Include::None),
+            Some("Object") => Ok(Include::Object),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "Unable to convert to Table as requested: includeObject: Invalid value: {other:?}: must be 'Metadata', 'Object', 'None', or empty"
+            ))),
         }
     }
 }
 
-/// A column: its name, type, format, description and priority (1 = `-o wide` only).
+/// A column: its name, type, format, priority (1 = `-o wide` only) and description.
+#[derive(Debug, Clone, Copy)]
 pub struct Column {
     pub name: &'static str,
     pub ty: &'static str,
     pub format: &'static str,
     pub priority: u8,
+    pub description: &'static str,
 }
 
-const fn col(name: &'static str, ty: &'static str, format: &'static str, priority: u8) -> Column {
+/// A column shown by default.
+pub const fn col(name: &'static str, ty: &'static str, description: &'static str) -> Column {
     Column {
         name,
         ty,
-        format,
-        priority,
+        format: "",
+        priority: 0,
+        description,
     }
+}
+
+/// A column shown with `-o wide` only.
+pub const fn wide(name: &'static str, ty: &'static str, description: &'static str) -> Column {
+    Column {
+        name,
+        ty,
+        format: "",
+        priority: 1,
+        description,
+    }
+}
+
+/// The first column of nearly every table.
+pub const NAME: Column = Column {
+    name: "Name",
+    ty: "string",
+    format: "name",
+    priority: 0,
+    description: "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated.",
+};
+
+/// The Age column (a human duration since creation).
+pub const AGE: Column = col(
+    "Age",
+    "string",
+    "CreationTimestamp is a timestamp representing the server time when this object was created.",
+);
+
+pub const CONTAINERS: Column = wide(
+    "Containers",
+    "string",
+    "Names of each container in the template.",
+);
+pub const IMAGES: Column = wide(
+    "Images",
+    "string",
+    "Images referenced by each container in the template.",
+);
+
+/// The cells of one object.
+pub type Cells = fn(&Value) -> Vec<Value>;
+
+/// How one type is printed: its columns, the cells of one object, and (for a few types)
+/// the order rows are listed in.
+pub struct Printer {
+    pub columns: &'static [Column],
+    pub cells: Cells,
+    /// Reorders a list before printing (flow schemas by matching precedence).
+    pub sort: Option<fn(&mut Vec<&Value>)>,
+}
+
+/// The printer of a built-in type, if the API server has one for it.
+fn printer(group: &str, plural: &str) -> Option<Printer> {
+    super::table_pod::printer(group, plural)
+        .or_else(|| super::table_apps::printer(group, plural))
+        .or_else(|| super::table_net::printer(group, plural))
+        .or_else(|| super::table_cluster::printer(group, plural))
 }
 
 /// Whether an Accept header asks for a Table.
 pub fn wants_table(accept: &str) -> bool {
-    accept
-        .split(',')
-        .any(|p| p.replace(' ', "").contains("as=Table") && p.contains("g=meta.k8s.io"))
+    accept.split(',').any(|p| {
+        let p = p.replace(' ', "");
+        p.contains("as=Table") && p.contains("g=meta.k8s.io")
+    })
 }
 
 pub const TABLE_CONTENT_TYPE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
 
-/// A Table of `objects` (each as served).
+/// A Table of `objects` (each as served at `version`).
 pub fn table(
     def: &ResourceDef,
     version: &str,
@@ -59,43 +133,42 @@ pub fn table(
     include: Include,
     list_meta: Value,
 ) -> Value {
-    let (columns, custom) = columns_for(def, version);
-    let definitions: Vec<Value> = match &custom {
-        Some(cols) => cols
-            .iter()
-            .map(|c| {
-                json!({
-                    "name": c["name"],
-                    "type": c["type"].as_str().unwrap_or("string"),
-                    "format": c["format"].as_str().unwrap_or(""),
-                    "description": c["description"].as_str().unwrap_or(""),
-                    "priority": c["priority"].as_i64().unwrap_or(0),
-                })
-            })
-            .collect(),
-        None => columns
-            .iter()
-            .map(|c| {
-                json!({
-                    "name": c.name,
-                    "type": c.ty,
-                    "format": c.format,
-                    "description": "",
-                    "priority": c.priority,
-                })
-            })
-            .collect(),
+    let (definitions, rows) = match &def.custom {
+        Some(custom) => {
+            let columns = super::table_custom::columns(custom.columns.get(version));
+            let rows = objects
+                .iter()
+                .map(|o| (super::table_custom::cells(&columns, o), Value::Null, o))
+                .collect::<Vec<_>>();
+            (super::table_custom::definitions(&columns), rows)
+        }
+        None => {
+            let printer = printer(&def.group, &def.plural).unwrap_or(Printer {
+                columns: DEFAULT_COLUMNS,
+                cells: default_cells,
+                sort: None,
+            });
+            let mut ordered: Vec<&Value> = objects.iter().collect();
+            if let Some(sort) = printer.sort {
+                sort(&mut ordered);
+            }
+            let rows = ordered
+                .into_iter()
+                .map(|o| ((printer.cells)(o), row_conditions(def, o), o))
+                .collect::<Vec<_>>();
+            (definitions(printer.columns), rows)
+        }
     };
-    let rows: Vec<Value> = objects
-        .iter()
-        .map(|o| {
-            let cells = match &custom {
-                Some(cols) => custom_cells(cols, o),
-                None => cells(def, o),
-            };
+    let api_version = def.api_version(version);
+    let rows: Vec<Value> = rows
+        .into_iter()
+        .map(|(cells, conditions, o)| {
             let mut row = json!({ "cells": cells });
+            if !conditions.is_null() {
+                row["conditions"] = conditions;
+            }
             match include {
-                Include::None => {}
+                Include::None => row["object"] = Value::Null,
                 Include::Metadata => {
                     row["object"] = json!({
                         "kind": "PartialObjectMetadata",
@@ -103,7 +176,7 @@ pub fn table(
                         "metadata": o["metadata"],
                     });
                 }
-                Include::Object => row["object"] = o.clone(),
+                Include::Object => row["object"] = with_type_meta(o, &def.kind, &api_version),
             }
             row
         })
@@ -117,76 +190,123 @@ pub fn table(
     })
 }
 
-const NAME: Column = col("Name", "string", "name", 0);
-const AGE: Column = col("Age", "string", "", 0);
-
-fn columns_for(def: &ResourceDef, version: &str) -> (Vec<Column>, Option<Vec<Value>>) {
-    if let Some(custom) = &def.custom {
-        let mut cols = vec![
-            json!({"name": "Name", "type": "string", "format": "name", "description": "Name must be unique within a namespace.", "priority": 0}),
-        ];
-        match custom.columns.get(version) {
-            Some(extra) if !extra.is_empty() => {
-                for c in extra {
-                    cols.push(json!({
-                        "name": c["name"],
-                        "type": c["type"],
-                        "format": c["format"].as_str().unwrap_or(""),
-                        "description": c["description"].as_str().unwrap_or(""),
-                        "priority": c["priority"].as_i64().unwrap_or(0),
-                        "jsonPath": c["jsonPath"],
-                    }));
-                }
-            }
-            _ => cols.push(json!({"name": "Age", "type": "date", "format": "", "description": "", "priority": 0, "jsonPath": ".metadata.creationTimestamp"})),
-        }
-        return (Vec::new(), Some(cols));
-    }
-    let cols = match (def.group.as_str(), def.plural.as_str()) {
-        ("", "pods") => vec![
-            NAME,
-            col("Ready", "string", "", 0),
-            col("Status", "string", "", 0),
-            col("Restarts", "string", "", 0),
-            AGE,
-            col("IP", "string", "", 1),
-            col("Node", "string", "", 1),
-            col("Nominated Node", "string", "", 1),
-            col("Readiness Gates", "string", "", 1),
-        ],
-        ("apps", "deployments") => vec![
-            NAME,
-            col("Ready", "string", "", 0),
-            col("Up-to-date", "string", "", 0),
-            col("Available", "string", "", 0),
-            AGE,
-            col("Containers", "string", "", 1),
-            col("Images", "string", "", 1),
-            col("Selector", "string", "", 1),
-        ],
-        ("", "services") => vec![
-            NAME,
-            col("Type", "string", "", 0),
-            col("Cluster-IP", "string", "", 0),
-            col("External-IP", "string", "", 0),
-            col("Port(s)", "string", "", 0),
-            AGE,
-            col("Selector", "string", "", 1),
-        ],
-        ("", "configmaps") => vec![NAME, col("Data", "string", "", 0), AGE],
-        ("", "secrets") => vec![
-            NAME,
-            col("Type", "string", "", 0),
-            col("Data", "string", "", 0),
-            AGE,
-        ],
-        ("", "namespaces") => vec![NAME, col("Status", "string", "", 0), AGE],
-        _ => vec![NAME, col("Created At", "date", "", 0)],
+/// A Table of a Scale (`kubectl get --subresource=scale`): its name (not marked as the
+/// name column, as in the API server), desired and current replicas, and age.
+pub fn scale_table(scale: &Value, include: Include, list_meta: Value) -> Value {
+    const SCALE: &[Column] = &[
+        Column { format: "", ..NAME },
+        col(
+            "Desired",
+            "integer",
+            "desired number of instances for the scaled object.",
+        ),
+        col(
+            "Available",
+            "integer",
+            "actual number of observed instances of the scaled object.",
+        ),
+        AGE,
+    ];
+    let cells = vec![
+        name(scale),
+        json!(int(&scale["spec"]["replicas"])),
+        json!(int(&scale["status"]["replicas"])),
+        age(scale),
+    ];
+    let mut row = json!({ "cells": cells });
+    row["object"] = match include {
+        Include::None => Value::Null,
+        Include::Metadata => json!({
+            "kind": "PartialObjectMetadata",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": scale["metadata"],
+        }),
+        Include::Object => scale.clone(),
     };
-    (cols, None)
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_meta,
+        "columnDefinitions": definitions(SCALE),
+        "rows": [row],
+    })
 }
 
-/// Kubernetes' short human duration, as the Age column shows it.
+/// An object with kind and apiVersion first (list items are served without them, but a
+/// row's object is a whole object: kubectl's `--sort-by` decodes it).
+fn with_type_meta(o: &Value, kind: &str, api_version: &str) -> Value {
+    let mut out = Map::new();
+    out.insert("kind".into(), json!(kind));
+    out.insert("apiVersion".into(), json!(api_version));
+    if let Some(m) = o.as_object() {
+        for (k, v) in m {
+            if k != "kind" && k != "apiVersion" {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// Row conditions: a pod that has finished is marked Completed.
+fn row_conditions(def: &ResourceDef, o: &Value) -> Value {
+    if !(def.group.is_empty() && def.plural == "pods") {
+        return Value::Null;
+    }
+    match o["status"]["phase"].as_str() {
+        Some("Succeeded") => json!([{
+            "type": "Completed", "status": "True", "reason": "Succeeded",
+            "message": "The pod has completed successfully.",
+        }]),
+        Some("Failed") => json!([{
+            "type": "Completed", "status": "True", "reason": "Failed",
+            "message": "The pod failed.",
+        }]),
+        _ => Value::Null,
+    }
+}
+
+fn definitions(columns: &[Column]) -> Vec<Value> {
+    columns
+        .iter()
+        .map(|c| {
+            json!({
+                "name": c.name,
+                "type": c.ty,
+                "format": c.format,
+                "description": c.description,
+                "priority": c.priority,
+            })
+        })
+        .collect()
+}
+
+/// The default table convertor's columns, for types the API server has no printer for
+/// (roles, limit ranges, CRDs...).
+const DEFAULT_COLUMNS: &[Column] = &[
+    NAME,
+    Column {
+        name: "Created At",
+        ty: "date",
+        format: "",
+        priority: 0,
+        description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
+    },
+];
+
+fn default_cells(o: &Value) -> Vec<Value> {
+    vec![
+        json!(meta::name(o)),
+        match o["metadata"]["creationTimestamp"].as_str() {
+            Some(t) => json!(t),
+            None => json!("0001-01-01T00:00:00Z"),
+        },
+    ]
+}
+
+// ---- formatting shared by the printers ----
+
+/// Kubernetes' short human duration (`duration.HumanDuration`), as the Age column shows it.
 pub fn human_duration(seconds: i64) -> String {
     if seconds < -1 {
         return "<invalid>".into();
@@ -243,16 +363,36 @@ pub fn human_duration(seconds: i64) -> String {
     format!("{}y", hours / 24 / 365)
 }
 
-/// The Age cell of an object.
-pub fn age(o: &Value) -> String {
-    o["metadata"]["creationTimestamp"]
-        .as_str()
+/// Time since a timestamp field, or `<unknown>` when it is unset.
+pub fn since(v: &Value) -> String {
+    v.as_str()
+        .filter(|t| !t.is_empty())
         .and_then(meta::age_seconds)
         .map(human_duration)
         .unwrap_or_else(|| "<unknown>".into())
 }
 
-fn s(v: &Value) -> String {
+/// Seconds between two timestamps, if both parse.
+pub fn between(from: &Value, to: &Value) -> Option<i64> {
+    let parse = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str()?)
+            .ok()
+            .map(|t| t.timestamp())
+    };
+    Some(parse(to)? - parse(from)?)
+}
+
+/// The Age cell of an object.
+pub fn age(o: &Value) -> Value {
+    json!(since(&o["metadata"]["creationTimestamp"]))
+}
+
+pub fn name(o: &Value) -> Value {
+    json!(meta::name(o))
+}
+
+/// A string field, or `""`.
+pub fn text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -260,169 +400,130 @@ fn s(v: &Value) -> String {
     }
 }
 
-fn count(v: &Value) -> i64 {
-    v.as_i64().unwrap_or(0)
+/// A string field, or `fallback` when unset or empty.
+pub fn text_or(v: &Value, fallback: &str) -> String {
+    match v.as_str() {
+        Some(s) if !s.is_empty() => s.to_string(),
+        _ => fallback.to_string(),
+    }
 }
 
-fn cells(def: &ResourceDef, o: &Value) -> Vec<Value> {
-    let name = json!(meta::name(o));
-    let status = &o["status"];
-    let spec = &o["spec"];
-    match (def.group.as_str(), def.plural.as_str()) {
-        ("", "pods") => crate::http::table_pod::pod_cells(o),
-        ("apps", "deployments") => {
-            let containers = spec["template"]["spec"]["containers"]
+/// An integer field (0 when unset).
+pub fn int(v: &Value) -> i64 {
+    v.as_i64()
+        .or_else(|| v.as_f64().map(|f| f as i64))
+        .unwrap_or(0)
+}
+
+/// The length of an array field (0 when unset).
+pub fn len(v: &Value) -> i64 {
+    v.as_array().map_or(0, |a| a.len() as i64)
+}
+
+/// `True`/`False`, or `<unset>` for a missing optional boolean.
+pub fn bool_ptr(v: &Value) -> String {
+    match v.as_bool() {
+        Some(true) => "True".into(),
+        Some(false) => "False".into(),
+        None => "<unset>".into(),
+    }
+}
+
+/// An int-or-string field (`1`, `25%`).
+pub fn int_or_string(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// A label map as `k=v,k2=v2` in key order, or `<none>` (`labels.FormatLabels`).
+pub fn format_labels(v: &Value) -> String {
+    let Some(m) = v.as_object().filter(|m| !m.is_empty()) else {
+        return "<none>".into();
+    };
+    let mut parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={}", text(v))).collect();
+    parts.sort();
+    parts.join(",")
+}
+
+/// A `metav1.LabelSelector` as the selector string the API server prints (requirements
+/// in key order, set values sorted), `""` when it selects everything or is unset, and
+/// `None` when it is invalid.
+pub fn selector_string(sel: &Value) -> Option<String> {
+    let Some(sel) = sel.as_object() else {
+        return Some(String::new());
+    };
+    let mut reqs: Vec<(String, String)> = Vec::new();
+    if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
+        for (k, v) in m {
+            reqs.push((k.clone(), format!("{k}={}", text(v))));
+        }
+    }
+    if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
+        for e in exprs {
+            let key = text(&e["key"]);
+            let mut values: Vec<String> = e["values"]
                 .as_array()
-                .cloned()
+                .map(|a| a.iter().map(text).collect())
                 .unwrap_or_default();
-            vec![
-                name,
-                json!(format!(
-                    "{}/{}",
-                    count(&status["readyReplicas"]),
-                    count(&spec["replicas"])
-                )),
-                json!(count(&status["updatedReplicas"])),
-                json!(count(&status["availableReplicas"])),
-                json!(age(o)),
-                json!(
-                    containers
-                        .iter()
-                        .map(|c| s(&c["name"]))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ),
-                json!(
-                    containers
-                        .iter()
-                        .map(|c| s(&c["image"]))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ),
-                json!(crate::scale::selector_text(&spec["selector"])),
-            ]
+            values.sort();
+            values.dedup();
+            let s = match e["operator"].as_str()? {
+                "In" => format!("{key} in ({})", values.join(",")),
+                "NotIn" => format!("{key} notin ({})", values.join(",")),
+                "Exists" => key.clone(),
+                "DoesNotExist" => format!("!{key}"),
+                _ => return None,
+            };
+            reqs.push((key, s));
         }
-        ("", "services") => {
-            let ty = spec["type"].as_str().unwrap_or("ClusterIP");
-            let cluster_ip = spec["clusterIP"]
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .unwrap_or("<none>");
-            let external = service_external_ip(o);
-            let ports: Vec<String> = spec["ports"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-                .iter()
-                .map(|p| {
-                    let proto = p["protocol"].as_str().unwrap_or("TCP");
-                    match p["nodePort"].as_i64() {
-                        Some(np) if np != 0 => format!("{}:{np}/{proto}", count(&p["port"])),
-                        _ => format!("{}/{proto}", count(&p["port"])),
-                    }
-                })
-                .collect();
-            let selector = spec["selector"]
-                .as_object()
-                .map(|m| {
-                    let mut parts: Vec<String> =
-                        m.iter().map(|(k, v)| format!("{k}={}", s(v))).collect();
-                    parts.sort();
-                    parts.join(",")
-                })
-                .filter(|s| !s.is_empty())
-                .unwrap_or_else(|| "<none>".into());
-            vec![
-                name,
-                json!(ty),
-                json!(cluster_ip),
-                json!(external),
-                json!(if ports.is_empty() {
-                    "<none>".into()
-                } else {
-                    ports.join(",")
-                }),
-                json!(age(o)),
-                json!(selector),
-            ]
-        }
-        ("", "configmaps") => {
-            let n = o["data"].as_object().map_or(0, |m| m.len())
-                + o["binaryData"].as_object().map_or(0, |m| m.len());
-            vec![name, json!(n), json!(age(o))]
-        }
-        ("", "secrets") => {
-            let n = o["data"].as_object().map_or(0, |m| m.len());
-            vec![name, json!(s(&o["type"])), json!(n), json!(age(o))]
-        }
-        ("", "namespaces") => vec![name, json!(s(&status["phase"])), json!(age(o))],
-        _ => vec![name, o["metadata"]["creationTimestamp"].clone()],
+    }
+    reqs.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(
+        reqs.into_iter()
+            .map(|(_, s)| s)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// `metav1.FormatLabelSelector`: the selector string, `<none>` when empty, `<error>`
+/// when invalid.
+pub fn format_label_selector(sel: &Value) -> String {
+    match selector_string(sel) {
+        None => "<error>".into(),
+        Some(s) if s.is_empty() => "<none>".into(),
+        Some(s) => s,
     }
 }
 
-/// A Service's External-IP cell.
-fn service_external_ip(o: &Value) -> String {
-    let spec = &o["spec"];
-    let ty = spec["type"].as_str().unwrap_or("ClusterIP");
-    let mut ips: Vec<String> = spec["externalIPs"]
+/// A pod template's container names and images, comma-separated.
+pub fn containers(list: &Value) -> (Value, Value) {
+    let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    let names: Vec<String> = items.iter().map(|c| text(&c["name"])).collect();
+    let images: Vec<String> = items.iter().map(|c| text(&c["image"])).collect();
+    (json!(names.join(",")), json!(images.join(",")))
+}
+
+/// Whether a condition of `type` is `True` (the first condition of that type decides).
+pub fn condition_true(conditions: &Value, ty: &str) -> bool {
+    conditions
         .as_array()
-        .map(|a| a.iter().map(s).collect())
-        .unwrap_or_default();
-    match ty {
-        "ClusterIP" | "NodePort" => {
-            if ips.is_empty() {
-                "<none>".into()
-            } else {
-                ips.join(",")
-            }
-        }
-        "LoadBalancer" => {
-            for ing in o["status"]["loadBalancer"]["ingress"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default()
-            {
-                let v = if ing["ip"].is_string() {
-                    s(&ing["ip"])
-                } else {
-                    s(&ing["hostname"])
-                };
-                if !v.is_empty() {
-                    ips.push(v);
-                }
-            }
-            if ips.is_empty() {
-                "<pending>".into()
-            } else {
-                ips.join(",")
-            }
-        }
-        "ExternalName" => s(&spec["externalName"]),
-        _ => "<unknown>".into(),
-    }
+        .and_then(|cs| cs.iter().find(|c| c["type"] == ty))
+        .is_some_and(|c| c["status"] == "True")
 }
 
-/// Cells of a custom resource from its CRD's printer columns (JSONPath, simple form).
-fn custom_cells(cols: &[Value], o: &Value) -> Vec<Value> {
-    cols.iter()
-        .enumerate()
-        .map(|(i, c)| {
-            if i == 0 {
-                return json!(meta::name(o));
-            }
-            let path = c["jsonPath"].as_str().unwrap_or("");
-            let v = crate::jsonpath::simple(o, path);
-            match (c["type"].as_str(), &v) {
-                (_, Value::Null) => Value::Null,
-                (Some("date"), Value::String(t)) => json!(
-                    meta::age_seconds(t)
-                        .map(human_duration)
-                        .unwrap_or_else(|| t.clone())
-                ),
-                _ => v,
-            }
-        })
-        .collect()
+/// Lists with more than `max` entries end in `+ N more...`.
+pub fn list_with_more(list: &[String], max: usize, empty: &str) -> String {
+    if list.is_empty() {
+        return empty.to_string();
+    }
+    if list.len() > max {
+        return format!("{} + {} more...", list[..max].join(","), list.len() - max);
+    }
+    list.join(",")
 }
 
 #[cfg(test)]
@@ -439,5 +540,123 @@ mod tests {
         assert_eq!(human_duration(9 * 3600), "9h");
         assert_eq!(human_duration(50 * 3600), "2d2h");
         assert_eq!(human_duration(30 * 86400), "30d");
+        assert_eq!(human_duration(-5), "<invalid>");
+    }
+
+    #[test]
+    fn selectors_print_in_key_order() {
+        let sel = json!({
+            "matchLabels": {"tier": "web", "app": "x"},
+            "matchExpressions": [{"key": "env", "operator": "In", "values": ["b", "a"]},
+                                 {"key": "legacy", "operator": "DoesNotExist"}],
+        });
+        assert_eq!(
+            format_label_selector(&sel),
+            "app=x,env in (a,b),!legacy,tier=web"
+        );
+        assert_eq!(format_label_selector(&json!({})), "<none>");
+        assert_eq!(format_label_selector(&Value::Null), "<none>");
+        assert_eq!(
+            format_label_selector(&json!({"matchExpressions": [{"key": "a", "operator": "Is"}]})),
+            "<error>"
+        );
+        assert_eq!(format_labels(&json!({"b": "2", "a": "1"})), "a=1,b=2");
+        assert_eq!(format_labels(&json!({})), "<none>");
+    }
+
+    #[test]
+    fn include_object_values_are_checked() {
+        assert_eq!(Include::parse(None).unwrap(), Include::Metadata);
+        assert_eq!(Include::parse(Some("None")).unwrap(), Include::None);
+        assert_eq!(Include::parse(Some("bogus")).unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn scales_print_desired_and_available() {
+        let scale = json!({"kind": "Scale", "metadata": {"name": "web"},
+            "spec": {"replicas": 3}, "status": {"replicas": 1}});
+        let t = scale_table(&scale, Include::None, json!({}));
+        assert_eq!(t["columnDefinitions"][0]["format"], "");
+        assert_eq!(t["columnDefinitions"][1]["name"], "Desired");
+        assert_eq!(
+            t["rows"][0]["cells"].as_array().unwrap()[..3],
+            [json!("web"), json!(3), json!(1)]
+        );
+    }
+
+    #[test]
+    fn custom_resources_use_their_printer_columns_or_age() {
+        use crate::resources::{CustomInfo, ResourceDef};
+        use std::sync::Arc;
+        let mut info = CustomInfo::default();
+        info.columns.insert(
+            "v1".into(),
+            vec![
+                json!({"name": "Size", "type": "integer", "jsonPath": ".spec.size"}),
+                json!({"name": "Shiny", "type": "boolean", "jsonPath": ".spec.shiny", "priority": 1}),
+            ],
+        );
+        let def = ResourceDef {
+            group: "example.com".into(),
+            versions: vec!["v1".into(), "v2".into()],
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            singular: "widget".into(),
+            short_names: vec![],
+            categories: vec![],
+            namespaced: true,
+            verbs: vec![],
+            subresources: vec![],
+            custom: Some(Arc::new(info)),
+        };
+        let o = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w", "creationTimestamp": "2020-01-01T00:00:00Z"},
+            "spec": {"size": 3, "shiny": true}});
+        let t = table(
+            &def,
+            "v1",
+            std::slice::from_ref(&o),
+            Include::Metadata,
+            json!({}),
+        );
+        let names: Vec<&str> = t["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Name", "Size", "Shiny"]);
+        assert_eq!(t["columnDefinitions"][2]["priority"], 1);
+        assert_eq!(t["rows"][0]["cells"], json!(["w", 3, true]));
+        assert_eq!(t["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+        // A version without columns gets Age, a date column.
+        let t = table(&def, "v2", &[o], Include::None, json!({}));
+        assert_eq!(t["columnDefinitions"][1]["name"], "Age");
+        assert_eq!(t["columnDefinitions"][1]["type"], "date");
+        assert!(t["rows"][0]["cells"][1].as_str().unwrap().contains('y'));
+        assert!(t["rows"][0]["object"].is_null());
+    }
+
+    #[test]
+    fn types_without_a_printer_get_name_and_created_at() {
+        let def = crate::resources::Registry::with_builtins()
+            .lookup("rbac.authorization.k8s.io", "v1", "roles")
+            .unwrap();
+        let o = json!({"metadata": {"name": "r", "creationTimestamp": "2024-01-02T03:04:05Z"}});
+        let t = table(
+            &def,
+            "v1",
+            &[o],
+            Include::Object,
+            json!({"resourceVersion": "5"}),
+        );
+        assert_eq!(t["columnDefinitions"][1]["name"], "Created At");
+        assert_eq!(t["columnDefinitions"][1]["type"], "date");
+        assert_eq!(t["rows"][0]["cells"], json!(["r", "2024-01-02T03:04:05Z"]));
+        assert_eq!(t["rows"][0]["object"]["kind"], "Role");
+        assert_eq!(
+            t["rows"][0]["object"]["apiVersion"],
+            "rbac.authorization.k8s.io/v1"
+        );
     }
 }

@@ -146,15 +146,23 @@ pub fn serve(app: &Arc<App>, target: Target, q: &Query, accept: &str) -> ApiResu
     let start: Option<u64> = if rv_param.is_empty() || rv_param == "0" {
         None
     } else {
-        Some(rv_param.parse::<u64>().map_err(|_| {
-            ApiError::bad_request(format!("invalid resource version: {rv_param:?}"))
-        })?)
+        Some(
+            rv_param
+                .parse::<u64>()
+                .map_err(|_| ApiError::unknown(ApiError::resource_version_text(rv_param)))?,
+        )
     };
     let is_table = table::wants_table(accept);
+    // includeObject is checked only when a Table is asked for, as the API server does.
+    let table = if is_table {
+        Some(table::Include::parse(q.get("includeObject"))?)
+    } else {
+        None
+    };
     let mut encoder = Encoder {
         target: target.clone(),
         cluster: Arc::clone(&cluster),
-        table: is_table.then(|| table::Include::parse(q.get("includeObject"))),
+        table,
         headers_sent: false,
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(256);
@@ -179,10 +187,8 @@ pub fn serve(app: &Arc<App>, target: Target, q: &Query, accept: &str) -> ApiResu
                         return;
                     }
                 }
-                if send_initial && bookmarks {
-                    if tx.send(encoder.bookmark(rv, true)).await.is_err() {
-                        return;
-                    }
+                if send_initial && bookmarks && tx.send(encoder.bookmark(rv, true)).await.is_err() {
+                    return;
                 }
                 rv
             }
@@ -201,10 +207,10 @@ pub fn serve(app: &Arc<App>, target: Target, q: &Query, accept: &str) -> ApiResu
                     }
                 };
                 for c in &changes {
-                    if let Some(kind) = filter.event(c) {
-                        if tx.send(encoder.event(kind, c.subject())).await.is_err() {
-                            return;
-                        }
+                    if let Some(kind) = filter.event(c)
+                        && tx.send(encoder.event(kind, c.subject())).await.is_err()
+                    {
+                        return;
                     }
                 }
                 pos = until;
