@@ -313,10 +313,16 @@ fn deletions_cascade_through_namespaces_and_owners() {
     let Some(mut kubectl) = sandbox.kubectl(&ctx, "deletions_cascade_through_namespaces_and_owners") else {
         return;
     };
-    run_ok(kubectl.args(["create", "namespace", "doomed"]));
+    let ns = write_file(ctx.dir(), "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: doomed}\n");
+    run_ok(kubectl.arg("apply").arg("-f").arg(&ns));
     let file = write_file(ctx.dir(), "web.yaml", &deployment("web", 2, "nginx", ""));
     run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "apply", "-f"]).arg(&file));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "create", "service", "clusterip", "web", "--tcp=80:8080"]));
+    let svc = write_file(
+        ctx.dir(),
+        "svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: http}]\n",
+    );
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "apply", "-f"]).arg(&svc));
     run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "rollout", "status", "deployment/web", "--timeout=60s"]));
     // Every namespace has its default ServiceAccount and root CA.
     let sa = out(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "get", "serviceaccount,configmap", "-o", "name"]));
@@ -416,7 +422,7 @@ spec:
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("Widget.example.com \"bad\" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"),
+        err.contains("The Widget \"bad\" is invalid: spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"),
         "{err}"
     );
     // Deleting the CRD takes its resources along.

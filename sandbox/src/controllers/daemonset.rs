@@ -23,6 +23,12 @@ pub fn route(ctx: &Ctx, change: &Change) {
     for ds in objects::list(ctx, "apps", "daemonsets", "") {
         ctx.queue.add(objects::key_of("apps/daemonsets", &ds));
     }
+    // Pods waiting for a node, too.
+    for p in objects::list(ctx, "", "pods", "") {
+        if p["spec"]["nodeName"].as_str().is_none_or(str::is_empty) {
+            ctx.queue.add(objects::key_of("/pods", &p));
+        }
+    }
 }
 
 fn tolerations(template: &Value) -> Value {

@@ -60,9 +60,24 @@ fn created(rs: &Value) -> (String, String) {
     )
 }
 
+/// Empty maps and lists dropped, as the API machinery's semantic equality treats
+/// them as absent (a typed round trip drops `annotations: {}`).
+fn semantic(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), semantic(v)))
+                .filter(|(_, v)| !matches!(v, Value::Object(m) if m.is_empty()) && !matches!(v, Value::Array(a) if a.is_empty()) && !v.is_null())
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(semantic).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The pod template with the hash label taken out, for comparing templates.
 fn without_hash(template: &Value) -> Value {
-    let mut t = template.clone();
+    let mut t = semantic(template);
     if let Some(labels) = t["metadata"]["labels"].as_object_mut() {
         labels.shift_remove(HASH_LABEL);
     }

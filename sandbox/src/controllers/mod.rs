@@ -21,6 +21,7 @@ pub mod gc;
 pub mod job;
 pub mod kubelet;
 pub mod namespace;
+pub mod node;
 pub mod objects;
 pub mod owners;
 pub mod replicaset;
@@ -192,6 +193,7 @@ const ROUTES: &[RouteFn] = &[
 
 /// Reconcilers by resource key.
 const RECONCILERS: &[(&str, ReconcileFn)] = &[
+    ("/nodes", node::reconcile),
     ("/namespaces", namespace::reconcile),
     ("/namespaces", serviceaccounts::reconcile_namespace),
     ("/pods", scheduler::reconcile),
