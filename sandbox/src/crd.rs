@@ -32,7 +32,11 @@ pub fn resource_def(crd: &Value) -> Option<ResourceDef> {
         .unwrap_or_else(|| kind.to_ascii_lowercase());
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let mut info = CustomInfo {
@@ -354,11 +358,7 @@ fn check(
             reason: "FieldValueTypeInvalid",
             field: field_name(path),
             value: Some(format!("{:?}", type_name(v))),
-            detail: format!(
-                "{} must be of type {ty}: {:?}",
-                in_body(path),
-                type_name(v)
-            ),
+            detail: format!("{} must be of type {ty}: {:?}", in_body(path), type_name(v)),
         });
         return;
     }
@@ -425,7 +425,11 @@ fn check(
                     causes.push(invalid(
                         path,
                         v,
-                        format!("{} should be {rel} {}", in_body(path), number_text(&schema["minimum"])),
+                        format!(
+                            "{} should be {rel} {}",
+                            in_body(path),
+                            number_text(&schema["minimum"])
+                        ),
                     ));
                 }
             }
@@ -440,7 +444,11 @@ fn check(
                     causes.push(invalid(
                         path,
                         v,
-                        format!("{} should be {rel} {}", in_body(path), number_text(&schema["maximum"])),
+                        format!(
+                            "{} should be {rel} {}",
+                            in_body(path),
+                            number_text(&schema["maximum"])
+                        ),
                     ));
                 }
             }
@@ -451,7 +459,11 @@ fn check(
                 causes.push(invalid(
                     path,
                     v,
-                    format!("{} should be a multiple of {}", in_body(path), number_text(&schema["multipleOf"])),
+                    format!(
+                        "{} should be a multiple of {}",
+                        in_body(path),
+                        number_text(&schema["multipleOf"])
+                    ),
                 ));
             }
         }
@@ -478,12 +490,21 @@ fn check(
             }
             if schema["items"].is_object() {
                 for (i, item) in items.iter().enumerate() {
-                    check(&schema["items"], item, &format!("{path}[{i}]"), false, causes, patterns);
+                    check(
+                        &schema["items"],
+                        item,
+                        &format!("{path}[{i}]"),
+                        false,
+                        causes,
+                        patterns,
+                    );
                 }
             }
         }
         Value::Object(map) => {
-            if schema["x-kubernetes-preserve-unknown-fields"] == true && schema["properties"].is_null() {
+            if schema["x-kubernetes-preserve-unknown-fields"] == true
+                && schema["properties"].is_null()
+            {
                 return;
             }
             for r in schema["required"].as_array().into_iter().flatten() {
@@ -521,7 +542,14 @@ fn check(
                 if let Some(p) = props.and_then(|p| p.get(k)) {
                     check(p, val, &child(path, k), false, causes, patterns);
                 } else if let Some(e) = extra {
-                    check(&Value::Object(e.clone()), val, &child(path, k), false, causes, patterns);
+                    check(
+                        &Value::Object(e.clone()),
+                        val,
+                        &child(path, k),
+                        false,
+                        causes,
+                        patterns,
+                    );
                 }
             }
         }
@@ -609,16 +637,43 @@ mod tests {
         assert_eq!(o["spec"]["color"], "red");
         assert!(validate_custom(&def, &o).is_empty());
         let bad = json!({"apiVersion": "example.com/v1", "spec": {"size": "3", "color": "green", "name": "ABCDEFG"}});
-        let msgs: Vec<String> = validate_custom(&def, &bad).iter().map(|c| c.to_string()).collect();
+        let msgs: Vec<String> = validate_custom(&def, &bad)
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
         assert!(msgs.contains(&"spec.size: Invalid value: \"string\": spec.size in body must be of type integer: \"string\"".to_string()), "{msgs:?}");
-        assert!(msgs.contains(&"spec.color: Unsupported value: \"green\": supported values: \"red\", \"blue\"".to_string()), "{msgs:?}");
-        assert!(msgs.contains(&"spec.name: Too long: may not be more than 5 bytes".to_string()), "{msgs:?}");
-        assert!(msgs.contains(&"spec.name: Invalid value: \"ABCDEFG\": spec.name in body should match '^[a-z]+$'".to_string()), "{msgs:?}");
+        assert!(
+            msgs.contains(
+                &"spec.color: Unsupported value: \"green\": supported values: \"red\", \"blue\""
+                    .to_string()
+            ),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.contains(&"spec.name: Too long: may not be more than 5 bytes".to_string()),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.contains(
+                &"spec.name: Invalid value: \"ABCDEFG\": spec.name in body should match '^[a-z]+$'"
+                    .to_string()
+            ),
+            "{msgs:?}"
+        );
         let small = json!({"apiVersion": "example.com/v1", "spec": {"size": 0}});
-        let msgs: Vec<String> = validate_custom(&def, &small).iter().map(|c| c.to_string()).collect();
-        assert_eq!(msgs, ["spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"]);
+        let msgs: Vec<String> = validate_custom(&def, &small)
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        assert_eq!(
+            msgs,
+            ["spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"]
+        );
         let missing = json!({"apiVersion": "example.com/v1", "spec": {}});
-        let msgs: Vec<String> = validate_custom(&def, &missing).iter().map(|c| c.to_string()).collect();
+        let msgs: Vec<String> = validate_custom(&def, &missing)
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
         assert_eq!(msgs, ["spec.size: Required value"]);
     }
 }

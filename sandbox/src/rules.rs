@@ -28,7 +28,10 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
     match (def.group.as_str(), def.plural.as_str()) {
         ("", "pods") => {
             let qos = qos_class(map.get("spec").unwrap_or(&Value::Null));
-            map.insert("status".into(), json!({"phase": "Pending", "qosClass": qos}));
+            map.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
         }
         ("", "namespaces") => {
             map.insert("status".into(), json!({"phase": "Active"}));

@@ -76,7 +76,11 @@ fn a_deployment_rolls_out_to_ready_pods() {
     let Some(mut kubectl) = sandbox.kubectl(&ctx, "a_deployment_rolls_out_to_ready_pods") else {
         return;
     };
-    let file = write_file(ctx.dir(), "web.yaml", &deployment("web", 2, "nginx:1.25", ""));
+    let file = write_file(
+        ctx.dir(),
+        "web.yaml",
+        &deployment("web", 2, "nginx:1.25", ""),
+    );
     run_ok(kubectl.arg("apply").arg("-f").arg(&file));
     let status = out(sandbox.kubectl(&ctx, "").unwrap().args([
         "rollout",
@@ -84,7 +88,10 @@ fn a_deployment_rolls_out_to_ready_pods() {
         "deployment/web",
         "--timeout=60s",
     ]));
-    assert!(status.contains("deployment \"web\" successfully rolled out"), "{status}");
+    assert!(
+        status.contains("deployment \"web\" successfully rolled out"),
+        "{status}"
+    );
     let waited = out(sandbox.kubectl(&ctx, "").unwrap().args([
         "wait",
         "--for=condition=Available",
@@ -92,7 +99,10 @@ fn a_deployment_rolls_out_to_ready_pods() {
         "--timeout=30s",
     ]));
     assert_eq!(waited.trim(), "deployment.apps/web condition met");
-    let pods = out(sandbox.kubectl(&ctx, "").unwrap().args(["get", "pods", "-l", "app=web"]));
+    let pods = out(sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .args(["get", "pods", "-l", "app=web"]));
     let rows: Vec<&str> = pods.lines().skip(1).collect();
     assert_eq!(rows.len(), 2, "{pods}");
     for row in rows {
@@ -108,7 +118,10 @@ fn a_deployment_rolls_out_to_ready_pods() {
         "-o",
         "jsonpath={.status.replicas} {.status.updatedReplicas} {.status.readyReplicas} {.status.availableReplicas} {.status.conditions[?(@.type==\"Progressing\")].reason} {.status.conditions[?(@.type==\"Available\")].reason} {.metadata.annotations.deployment\\.kubernetes\\.io/revision}",
     ]));
-    assert_eq!(d, "2 2 2 2 NewReplicaSetAvailable MinimumReplicasAvailable 1");
+    assert_eq!(
+        d,
+        "2 2 2 2 NewReplicaSetAvailable MinimumReplicasAvailable 1"
+    );
     // Pods are scheduled, have IPs, and the kubelet's events are there.
     let ips = out(sandbox.kubectl(&ctx, "").unwrap().args([
         "get",
@@ -128,8 +141,18 @@ fn a_deployment_rolls_out_to_ready_pods() {
         "-o",
         "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
     ]));
-    for reason in ["ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulled", "Created", "Started"] {
-        assert!(events.lines().any(|l| l == reason), "no {reason} event in:\n{events}");
+    for reason in [
+        "ScalingReplicaSet",
+        "SuccessfulCreate",
+        "Scheduled",
+        "Pulled",
+        "Created",
+        "Started",
+    ] {
+        assert!(
+            events.lines().any(|l| l == reason),
+            "no {reason} event in:\n{events}"
+        );
     }
 }
 
@@ -137,14 +160,24 @@ fn a_deployment_rolls_out_to_ready_pods() {
 fn a_rolling_update_stays_within_surge_and_unavailability() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
-    let Some(mut kubectl) =
-        sandbox.kubectl(&ctx, "a_rolling_update_stays_within_surge_and_unavailability")
-    else {
+    let Some(mut kubectl) = sandbox.kubectl(
+        &ctx,
+        "a_rolling_update_stays_within_surge_and_unavailability",
+    ) else {
         return;
     };
-    let file = write_file(ctx.dir(), "web.yaml", &deployment("web", 3, "nginx:1.25", ""));
+    let file = write_file(
+        ctx.dir(),
+        "web.yaml",
+        &deployment("web", 3, "nginx:1.25", ""),
+    );
     run_ok(kubectl.arg("apply").arg("-f").arg(&file));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "status", "deployment/web", "--timeout=60s"]));
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
     // Watch the status through the update.
     let mut watch = sandbox
         .kubectl(&ctx, "")
@@ -169,8 +202,18 @@ fn a_rolling_update_stays_within_surge_and_unavailability() {
             .collect::<Vec<String>>()
     });
     std::thread::sleep(Duration::from_millis(500));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["set", "image", "deployment/web", "app=nginx:1.26"]));
-    let status = out(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "status", "deployment/web", "--timeout=60s"]));
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "set",
+        "image",
+        "deployment/web",
+        "app=nginx:1.26",
+    ]));
+    let status = out(sandbox.kubectl(&ctx, "").unwrap().args([
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
     assert!(status.contains("successfully rolled out"), "{status}");
     std::thread::sleep(Duration::from_millis(300));
     let _ = watch.kill();
@@ -178,39 +221,91 @@ fn a_rolling_update_stays_within_surge_and_unavailability() {
     let lines = reader.join().expect("reader");
     let counts: Vec<Vec<i64>> = lines
         .iter()
-        .map(|l| l.split_whitespace().map(|n| n.parse().unwrap_or(0)).collect())
+        .map(|l| {
+            l.split_whitespace()
+                .map(|n| n.parse().unwrap_or(0))
+                .collect()
+        })
         .filter(|c: &Vec<i64>| c.len() == 3)
         .collect();
     assert!(counts.len() >= 3, "too few status changes seen: {lines:?}");
     // replicas never above 3 + maxSurge, available never below 3 - maxUnavailable.
     assert!(counts.iter().all(|c| c[0] <= 4), "{lines:?}");
     assert!(counts.iter().all(|c| c[2] >= 3), "{lines:?}");
-    assert!(counts.iter().any(|c| c[0] == 4), "the surge was never used: {lines:?}");
+    assert!(
+        counts.iter().any(|c| c[0] == 4),
+        "the surge was never used: {lines:?}"
+    );
     assert_eq!(counts.last().unwrap(), &vec![3, 3, 3], "{lines:?}");
     // Two revisions; undo makes a third from the first template.
-    let history = out(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "history", "deployment/web"]));
-    assert!(history.lines().any(|l| l.trim_start().starts_with('1')), "{history}");
-    assert!(history.lines().any(|l| l.trim_start().starts_with('2')), "{history}");
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "undo", "deployment/web"]));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "status", "deployment/web", "--timeout=60s"]));
+    let history =
+        out(sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["rollout", "history", "deployment/web"]));
+    assert!(
+        history.lines().any(|l| l.trim_start().starts_with('1')),
+        "{history}"
+    );
+    assert!(
+        history.lines().any(|l| l.trim_start().starts_with('2')),
+        "{history}"
+    );
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["rollout", "undo", "deployment/web"]),
+    );
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
     let image = poll(
         &sandbox,
         &ctx,
-        &["get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image} {.metadata.annotations.deployment\\.kubernetes\\.io/revision}"],
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image} {.metadata.annotations.deployment\\.kubernetes\\.io/revision}",
+        ],
         |t| t == "nginx:1.25 3",
     );
     assert_eq!(image, "nginx:1.25 3");
     // Scaling.
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["scale", "deployment/web", "--replicas=5"]));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "status", "deployment/web", "--timeout=60s"]));
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["scale", "deployment/web", "--replicas=5"]),
+    );
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
     let ready = poll(
         &sandbox,
         &ctx,
-        &["get", "deployment", "web", "-o", "jsonpath={.status.readyReplicas}/{.status.replicas}"],
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.status.readyReplicas}/{.status.replicas}",
+        ],
         |t| t == "5/5",
     );
     assert_eq!(ready, "5/5");
-    let rs = out(sandbox.kubectl(&ctx, "").unwrap().args(["get", "rs", "-l", "app=web", "-o", "name"]));
+    let rs = out(sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .args(["get", "rs", "-l", "app=web", "-o", "name"]));
     assert_eq!(rs.lines().count(), 2, "{rs}");
 }
 
@@ -218,7 +313,8 @@ fn a_rolling_update_stays_within_surge_and_unavailability() {
 fn jobs_complete_or_fail_at_their_backoff_limit() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
-    let Some(mut kubectl) = sandbox.kubectl(&ctx, "jobs_complete_or_fail_at_their_backoff_limit") else {
+    let Some(mut kubectl) = sandbox.kubectl(&ctx, "jobs_complete_or_fail_at_their_backoff_limit")
+    else {
         return;
     };
     let jobs = r#"apiVersion: batch/v1
@@ -245,7 +341,12 @@ spec:
 "#;
     let file = write_file(ctx.dir(), "jobs.yaml", jobs);
     run_ok(kubectl.arg("apply").arg("-f").arg(&file));
-    let waited = out(sandbox.kubectl(&ctx, "").unwrap().args(["wait", "--for=condition=complete", "job/ok", "--timeout=30s"]));
+    let waited = out(sandbox.kubectl(&ctx, "").unwrap().args([
+        "wait",
+        "--for=condition=complete",
+        "job/ok",
+        "--timeout=30s",
+    ]));
     assert_eq!(waited.trim(), "job.batch/ok condition met");
     let ok = out(sandbox.kubectl(&ctx, "").unwrap().args([
         "get",
@@ -255,7 +356,12 @@ spec:
         "jsonpath={.status.succeeded} {.status.conditions[*].type} {.status.completionTime}",
     ]));
     assert!(ok.starts_with("2 SuccessCriteriaMet Complete 20"), "{ok}");
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["wait", "--for=condition=failed", "job/bad", "--timeout=30s"]));
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "wait",
+        "--for=condition=failed",
+        "job/bad",
+        "--timeout=30s",
+    ]));
     let bad = out(sandbox.kubectl(&ctx, "").unwrap().args([
         "get",
         "job",
@@ -264,7 +370,10 @@ spec:
         "jsonpath={.status.failed} {.status.conditions[?(@.type==\"Failed\")].reason}",
     ]));
     assert_eq!(bad, "2 BackoffLimitExceeded");
-    let pods = out(sandbox.kubectl(&ctx, "").unwrap().args(["get", "pods", "-l", "job-name=ok"]));
+    let pods = out(sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .args(["get", "pods", "-l", "job-name=ok"]));
     assert_eq!(pods.matches("Completed").count(), 2, "{pods}");
 }
 
@@ -272,7 +381,8 @@ spec:
 fn a_crash_looping_pod_shows_crash_loop_back_off() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
-    let Some(mut kubectl) = sandbox.kubectl(&ctx, "a_crash_looping_pod_shows_crash_loop_back_off") else {
+    let Some(mut kubectl) = sandbox.kubectl(&ctx, "a_crash_looping_pod_shows_crash_loop_back_off")
+    else {
         return;
     };
     let pod = r#"apiVersion: v1
@@ -285,14 +395,27 @@ spec:
 "#;
     let file = write_file(ctx.dir(), "pod.yaml", pod);
     run_ok(kubectl.arg("apply").arg("-f").arg(&file));
-    let table = poll(&sandbox, &ctx, &["get", "pods", "crasher"], |t| t.contains("CrashLoopBackOff"));
+    let table = poll(&sandbox, &ctx, &["get", "pods", "crasher"], |t| {
+        t.contains("CrashLoopBackOff")
+    });
     let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(&row[..3], ["crasher", "0/1", "CrashLoopBackOff"], "{table}");
     let restarts = poll(
         &sandbox,
         &ctx,
-        &["get", "pod", "crasher", "-o", "jsonpath={.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].lastState.terminated.exitCode}"],
-        |t| t.split_whitespace().next().and_then(|n| n.parse::<i64>().ok()).is_some_and(|n| n >= 2),
+        &[
+            "get",
+            "pod",
+            "crasher",
+            "-o",
+            "jsonpath={.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].lastState.terminated.exitCode}",
+        ],
+        |t| {
+            t.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<i64>().ok())
+                .is_some_and(|n| n >= 2)
+        },
     );
     assert!(restarts.ends_with(" 1"), "{restarts}");
     let events = out(sandbox.kubectl(&ctx, "").unwrap().args([
@@ -310,65 +433,194 @@ spec:
 fn deletions_cascade_through_namespaces_and_owners() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
-    let Some(mut kubectl) = sandbox.kubectl(&ctx, "deletions_cascade_through_namespaces_and_owners") else {
+    let Some(mut kubectl) =
+        sandbox.kubectl(&ctx, "deletions_cascade_through_namespaces_and_owners")
+    else {
         return;
     };
-    let ns = write_file(ctx.dir(), "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: doomed}\n");
+    let ns = write_file(
+        ctx.dir(),
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: doomed}\n",
+    );
     run_ok(kubectl.arg("apply").arg("-f").arg(&ns));
     let file = write_file(ctx.dir(), "web.yaml", &deployment("web", 2, "nginx", ""));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "apply", "-f"]).arg(&file));
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["-n", "doomed", "apply", "-f"])
+            .arg(&file),
+    );
     let svc = write_file(
         ctx.dir(),
         "svc.yaml",
         "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80, targetPort: http}]\n",
     );
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "apply", "-f"]).arg(&svc));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "rollout", "status", "deployment/web", "--timeout=60s"]));
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["-n", "doomed", "apply", "-f"])
+            .arg(&svc),
+    );
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "-n",
+        "doomed",
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
     // Every namespace has its default ServiceAccount and root CA.
-    let sa = out(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "get", "serviceaccount,configmap", "-o", "name"]));
-    assert!(sa.contains("serviceaccount/default") && sa.contains("configmap/kube-root-ca.crt"), "{sa}");
+    let sa = out(sandbox.kubectl(&ctx, "").unwrap().args([
+        "-n",
+        "doomed",
+        "get",
+        "serviceaccount,configmap",
+        "-o",
+        "name",
+    ]));
+    assert!(
+        sa.contains("serviceaccount/default") && sa.contains("configmap/kube-root-ca.crt"),
+        "{sa}"
+    );
     // The Service got a cluster IP and its endpoints follow the ready pods.
-    let svc = out(sandbox.kubectl(&ctx, "").unwrap().args(["-n", "doomed", "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"]));
+    let svc = out(sandbox.kubectl(&ctx, "").unwrap().args([
+        "-n",
+        "doomed",
+        "get",
+        "service",
+        "web",
+        "-o",
+        "jsonpath={.spec.clusterIP}",
+    ]));
     assert!(svc.starts_with("10.9") || svc.starts_with("10.10"), "{svc}");
     let slices = poll(
         &sandbox,
         &ctx,
-        &["-n", "doomed", "get", "endpointslices", "-l", "kubernetes.io/service-name=web", "-o", "jsonpath={range .items[*].endpoints[*]}{.conditions.ready} {end}"],
+        &[
+            "-n",
+            "doomed",
+            "get",
+            "endpointslices",
+            "-l",
+            "kubernetes.io/service-name=web",
+            "-o",
+            "jsonpath={range .items[*].endpoints[*]}{.conditions.ready} {end}",
+        ],
         |t| t == "true true ",
     );
     assert_eq!(slices, "true true ");
-    let deleted = out(sandbox.kubectl(&ctx, "").unwrap().args(["delete", "namespace", "doomed", "--timeout=60s"]));
+    let deleted = out(sandbox.kubectl(&ctx, "").unwrap().args([
+        "delete",
+        "namespace",
+        "doomed",
+        "--timeout=60s",
+    ]));
     assert_eq!(deleted.trim(), "namespace \"doomed\" deleted");
-    let gone = sandbox.kubectl(&ctx, "").unwrap().args(["get", "namespace", "doomed"]).output().unwrap();
+    let gone = sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .args(["get", "namespace", "doomed"])
+        .output()
+        .unwrap();
     assert!(!gone.status.success());
     assert!(String::from_utf8_lossy(&gone.stderr).contains("namespaces \"doomed\" not found"));
 
     // Background: the ReplicaSet and pods go after the Deployment.
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["apply", "-f"]).arg(&file));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "status", "deployment/web", "--timeout=60s"]));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["delete", "deployment", "web"]));
-    poll(&sandbox, &ctx, &["get", "rs,pods", "-l", "app=web", "-o", "name"], str::is_empty);
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["apply", "-f"])
+            .arg(&file),
+    );
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["delete", "deployment", "web"]),
+    );
+    poll(
+        &sandbox,
+        &ctx,
+        &["get", "rs,pods", "-l", "app=web", "-o", "name"],
+        str::is_empty,
+    );
 
     // Foreground: by the time the Deployment is gone, so are its dependents.
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["apply", "-f"]).arg(&file));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "status", "deployment/web", "--timeout=60s"]));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["delete", "deployment", "web", "--cascade=foreground", "--timeout=60s"]));
-    let left = out(sandbox.kubectl(&ctx, "").unwrap().args(["get", "rs,pods", "-l", "app=web", "-o", "name"]));
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["apply", "-f"])
+            .arg(&file),
+    );
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "delete",
+        "deployment",
+        "web",
+        "--cascade=foreground",
+        "--timeout=60s",
+    ]));
+    let left = out(sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .args(["get", "rs,pods", "-l", "app=web", "-o", "name"]));
     assert_eq!(left, "", "dependents outlived a foreground deletion");
 
     // Orphan: the ReplicaSet and pods stay, without the owner reference.
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["apply", "-f"]).arg(&file));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["rollout", "status", "deployment/web", "--timeout=60s"]));
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["delete", "deployment", "web", "--cascade=orphan"]));
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .args(["apply", "-f"])
+            .arg(&file),
+    );
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "rollout",
+        "status",
+        "deployment/web",
+        "--timeout=60s",
+    ]));
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "delete",
+        "deployment",
+        "web",
+        "--cascade=orphan",
+    ]));
     let rs = poll(
         &sandbox,
         &ctx,
-        &["get", "rs", "-l", "app=web", "-o", "jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences}{\"\\n\"}{end}"],
+        &[
+            "get",
+            "rs",
+            "-l",
+            "app=web",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name} {.metadata.ownerReferences}{\"\\n\"}{end}",
+        ],
         |t| !t.is_empty() && t.lines().all(|l| l.trim_end().split(' ').count() == 1),
     );
     assert_eq!(rs.lines().count(), 1, "{rs}");
     std::thread::sleep(Duration::from_millis(500));
-    let pods = out(sandbox.kubectl(&ctx, "").unwrap().args(["get", "pods", "-l", "app=web", "-o", "name"]));
+    let pods = out(sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .args(["get", "pods", "-l", "app=web", "-o", "name"]));
     assert_eq!(pods.lines().count(), 2, "{pods}");
 }
 
@@ -376,9 +628,10 @@ fn deletions_cascade_through_namespaces_and_owners() {
 fn a_crd_becomes_established_and_lists_its_resources_with_its_columns() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
-    let Some(mut kubectl) =
-        sandbox.kubectl(&ctx, "a_crd_becomes_established_and_lists_its_resources_with_its_columns")
-    else {
+    let Some(mut kubectl) = sandbox.kubectl(
+        &ctx,
+        "a_crd_becomes_established_and_lists_its_resources_with_its_columns",
+    ) else {
         return;
     };
     let crd = r#"apiVersion: apiextensions.k8s.io/v1
@@ -408,17 +661,50 @@ spec:
 "#;
     let file = write_file(ctx.dir(), "crd.yaml", crd);
     run_ok(kubectl.arg("apply").arg("-f").arg(&file));
-    let est = out(sandbox.kubectl(&ctx, "").unwrap().args(["wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=30s"]));
-    assert_eq!(est.trim(), "customresourcedefinition.apiextensions.k8s.io/widgets.example.com condition met");
-    let w = write_file(ctx.dir(), "w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: small}\nspec: {size: 2}\n");
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().arg("apply").arg("-f").arg(&w));
+    let est = out(sandbox.kubectl(&ctx, "").unwrap().args([
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+        "--timeout=30s",
+    ]));
+    assert_eq!(
+        est.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com condition met"
+    );
+    let w = write_file(
+        ctx.dir(),
+        "w.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: small}\nspec: {size: 2}\n",
+    );
+    run_ok(
+        sandbox
+            .kubectl(&ctx, "")
+            .unwrap()
+            .arg("apply")
+            .arg("-f")
+            .arg(&w),
+    );
     let table = out(sandbox.kubectl(&ctx, "").unwrap().args(["get", "widgets"]));
-    let lines: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
     assert_eq!(lines[0], ["NAME", "SIZE", "COLOR"], "{table}");
     assert_eq!(lines[1], ["small", "2", "blue"], "{table}");
     // Schema validation answers as the API server does.
-    let bad = write_file(ctx.dir(), "bad.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bad}\nspec: {size: 0}\n");
-    let o = sandbox.kubectl(&ctx, "").unwrap().arg("apply").arg("-f").arg(&bad).output().unwrap();
+    let bad = write_file(
+        ctx.dir(),
+        "bad.yaml",
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bad}\nspec: {size: 0}\n",
+    );
+    let o = sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .arg("apply")
+        .arg("-f")
+        .arg(&bad)
+        .output()
+        .unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -426,14 +712,32 @@ spec:
         "{err}"
     );
     // Deleting the CRD takes its resources along.
-    run_ok(sandbox.kubectl(&ctx, "").unwrap().args(["delete", "crd", "widgets.example.com", "--timeout=30s"]));
-    let o = sandbox.kubectl(&ctx, "").unwrap().args(["get", "widgets"]).output().unwrap();
-    assert!(!o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    run_ok(sandbox.kubectl(&ctx, "").unwrap().args([
+        "delete",
+        "crd",
+        "widgets.example.com",
+        "--timeout=30s",
+    ]));
+    let o = sandbox
+        .kubectl(&ctx, "")
+        .unwrap()
+        .args(["get", "widgets"])
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 fn chart(ctx: &TestContext, dir: &str, annotations: &str) -> std::path::PathBuf {
     let root = ctx.path(dir);
-    write_file(&root, "Chart.yaml", "apiVersion: v2\nname: web\nversion: 0.1.0\n");
+    write_file(
+        &root,
+        "Chart.yaml",
+        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    );
     write_file(
         &root,
         "templates/deployment.yaml",
@@ -451,11 +755,17 @@ fn chart(ctx: &TestContext, dir: &str, annotations: &str) -> std::path::PathBuf 
 fn helm_install_wait_succeeds_and_times_out_on_a_crash_loop() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
-    let Some(mut helm) = sandbox.helm(&ctx, "helm_install_wait_succeeds_and_times_out_on_a_crash_loop") else {
+    let Some(mut helm) = sandbox.helm(
+        &ctx,
+        "helm_install_wait_succeeds_and_times_out_on_a_crash_loop",
+    ) else {
         return;
     };
     let good = chart(&ctx, "good", "");
-    let o = out(helm.args(["install", "web"]).arg(&good).args(["--wait", "--timeout", "60s"]));
+    let o = out(helm
+        .args(["install", "web"])
+        .arg(&good)
+        .args(["--wait", "--timeout", "60s"]));
     assert!(o.contains("STATUS: deployed"), "{o}");
     let bad = chart(&ctx, "bad", "sandbox.chartkit.dev/fail: crashloop");
     let started = Instant::now();
@@ -475,6 +785,9 @@ fn helm_install_wait_succeeds_and_times_out_on_a_crash_loop() {
         "{err}"
     );
     assert!(err.contains("context deadline exceeded"), "{err}");
-    let status = out(sandbox.helm(&ctx, "").unwrap().args(["status", "crash", "-o", "json"]));
+    let status = out(sandbox
+        .helm(&ctx, "")
+        .unwrap()
+        .args(["status", "crash", "-o", "json"]));
     assert!(status.contains("\"status\":\"failed\""), "{status}");
 }

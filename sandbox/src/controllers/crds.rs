@@ -98,49 +98,68 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         .collect();
     if let Some(other) = conflict {
         let message = format!("\"{}\" is already in use", other.plural);
-        objects::update_status(ctx, "apiextensions.k8s.io", "customresourcedefinitions", "", &key.name, MANAGER, |o| {
-            let mut conds = objects::conditions(o);
-            let mut changed = objects::set_condition(
-                &mut conds,
-                json!({"type": "NamesAccepted", "status": "False", "reason": "NameConflict", "message": message}),
-                &["lastTransitionTime"],
-            );
-            changed |= objects::set_condition(
-                &mut conds,
-                json!({"type": "Established", "status": "False", "reason": "NotAccepted", "message": "not all names are accepted"}),
-                &["lastTransitionTime"],
-            );
-            o["status"]["conditions"] = json!(conds);
-            changed
-        });
+        objects::update_status(
+            ctx,
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "",
+            &key.name,
+            MANAGER,
+            |o| {
+                let mut conds = objects::conditions(o);
+                let mut changed = objects::set_condition(
+                    &mut conds,
+                    json!({"type": "NamesAccepted", "status": "False", "reason": "NameConflict", "message": message}),
+                    &["lastTransitionTime"],
+                );
+                changed |= objects::set_condition(
+                    &mut conds,
+                    json!({"type": "Established", "status": "False", "reason": "NotAccepted", "message": "not all names are accepted"}),
+                    &["lastTransitionTime"],
+                );
+                o["status"]["conditions"] = json!(conds);
+                changed
+            },
+        );
         return;
     }
     ctx.cluster.registry_mut().insert(std::sync::Arc::new(def));
-    objects::update_status(ctx, "apiextensions.k8s.io", "customresourcedefinitions", "", &key.name, MANAGER, |o| {
-        let before = o["status"].clone();
-        let mut conds = objects::conditions(o);
-        objects::set_condition(
-            &mut conds,
-            json!({"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found"}),
-            &["lastTransitionTime"],
-        );
-        objects::set_condition(
-            &mut conds,
-            json!({"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}),
-            &["lastTransitionTime"],
-        );
-        conds.retain(|c| c["type"] != "Terminating");
-        let mut stored: Vec<Value> = o["status"]["storedVersions"].as_array().cloned().unwrap_or_default();
-        for s in &storage {
-            if !stored.iter().any(|x| x == s) {
-                stored.push(json!(s));
+    objects::update_status(
+        ctx,
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "",
+        &key.name,
+        MANAGER,
+        |o| {
+            let before = o["status"].clone();
+            let mut conds = objects::conditions(o);
+            objects::set_condition(
+                &mut conds,
+                json!({"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found"}),
+                &["lastTransitionTime"],
+            );
+            objects::set_condition(
+                &mut conds,
+                json!({"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"}),
+                &["lastTransitionTime"],
+            );
+            conds.retain(|c| c["type"] != "Terminating");
+            let mut stored: Vec<Value> = o["status"]["storedVersions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            for s in &storage {
+                if !stored.iter().any(|x| x == s) {
+                    stored.push(json!(s));
+                }
             }
-        }
-        o["status"]["conditions"] = json!(conds);
-        o["status"]["acceptedNames"] = accepted.clone();
-        o["status"]["storedVersions"] = json!(stored);
-        o["status"] != before
-    });
+            o["status"]["conditions"] = json!(conds);
+            o["status"]["acceptedNames"] = accepted.clone();
+            o["status"]["storedVersions"] = json!(stored);
+            o["status"] != before
+        },
+    );
 }
 
 fn cleanup(ctx: &Ctx, key: &ObjectKey, crd: &Value) {
@@ -148,26 +167,42 @@ fn cleanup(ctx: &Ctx, key: &ObjectKey, crd: &Value) {
         unregister(ctx, &key.name);
         return;
     }
-    objects::update_status(ctx, "apiextensions.k8s.io", "customresourcedefinitions", "", &key.name, MANAGER, |o| {
-        let mut conds = objects::conditions(o);
-        let changed = objects::set_condition(
-            &mut conds,
-            json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress", "message": "CustomResource deletion is in progress"}),
-            &["lastTransitionTime"],
-        );
-        o["status"]["conditions"] = json!(conds);
-        changed
-    });
+    objects::update_status(
+        ctx,
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        "",
+        &key.name,
+        MANAGER,
+        |o| {
+            let mut conds = objects::conditions(o);
+            let changed = objects::set_condition(
+                &mut conds,
+                json!({"type": "Terminating", "status": "True", "reason": "InstanceDeletionInProgress", "message": "CustomResource deletion is in progress"}),
+                &["lastTransitionTime"],
+            );
+            o["status"]["conditions"] = json!(conds);
+            changed
+        },
+    );
     let resource = type_key(&key.name);
     let remaining = ctx.cluster.store.list(&resource, None).0;
     if remaining.is_empty() {
         unregister(ctx, &key.name);
-        objects::update(ctx, "apiextensions.k8s.io", "customresourcedefinitions", "", &key.name, MANAGER, |o| {
-            let mut f = meta::finalizers(o);
-            f.retain(|x| x != CLEANUP);
-            meta::set_finalizers(o, &f);
-            true
-        });
+        objects::update(
+            ctx,
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            "",
+            &key.name,
+            MANAGER,
+            |o| {
+                let mut f = meta::finalizers(o);
+                f.retain(|x| x != CLEANUP);
+                meta::set_finalizers(o, &f);
+                true
+            },
+        );
         return;
     }
     let (group, plural) = resource.split_once('/').unwrap_or(("", ""));
@@ -175,6 +210,14 @@ fn cleanup(ctx: &Ctx, key: &ObjectKey, crd: &Value) {
         if meta::is_deleting(&o) {
             continue;
         }
-        let _ = objects::delete(ctx, group, plural, meta::namespace(&o), meta::name(&o), Some("Background"), None);
+        let _ = objects::delete(
+            ctx,
+            group,
+            plural,
+            meta::namespace(&o),
+            meta::name(&o),
+            Some("Background"),
+            None,
+        );
     }
 }

@@ -53,7 +53,9 @@ fn field(text: &str, min: u32, max: u32, names: &[&str]) -> Result<(u64, bool), 
             (v, if step.is_some() { max } else { v })
         };
         if lo < min {
-            return Err(format!("beginning of range ({lo}) below minimum ({min}): {part}"));
+            return Err(format!(
+                "beginning of range ({lo}) below minimum ({min}): {part}"
+            ));
         }
         if hi > max {
             return Err(format!("end of range ({hi}) above maximum ({max}): {part}"));
@@ -144,7 +146,14 @@ impl Schedule {
             } => (*minute, *hour, *dom, *month, *dow, *star_day),
         };
         let mut t = Utc
-            .with_ymd_and_hms(after.year(), after.month(), after.day(), after.hour(), after.minute(), 0)
+            .with_ymd_and_hms(
+                after.year(),
+                after.month(),
+                after.day(),
+                after.hour(),
+                after.minute(),
+                0,
+            )
             .single()?
             + Duration::minutes(1);
         let limit = after + Duration::days(366 * 5);
@@ -198,15 +207,27 @@ mod tests {
     #[test]
     fn schedules_name_the_next_time() {
         let s = Schedule::parse("*/15 * * * *").unwrap();
-        assert_eq!(s.next(at("2025-01-01T10:07:30Z")), Some(at("2025-01-01T10:15:00Z")));
+        assert_eq!(
+            s.next(at("2025-01-01T10:07:30Z")),
+            Some(at("2025-01-01T10:15:00Z"))
+        );
         let s = Schedule::parse("0 9 * * MON-FRI").unwrap();
         // 2025-01-04 is a Saturday.
-        assert_eq!(s.next(at("2025-01-04T10:00:00Z")), Some(at("2025-01-06T09:00:00Z")));
+        assert_eq!(
+            s.next(at("2025-01-04T10:00:00Z")),
+            Some(at("2025-01-06T09:00:00Z"))
+        );
         let s = Schedule::parse("@hourly").unwrap();
-        assert_eq!(s.next(at("2025-01-01T10:00:00Z")), Some(at("2025-01-01T11:00:00Z")));
+        assert_eq!(
+            s.next(at("2025-01-01T10:00:00Z")),
+            Some(at("2025-01-01T11:00:00Z"))
+        );
         let s = Schedule::parse("0 0 1,15 * 3").unwrap();
         // Either the day of month or Wednesday.
-        assert_eq!(s.next(at("2025-01-02T00:00:00Z")), Some(at("2025-01-08T00:00:00Z")));
+        assert_eq!(
+            s.next(at("2025-01-02T00:00:00Z")),
+            Some(at("2025-01-08T00:00:00Z"))
+        );
         let s = Schedule::parse("0 0 30 2 *").unwrap();
         assert_eq!(s.next(at("2025-01-01T00:00:00Z")), None);
     }

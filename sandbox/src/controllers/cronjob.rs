@@ -36,7 +36,11 @@ fn parse_time(s: &str) -> Option<DateTime<Utc>> {
 fn finished(job: &Value) -> Option<&'static str> {
     for ty in ["Complete", "Failed"] {
         if objects::condition(job, ty).is_some_and(|c| c["status"] == "True") {
-            return Some(if ty == "Complete" { "Complete" } else { "Failed" });
+            return Some(if ty == "Complete" {
+                "Complete"
+            } else {
+                "Failed"
+            });
         }
     }
     None
@@ -95,22 +99,49 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         }
     }
     for (list, limit) in [
-        (&mut succeeded_jobs, cj["spec"]["successfulJobsHistoryLimit"].as_i64().unwrap_or(3)),
-        (&mut failed_jobs, cj["spec"]["failedJobsHistoryLimit"].as_i64().unwrap_or(1)),
+        (
+            &mut succeeded_jobs,
+            cj["spec"]["successfulJobsHistoryLimit"]
+                .as_i64()
+                .unwrap_or(3),
+        ),
+        (
+            &mut failed_jobs,
+            cj["spec"]["failedJobsHistoryLimit"].as_i64().unwrap_or(1),
+        ),
     ] {
         list.retain(|j| !meta::is_deleting(j));
         list.sort_by_key(|j| j["status"]["startTime"].as_str().unwrap_or("").to_string());
         let extra = list.len() as i64 - limit.max(0);
         for j in list.iter().take(extra.max(0) as usize) {
-            if objects::delete(ctx, "batch", "jobs", &key.namespace, meta::name(j), Some("Background"), None).is_ok() {
-                events::normal(ctx, &cj, events::CRONJOB, "SuccessfulDelete", &format!("Deleted job {}", meta::name(j)));
+            if objects::delete(
+                ctx,
+                "batch",
+                "jobs",
+                &key.namespace,
+                meta::name(j),
+                Some("Background"),
+                None,
+            )
+            .is_ok()
+            {
+                events::normal(
+                    ctx,
+                    &cj,
+                    events::CRONJOB,
+                    "SuccessfulDelete",
+                    &format!("Deleted job {}", meta::name(j)),
+                );
             }
         }
     }
 
     let now = Utc::now();
-    let interval = faults::duration(&cj, faults::CRON_INTERVAL).or(ctx.cluster.settings.cron_interval);
-    let last_scheduled = cj["status"]["lastScheduleTime"].as_str().and_then(parse_time);
+    let interval =
+        faults::duration(&cj, faults::CRON_INTERVAL).or(ctx.cluster.settings.cron_interval);
+    let last_scheduled = cj["status"]["lastScheduleTime"]
+        .as_str()
+        .and_then(parse_time);
     let created = cj["metadata"]["creationTimestamp"]
         .as_str()
         .and_then(parse_time)
@@ -121,8 +152,17 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         let due = match interval {
             Some(every) => {
                 let every = every.max(Duration::from_millis(100));
-                let mut fired = ctx.state.cronjobs.fired.lock().unwrap_or_else(|e| e.into_inner());
-                let last = *fired.entry(uid.clone()).or_insert_with(|| last_scheduled.unwrap_or(created).max(now - chrono::Duration::from_std(every).unwrap_or_default()));
+                let mut fired = ctx
+                    .state
+                    .cronjobs
+                    .fired
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let last = *fired.entry(uid.clone()).or_insert_with(|| {
+                    last_scheduled
+                        .unwrap_or(created)
+                        .max(now - chrono::Duration::from_std(every).unwrap_or_default())
+                });
                 let next = last + chrono::Duration::from_std(every).unwrap_or_default();
                 if next <= now {
                     fired.insert(uid.clone(), now);
@@ -135,7 +175,16 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             }
             None => match Schedule::parse(cj["spec"]["schedule"].as_str().unwrap_or("")) {
                 Err(e) => {
-                    events::warning(ctx, &cj, events::CRONJOB, "UnparseableSchedule", &format!("unparseable schedule: {:?} : {e}", cj["spec"]["schedule"].as_str().unwrap_or("")));
+                    events::warning(
+                        ctx,
+                        &cj,
+                        events::CRONJOB,
+                        "UnparseableSchedule",
+                        &format!(
+                            "unparseable schedule: {:?} : {e}",
+                            cj["spec"]["schedule"].as_str().unwrap_or("")
+                        ),
+                    );
                     None
                 }
                 Ok(schedule) => {
@@ -164,16 +213,42 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             let policy = cj["spec"]["concurrencyPolicy"].as_str().unwrap_or("Allow");
             let skip = policy == "Forbid" && !active.is_empty();
             if skip {
-                events::normal(ctx, &cj, events::CRONJOB, "JobAlreadyActive", "Not starting job because prior execution is running and concurrency policy is Forbid");
+                events::normal(
+                    ctx,
+                    &cj,
+                    events::CRONJOB,
+                    "JobAlreadyActive",
+                    "Not starting job because prior execution is running and concurrency policy is Forbid",
+                );
             } else {
                 if policy == "Replace" {
                     for j in active.drain(..) {
-                        if objects::delete(ctx, "batch", "jobs", &key.namespace, meta::name(&j), Some("Background"), None).is_ok() {
-                            events::normal(ctx, &cj, events::CRONJOB, "SuccessfulDelete", &format!("Deleted job {}", meta::name(&j)));
+                        if objects::delete(
+                            ctx,
+                            "batch",
+                            "jobs",
+                            &key.namespace,
+                            meta::name(&j),
+                            Some("Background"),
+                            None,
+                        )
+                        .is_ok()
+                        {
+                            events::normal(
+                                ctx,
+                                &cj,
+                                events::CRONJOB,
+                                "SuccessfulDelete",
+                                &format!("Deleted job {}", meta::name(&j)),
+                            );
                         }
                     }
                 }
-                let suffix = if interval.is_some() { when.timestamp() } else { when.timestamp() / 60 };
+                let suffix = if interval.is_some() {
+                    when.timestamp()
+                } else {
+                    when.timestamp() / 60
+                };
                 let name = format!("{}-{suffix}", meta::name(&cj));
                 if let Some(job) = create_job(ctx, key, &cj, &name, when) {
                     active.push(job);
@@ -186,31 +261,48 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         .iter()
         .map(|j| json!({"apiVersion": "batch/v1", "kind": "Job", "name": meta::name(j), "namespace": key.namespace, "uid": meta::uid(j), "resourceVersion": meta::resource_version(j)}))
         .collect();
-    objects::update_status(ctx, "batch", "cronjobs", &key.namespace, &key.name, MANAGER, |o| {
-        let before = o["status"].clone();
-        if !o["status"].is_object() {
-            o["status"] = json!({});
-        }
-        let s = o["status"].as_object_mut().expect("status");
-        if active_refs.is_empty() {
-            s.shift_remove("active");
-        } else {
-            s.insert("active".into(), json!(active_refs));
-        }
-        if let Some(t) = scheduled_now {
-            s.insert("lastScheduleTime".into(), json!(t.format("%Y-%m-%dT%H:%M:%SZ").to_string()));
-        }
-        if let Some(t) = &last_success {
-            s.insert("lastSuccessfulTime".into(), json!(t));
-        }
-        o["status"] != before
-    });
+    objects::update_status(
+        ctx,
+        "batch",
+        "cronjobs",
+        &key.namespace,
+        &key.name,
+        MANAGER,
+        |o| {
+            let before = o["status"].clone();
+            if !o["status"].is_object() {
+                o["status"] = json!({});
+            }
+            let s = o["status"].as_object_mut().expect("status");
+            if active_refs.is_empty() {
+                s.shift_remove("active");
+            } else {
+                s.insert("active".into(), json!(active_refs));
+            }
+            if let Some(t) = scheduled_now {
+                s.insert(
+                    "lastScheduleTime".into(),
+                    json!(t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+                );
+            }
+            if let Some(t) = &last_success {
+                s.insert("lastSuccessfulTime".into(), json!(t));
+            }
+            o["status"] != before
+        },
+    );
     if let Some(w) = wait {
         ctx.requeue(key, w + Duration::from_millis(5));
     }
 }
 
-fn create_job(ctx: &Ctx, key: &ObjectKey, cj: &Value, name: &str, when: DateTime<Utc>) -> Option<Arc<Value>> {
+fn create_job(
+    ctx: &Ctx,
+    key: &ObjectKey,
+    cj: &Value,
+    name: &str,
+    when: DateTime<Utc>,
+) -> Option<Arc<Value>> {
     let template = &cj["spec"]["jobTemplate"];
     let mut metadata = json!({
         "name": name,
@@ -231,12 +323,24 @@ fn create_job(ctx: &Ctx, key: &ObjectKey, cj: &Value, name: &str, when: DateTime
     });
     match objects::create(ctx, "batch", "jobs", &key.namespace, job, MANAGER) {
         Ok(j) => {
-            events::normal(ctx, cj, events::CRONJOB, "SuccessfulCreate", &format!("Created job {}", meta::name(&j)));
+            events::normal(
+                ctx,
+                cj,
+                events::CRONJOB,
+                "SuccessfulCreate",
+                &format!("Created job {}", meta::name(&j)),
+            );
             objects::get(ctx, "batch", "jobs", &key.namespace, meta::name(&j))
         }
         Err(e) if e.code == 409 => None,
         Err(e) => {
-            events::warning(ctx, cj, events::CRONJOB, "FailedCreate", &format!("Error creating job: {}", e.message));
+            events::warning(
+                ctx,
+                cj,
+                events::CRONJOB,
+                "FailedCreate",
+                &format!("Error creating job: {}", e.message),
+            );
             None
         }
     }

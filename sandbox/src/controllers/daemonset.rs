@@ -32,7 +32,10 @@ pub fn route(ctx: &Ctx, change: &Change) {
 }
 
 fn tolerations(template: &Value) -> Value {
-    let mut t = template["spec"]["tolerations"].as_array().cloned().unwrap_or_default();
+    let mut t = template["spec"]["tolerations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let mut add = |key: &str, effect: &str| {
         if !t.iter().any(|x| x["key"] == key && x["effect"] == effect) {
             t.push(json!({"key": key, "operator": "Exists", "effect": effect}));
@@ -86,7 +89,13 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             by_node.entry(node_of(&p)).or_default().push(p);
         }
     }
-    let revision_of = |p: &Value| meta::labels(p).get(REVISION_LABEL).and_then(Value::as_str).unwrap_or("").to_string();
+    let revision_of = |p: &Value| {
+        meta::labels(p)
+            .get(REVISION_LABEL)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
     // Pods on nodes that should not run one, failed pods, and extra pods go.
     for (node, pods) in &by_node {
         let wanted = nodes.contains(node);
@@ -98,7 +107,10 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         }
     }
     for node in &nodes {
-        if by_node.get(node).is_none_or(|p| p.iter().all(|p| p["status"]["phase"] == "Failed")) {
+        if by_node
+            .get(node)
+            .is_none_or(|p| p.iter().all(|p| p["status"]["phase"] == "Failed"))
+        {
             create(ctx, &ds, &ns, node, &hash, generation);
         }
     }
@@ -111,8 +123,12 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             true,
         )
         .max(1);
-        let current: Vec<&Arc<Value>> = nodes.iter().filter_map(|n| by_node.get(n).and_then(|p| p.first())).collect();
-        let unavailable = nodes.len() as i64 - current.iter().filter(|p| replicaset::is_ready(p)).count() as i64;
+        let current: Vec<&Arc<Value>> = nodes
+            .iter()
+            .filter_map(|n| by_node.get(n).and_then(|p| p.first()))
+            .collect();
+        let unavailable =
+            nodes.len() as i64 - current.iter().filter(|p| replicaset::is_ready(p)).count() as i64;
         let mut budget = max_unavailable - unavailable;
         for p in current.iter().filter(|p| revision_of(p) != hash) {
             if budget <= 0 {
@@ -128,11 +144,17 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         .filter(|p| objects::controlled_by(p, meta::uid(&ds)) && !meta::is_deleting(p))
         .collect();
     let min_ready = ds["spec"]["minReadySeconds"].as_i64().unwrap_or(0);
-    let on_wanted: Vec<&Arc<Value>> = pods.iter().filter(|p| nodes.contains(&node_of(p))).collect();
+    let on_wanted: Vec<&Arc<Value>> = pods
+        .iter()
+        .filter(|p| nodes.contains(&node_of(p)))
+        .collect();
     let scheduled = on_wanted.len() as i64;
     let misscheduled = pods.len() as i64 - scheduled;
     let ready = on_wanted.iter().filter(|p| replicaset::is_ready(p)).count() as i64;
-    let available = on_wanted.iter().filter(|p| replicaset::availability(p, min_ready).0).count() as i64;
+    let available = on_wanted
+        .iter()
+        .filter(|p| replicaset::availability(p, min_ready).0)
+        .count() as i64;
     let updated = on_wanted.iter().filter(|p| revision_of(p) == hash).count() as i64;
     let desired = nodes.len() as i64;
     objects::update_status(ctx, "apps", "daemonsets", &ns, &name, MANAGER, |o| {
@@ -161,22 +183,46 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
 fn create(ctx: &Ctx, ds: &Value, ns: &str, node: &str, hash: &str, generation: i64) {
     let template = &ds["spec"]["template"];
     let mut pod = objects::pod_from_template(ds, template, None, &format!("{}-", meta::name(ds)));
-    let mut labels = pod["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+    let mut labels = pod["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     labels.insert(REVISION_LABEL.into(), json!(hash));
-    labels.insert("pod-template-generation".into(), json!(generation.to_string()));
+    labels.insert(
+        "pod-template-generation".into(),
+        json!(generation.to_string()),
+    );
     pod["metadata"]["labels"] = json!(labels);
     pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = json!({
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}],
     });
     pod["spec"]["tolerations"] = tolerations(template);
     match objects::create(ctx, "", "pods", ns, pod, MANAGER) {
-        Ok(p) => events::normal(ctx, ds, events::DAEMONSET, "SuccessfulCreate", &format!("Created pod: {}", meta::name(&p))),
-        Err(e) => events::warning(ctx, ds, events::DAEMONSET, "FailedCreate", &format!("Error creating: {}", e.message)),
+        Ok(p) => events::normal(
+            ctx,
+            ds,
+            events::DAEMONSET,
+            "SuccessfulCreate",
+            &format!("Created pod: {}", meta::name(&p)),
+        ),
+        Err(e) => events::warning(
+            ctx,
+            ds,
+            events::DAEMONSET,
+            "FailedCreate",
+            &format!("Error creating: {}", e.message),
+        ),
     }
 }
 
 fn delete(ctx: &Ctx, ds: &Value, ns: &str, pod: &str) {
     if objects::delete(ctx, "", "pods", ns, pod, None, None).is_ok() {
-        events::normal(ctx, ds, events::DAEMONSET, "SuccessfulDelete", &format!("Deleted pod: {pod}"));
+        events::normal(
+            ctx,
+            ds,
+            events::DAEMONSET,
+            "SuccessfulDelete",
+            &format!("Deleted pod: {pod}"),
+        );
     }
 }

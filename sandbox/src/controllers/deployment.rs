@@ -67,7 +67,11 @@ fn semantic(v: &Value) -> Value {
         Value::Object(m) => Value::Object(
             m.iter()
                 .map(|(k, v)| (k.clone(), semantic(v)))
-                .filter(|(_, v)| !matches!(v, Value::Object(m) if m.is_empty()) && !matches!(v, Value::Array(a) if a.is_empty()) && !v.is_null())
+                .filter(|(_, v)| {
+                    !matches!(v, Value::Object(m) if m.is_empty())
+                        && !matches!(v, Value::Array(a) if a.is_empty())
+                        && !v.is_null()
+                })
                 .collect(),
         ),
         Value::Array(a) => Value::Array(a.iter().map(semantic).collect()),
@@ -162,7 +166,9 @@ impl Run<'_> {
 
     fn refresh(&self, all: &[Rs]) -> Vec<Rs> {
         all.iter()
-            .filter_map(|rs| objects::get(self.ctx, "apps", "replicasets", self.ns(), meta::name(rs)))
+            .filter_map(|rs| {
+                objects::get(self.ctx, "apps", "replicasets", self.ns(), meta::name(rs))
+            })
             .collect()
     }
 
@@ -177,7 +183,11 @@ impl Run<'_> {
         let new_rs = matching.first().map(|rs| Arc::clone(rs));
         let olds = all
             .iter()
-            .filter(|rs| new_rs.as_ref().is_none_or(|n| meta::uid(n) != meta::uid(rs)))
+            .filter(|rs| {
+                new_rs
+                    .as_ref()
+                    .is_none_or(|n| meta::uid(n) != meta::uid(rs))
+            })
             .cloned()
             .collect();
         (new_rs, olds)
@@ -228,10 +238,11 @@ impl Run<'_> {
                         }
                         if current_rev < next {
                             if current_rev > 0 {
-                                let history = match ann.get(REVISION_HISTORY).and_then(Value::as_str) {
-                                    Some(h) if !h.is_empty() => format!("{h},{current_rev}"),
-                                    _ => current_rev.to_string(),
-                                };
+                                let history =
+                                    match ann.get(REVISION_HISTORY).and_then(Value::as_str) {
+                                        Some(h) if !h.is_empty() => format!("{h},{current_rev}"),
+                                        _ => current_rev.to_string(),
+                                    };
                                 ann.insert(REVISION_HISTORY.into(), json!(history));
                             }
                             ann.insert(REVISION.into(), json!(next.to_string()));
@@ -244,9 +255,7 @@ impl Run<'_> {
                         changed
                     },
                 );
-                if !self.conditions.iter().any(|c| c["type"] == "Progressing")
-                    && has_deadline(&d)
-                {
+                if !self.conditions.iter().any(|c| c["type"] == "Progressing") && has_deadline(&d) {
                     set_dcond(
                         &mut self.conditions,
                         "Progressing",
@@ -357,7 +366,13 @@ impl Run<'_> {
                         &format!("Created new replica set \"{name}\""),
                     );
                 }
-                objects::get(self.ctx, "apps", "replicasets", self.ns(), meta::name(&created))
+                objects::get(
+                    self.ctx,
+                    "apps",
+                    "replicasets",
+                    self.ns(),
+                    meta::name(&created),
+                )
             }
             Err(e) if e.code == 409 => {
                 // A ReplicaSet of that name with another template: count a collision so
@@ -558,10 +573,7 @@ impl Run<'_> {
             .any(|p| {
                 objects::controller_ref(p)
                     .is_some_and(|r| old_uids.contains(&r["uid"].as_str().unwrap_or("")))
-                    && !matches!(
-                        p["status"]["phase"].as_str(),
-                        Some("Succeeded" | "Failed")
-                    )
+                    && !matches!(p["status"]["phase"].as_str(), Some("Succeeded" | "Failed"))
             });
         if old_running {
             self.finish(true);
@@ -620,7 +632,12 @@ impl Run<'_> {
         let current: i64 = active.iter().map(|rs| replicas(rs)).sum();
         let to_add = allowed - current;
         if to_add > 0 {
-            active.sort_by_key(|rs| (std::cmp::Reverse(replicas(rs)), std::cmp::Reverse(created(rs))));
+            active.sort_by_key(|rs| {
+                (
+                    std::cmp::Reverse(replicas(rs)),
+                    std::cmp::Reverse(created(rs)),
+                )
+            });
         } else {
             active.sort_by_key(|rs| (std::cmp::Reverse(replicas(rs)), created(rs)));
         }
@@ -635,10 +652,15 @@ impl Run<'_> {
                 let fraction = if want == 0 {
                     -replicas(rs)
                 } else {
-                    ((replicas(rs) * allowed) as f64 / annotated as f64).round() as i64 - replicas(rs)
+                    ((replicas(rs) * allowed) as f64 / annotated as f64).round() as i64
+                        - replicas(rs)
                 };
                 let left = to_add - added;
-                let p = if to_add > 0 { fraction.min(left) } else { fraction.max(left) };
+                let p = if to_add > 0 {
+                    fraction.min(left)
+                } else {
+                    fraction.max(left)
+                };
                 size += p;
                 added += p;
             }
@@ -705,7 +727,11 @@ impl Run<'_> {
         objects::set_count(&mut s, "updatedReplicas", updated);
         objects::set_count(&mut s, "readyReplicas", ready);
         objects::set_count(&mut s, "availableReplicas", available);
-        objects::set_count(&mut s, "unavailableReplicas", (total_spec - available).max(0));
+        objects::set_count(
+            &mut s,
+            "unavailableReplicas",
+            (total_spec - available).max(0),
+        );
         if let Some(c) = self.d["status"]["collisionCount"].as_i64() {
             s.insert("collisionCount".into(), json!(c));
         }
@@ -753,27 +779,57 @@ impl Run<'_> {
         let paused = d["spec"]["paused"] == true;
         let progressing = conds.iter().find(|c| c["type"] == "Progressing").cloned();
         if paused {
-            if progressing.as_ref().is_none_or(|c| c["reason"] != "DeploymentPaused") {
-                set_dcond(&mut conds, "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused");
+            if progressing
+                .as_ref()
+                .is_none_or(|c| c["reason"] != "DeploymentPaused")
+            {
+                set_dcond(
+                    &mut conds,
+                    "Progressing",
+                    "Unknown",
+                    "DeploymentPaused",
+                    "Deployment is paused",
+                );
             }
-        } else if progressing.as_ref().is_some_and(|c| c["reason"] == "DeploymentPaused") {
-            set_dcond(&mut conds, "Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed");
+        } else if progressing
+            .as_ref()
+            .is_some_and(|c| c["reason"] == "DeploymentPaused")
+        {
+            set_dcond(
+                &mut conds,
+                "Progressing",
+                "Unknown",
+                "DeploymentResumed",
+                "Deployment is resumed",
+            );
         }
         let mut requeue = None;
         if rollout && !paused && has_deadline(&d) {
             let current = conds.iter().find(|c| c["type"] == "Progressing").cloned();
-            let count = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_i64).unwrap_or(0);
+            let count =
+                |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_i64).unwrap_or(0);
             let already_complete = count(&s, "replicas") == count(&s, "updatedReplicas")
-                && current.as_ref().is_some_and(|c| c["reason"] == "NewReplicaSetAvailable");
+                && current
+                    .as_ref()
+                    .is_some_and(|c| c["reason"] == "NewReplicaSetAvailable");
             let rs_name = new_rs.as_ref().map(|r| meta::name(r).to_string());
             if !already_complete {
                 let old = d["status"].as_object().cloned().unwrap_or_default();
                 if complete(&d, &s) {
                     let msg = match &rs_name {
                         Some(n) => format!("ReplicaSet \"{n}\" has successfully progressed."),
-                        None => format!("Deployment \"{}\" has successfully progressed.", self.name()),
+                        None => format!(
+                            "Deployment \"{}\" has successfully progressed.",
+                            self.name()
+                        ),
                     };
-                    set_dcond(&mut conds, "Progressing", "True", "NewReplicaSetAvailable", &msg);
+                    set_dcond(
+                        &mut conds,
+                        "Progressing",
+                        "True",
+                        "NewReplicaSetAvailable",
+                        &msg,
+                    );
                 } else if progressed(&old, &s) {
                     let msg = match &rs_name {
                         Some(n) => format!("ReplicaSet \"{n}\" is progressing."),
@@ -798,21 +854,32 @@ impl Run<'_> {
                         if since > deadline {
                             let msg = match &rs_name {
                                 Some(n) => format!("ReplicaSet \"{n}\" has timed out progressing."),
-                                None => format!("Deployment \"{}\" has timed out progressing.", self.name()),
+                                None => format!(
+                                    "Deployment \"{}\" has timed out progressing.",
+                                    self.name()
+                                ),
                             };
-                            set_dcond(&mut conds, "Progressing", "False", "ProgressDeadlineExceeded", &msg);
+                            set_dcond(
+                                &mut conds,
+                                "Progressing",
+                                "False",
+                                "ProgressDeadlineExceeded",
+                                &msg,
+                            );
                         } else {
-                            requeue = Some(Duration::from_secs((deadline - since + 1).max(1) as u64));
+                            requeue =
+                                Some(Duration::from_secs((deadline - since + 1).max(1) as u64));
                         }
                     }
                 }
             }
         }
         // ReplicaSet failures surface on the Deployment.
-        let failure = new_rs
-            .iter()
-            .chain(all.iter())
-            .find_map(|rs| objects::condition(rs, "ReplicaFailure").filter(|c| c["status"] == "True").cloned());
+        let failure = new_rs.iter().chain(all.iter()).find_map(|rs| {
+            objects::condition(rs, "ReplicaFailure")
+                .filter(|c| c["status"] == "True")
+                .cloned()
+        });
         match failure {
             Some(f) => {
                 set_dcond(
@@ -941,12 +1008,30 @@ mod tests {
     #[test]
     fn a_condition_with_the_same_reason_is_left_alone() {
         let mut c = Vec::new();
-        set_dcond(&mut c, "Available", "False", "MinimumReplicasUnavailable", "m");
+        set_dcond(
+            &mut c,
+            "Available",
+            "False",
+            "MinimumReplicasUnavailable",
+            "m",
+        );
         let first = c[0].clone();
-        set_dcond(&mut c, "Available", "False", "MinimumReplicasUnavailable", "m2");
+        set_dcond(
+            &mut c,
+            "Available",
+            "False",
+            "MinimumReplicasUnavailable",
+            "m2",
+        );
         assert_eq!(c[0], first);
         set_dcond(&mut c, "Progressing", "True", "NewReplicaSetCreated", "x");
-        set_dcond(&mut c, "Available", "True", "MinimumReplicasAvailable", "ok");
+        set_dcond(
+            &mut c,
+            "Available",
+            "True",
+            "MinimumReplicasAvailable",
+            "ok",
+        );
         assert_eq!(c[1]["type"], "Available");
     }
 }

@@ -83,7 +83,10 @@ fn collect_if_dangling(ctx: &Ctx, key: &ObjectKey, object: &Value) {
     let Some(t) = objects::key_target(ctx, key) else {
         return;
     };
-    if states.iter().any(|s| matches!(s, Owner::Solid | Owner::Unknown)) {
+    if states
+        .iter()
+        .any(|s| matches!(s, Owner::Solid | Owner::Unknown))
+    {
         // Some owner remains: only the references to the gone ones are removed.
         if dangling.is_empty() {
             return;

@@ -59,7 +59,8 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     // Count pods that finished (or went) since the last visit, and let them go.
     let mut succeeded = job["status"]["succeeded"].as_i64().unwrap_or(0);
     let mut failed = job["status"]["failed"].as_i64().unwrap_or(0);
-    let mut completed: BTreeSet<i64> = parse_indexes(job["status"]["completedIndexes"].as_str().unwrap_or(""));
+    let mut completed: BTreeSet<i64> =
+        parse_indexes(job["status"]["completedIndexes"].as_str().unwrap_or(""));
     for p in &pods {
         if !meta::finalizers(p).iter().any(|f| f == TRACKING) {
             continue;
@@ -90,10 +91,12 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
 
     let mut conds = objects::conditions(&job);
     let now = meta::now();
-    let cond = |ty: &str, reason: &str, message: &str| {
-        json!({"type": ty, "status": "True", "lastProbeTime": now, "lastTransitionTime": now, "reason": reason, "message": message})
+    let cond = |ty: &str, reason: &str, message: &str| json!({"type": ty, "status": "True", "lastProbeTime": now, "lastTransitionTime": now, "reason": reason, "message": message});
+    let has = |conds: &Vec<Value>, ty: &str| {
+        conds
+            .iter()
+            .any(|c| c["type"] == ty && c["status"] == "True")
     };
-    let has = |conds: &Vec<Value>, ty: &str| conds.iter().any(|c| c["type"] == ty && c["status"] == "True");
     let started = job["status"]["startTime"].as_str().map(String::from);
     let deadline_passed = spec["activeDeadlineSeconds"].as_i64().is_some_and(|d| {
         started
@@ -111,13 +114,37 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     };
     if !has(&conds, "SuccessCriteriaMet") && !has(&conds, "FailureTarget") {
         if success {
-            conds.push(cond("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods"));
+            conds.push(cond(
+                "SuccessCriteriaMet",
+                "CompletionsReached",
+                "Reached expected number of succeeded pods",
+            ));
         } else if failed > backoff_limit {
-            conds.push(cond("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit"));
-            events::warning(ctx, &job, events::JOB, "BackoffLimitExceeded", "Job has reached the specified backoff limit");
+            conds.push(cond(
+                "FailureTarget",
+                "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit",
+            ));
+            events::warning(
+                ctx,
+                &job,
+                events::JOB,
+                "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit",
+            );
         } else if deadline_passed {
-            conds.push(cond("FailureTarget", "DeadlineExceeded", "Job was active longer than specified deadline"));
-            events::warning(ctx, &job, events::JOB, "DeadlineExceeded", "Job was active longer than specified deadline");
+            conds.push(cond(
+                "FailureTarget",
+                "DeadlineExceeded",
+                "Job was active longer than specified deadline",
+            ));
+            events::warning(
+                ctx,
+                &job,
+                events::JOB,
+                "DeadlineExceeded",
+                "Job was active longer than specified deadline",
+            );
         }
     }
     let ending = has(&conds, "SuccessCriteriaMet") || has(&conds, "FailureTarget");
@@ -126,10 +153,16 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         for p in &active {
             let _ = objects::delete(ctx, "", "pods", &key.namespace, meta::name(p), None, None);
         }
-        let left = pods.iter().any(|p| meta::finalizers(p).iter().any(|f| f == TRACKING));
+        let left = pods
+            .iter()
+            .any(|p| meta::finalizers(p).iter().any(|f| f == TRACKING));
         if !left && active.is_empty() {
             if has(&conds, "SuccessCriteriaMet") {
-                conds.push(cond("Complete", "CompletionsReached", "Reached expected number of succeeded pods"));
+                conds.push(cond(
+                    "Complete",
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                ));
                 completion_time = Some(now.clone());
                 events::normal(ctx, &job, events::JOB, "Completed", "Job completed");
             } else {
@@ -160,43 +193,68 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             conds.push(json!({"type": "Suspended", "status": "False", "lastProbeTime": now, "lastTransitionTime": now, "reason": "JobResumed", "message": "Job resumed"}));
             events::normal(ctx, &job, events::JOB, "Resumed", "Job resumed");
         }
-        create_pods(ctx, key, &job, &active, parallelism, completions, succeeded, indexed, &completed);
+        create_pods(
+            ctx,
+            key,
+            &job,
+            &active,
+            parallelism,
+            completions,
+            succeeded,
+            indexed,
+            &completed,
+        );
     }
     let active_now = objects::list(ctx, "", "pods", &key.namespace)
         .into_iter()
-        .filter(|p| objects::controlled_by(p, meta::uid(&job)) && terminal(p).is_none() && !meta::is_deleting(p))
+        .filter(|p| {
+            objects::controlled_by(p, meta::uid(&job))
+                && terminal(p).is_none()
+                && !meta::is_deleting(p)
+        })
         .collect::<Vec<_>>();
-    let ready = active_now.iter().filter(|p| super::replicaset::is_ready(p)).count() as i64;
+    let ready = active_now
+        .iter()
+        .filter(|p| super::replicaset::is_ready(p))
+        .count() as i64;
     let completed_text = format_indexes(&completed);
-    objects::update_status(ctx, "batch", "jobs", &key.namespace, &key.name, MANAGER, |o| {
-        let before = o["status"].clone();
-        let s = &mut o["status"];
-        if !s.is_object() {
-            *s = json!({});
-        }
-        if s["startTime"].is_null() && !suspended {
-            s["startTime"] = json!(meta::now());
-        }
-        if let Some(t) = &completion_time {
-            s["completionTime"] = json!(t);
-        }
-        let m = s.as_object_mut().expect("status");
-        objects::set_count(m, "active", active_now.len() as i64);
-        objects::set_count(m, "succeeded", succeeded);
-        objects::set_count(m, "failed", failed);
-        m.insert("ready".into(), json!(ready));
-        m.insert("terminating".into(), json!(terminating));
-        m.insert("uncountedTerminatedPods".into(), json!({}));
-        if indexed && !completed_text.is_empty() {
-            m.insert("completedIndexes".into(), json!(completed_text));
-        }
-        if conds.is_empty() {
-            m.shift_remove("conditions");
-        } else {
-            m.insert("conditions".into(), json!(conds));
-        }
-        o["status"] != before
-    });
+    objects::update_status(
+        ctx,
+        "batch",
+        "jobs",
+        &key.namespace,
+        &key.name,
+        MANAGER,
+        |o| {
+            let before = o["status"].clone();
+            let s = &mut o["status"];
+            if !s.is_object() {
+                *s = json!({});
+            }
+            if s["startTime"].is_null() && !suspended {
+                s["startTime"] = json!(meta::now());
+            }
+            if let Some(t) = &completion_time {
+                s["completionTime"] = json!(t);
+            }
+            let m = s.as_object_mut().expect("status");
+            objects::set_count(m, "active", active_now.len() as i64);
+            objects::set_count(m, "succeeded", succeeded);
+            objects::set_count(m, "failed", failed);
+            m.insert("ready".into(), json!(ready));
+            m.insert("terminating".into(), json!(terminating));
+            m.insert("uncountedTerminatedPods".into(), json!({}));
+            if indexed && !completed_text.is_empty() {
+                m.insert("completedIndexes".into(), json!(completed_text));
+            }
+            if conds.is_empty() {
+                m.shift_remove("conditions");
+            } else {
+                m.insert("conditions".into(), json!(conds));
+            }
+            o["status"] != before
+        },
+    );
     if let Some(d) = spec["activeDeadlineSeconds"].as_i64()
         && !ending
     {
@@ -218,7 +276,10 @@ fn create_pods(
     completed: &BTreeSet<i64>,
 ) {
     let mut template = job["spec"]["template"].clone();
-    let mut finalizers = template["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
+    let mut finalizers = template["metadata"]["finalizers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     finalizers.push(json!(TRACKING));
     template["metadata"]["finalizers"] = json!(finalizers);
     let name = meta::name(job);
@@ -267,11 +328,23 @@ fn create_pods(
 fn create_one(ctx: &Ctx, key: &ObjectKey, job: &Value, pod: Value) -> bool {
     match objects::create(ctx, "", "pods", &key.namespace, pod, MANAGER) {
         Ok(p) => {
-            events::normal(ctx, job, events::JOB, "SuccessfulCreate", &format!("Created pod: {}", meta::name(&p)));
+            events::normal(
+                ctx,
+                job,
+                events::JOB,
+                "SuccessfulCreate",
+                &format!("Created pod: {}", meta::name(&p)),
+            );
             true
         }
         Err(e) => {
-            events::warning(ctx, job, events::JOB, "FailedCreate", &format!("Error creating: {}", e.message));
+            events::warning(
+                ctx,
+                job,
+                events::JOB,
+                "FailedCreate",
+                &format!("Error creating: {}", e.message),
+            );
             ctx.requeue(key, Duration::from_secs(1));
             false
         }
@@ -280,18 +353,28 @@ fn create_one(ctx: &Ctx, key: &ObjectKey, job: &Value, pod: Value) -> bool {
 
 /// Takes the tracking finalizer off a pod.
 fn release(ctx: &Ctx, key: &ObjectKey, pod: &Value) {
-    objects::update(ctx, "", "pods", &key.namespace, meta::name(pod), MANAGER, |o| {
-        let mut f = meta::finalizers(o);
-        let before = f.len();
-        f.retain(|x| x != TRACKING);
-        meta::set_finalizers(o, &f);
-        f.len() != before
-    });
+    objects::update(
+        ctx,
+        "",
+        "pods",
+        &key.namespace,
+        meta::name(pod),
+        MANAGER,
+        |o| {
+            let mut f = meta::finalizers(o);
+            let before = f.len();
+            f.retain(|x| x != TRACKING);
+            meta::set_finalizers(o, &f);
+            f.len() != before
+        },
+    );
 }
 
 fn release_all(ctx: &Ctx, key: &ObjectKey, job: &Value) {
     for p in objects::list(ctx, "", "pods", &key.namespace) {
-        if objects::controlled_by(&p, meta::uid(job)) && meta::finalizers(&p).iter().any(|f| f == TRACKING) {
+        if objects::controlled_by(&p, meta::uid(job))
+            && meta::finalizers(&p).iter().any(|f| f == TRACKING)
+        {
             release(ctx, key, &p);
         }
     }

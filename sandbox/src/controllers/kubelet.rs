@@ -82,7 +82,10 @@ pub fn ip_string(n: u32) -> String {
 }
 
 pub fn parse_ip(s: &str) -> Option<u32> {
-    let parts: Vec<u8> = s.split('.').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let parts: Vec<u8> = s
+        .split('.')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
     (parts.len() == 4).then(|| u32::from_be_bytes([parts[0], parts[1], parts[2], parts[3]]))
 }
 
@@ -135,15 +138,9 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     let wall = sim.wall;
     let ip = sim.ip.clone();
     let status_view = view.clone();
-    objects::update_status(
-        ctx,
-        "",
-        "pods",
-        &key.namespace,
-        &key.name,
-        MANAGER,
-        |p| write_status(p, &status_view, wall, &ip, &host_ip),
-    );
+    objects::update_status(ctx, "", "pods", &key.namespace, &key.name, MANAGER, |p| {
+        write_status(p, &status_view, wall, &ip, &host_ip)
+    });
     // Events passed since the last visit.
     let timeline = milestones(&plan, &pod, elapsed);
     let already = sim.emitted;
@@ -1024,29 +1021,42 @@ struct Milestone {
 /// The timeline's events up to `e`, in time order.
 fn milestones(plan: &Plan, pod: &Value, e: Duration) -> Vec<Milestone> {
     let mut out: Vec<Milestone> = Vec::new();
-    let mut push = |at: Duration, fp: &str, warning: bool, reason: &'static str, message: String| {
-        if at <= e {
-            out.push(Milestone {
-                at,
-                field_path: fp.to_string(),
-                warning,
-                reason,
-                message,
-            });
-        }
-    };
+    let mut push =
+        |at: Duration, fp: &str, warning: bool, reason: &'static str, message: String| {
+            if at <= e {
+                out.push(Milestone {
+                    at,
+                    field_path: fp.to_string(),
+                    warning,
+                    reason,
+                    message,
+                });
+            }
+        };
     let start_events = |push: &mut dyn FnMut(Duration, &str, bool, &'static str, String),
                         at: Duration,
                         fp: &str,
                         c: &Ctr| {
         if c.pull_always {
-            push(at, fp, false, "Pulling", format!("Pulling image \"{}\"", c.image));
+            push(
+                at,
+                fp,
+                false,
+                "Pulling",
+                format!("Pulling image \"{}\"", c.image),
+            );
             let took = 200 + (c.image.len() as u64 * 37) % 800;
-            push(at, fp, false, "Pulled", format!(
-                "Successfully pulled image \"{}\" in {took}ms ({took}ms including waiting). Image size: {} bytes.",
-                c.image,
-                10_000_000 + (c.image.len() as u64 * 7_919_113) % 90_000_000
-            ));
+            push(
+                at,
+                fp,
+                false,
+                "Pulled",
+                format!(
+                    "Successfully pulled image \"{}\" in {took}ms ({took}ms including waiting). Image size: {} bytes.",
+                    c.image,
+                    10_000_000 + (c.image.len() as u64 * 7_919_113) % 90_000_000
+                ),
+            );
         } else {
             push(
                 at,
@@ -1056,8 +1066,20 @@ fn milestones(plan: &Plan, pod: &Value, e: Duration) -> Vec<Milestone> {
                 format!("Container image \"{}\" already present on machine", c.image),
             );
         }
-        push(at, fp, false, "Created", format!("Created container: {}", c.name));
-        push(at, fp, false, "Started", format!("Started container {}", c.name));
+        push(
+            at,
+            fp,
+            false,
+            "Created",
+            format!("Created container: {}", c.name),
+        );
+        push(
+            at,
+            fp,
+            false,
+            "Started",
+            format!("Started container {}", c.name),
+        );
     };
     for (i, c) in plan.inits.iter().enumerate() {
         let fp = format!("spec.initContainers{{{}}}", c.name);
@@ -1075,13 +1097,23 @@ fn milestones(plan: &Plan, pod: &Value, e: Duration) -> Vec<Milestone> {
                 if cy.start > e {
                     break;
                 }
-                push(cy.start, &fp, false, "Pulling", format!("Pulling image \"{}\"", c.image));
+                push(
+                    cy.start,
+                    &fp,
+                    false,
+                    "Pulling",
+                    format!("Pulling image \"{}\"", c.image),
+                );
                 push(
                     cy.start,
                     &fp,
                     true,
                     "Failed",
-                    format!("Failed to pull image \"{}\": {}", c.image, pull_error(&c.image)),
+                    format!(
+                        "Failed to pull image \"{}\": {}",
+                        c.image,
+                        pull_error(&c.image)
+                    ),
                 );
                 push(cy.start, &fp, true, "Failed", "Error: ErrImagePull".into());
                 push(
@@ -1091,7 +1123,13 @@ fn milestones(plan: &Plan, pod: &Value, e: Duration) -> Vec<Milestone> {
                     "BackOff",
                     format!("Back-off pulling image \"{}\"", c.image),
                 );
-                push(cy.end, &fp, true, "Failed", "Error: ImagePullBackOff".into());
+                push(
+                    cy.end,
+                    &fp,
+                    true,
+                    "Failed",
+                    "Error: ImagePullBackOff".into(),
+                );
             }
             continue;
         }
@@ -1182,10 +1220,7 @@ mod tests {
         ));
         assert_eq!(v.phase, "Running");
         let v = view(&plan, &p, Duration::from_millis(1400));
-        assert!(matches!(
-            v.mains[0].1,
-            St::Waiting { restarts: 2, .. }
-        ));
+        assert!(matches!(v.mains[0].1, St::Waiting { restarts: 2, .. }));
         let events = milestones(&plan, &p, Duration::from_millis(1400));
         assert_eq!(events.iter().filter(|m| m.reason == "BackOff").count(), 2);
     }
@@ -1194,7 +1229,10 @@ mod tests {
     fn job_pods_complete_or_fail() {
         let p = pod(json!({}), "Never");
         let plan = Plan::of_settings(&settings(), &p);
-        assert_eq!(view(&plan, &p, Duration::from_millis(1200)).phase, "Succeeded");
+        assert_eq!(
+            view(&plan, &p, Duration::from_millis(1200)).phase,
+            "Succeeded"
+        );
         let p = pod(json!({faults::FAIL: "job-fail"}), "Never");
         let plan = Plan::of_settings(&settings(), &p);
         assert_eq!(view(&plan, &p, Duration::from_millis(1200)).phase, "Failed");
@@ -1206,16 +1244,34 @@ mod tests {
         let plan = Plan::of_settings(&settings(), &p);
         let v = view(&plan, &p, Duration::from_millis(200));
         assert_eq!(v.phase, "Pending");
-        assert!(matches!(v.mains[0].1, St::Waiting { reason: "ErrImagePull", .. }));
+        assert!(matches!(
+            v.mains[0].1,
+            St::Waiting {
+                reason: "ErrImagePull",
+                ..
+            }
+        ));
         let v = view(&plan, &p, Duration::from_millis(600));
-        assert!(matches!(v.mains[0].1, St::Waiting { reason: "ImagePullBackOff", .. }));
+        assert!(matches!(
+            v.mains[0].1,
+            St::Waiting {
+                reason: "ImagePullBackOff",
+                ..
+            }
+        ));
     }
 
     #[test]
     fn images_are_normalized_as_the_runtime_reports_them() {
         assert_eq!(normalize_image("nginx"), "docker.io/library/nginx:latest");
-        assert_eq!(normalize_image("bitnami/redis:7"), "docker.io/bitnami/redis:7");
+        assert_eq!(
+            normalize_image("bitnami/redis:7"),
+            "docker.io/bitnami/redis:7"
+        );
         assert_eq!(normalize_image("ghcr.io/a/b:1"), "ghcr.io/a/b:1");
-        assert_eq!(normalize_image("localhost:5000/x"), "localhost:5000/x:latest");
+        assert_eq!(
+            normalize_image("localhost:5000/x"),
+            "localhost:5000/x:latest"
+        );
     }
 }

@@ -10,9 +10,9 @@
 //! How pods behave can be steered per object with annotations: see [`faults`].
 
 pub mod admission;
+pub mod crds;
 pub mod cron;
 pub mod cronjob;
-pub mod crds;
 pub mod daemonset;
 pub mod deployment;
 pub mod events;
@@ -121,7 +121,9 @@ pub fn spawn(cluster: Arc<Cluster>) {
     crds::register_all(&cluster);
     let mut changes = cluster.store.subscribe();
     for (key, object) in cluster.store.all() {
-        ctx.state.owners.record(&ctx.cluster, &key, None, Some(&object));
+        ctx.state
+            .owners
+            .record(&ctx.cluster, &key, None, Some(&object));
         ctx.queue.add(key);
     }
     let router = ctx.clone();

@@ -79,14 +79,22 @@ fn write_conditions(ctx: &Ctx, namespace: &str, contents: &[(String, String)]) {
     for (resource, name) in contents {
         let (group, plural) = resource.split_once('/').unwrap_or(("", resource));
         *remaining.entry(format!("{plural}.{group}")).or_default() += 1;
-        if let Some(o) = ctx.cluster.store.get(&objects::key(resource, namespace, name)) {
+        if let Some(o) = ctx
+            .cluster
+            .store
+            .get(&objects::key(resource, namespace, name))
+        {
             for f in meta::finalizers(&o) {
                 *finalizers.entry(f).or_default() += 1;
             }
         }
     }
     let (remain_status, remain_reason, remain_msg) = if remaining.is_empty() {
-        ("False", "ContentRemoved", "All content successfully removed".to_string())
+        (
+            "False",
+            "ContentRemoved",
+            "All content successfully removed".to_string(),
+        )
     } else {
         let parts: Vec<String> = remaining
             .iter()
@@ -137,8 +145,18 @@ fn write_conditions(ctx: &Ctx, namespace: &str, contents: &[(String, String)]) {
             "ContentDeleted",
             "All content successfully deleted, may be waiting on finalization".to_string(),
         ),
-        ("NamespaceContentRemaining", remain_status, remain_reason, remain_msg),
-        ("NamespaceFinalizersRemaining", fin_status, fin_reason, fin_msg),
+        (
+            "NamespaceContentRemaining",
+            remain_status,
+            remain_reason,
+            remain_msg,
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            fin_status,
+            fin_reason,
+            fin_msg,
+        ),
     ];
     objects::update_status(ctx, "", "namespaces", "", namespace, MANAGER, |o| {
         let mut conds = objects::conditions(o);

@@ -13,7 +13,10 @@ use crate::store::ObjectKey;
 
 /// A target for a built-in or registered resource; `None` for an unknown one.
 pub fn target(ctx: &Ctx, group: &str, plural: &str, ns: &str, name: &str) -> Option<Target> {
-    let def = ctx.cluster.registry().by_key(&format!("{group}/{plural}"))?;
+    let def = ctx
+        .cluster
+        .registry()
+        .by_key(&format!("{group}/{plural}"))?;
     Some(Target {
         version: def.versions[0].clone(),
         namespace: if def.namespaced {
@@ -358,7 +361,9 @@ mod tests {
 
     #[test]
     fn conditions_keep_their_transition_time_while_the_status_holds() {
-        let mut c = vec![json!({"type": "A", "status": "True", "reason": "X", "lastTransitionTime": "old"})];
+        let mut c = vec![
+            json!({"type": "A", "status": "True", "reason": "X", "lastTransitionTime": "old"}),
+        ];
         assert!(set_condition(
             &mut c,
             json!({"type": "A", "status": "True", "reason": "Y"}),

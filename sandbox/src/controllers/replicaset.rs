@@ -53,16 +53,8 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             let mut doomed = active.clone();
             doomed.sort_by_key(|p| deletion_rank(p));
             for p in doomed.iter().take((-diff) as usize) {
-                if objects::delete(
-                    ctx,
-                    "",
-                    "pods",
-                    &key.namespace,
-                    meta::name(p),
-                    None,
-                    None,
-                )
-                .is_ok()
+                if objects::delete(ctx, "", "pods", &key.namespace, meta::name(p), None, None)
+                    .is_ok()
                 {
                     events::normal(
                         ctx,
@@ -117,7 +109,9 @@ pub fn availability(pod: &Value, min_ready: i64) -> (bool, Option<Duration>) {
 /// Which pods go first when scaling down: unscheduled, pending, not ready, then the
 /// most recently ready.
 fn deletion_rank(pod: &Value) -> (u8, u8, u8, std::cmp::Reverse<String>) {
-    let scheduled = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
+    let scheduled = pod["spec"]["nodeName"]
+        .as_str()
+        .is_some_and(|n| !n.is_empty());
     let phase = match pod["status"]["phase"].as_str() {
         Some("Pending") | None => 0,
         Some("Running") => 2,
@@ -154,7 +148,10 @@ fn write_status(ctx: &Ctx, key: &ObjectKey, rs: &Value, failure: Option<String>)
     for p in &pods {
         replicas += 1;
         let labels = meta::labels(p);
-        if template_labels.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+        if template_labels
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
+        {
             labeled += 1;
         }
         if is_ready(p) {

@@ -42,10 +42,18 @@ pub fn ensure(ctx: &Ctx, owner: &Value, template: &Value, selector_labels: &Valu
         Some(r) => {
             let rev = r["revision"].as_i64().unwrap_or(0);
             if rev < newest {
-                objects::update(ctx, "apps", "controllerrevisions", ns, &name, MANAGER, |o| {
-                    o["revision"] = json!(newest + 1);
-                    true
-                });
+                objects::update(
+                    ctx,
+                    "apps",
+                    "controllerrevisions",
+                    ns,
+                    &name,
+                    MANAGER,
+                    |o| {
+                        o["revision"] = json!(newest + 1);
+                        true
+                    },
+                );
             }
         }
         None => {
@@ -77,7 +85,13 @@ fn with_patch_replace(template: &Value) -> Value {
 
 /// The pod template a revision recorded.
 pub fn template_of(ctx: &Ctx, owner: &Value, revision: &str) -> Option<Value> {
-    let r = objects::get(ctx, "apps", "controllerrevisions", meta::namespace(owner), revision)?;
+    let r = objects::get(
+        ctx,
+        "apps",
+        "controllerrevisions",
+        meta::namespace(owner),
+        revision,
+    )?;
     let mut t = r["data"]["spec"]["template"].clone();
     if let Some(m) = t.as_object_mut() {
         m.shift_remove("$patch");

@@ -17,7 +17,9 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         return;
     };
     if meta::is_deleting(&pod)
-        || pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty())
+        || pod["spec"]["nodeName"]
+            .as_str()
+            .is_some_and(|n| !n.is_empty())
         || pod["spec"]["schedulerName"]
             .as_str()
             .is_some_and(|s| s != "default-scheduler")
@@ -33,7 +35,14 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         .collect();
     let total = nodes.len();
     if let Some(why) = claims_problem(ctx, &pod) {
-        unschedulable(ctx, key, &pod, &format!("0/{total} nodes are available: {why}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."));
+        unschedulable(
+            ctx,
+            key,
+            &pod,
+            &format!(
+                "0/{total} nodes are available: {why}. preemption: 0/{total} nodes are available: {total} Preemption is not helpful for scheduling."
+            ),
+        );
         return;
     }
     let fitting: Vec<_> = nodes.iter().filter(|n| fits(&pod, n)).collect();
@@ -117,7 +126,9 @@ fn claims_problem(ctx: &Ctx, pod: &Value) -> Option<String> {
         match objects::get(ctx, "", "persistentvolumeclaims", ns, claim) {
             None => return Some(format!("persistentvolumeclaim \"{claim}\" not found")),
             Some(c) if meta::is_deleting(&c) => {
-                return Some(format!("persistentvolumeclaim \"{claim}\" is being deleted"));
+                return Some(format!(
+                    "persistentvolumeclaim \"{claim}\" is being deleted"
+                ));
             }
             Some(c) if c["status"]["phase"] != "Bound" => {
                 return Some("pod has unbound immediate PersistentVolumeClaims".to_string());

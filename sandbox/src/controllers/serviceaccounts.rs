@@ -119,7 +119,10 @@ pub fn admit_pod(cluster: &Cluster, t: &Target, pod: &mut Value) -> ApiResult<()
     let automount = spec
         .get("automountServiceAccountToken")
         .and_then(Value::as_bool)
-        .or_else(|| sa.as_ref().and_then(|a| a["automountServiceAccountToken"].as_bool()))
+        .or_else(|| {
+            sa.as_ref()
+                .and_then(|a| a["automountServiceAccountToken"].as_bool())
+        })
         .unwrap_or(true);
     if !automount {
         return Ok(());
@@ -129,10 +132,7 @@ pub fn admit_pod(cluster: &Cluster, t: &Target, pod: &mut Value) -> ApiResult<()
             .as_array()
             .is_some_and(|m| m.iter().any(|v| v["mountPath"] == TOKEN_PATH))
     };
-    let volume = format!(
-        "kube-api-access-{}",
-        &meta::generate_name("")[..5]
-    );
+    let volume = format!("kube-api-access-{}", &meta::generate_name("")[..5]);
     let mut used = false;
     for list in ["initContainers", "containers"] {
         if let Some(cs) = spec.get_mut(list).and_then(Value::as_array_mut) {

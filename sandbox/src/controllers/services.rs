@@ -187,7 +187,10 @@ fn free_port(used: &HashSet<i64>) -> Option<i64> {
 /// `patchAllocatedValues`).
 pub fn keep_allocated(current: &Value, new: &mut Value) {
     let old = &current["spec"];
-    let ty = new["spec"]["type"].as_str().unwrap_or("ClusterIP").to_string();
+    let ty = new["spec"]["type"]
+        .as_str()
+        .unwrap_or("ClusterIP")
+        .to_string();
     if ty != "ExternalName" && old["type"] != "ExternalName" {
         if new["spec"]["clusterIP"].as_str().is_none_or(str::is_empty)
             && let Some(ip) = old["clusterIP"].as_str()
@@ -237,13 +240,15 @@ pub fn route(ctx: &Ctx, change: &Change) {
         .map(meta::labels)
         .collect();
     for svc in objects::list(ctx, "", "services", &change.key.namespace) {
-        let Some(sel) = svc["spec"]["selector"].as_object().filter(|s| !s.is_empty()) else {
+        let Some(sel) = svc["spec"]["selector"]
+            .as_object()
+            .filter(|s| !s.is_empty())
+        else {
             continue;
         };
         let selector = LabelSelector::from_map(sel);
         if labels.iter().any(|l| selector.matches(l)) {
-            ctx.queue
-                .add(objects::key_of("/services", &svc));
+            ctx.queue.add(objects::key_of("/services", &svc));
         }
     }
 }
@@ -262,7 +267,10 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         return;
     }
     load_balancer(ctx, key, &svc);
-    if let Some(sel) = svc["spec"]["selector"].as_object().filter(|s| !s.is_empty()) {
+    if let Some(sel) = svc["spec"]["selector"]
+        .as_object()
+        .filter(|s| !s.is_empty())
+    {
         let selector = LabelSelector::from_map(sel);
         endpoints(ctx, key, &svc, &selector);
     }
@@ -275,10 +283,18 @@ fn load_balancer(ctx: &Ctx, key: &ObjectKey, svc: &Value) {
         .is_some_and(|a| !a.is_empty());
     if svc["spec"]["type"] != "LoadBalancer" {
         if has_ingress {
-            objects::update_status(ctx, "", "services", &key.namespace, &key.name, MANAGER, |o| {
-                o["status"]["loadBalancer"] = json!({});
-                true
-            });
+            objects::update_status(
+                ctx,
+                "",
+                "services",
+                &key.namespace,
+                &key.name,
+                MANAGER,
+                |o| {
+                    o["status"]["loadBalancer"] = json!({});
+                    true
+                },
+            );
         }
         return;
     }
@@ -293,7 +309,13 @@ fn load_balancer(ctx: &Ctx, key: &ObjectKey, svc: &Value) {
         .unwrap_or_else(|e| e.into_inner())
         .insert(uid.clone());
     if first {
-        events::normal(ctx, svc, events::SERVICE, "EnsuringLoadBalancer", "Ensuring load balancer");
+        events::normal(
+            ctx,
+            svc,
+            events::SERVICE,
+            "EnsuringLoadBalancer",
+            "Ensuring load balancer",
+        );
         ctx.requeue(key, ctx.cluster.settings.pod_ready_delay);
         return;
     }
@@ -314,10 +336,18 @@ fn load_balancer(ctx: &Ctx, key: &ObjectKey, svc: &Value) {
         .find(|ip| !used.contains(ip))
         .unwrap_or_else(|| ip_string(LB_NET + 200));
     let ingress = json!([{"ip": ip, "ipMode": "VIP"}]);
-    let written = objects::update_status(ctx, "", "services", &key.namespace, &key.name, MANAGER, |o| {
-        o["status"]["loadBalancer"] = json!({"ingress": ingress});
-        true
-    });
+    let written = objects::update_status(
+        ctx,
+        "",
+        "services",
+        &key.namespace,
+        &key.name,
+        MANAGER,
+        |o| {
+            o["status"]["loadBalancer"] = json!({"ingress": ingress});
+            true
+        },
+    );
     if written {
         ctx.state
             .services
@@ -325,7 +355,13 @@ fn load_balancer(ctx: &Ctx, key: &ObjectKey, svc: &Value) {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&uid);
-        events::normal(ctx, svc, events::SERVICE, "EnsuredLoadBalancer", "Ensured load balancer");
+        events::normal(
+            ctx,
+            svc,
+            events::SERVICE,
+            "EnsuredLoadBalancer",
+            "Ensured load balancer",
+        );
     }
 }
 
@@ -387,7 +423,10 @@ fn endpoints(ctx: &Ctx, key: &ObjectKey, svc: &Value, selector: &LabelSelector) 
         let Some(ip) = pod["status"]["podIP"].as_str().filter(|s| !s.is_empty()) else {
             continue;
         };
-        if matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed")) {
+        if matches!(
+            pod["status"]["phase"].as_str(),
+            Some("Succeeded" | "Failed")
+        ) {
             continue;
         }
         let ports = resolve_ports(svc, &pod);
@@ -409,9 +448,7 @@ fn endpoints(ctx: &Ctx, key: &ObjectKey, svc: &Value, selector: &LabelSelector) 
     if headless {
         labels.insert("service.kubernetes.io/headless".into(), json!(""));
     }
-    let target_ref = |e: &Endpoint| {
-        json!({"kind": "Pod", "namespace": key.namespace, "name": e.name, "uid": e.uid})
-    };
+    let target_ref = |e: &Endpoint| json!({"kind": "Pod", "namespace": key.namespace, "name": e.name, "uid": e.uid});
     // Endpoints.
     let mut subsets = Vec::new();
     for (ports, eps) in groups.values() {
@@ -452,20 +489,28 @@ fn endpoints(ctx: &Ctx, key: &ObjectKey, svc: &Value, selector: &LabelSelector) 
             let want_subsets = json!(subsets);
             let current = ep.get("subsets").cloned().unwrap_or(json!([]));
             if current != want_subsets || meta::labels(&ep) != ep_labels {
-                objects::update(ctx, "", "endpoints", &key.namespace, &key.name, MANAGER, |o| {
-                    if subsets.is_empty() {
-                        if let Some(m) = o.as_object_mut() {
-                            m.shift_remove("subsets");
+                objects::update(
+                    ctx,
+                    "",
+                    "endpoints",
+                    &key.namespace,
+                    &key.name,
+                    MANAGER,
+                    |o| {
+                        if subsets.is_empty() {
+                            if let Some(m) = o.as_object_mut() {
+                                m.shift_remove("subsets");
+                            }
+                        } else {
+                            o["subsets"] = want_subsets.clone();
                         }
-                    } else {
-                        o["subsets"] = want_subsets.clone();
-                    }
-                    let m = meta::meta_mut(o);
-                    m.insert("labels".into(), Value::Object(ep_labels.clone()));
-                    let ann = m.entry("annotations").or_insert_with(|| json!({}));
-                    ann["endpoints.kubernetes.io/last-change-trigger-time"] = json!(now);
-                    true
-                });
+                        let m = meta::meta_mut(o);
+                        m.insert("labels".into(), Value::Object(ep_labels.clone()));
+                        let ann = m.entry("annotations").or_insert_with(|| json!({}));
+                        ann["endpoints.kubernetes.io/last-change-trigger-time"] = json!(now);
+                        true
+                    },
+                );
             }
         }
         None => {
@@ -530,15 +575,17 @@ fn endpoints(ctx: &Ctx, key: &ObjectKey, svc: &Value, selector: &LabelSelector) 
     if wanted.is_empty() {
         wanted.push((json!([]), Value::Null));
     }
-    let mut existing: Vec<Arc<Value>> = objects::list(ctx, "discovery.k8s.io", "endpointslices", &key.namespace)
-        .into_iter()
-        .filter(|s| {
-            let l = meta::labels(s);
-            l.get("kubernetes.io/service-name") == Some(&json!(key.name))
-                && l.get("endpointslice.kubernetes.io/managed-by") == Some(&json!(SLICE_MANAGER))
-                && !meta::is_deleting(s)
-        })
-        .collect();
+    let mut existing: Vec<Arc<Value>> =
+        objects::list(ctx, "discovery.k8s.io", "endpointslices", &key.namespace)
+            .into_iter()
+            .filter(|s| {
+                let l = meta::labels(s);
+                l.get("kubernetes.io/service-name") == Some(&json!(key.name))
+                    && l.get("endpointslice.kubernetes.io/managed-by")
+                        == Some(&json!(SLICE_MANAGER))
+                    && !meta::is_deleting(s)
+            })
+            .collect();
     existing.sort_by_key(|s| meta::name(s).to_string());
     for (i, (eps, ports)) in wanted.iter().enumerate() {
         match existing.get(i) {
@@ -550,22 +597,30 @@ fn endpoints(ctx: &Ctx, key: &ObjectKey, svc: &Value, selector: &LabelSelector) 
                     continue;
                 }
                 let labels = slice_labels.clone();
-                objects::update(ctx, "discovery.k8s.io", "endpointslices", &key.namespace, meta::name(slice), MANAGER, |o| {
-                    o["endpoints"] = eps.clone();
-                    match ports {
-                        Value::Null => {
-                            if let Some(m) = o.as_object_mut() {
-                                m.shift_remove("ports");
+                objects::update(
+                    ctx,
+                    "discovery.k8s.io",
+                    "endpointslices",
+                    &key.namespace,
+                    meta::name(slice),
+                    MANAGER,
+                    |o| {
+                        o["endpoints"] = eps.clone();
+                        match ports {
+                            Value::Null => {
+                                if let Some(m) = o.as_object_mut() {
+                                    m.shift_remove("ports");
+                                }
                             }
+                            p => o["ports"] = p.clone(),
                         }
-                        p => o["ports"] = p.clone(),
-                    }
-                    let m = meta::meta_mut(o);
-                    m.insert("labels".into(), Value::Object(labels.clone()));
-                    let ann = m.entry("annotations").or_insert_with(|| json!({}));
-                    ann["endpoints.kubernetes.io/last-change-trigger-time"] = json!(now);
-                    true
-                });
+                        let m = meta::meta_mut(o);
+                        m.insert("labels".into(), Value::Object(labels.clone()));
+                        let ann = m.entry("annotations").or_insert_with(|| json!({}));
+                        ann["endpoints.kubernetes.io/last-change-trigger-time"] = json!(now);
+                        true
+                    },
+                );
             }
             None => {
                 let mut slice = json!({
@@ -584,12 +639,27 @@ fn endpoints(ctx: &Ctx, key: &ObjectKey, svc: &Value, selector: &LabelSelector) 
                 if !ports.is_null() {
                     slice["ports"] = ports.clone();
                 }
-                let _ = objects::create(ctx, "discovery.k8s.io", "endpointslices", &key.namespace, slice, MANAGER);
+                let _ = objects::create(
+                    ctx,
+                    "discovery.k8s.io",
+                    "endpointslices",
+                    &key.namespace,
+                    slice,
+                    MANAGER,
+                );
             }
         }
     }
     for extra in existing.iter().skip(wanted.len()) {
-        let _ = objects::delete(ctx, "discovery.k8s.io", "endpointslices", &key.namespace, meta::name(extra), None, None);
+        let _ = objects::delete(
+            ctx,
+            "discovery.k8s.io",
+            "endpointslices",
+            &key.namespace,
+            meta::name(extra),
+            None,
+            None,
+        );
     }
 }
 
@@ -600,7 +670,8 @@ mod tests {
     #[test]
     fn named_target_ports_resolve_against_the_pod() {
         let svc = json!({"spec": {"ports": [{"name": "http", "port": 80, "targetPort": "web", "protocol": "TCP"}]}});
-        let pod = json!({"spec": {"containers": [{"ports": [{"name": "web", "containerPort": 8080}]}]}});
+        let pod =
+            json!({"spec": {"containers": [{"ports": [{"name": "web", "containerPort": 8080}]}]}});
         assert_eq!(resolve_ports(&svc, &pod)[0]["port"], 8080);
         let other = json!({"spec": {"containers": [{}]}});
         assert!(resolve_ports(&svc, &other).is_empty());
@@ -609,7 +680,8 @@ mod tests {
     #[test]
     fn updates_keep_allocated_values() {
         let current = json!({"spec": {"type": "NodePort", "clusterIP": "10.96.5.5", "clusterIPs": ["10.96.5.5"], "ports": [{"port": 80, "protocol": "TCP", "nodePort": 30080}]}});
-        let mut new = json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "protocol": "TCP"}]}});
+        let mut new =
+            json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "protocol": "TCP"}]}});
         keep_allocated(&current, &mut new);
         assert_eq!(new["spec"]["clusterIP"], "10.96.5.5");
         assert_eq!(new["spec"]["ports"][0]["nodePort"], 30080);

@@ -41,8 +41,12 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     let spec = &set["spec"];
     let want = spec["replicas"].as_i64().unwrap_or(1);
     let parallel = spec["podManagementPolicy"] == "Parallel";
-    let strategy = spec["updateStrategy"]["type"].as_str().unwrap_or("RollingUpdate");
-    let partition = spec["updateStrategy"]["rollingUpdate"]["partition"].as_i64().unwrap_or(0);
+    let strategy = spec["updateStrategy"]["type"]
+        .as_str()
+        .unwrap_or("RollingUpdate");
+    let partition = spec["updateStrategy"]["rollingUpdate"]["partition"]
+        .as_i64()
+        .unwrap_or(0);
     let selector_labels = spec["selector"]["matchLabels"].clone();
     let update_rev = revisions::ensure(ctx, &set, &spec["template"], &selector_labels);
     let current_rev = set["status"]["currentRevision"]
@@ -56,11 +60,19 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         .filter(|p| objects::controlled_by(p, meta::uid(&set)))
         .filter_map(|p| ordinal(&name, &p).map(|o| (o, p)))
         .collect();
-    let revision_of = |p: &Value| meta::labels(p).get(REVISION_LABEL).and_then(Value::as_str).unwrap_or("").to_string();
+    let revision_of = |p: &Value| {
+        meta::labels(p)
+            .get(REVISION_LABEL)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
 
     // Failed or finished pods are replaced.
     for p in pods.values() {
-        if matches!(p["status"]["phase"].as_str(), Some("Failed" | "Succeeded")) && !meta::is_deleting(p) {
+        if matches!(p["status"]["phase"].as_str(), Some("Failed" | "Succeeded"))
+            && !meta::is_deleting(p)
+        {
             delete_pod(ctx, &set, &ns, meta::name(p));
         }
     }
@@ -75,7 +87,11 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
                 }
             }
             None => {
-                let rev = if strategy == "RollingUpdate" && i < partition { &current_rev } else { &update_rev };
+                let rev = if strategy == "RollingUpdate" && i < partition {
+                    &current_rev
+                } else {
+                    &update_rev
+                };
                 create_pod(ctx, &set, &ns, i, rev);
                 acted = true;
                 if !parallel {
@@ -106,7 +122,8 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             if spec["persistentVolumeClaimRetentionPolicy"]["whenScaled"] == "Delete" {
                 for c in claim_templates(&set) {
                     let claim = format!("{}-{}", meta::name(&c), meta::name(p));
-                    let _ = objects::delete(ctx, "", "persistentvolumeclaims", &ns, &claim, None, None);
+                    let _ =
+                        objects::delete(ctx, "", "persistentvolumeclaims", &ns, &claim, None, None);
                 }
             }
             if !parallel {
@@ -135,9 +152,15 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     let min_ready = spec["minReadySeconds"].as_i64().unwrap_or(0);
     let replicas = pods.len() as i64;
     let ready = pods.iter().filter(|p| replicaset::is_ready(p)).count() as i64;
-    let available = pods.iter().filter(|p| replicaset::availability(p, min_ready).0).count() as i64;
+    let available = pods
+        .iter()
+        .filter(|p| replicaset::availability(p, min_ready).0)
+        .count() as i64;
     let updated = pods.iter().filter(|p| revision_of(p) == update_rev).count() as i64;
-    let mut current = pods.iter().filter(|p| revision_of(p) == current_rev).count() as i64;
+    let mut current = pods
+        .iter()
+        .filter(|p| revision_of(p) == current_rev)
+        .count() as i64;
     let mut current_name = current_rev.clone();
     if updated == replicas && ready == replicas && replicas == want {
         current = updated;
@@ -146,7 +169,12 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     let mut keep: Vec<String> = pods.iter().map(|p| revision_of(p)).collect();
     keep.push(update_rev.clone());
     keep.push(current_name.clone());
-    revisions::prune(ctx, &set, spec["revisionHistoryLimit"].as_i64().unwrap_or(10), &keep);
+    revisions::prune(
+        ctx,
+        &set,
+        spec["revisionHistoryLimit"].as_i64().unwrap_or(10),
+        &keep,
+    );
     let generation = set["metadata"]["generation"].as_i64().unwrap_or(1);
     objects::update_status(ctx, "apps", "statefulsets", &ns, &name, MANAGER, |o| {
         let before = o["status"].clone();
@@ -174,7 +202,10 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
 }
 
 fn claim_templates(set: &Value) -> Vec<Value> {
-    set["spec"]["volumeClaimTemplates"].as_array().cloned().unwrap_or_default()
+    set["spec"]["volumeClaimTemplates"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn create_pod(ctx: &Ctx, set: &Value, ns: &str, i: i64, revision: &str) {
@@ -183,7 +214,8 @@ fn create_pod(ctx: &Ctx, set: &Value, ns: &str, i: i64, revision: &str) {
     let template = if revision.is_empty() {
         set["spec"]["template"].clone()
     } else {
-        revisions::template_of(ctx, set, revision).unwrap_or_else(|| set["spec"]["template"].clone())
+        revisions::template_of(ctx, set, revision)
+            .unwrap_or_else(|| set["spec"]["template"].clone())
     };
     // Claims first.
     for c in claim_templates(set) {
@@ -197,7 +229,10 @@ fn create_pod(ctx: &Ctx, set: &Value, ns: &str, i: i64, revision: &str) {
             "metadata": {"name": claim_name, "namespace": ns},
             "spec": c["spec"].clone(),
         });
-        let mut labels = c["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+        let mut labels = c["metadata"]["labels"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         if let Some(sel) = set["spec"]["selector"]["matchLabels"].as_object() {
             labels.extend(sel.clone());
         }
@@ -211,25 +246,49 @@ fn create_pod(ctx: &Ctx, set: &Value, ns: &str, i: i64, revision: &str) {
             claim["metadata"]["ownerReferences"] = json!([objects::owner_ref(set, false)]);
         }
         match objects::create(ctx, "", "persistentvolumeclaims", ns, claim, MANAGER) {
-            Ok(_) => events::normal(ctx, set, events::STATEFULSET, "SuccessfulCreate", &format!("create Claim {claim_name} Pod {pod_name} in StatefulSet {name} success")),
+            Ok(_) => events::normal(
+                ctx,
+                set,
+                events::STATEFULSET,
+                "SuccessfulCreate",
+                &format!("create Claim {claim_name} Pod {pod_name} in StatefulSet {name} success"),
+            ),
             Err(e) => {
-                events::warning(ctx, set, events::STATEFULSET, "FailedCreate", &format!("create Claim {claim_name} for Pod {pod_name} in StatefulSet {name} failed error: {}", e.message));
+                events::warning(
+                    ctx,
+                    set,
+                    events::STATEFULSET,
+                    "FailedCreate",
+                    &format!(
+                        "create Claim {claim_name} for Pod {pod_name} in StatefulSet {name} failed error: {}",
+                        e.message
+                    ),
+                );
                 return;
             }
         }
     }
     let mut pod = objects::pod_from_template(set, &template, Some(&pod_name), "");
-    let labels = pod["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+    let labels = pod["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
     let mut labels = labels;
     labels.insert(REVISION_LABEL.into(), json!(revision));
     labels.insert("statefulset.kubernetes.io/pod-name".into(), json!(pod_name));
     labels.insert("apps.kubernetes.io/pod-index".into(), json!(i.to_string()));
     pod["metadata"]["labels"] = json!(labels);
     pod["spec"]["hostname"] = json!(pod_name);
-    if let Some(svc) = set["spec"]["serviceName"].as_str().filter(|s| !s.is_empty()) {
+    if let Some(svc) = set["spec"]["serviceName"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+    {
         pod["spec"]["subdomain"] = json!(svc);
     }
-    let mut volumes = pod["spec"]["volumes"].as_array().cloned().unwrap_or_default();
+    let mut volumes = pod["spec"]["volumes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for c in claim_templates(set) {
         let vname = meta::name(&c).to_string();
         volumes.retain(|v| v["name"] != vname.as_str());
@@ -239,14 +298,38 @@ fn create_pod(ctx: &Ctx, set: &Value, ns: &str, i: i64, revision: &str) {
         pod["spec"]["volumes"] = json!(volumes);
     }
     match objects::create(ctx, "", "pods", ns, pod, MANAGER) {
-        Ok(_) => events::normal(ctx, set, events::STATEFULSET, "SuccessfulCreate", &format!("create Pod {pod_name} in StatefulSet {name} successful")),
+        Ok(_) => events::normal(
+            ctx,
+            set,
+            events::STATEFULSET,
+            "SuccessfulCreate",
+            &format!("create Pod {pod_name} in StatefulSet {name} successful"),
+        ),
         Err(e) if e.code == 409 => {}
-        Err(e) => events::warning(ctx, set, events::STATEFULSET, "FailedCreate", &format!("create Pod {pod_name} in StatefulSet {name} failed error: {}", e.message)),
+        Err(e) => events::warning(
+            ctx,
+            set,
+            events::STATEFULSET,
+            "FailedCreate",
+            &format!(
+                "create Pod {pod_name} in StatefulSet {name} failed error: {}",
+                e.message
+            ),
+        ),
     }
 }
 
 fn delete_pod(ctx: &Ctx, set: &Value, ns: &str, pod: &str) {
     if objects::delete(ctx, "", "pods", ns, pod, None, None).is_ok() {
-        events::normal(ctx, set, events::STATEFULSET, "SuccessfulDelete", &format!("delete Pod {pod} in StatefulSet {} successful", meta::name(set)));
+        events::normal(
+            ctx,
+            set,
+            events::STATEFULSET,
+            "SuccessfulDelete",
+            &format!(
+                "delete Pod {pod} in StatefulSet {} successful",
+                meta::name(set)
+            ),
+        );
     }
 }

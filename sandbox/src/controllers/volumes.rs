@@ -23,7 +23,11 @@ fn claim_names(pod: &Value) -> Vec<String> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|v| v["persistentVolumeClaim"]["claimName"].as_str().map(String::from))
+        .filter_map(|v| {
+            v["persistentVolumeClaim"]["claimName"]
+                .as_str()
+                .map(String::from)
+        })
         .collect()
 }
 
@@ -31,9 +35,13 @@ pub fn route(ctx: &Ctx, change: &Change) {
     let k = &change.key;
     match k.resource.as_str() {
         "/pods" => {
-            for o in [change.object.as_deref(), change.previous.as_deref()].into_iter().flatten() {
+            for o in [change.object.as_deref(), change.previous.as_deref()]
+                .into_iter()
+                .flatten()
+            {
                 for c in claim_names(o) {
-                    ctx.queue.add(objects::key("/persistentvolumeclaims", &k.namespace, &c));
+                    ctx.queue
+                        .add(objects::key("/persistentvolumeclaims", &k.namespace, &c));
                 }
             }
         }
@@ -53,7 +61,8 @@ pub fn route(ctx: &Ctx, change: &Change) {
         "/persistentvolumes" => {
             let r = &change.subject()["spec"]["claimRef"];
             if let (Some(ns), Some(name)) = (r["namespace"].as_str(), r["name"].as_str()) {
-                ctx.queue.add(objects::key("/persistentvolumeclaims", ns, name));
+                ctx.queue
+                    .add(objects::key("/persistentvolumeclaims", ns, name));
             }
         }
         _ => {}
@@ -116,38 +125,62 @@ pub fn reconcile_claim(ctx: &Ctx, key: &ObjectKey) {
         if meta::finalizers(&claim).iter().any(|f| f == PVC_PROTECTION)
             && !in_use(ctx, &key.namespace, &key.name)
         {
-            remove_finalizer(ctx, "persistentvolumeclaims", &key.namespace, &key.name, PVC_PROTECTION);
+            remove_finalizer(
+                ctx,
+                "persistentvolumeclaims",
+                &key.namespace,
+                &key.name,
+                PVC_PROTECTION,
+            );
         }
         return;
     }
     if claim["status"]["phase"] == "Bound" {
         return;
     }
-    let class = claim["spec"]["storageClassName"].as_str().unwrap_or("").to_string();
-    if let Some(volume) = claim["spec"]["volumeName"].as_str().filter(|v| !v.is_empty()) {
+    let class = claim["spec"]["storageClassName"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    if let Some(volume) = claim["spec"]["volumeName"]
+        .as_str()
+        .filter(|v| !v.is_empty())
+    {
         if let Some(pv) = objects::get(ctx, "", "persistentvolumes", "", volume) {
             bind(ctx, key, &claim, &pv);
         }
         return;
     }
     // An Available volume that fits comes first.
-    let fits = objects::list(ctx, "", "persistentvolumes", "").into_iter().find(|pv| {
-        pv["status"]["phase"] == "Available"
-            && pv["spec"]["claimRef"].is_null()
-            && pv["spec"]["storageClassName"].as_str().unwrap_or("") == class
-            && bytes(&pv["spec"]["capacity"]["storage"]) >= bytes(&request(&claim))
-            && claim["spec"]["accessModes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .all(|m| pv["spec"]["accessModes"].as_array().is_some_and(|a| a.contains(m)))
-    });
+    let fits = objects::list(ctx, "", "persistentvolumes", "")
+        .into_iter()
+        .find(|pv| {
+            pv["status"]["phase"] == "Available"
+                && pv["spec"]["claimRef"].is_null()
+                && pv["spec"]["storageClassName"].as_str().unwrap_or("") == class
+                && bytes(&pv["spec"]["capacity"]["storage"]) >= bytes(&request(&claim))
+                && claim["spec"]["accessModes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .all(|m| {
+                        pv["spec"]["accessModes"]
+                            .as_array()
+                            .is_some_and(|a| a.contains(m))
+                    })
+        });
     if let Some(pv) = fits {
         bind(ctx, key, &claim, &pv);
         return;
     }
     if class.is_empty() {
-        events::normal(ctx, &claim, events::VOLUME, "FailedBinding", "no persistent volumes available for this claim and no storage class is set");
+        events::normal(
+            ctx,
+            &claim,
+            events::VOLUME,
+            "FailedBinding",
+            "no persistent volumes available for this claim and no storage class is set",
+        );
         return;
     }
     let Some(sc) = objects::get(ctx, "storage.k8s.io", "storageclasses", "", &class) else {
@@ -160,8 +193,15 @@ pub fn reconcile_claim(ctx: &Ctx, key: &ObjectKey) {
         );
         return;
     };
-    if sc["volumeBindingMode"] == "WaitForFirstConsumer" && !in_use(ctx, &key.namespace, &key.name) {
-        events::normal(ctx, &claim, events::VOLUME, "WaitForFirstConsumer", "waiting for first consumer to be created before binding");
+    if sc["volumeBindingMode"] == "WaitForFirstConsumer" && !in_use(ctx, &key.namespace, &key.name)
+    {
+        events::normal(
+            ctx,
+            &claim,
+            events::VOLUME,
+            "WaitForFirstConsumer",
+            "waiting for first consumer to be created before binding",
+        );
         return;
     }
     provision(ctx, key, &claim, &sc);
@@ -175,7 +215,9 @@ fn provision(ctx: &Ctx, key: &ObjectKey, claim: &Value, sc: &Value) {
         claim,
         events::VOLUME,
         "ExternalProvisioning",
-        &format!("Waiting for a volume to be created either by the external provisioner '{provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."),
+        &format!(
+            "Waiting for a volume to be created either by the external provisioner '{provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
+        ),
     );
     let pv = json!({
         "apiVersion": "v1",
@@ -201,7 +243,14 @@ fn provision(ctx: &Ctx, key: &ObjectKey, claim: &Value, sc: &Value) {
             },
         },
     });
-    let created = match objects::create(ctx, "", "persistentvolumes", "", pv, &provisioner_manager(&provisioner)) {
+    let created = match objects::create(
+        ctx,
+        "",
+        "persistentvolumes",
+        "",
+        pv,
+        &provisioner_manager(&provisioner),
+    ) {
         Ok(v) => v,
         Err(e) if e.code == 409 => match objects::get(ctx, "", "persistentvolumes", "", &name) {
             Some(v) => (*v).clone(),
@@ -215,7 +264,10 @@ fn provision(ctx: &Ctx, key: &ObjectKey, claim: &Value, sc: &Value) {
     events::normal(
         ctx,
         claim,
-        events::Source { component: "sandbox-provisioner", manager: MANAGER },
+        events::Source {
+            component: "sandbox-provisioner",
+            manager: MANAGER,
+        },
         "ProvisioningSucceeded",
         &format!("Successfully provisioned volume {name}"),
     );
@@ -262,24 +314,40 @@ fn bind(ctx: &Ctx, key: &ObjectKey, claim: &Value, pv: &Arc<Value>) {
         true
     });
     let provisioner = meta::annotation(pv, "pv.kubernetes.io/provisioned-by").map(String::from);
-    objects::update(ctx, "", "persistentvolumeclaims", &key.namespace, &key.name, MANAGER, |o| {
-        o["spec"]["volumeName"] = json!(pv_name);
-        let m = meta::meta_mut(o);
-        let ann = m.entry("annotations").or_insert_with(|| json!({}));
-        ann["pv.kubernetes.io/bind-completed"] = json!("yes");
-        ann["pv.kubernetes.io/bound-by-controller"] = json!("yes");
-        if let Some(p) = &provisioner {
-            ann["volume.beta.kubernetes.io/storage-provisioner"] = json!(p);
-            ann["volume.kubernetes.io/storage-provisioner"] = json!(p);
-        }
-        true
-    });
+    objects::update(
+        ctx,
+        "",
+        "persistentvolumeclaims",
+        &key.namespace,
+        &key.name,
+        MANAGER,
+        |o| {
+            o["spec"]["volumeName"] = json!(pv_name);
+            let m = meta::meta_mut(o);
+            let ann = m.entry("annotations").or_insert_with(|| json!({}));
+            ann["pv.kubernetes.io/bind-completed"] = json!("yes");
+            ann["pv.kubernetes.io/bound-by-controller"] = json!("yes");
+            if let Some(p) = &provisioner {
+                ann["volume.beta.kubernetes.io/storage-provisioner"] = json!(p);
+                ann["volume.kubernetes.io/storage-provisioner"] = json!(p);
+            }
+            true
+        },
+    );
     let capacity = pv["spec"]["capacity"].clone();
     let modes = pv["spec"]["accessModes"].clone();
-    objects::update_status(ctx, "", "persistentvolumeclaims", &key.namespace, &key.name, MANAGER, |o| {
-        o["status"] = json!({"phase": "Bound", "accessModes": modes, "capacity": capacity});
-        true
-    });
+    objects::update_status(
+        ctx,
+        "",
+        "persistentvolumeclaims",
+        &key.namespace,
+        &key.name,
+        MANAGER,
+        |o| {
+            o["status"] = json!({"phase": "Bound", "accessModes": modes, "capacity": capacity});
+            true
+        },
+    );
 }
 
 pub fn reconcile_volume(ctx: &Ctx, key: &ObjectKey) {
