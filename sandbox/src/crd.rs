@@ -238,11 +238,9 @@ fn default_into(schema: &Value, value: &mut Value, root: bool) {
                 }
             }
         }
-        Value::Array(items) => {
-            if schema["items"].is_object() {
-                for item in items {
-                    default_into(&schema["items"], item, false);
-                }
+        Value::Array(items) if schema["items"].is_object() => {
+            for item in items {
+                default_into(&schema["items"], item, false);
             }
         }
         _ => {}
@@ -332,10 +330,8 @@ fn check(
     causes: &mut Vec<Cause>,
     patterns: &mut HashMap<String, Option<chartkit_regexp::Regexp>>,
 ) {
-    if v.is_null() {
-        if schema["nullable"] == true || schema["type"].is_null() {
-            return;
-        }
+    if v.is_null() && (schema["nullable"] == true || schema["type"].is_null()) {
+        return;
     }
     if schema["x-kubernetes-int-or-string"] == true {
         if !matches!(v, Value::String(_)) && !type_ok("integer", v) {

@@ -49,7 +49,7 @@ pub fn route(ctx: &Ctx, change: &Change) {
             // Pods waiting for the claim, and the volume it was bound to.
             for p in objects::list(ctx, "", "pods", &k.namespace) {
                 if p["spec"]["nodeName"].as_str().is_none_or(str::is_empty)
-                    && claim_names(&p).iter().any(|c| *c == k.name)
+                    && claim_names(&p).contains(&k.name)
                 {
                     ctx.queue.add(objects::key_of("/pods", &p));
                 }
