@@ -279,6 +279,7 @@ impl Cluster {
             ));
         }
         rules::prepare_create(def, &mut object);
+        crate::controllers::admission::on_create(self, t, &mut object)?;
         for attempt in 0..8 {
             let name = if name.is_empty() {
                 meta::generate_name(&generate)
@@ -620,8 +621,25 @@ impl Cluster {
             }
             pending = true;
             if meta::is_deleting(current) {
-                // Already being deleted: only the finalizers asked for now are added.
-                if finalizers == meta::finalizers(current) {
+                // Already being deleted: only the finalizers asked for now are added,
+                // and a shorter grace period cuts the wait (a pod's kubelet ends it
+                // with a zero grace period).
+                let current_grace = current["metadata"]["deletionGracePeriodSeconds"]
+                    .as_i64()
+                    .unwrap_or(0);
+                let asked = graceful.unwrap_or(0);
+                if asked < current_grace {
+                    let m = meta::meta_mut(&mut new);
+                    let when = chrono::Utc::now() + chrono::Duration::seconds(asked);
+                    m.insert(
+                        "deletionTimestamp".into(),
+                        json!(when.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+                    );
+                    m.insert("deletionGracePeriodSeconds".into(), json!(asked));
+                    if finalizers.is_empty() && asked == 0 {
+                        return Ok(Write::Delete);
+                    }
+                } else if finalizers == meta::finalizers(current) {
                     return Ok(Write::Unchanged);
                 }
             } else {
@@ -897,6 +915,9 @@ impl Cluster {
             m.remove("resourceVersion");
         }
         rules::apply_defaults(def, &t.version, new);
+        if let Some(cur) = &served_current {
+            crate::controllers::admission::on_update(t, cur, new);
+        }
         if let Some(cur) = &served_current
             && def.tracks_generation()
             && t.subresource.is_empty()

@@ -27,7 +27,11 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
     }
     match (def.group.as_str(), def.plural.as_str()) {
         ("", "pods") => {
-            map.insert("status".into(), json!({"phase": "Pending"}));
+            let qos = qos_class(map.get("spec").unwrap_or(&Value::Null));
+            map.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
         }
         ("", "namespaces") => {
             map.insert("status".into(), json!({"phase": "Active"}));
@@ -35,9 +39,11 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
         }
         ("", "persistentvolumeclaims") => {
             map.insert("status".into(), json!({"phase": "Pending"}));
+            add_finalizer(object, crate::controllers::volumes::PVC_PROTECTION);
         }
         ("", "persistentvolumes") => {
             map.insert("status".into(), json!({"phase": "Pending"}));
+            add_finalizer(object, crate::controllers::volumes::PV_PROTECTION);
         }
         ("", "services") => {
             map.insert("status".into(), json!({"loadBalancer": {}}));
@@ -50,8 +56,51 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
                 "status".into(),
                 json!({"acceptedNames": {"kind": "", "plural": ""}, "conditions": [], "storedVersions": []}),
             );
+            add_finalizer(object, crate::controllers::crds::CLEANUP);
         }
         _ => {}
+    }
+}
+
+/// Adds a finalizer the API server's admission puts on new objects of a type.
+fn add_finalizer(object: &mut Value, name: &str) {
+    let mut f = meta::finalizers(object);
+    if !f.iter().any(|x| x == name) {
+        f.push(name.to_string());
+        meta::set_finalizers(object, &f);
+    }
+}
+
+/// The pod's quality of service class, from its containers' requests and limits.
+fn qos_class(spec: &Value) -> &'static str {
+    let containers: Vec<&Value> = ["initContainers", "containers"]
+        .iter()
+        .flat_map(|l| spec[*l].as_array().into_iter().flatten())
+        .collect();
+    let mut any = false;
+    let mut guaranteed = true;
+    for c in &containers {
+        let requests = c["resources"]["requests"].as_object();
+        let limits = c["resources"]["limits"].as_object();
+        for r in ["cpu", "memory"] {
+            let req = requests.and_then(|m| m.get(r));
+            let lim = limits.and_then(|m| m.get(r));
+            if req.is_some() || lim.is_some() {
+                any = true;
+            }
+            match (req, lim) {
+                (_, None) => guaranteed = false,
+                (Some(q), Some(l)) if q != l => guaranteed = false,
+                _ => {}
+            }
+        }
+    }
+    if !any {
+        "BestEffort"
+    } else if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
     }
 }
 
@@ -538,6 +587,9 @@ pub fn validate(
                     &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
                 ));
             }
+        }
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            causes.extend(crate::crd::validate_definition(object));
         }
         ("", "configmaps") | ("", "secrets") => {
             for field in ["data", "binaryData", "stringData"] {

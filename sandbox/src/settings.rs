@@ -9,6 +9,9 @@ pub struct Settings {
     pub pod_ready_delay: Duration,
     /// How long a Job's pods run before they succeed.
     pub job_duration: Duration,
+    /// When set, every CronJob fires at this interval instead of at its schedule's times
+    /// (per CronJob: the `sandbox.chartkit.dev/cron-interval` annotation).
+    pub cron_interval: Option<Duration>,
     /// Names of the simulated nodes (DaemonSets put a pod on each).
     pub nodes: Vec<String>,
     /// The Kubernetes version `/version` reports.
@@ -36,6 +39,7 @@ impl Default for Settings {
         Settings {
             pod_ready_delay: Duration::from_millis(500),
             job_duration: Duration::from_millis(500),
+            cron_interval: None,
             nodes: vec!["sandbox-node".to_string()],
             kubernetes_version: KubeVersion {
                 major: 1,

@@ -1,9 +1,15 @@
-//! The namespace controller: a terminating namespace's objects are deleted, then its
-//! `kubernetes` finalizer is removed and it goes.
+//! The namespace controller: a terminating namespace's objects are deleted (pods
+//! gracefully, as the kubelet stops them; objects with finalizers stay until those are
+//! removed), its status conditions say what remains, as the namespace lifecycle
+//! controller writes them, and once it is empty its `kubernetes` finalizer is removed
+//! and it goes.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Ctx, MANAGER};
+use super::{Ctx, MANAGER, objects};
 use crate::cluster::{Cluster, DeleteOptions, Target, WriteOptions, Written};
 use crate::meta;
 use crate::status::{ApiError, ApiResult};
@@ -19,6 +25,7 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         return;
     }
     let contents = cluster.store.in_namespace(&key.name);
+    write_conditions(ctx, &key.name, &contents);
     if contents.is_empty() {
         let mut finalized = (*ns).clone();
         finalized["spec"]["finalizers"] = json!([]);
@@ -26,7 +33,6 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             subresource: "finalize".into(),
             ..t
         };
-        let _ = &finalized;
         let opts = WriteOptions {
             manager: MANAGER.into(),
             ..WriteOptions::default()
@@ -38,23 +44,21 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     }
     let opts = DeleteOptions {
         propagation: Some("Background".into()),
-        grace_period: Some(0),
         ..DeleteOptions::default()
     };
-    for (resource, name) in contents {
-        let Some(def) = cluster.registry().by_key(&resource) else {
+    for (resource, name) in &contents {
+        let Some(def) = cluster.registry().by_key(resource) else {
             continue;
         };
         let target = Target {
             version: def.versions[0].clone(),
             def,
             namespace: key.name.clone(),
-            name,
+            name: name.clone(),
             subresource: String::new(),
         };
         if let Some(o) = cluster.get_raw(&target)
             && meta::is_deleting(&o)
-            && !meta::finalizers(&o).is_empty()
         {
             continue;
         }
@@ -62,6 +66,120 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
             tracing::debug!(error = %e, "deleting namespace content");
         }
     }
+    // Content held by finalizers is looked at again now and then, as the controller
+    // resyncs.
+    ctx.requeue(key, Duration::from_secs(2));
+}
+
+/// The conditions of a terminating namespace: what is left, and which finalizers
+/// hold it.
+fn write_conditions(ctx: &Ctx, namespace: &str, contents: &[(String, String)]) {
+    let mut remaining: BTreeMap<String, usize> = BTreeMap::new();
+    let mut finalizers: BTreeMap<String, usize> = BTreeMap::new();
+    for (resource, name) in contents {
+        let (group, plural) = resource.split_once('/').unwrap_or(("", resource));
+        *remaining.entry(format!("{plural}.{group}")).or_default() += 1;
+        if let Some(o) = ctx
+            .cluster
+            .store
+            .get(&objects::key(resource, namespace, name))
+        {
+            for f in meta::finalizers(&o) {
+                *finalizers.entry(f).or_default() += 1;
+            }
+        }
+    }
+    let (remain_status, remain_reason, remain_msg) = if remaining.is_empty() {
+        (
+            "False",
+            "ContentRemoved",
+            "All content successfully removed".to_string(),
+        )
+    } else {
+        let parts: Vec<String> = remaining
+            .iter()
+            .map(|(r, n)| format!("{r} has {n} resource instances"))
+            .collect();
+        (
+            "True",
+            "SomeResourcesRemain",
+            format!("Some resources are remaining: {}", parts.join(", ")),
+        )
+    };
+    let (fin_status, fin_reason, fin_msg) = if finalizers.is_empty() {
+        (
+            "False",
+            "ContentHasNoFinalizers",
+            "All content-preserving finalizers finished".to_string(),
+        )
+    } else {
+        let parts: Vec<String> = finalizers
+            .iter()
+            .map(|(f, n)| format!("{f} in {n} resource instances"))
+            .collect();
+        (
+            "True",
+            "SomeFinalizersRemain",
+            format!(
+                "Some content in the namespace has finalizers remaining: {}",
+                parts.join(", ")
+            ),
+        )
+    };
+    let wanted = [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered".to_string(),
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed".to_string(),
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization".to_string(),
+        ),
+        (
+            "NamespaceContentRemaining",
+            remain_status,
+            remain_reason,
+            remain_msg,
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            fin_status,
+            fin_reason,
+            fin_msg,
+        ),
+    ];
+    objects::update_status(ctx, "", "namespaces", "", namespace, MANAGER, |o| {
+        let mut conds = objects::conditions(o);
+        let mut changed = false;
+        for (ty, status, reason, message) in &wanted {
+            changed |= objects::set_condition(
+                &mut conds,
+                json!({"type": ty, "status": status, "reason": reason, "message": message}),
+                &["lastTransitionTime"],
+            );
+        }
+        // Keep the order the controller lists them in.
+        conds.sort_by_key(|c| {
+            wanted
+                .iter()
+                .position(|w| c["type"] == w.0)
+                .unwrap_or(wanted.len())
+        });
+        if changed {
+            o["status"]["conditions"] = Value::Array(conds);
+        }
+        changed
+    });
 }
 
 /// PUT `namespaces/NAME/finalize`: only `spec.finalizers` changes; a terminating
