@@ -209,6 +209,10 @@ pub fn type_mismatch(
 }
 
 /// The JSON type names Go's decoder uses in its errors.
+pub fn json_type_name(v: &Value) -> &'static str {
+    go_json_type(v)
+}
+
 fn go_json_type(v: &Value) -> &'static str {
     match v {
         Value::Array(_) => "array",

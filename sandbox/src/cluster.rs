@@ -791,6 +791,28 @@ impl Cluster {
             }
             Some(_) => {}
         }
+        if t.def.custom.is_none() {
+            // Built-in types decode into Go structs: a field of the wrong JSON type fails
+            // there, before anything looks at the object.
+            for field in ["metadata", "spec", "status"] {
+                if let Some(v) = map.get(field)
+                    && !(v.is_object() || v.is_null())
+                {
+                    let struct_type = match field {
+                        "metadata" => "v1.ObjectMeta".to_string(),
+                        f => format!("v1.{}{}", t.def.kind, if f == "spec" { "Spec" } else { "Status" }),
+                    };
+                    return Err(ApiError::bad_request(format!(
+                        "{} in version {:?} cannot be handled as a {}: json: cannot unmarshal {} into Go struct field {}.{field} of type {struct_type}",
+                        t.def.kind,
+                        t.version,
+                        t.def.kind,
+                        crate::body::json_type_name(v),
+                        t.def.kind,
+                    )));
+                }
+            }
+        }
         let mut object = Value::Object(map);
         if !object.get("metadata").is_none_or(Value::is_object) {
             return Err(ApiError::bad_request("metadata: must be an object"));

@@ -158,9 +158,15 @@ pub async fn handle(app: Arc<App>, req: Request<Body>) -> Response<Body> {
             return error_response(&ApiError::unauthorized());
         }
     }
-    match route(&app, req).await {
-        Ok(resp) => resp,
-        Err(e) => error_response(&e),
+    // As the API server's panic filter does: a bug answers 500, never a dropped
+    // connection.
+    use futures::FutureExt as _;
+    match std::panic::AssertUnwindSafe(route(&app, req)).catch_unwind().await {
+        Ok(Ok(resp)) => resp,
+        Ok(Err(e)) => error_response(&e),
+        Err(_) => error_response(&ApiError::internal(
+            "an error on the server (\"the sandbox failed while handling the request\") has prevented the request from succeeding",
+        )),
     }
 }
 
