@@ -282,13 +282,22 @@ metadata: {name: ext, namespace: snap, labels: {snap: "yes"}}
 spec: {type: ExternalName, externalName: db.example.com}
 "#,
     );
+    // The simulated cloud gives a LoadBalancer the first free address of its range.
+    k.ok(&[
+        "wait",
+        "-n",
+        "snap",
+        "--for=jsonpath={.status.loadBalancer.ingress[0].ip}=172.18.255.200",
+        "service/lb",
+        "--timeout=30s",
+    ]);
     assert_table(
         &k.ok(&["get", "services", "-n", "snap", "-l", "snap=yes"]),
         &[
             "NAME|TYPE|CLUSTER-IP|EXTERNAL-IP|PORT(S)|AGE",
             "ext|ExternalName|<none>|db.example.com|<none>|5s",
             "headless|ClusterIP|None|<none>|5432/TCP|5s",
-            "lb|LoadBalancer|10.96.100.12|<pending>|443:30443/TCP|5s",
+            "lb|LoadBalancer|10.96.100.12|172.18.255.200|443:30443/TCP|5s",
             "np|NodePort|10.96.100.11|<none>|80:30080/TCP,53:30053/UDP|5s",
             "web|ClusterIP|10.96.100.10|<none>|80/TCP|5s",
         ],
@@ -317,7 +326,7 @@ spec: {type: ExternalName, externalName: db.example.com}
             "NAMESPACE|NAME|TYPE|CLUSTER-IP|EXTERNAL-IP|PORT(S)|AGE|SNAP",
             "snap|ext|ExternalName|<none>|db.example.com|<none>|5s|yes",
             "snap|headless|ClusterIP|None|<none>|5432/TCP|5s|yes",
-            "snap|lb|LoadBalancer|10.96.100.12|<pending>|443:30443/TCP|5s|yes",
+            "snap|lb|LoadBalancer|10.96.100.12|172.18.255.200|443:30443/TCP|5s|yes",
             "snap|np|NodePort|10.96.100.11|<none>|80:30080/TCP,53:30053/UDP|5s|yes",
             "snap|web|ClusterIP|10.96.100.10|<none>|80/TCP|5s|yes",
         ],

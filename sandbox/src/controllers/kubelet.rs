@@ -123,7 +123,10 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
         return;
     };
     let node = pod["spec"]["nodeName"].as_str().unwrap_or("").to_string();
-    if node.is_empty() {
+    // A kubelet runs only the pods bound to its own node: a pod on a node the sandbox
+    // does not simulate keeps whatever status it is given, as on a cluster whose node
+    // is gone.
+    if node.is_empty() || !ctx.cluster.settings.nodes.iter().any(|n| *n == node) {
         return;
     }
     if meta::is_deleting(&pod) {
