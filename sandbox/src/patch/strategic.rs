@@ -174,13 +174,13 @@ pub fn go_format(v: &Value) -> String {
     }
 }
 
-/// A float as Go's `%v` prints it: shortest digits, an exponent below 1e-4 or from 1e21.
+/// A float as Go's `%v` prints it: shortest digits, an exponent below 1e-4 or from 1e6.
 fn go_float(f: f64) -> String {
     if f == 0.0 {
         return "0".into();
     }
     let exp = f.abs().log10().floor() as i32;
-    if !(-4..21).contains(&exp) {
+    if !(-4..6).contains(&exp) {
         let s = format!("{f:e}");
         let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
         let e: i32 = e.parse().unwrap_or(0);
@@ -544,17 +544,19 @@ fn merge_slice(
     }
     let all: Vec<&Value> = original.iter().chain(&patch).collect();
     let kind = element_type(&all)?;
-    let original_order = original.clone();
-    let merged = if kind != GoType::Map {
+    // As in Go, the special items of a list of maps leave both lists changed for the
+    // ordering that follows.
+    let (merged, patch, original_order) = if kind != GoType::Map {
         if delete_list {
             return Ok(original
                 .into_iter()
                 .filter(|v| !patch.contains(v))
                 .collect());
         }
+        let order = original.clone();
         let mut both = original;
         both.extend(patch.iter().cloned());
-        dedup_scalars(both)
+        (dedup_scalars(both), patch, order)
     } else {
         if merge_key.is_empty() {
             return Err(Error::Other(
@@ -562,7 +564,9 @@ fn merge_slice(
             ));
         }
         let (original, rest) = merge_special_items(original, &patch, merge_key)?;
-        merge_items_by_key(original, rest, merge_key, meta)?
+        let order = original.clone();
+        let merged = merge_items_by_key(original, rest.clone(), merge_key, meta)?;
+        (merged, rest, order)
     };
     let (in_patch, server_only) = partition(&merged, &patch, merge_key)?;
     normalize_order(
