@@ -121,6 +121,7 @@ pub(super) fn for_root(name: &str) -> Option<&'static Map<String, Value>> {
 }
 
 /// The names of every root type.
+#[cfg(test)]
 pub(super) fn root_names() -> impl Iterator<Item = Cow<'static, str>> {
     ROOTS.iter().map(|(name, _)| name())
 }
@@ -139,7 +140,8 @@ fn build(roots: &[Root]) -> Map<String, Value> {
     defs
 }
 
-/// Every definition of every root (for tests and documents about everything).
+/// Every definition of every root.
+#[cfg(test)]
 pub(super) fn build_all() -> Map<String, Value> {
     build(ROOTS)
 }
