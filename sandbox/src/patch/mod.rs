@@ -3,6 +3,8 @@
 //! (in [`crate::fieldmanager`]).
 
 mod json_patch;
+#[cfg(test)]
+mod random_tests;
 mod strategic;
 
 pub use json_patch::json_patch;
