@@ -65,7 +65,7 @@ impl Kube<'_> {
 
     fn json(&self, args: &[&str]) -> Value {
         let mut all = args.to_vec();
-        all.extend(["-o", "json"]);
+        all.extend(["-o", "json", "--show-managed-fields"]);
         serde_json::from_slice(&self.ok(&all).stdout).expect("kubectl printed JSON")
     }
 
@@ -368,7 +368,7 @@ fn explain_and_strict_field_validation() {
     let out = k.ok(&["explain", "deployment.spec.template.spec.containers"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.starts_with("GROUP:      apps\nKIND:       Deployment\nVERSION:    v1\n\nFIELD: containers <[]Container>\n\nDESCRIPTION:\n    List of containers belonging to the pod."),
+        text.starts_with("GROUP:      apps\nKIND:       Deployment\nVERSION:    v1\n\nFIELD: containers <[]Container>\n\n\nDESCRIPTION:\n    List of containers belonging to the pod."),
         "{text}"
     );
     assert!(text.contains("\nFIELDS:\n  args\t<[]string>\n"), "{text}");

@@ -27,15 +27,41 @@ impl Rng {
 }
 
 const KEYS: &[&str] = &[
-    "spec", "template", "containers", "name", "image", "env", "ports", "containerPort", "protocol",
-    "metadata", "labels", "finalizers", "replicas", "strategy", "rollingUpdate", "volumes",
-    "$patch", "$retainKeys", "$setElementOrder/containers", "$deleteFromPrimitiveList/finalizers",
-    "tolerations", "selector", "matchLabels", "value", "args", "x",
+    "spec",
+    "template",
+    "containers",
+    "name",
+    "image",
+    "env",
+    "ports",
+    "containerPort",
+    "protocol",
+    "metadata",
+    "labels",
+    "finalizers",
+    "replicas",
+    "strategy",
+    "rollingUpdate",
+    "volumes",
+    "$patch",
+    "$retainKeys",
+    "$setElementOrder/containers",
+    "$deleteFromPrimitiveList/finalizers",
+    "tolerations",
+    "selector",
+    "matchLabels",
+    "value",
+    "args",
+    "x",
 ];
 const WORDS: &[&str] = &["a", "web", "replace", "delete", "merge", "TCP", "", "name"];
 
 fn value(rng: &mut Rng, depth: usize) -> Value {
-    match if depth > 4 { rng.below(4) } else { rng.below(7) } {
+    match if depth > 4 {
+        rng.below(4)
+    } else {
+        rng.below(7)
+    } {
         0 => Value::Null,
         1 => json!(rng.below(100)),
         2 => json!(rng.pick(WORDS)),
@@ -84,22 +110,55 @@ fn random_documents_and_patches_never_panic() {
         let api_version = def.api_version(&def.versions[0]);
         for _ in 0..300 {
             let doc = object(&mut rng);
-            let patch = if rng.below(2) == 0 { object(&mut rng) } else { value(&mut rng, 0) };
+            let patch = if rng.below(2) == 0 {
+                object(&mut rng)
+            } else {
+                value(&mut rng, 0)
+            };
             let _ = super::strategic_merge_patch(&def, &doc, &patch);
             let _ = super::merge_patch(&doc, &patch);
-            let _ = super::json_patch(&doc, &json!([{"op": "add", "path": "/spec/x", "value": patch}]));
-            let _ = crate::fieldmanager::apply(&def, Some(&doc), &patch, "one", &api_version, "", rng.below(2) == 0);
+            let _ = super::json_patch(
+                &doc,
+                &json!([{"op": "add", "path": "/spec/x", "value": patch}]),
+            );
+            let _ = crate::fieldmanager::apply(
+                &def,
+                Some(&doc),
+                &patch,
+                "one",
+                &api_version,
+                "",
+                rng.below(2) == 0,
+            );
             let mut new = patch.clone();
             if new.is_object() {
-                crate::fieldmanager::record_update(&def, Some(&doc), &mut new, "two", &api_version, "");
+                crate::fieldmanager::record_update(
+                    &def,
+                    Some(&doc),
+                    &mut new,
+                    "two",
+                    &api_version,
+                    "",
+                );
             }
             // Applying an object that is valid for the type onto itself changes nothing.
-            if let Ok(applied) = crate::fieldmanager::apply(&def, None, &doc, "one", &api_version, "", false)
-                && let Ok(again) = crate::fieldmanager::apply(&def, Some(&applied), &doc, "one", &api_version, "", false)
+            if let Ok(applied) =
+                crate::fieldmanager::apply(&def, None, &doc, "one", &api_version, "", false)
+                && let Ok(again) = crate::fieldmanager::apply(
+                    &def,
+                    Some(&applied),
+                    &doc,
+                    "one",
+                    &api_version,
+                    "",
+                    false,
+                )
             {
                 let strip = |v: &Value| {
                     let mut v = v.clone();
-                    v["metadata"].as_object_mut().map(|m| m.shift_remove("managedFields"));
+                    v["metadata"]
+                        .as_object_mut()
+                        .map(|m| m.shift_remove("managedFields"));
                     v
                 };
                 assert_eq!(strip(&applied), strip(&again), "{doc}");
