@@ -208,7 +208,7 @@ fn reset_set(def: &ResourceDef, subresource: &str) -> Set {
 }
 
 fn node_for<'a>(def: &'a ResourceDef, version: &str) -> Node<'a> {
-    schema::type_for(def, version).unwrap_or_else(|| schema::untyped())
+    schema::type_for(def, version).unwrap_or_else(schema::untyped)
 }
 
 /// Takes the fields `changed` from every other owner: an update or apply owns what it

@@ -56,7 +56,7 @@ pub fn strategic_merge_patch(def: &ResourceDef, doc: &Value, patch: &Value) -> A
         .and_then(Value::as_str)
         .map(|v| split_api_version(v).1.to_string())
         .unwrap_or_else(|| def.versions[0].clone());
-    let node = crate::schema::type_for(def, &version).unwrap_or_else(|| crate::schema::untyped());
+    let node = crate::schema::type_for(def, &version).unwrap_or_else(crate::schema::untyped);
     let (Value::Object(original), Value::Object(patch)) = (doc, patch) else {
         return Err(ApiError::bad_request("invalid JSON document"));
     };
