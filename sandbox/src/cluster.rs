@@ -267,6 +267,7 @@ impl Cluster {
             .unwrap_or("")
             .to_string();
         let mut warnings = Vec::new();
+        self.check_fields(t, &mut object, opts, &mut warnings, |m| decode_error(t, m))?;
         if name.is_empty() && generate.is_empty() {
             return Err(ApiError::invalid(
                 &def.kind,
@@ -349,8 +350,9 @@ impl Cluster {
                 t.namespace
             )));
         }
-        let body = self.check_body(t, body)?;
+        let mut body = self.check_body(t, body)?;
         let mut warnings = Vec::new();
+        self.check_fields(t, &mut body, opts, &mut warnings, |m| decode_error(t, m))?;
         let (object, rv) = self.commit(&t.key(), opts.dry_run, |current, _| {
             let current = current.ok_or_else(|| t.not_found())?;
             check_rv(t, current, meta::resource_version(&body))?;
@@ -404,6 +406,20 @@ impl Cluster {
                 }
                 PatchType::Apply => unreachable!("handled above"),
             };
+            if t.subresource != "scale" {
+                let patch_text = match kind {
+                    PatchType::Strategic => crate::patch::go_format(&patch_doc),
+                    _ => crate::patch::go_json(&new),
+                };
+                self.check_fields(t, &mut new, opts, &mut warnings, |m| {
+                    ApiError::invalid(
+                        "",
+                        "",
+                        "",
+                        vec![Cause::invalid("patch", &json!(patch_text), m)],
+                    )
+                })?;
+            }
             new = self.check_body(t, new)?;
             if meta::name(&new) != t.name {
                 return Err(ApiError::bad_request(format!(
@@ -889,7 +905,7 @@ impl Cluster {
         new: &mut Value,
         opts: &WriteOptions,
         operation: &str,
-        warnings: &mut Vec<String>,
+        _warnings: &mut Vec<String>,
     ) -> ApiResult<()> {
         let def = &t.def;
         let served_current = current.map(|c| crate::convert::to_version(def, c, &t.version));
@@ -966,26 +982,6 @@ impl Cluster {
                 causes,
             ));
         }
-        let unknown = crate::schema::unknown_fields(def, &t.version, new);
-        if !unknown.is_empty() {
-            match opts.validation {
-                FieldValidation::Strict => {
-                    return Err(ApiError::bad_request(format!(
-                        "strict decoding error: {}",
-                        unknown
-                            .iter()
-                            .map(|f| format!("unknown field \"{f}\""))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )));
-                }
-                FieldValidation::Warn => {
-                    warnings.extend(unknown.iter().map(|f| format!("unknown field \"{f}\"")));
-                }
-                FieldValidation::Ignore => {}
-            }
-            crate::schema::prune_unknown(def, &t.version, new);
-        }
         if operation != "Apply" {
             fieldmanager::record_update(
                 def,
@@ -1010,6 +1006,38 @@ impl Cluster {
         Ok(())
     }
 
+    /// Fields of a request's object the type does not know: warnings, or under
+    /// `fieldValidation=Strict` the error `strict` words; either way they are dropped (a
+    /// custom resource's pruning, what decoding into a built-in type does).
+    fn check_fields(
+        &self,
+        t: &Target,
+        object: &mut Value,
+        opts: &WriteOptions,
+        warnings: &mut Vec<String>,
+        strict: impl FnOnce(String) -> ApiError,
+    ) -> ApiResult<()> {
+        let unknown = crate::schema::unknown_fields(&t.def, &t.version, object);
+        if !unknown.is_empty() {
+            let errors: Vec<String> = unknown
+                .iter()
+                .map(|f| format!("unknown field \"{f}\""))
+                .collect();
+            match opts.validation {
+                FieldValidation::Strict => {
+                    return Err(strict(format!(
+                        "strict decoding error: {}",
+                        errors.join(", ")
+                    )));
+                }
+                FieldValidation::Warn => warnings.extend(errors),
+                FieldValidation::Ignore => {}
+            }
+            crate::schema::prune_unknown(&t.def, &t.version, object);
+        }
+        Ok(())
+    }
+
     /// A write that leaves a deleting object with no finalizers removes it.
     fn put_or_finalize(&self, _t: &Target, current: &Value, new: Value) -> Write {
         if same_object(current, &new) {
@@ -1030,6 +1058,15 @@ impl ApiError {
         self.message = message;
         self
     }
+}
+
+/// How the API server words a body it could not decode into the type.
+fn decode_error(t: &Target, message: String) -> ApiError {
+    ApiError::bad_request(format!(
+        "{kind} in version \"{}\" cannot be handled as a {kind}: {message}",
+        t.version,
+        kind = t.def.kind
+    ))
 }
 
 fn add_finalizer(finalizers: &mut Vec<String>, name: &str) {

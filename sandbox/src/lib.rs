@@ -16,6 +16,7 @@ pub mod controllers;
 pub mod convert;
 pub mod crd;
 pub mod fieldmanager;
+pub mod fieldset;
 pub mod gojson;
 pub mod http;
 pub mod jsonpath;

@@ -30,7 +30,14 @@ impl SandboxProcess {
         let log_file = std::fs::File::create(&log).expect("sandbox log");
         let child = ctx
             .chartkit()
-            .args(["sandbox", "up", "--addr", "127.0.0.1:0", "--pod-ready-delay", "200ms"])
+            .args([
+                "sandbox",
+                "up",
+                "--addr",
+                "127.0.0.1:0",
+                "--pod-ready-delay",
+                "200ms",
+            ])
             .arg("--kubeconfig")
             .arg(&kubeconfig)
             .arg("--state-file")
@@ -52,13 +59,20 @@ impl SandboxProcess {
             if let Ok(bytes) = std::fs::read(&state)
                 && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
             {
-                process.url = v["url"].as_str().expect("url in the state file").to_string();
+                process.url = v["url"]
+                    .as_str()
+                    .expect("url in the state file")
+                    .to_string();
                 return process;
             }
             if let Ok(Some(status)) = process.child.try_wait() {
                 panic!("chartkit sandbox up exited ({status}):\n{}", process.log());
             }
-            assert!(Instant::now() < deadline, "the sandbox did not start:\n{}", process.log());
+            assert!(
+                Instant::now() < deadline,
+                "the sandbox did not start:\n{}",
+                process.log()
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -103,7 +117,11 @@ impl Drop for SandboxProcess {
 fn unique(base: PathBuf) -> PathBuf {
     let mut n = 0;
     loop {
-        let candidate = if n == 0 { base.clone() } else { PathBuf::from(format!("{}-{n}", base.display())) };
+        let candidate = if n == 0 {
+            base.clone()
+        } else {
+            PathBuf::from(format!("{}-{n}", base.display()))
+        };
         if !candidate.exists() {
             return candidate;
         }

@@ -7,7 +7,8 @@ use chartkit_tests::sandbox::{SandboxProcess, run_ok};
 fn kubectl_lists_the_seeded_namespaces_and_node() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
-    let Some(mut kubectl) = sandbox.kubectl(&ctx, "kubectl_lists_the_seeded_namespaces_and_node") else {
+    let Some(mut kubectl) = sandbox.kubectl(&ctx, "kubectl_lists_the_seeded_namespaces_and_node")
+    else {
         return;
     };
     let out = run_ok(kubectl.args(["get", "namespaces", "-o", "name"]));

@@ -58,7 +58,7 @@ impl App {
         Arc::new(App {
             cluster,
             address,
-            openapi: openapi::Cache,
+            openapi: openapi::Cache::default(),
             shutdown_token,
             shutdown: tokio::sync::Notify::new(),
         })

@@ -3,10 +3,12 @@
 //! (in [`crate::fieldmanager`]).
 
 mod json_patch;
+#[cfg(test)]
+mod random_tests;
 mod strategic;
 
 pub use json_patch::json_patch;
-pub use strategic::strategic_merge_patch;
+pub use strategic::{go_format, strategic_merge_patch};
 
 use serde_json::{Map, Value};
 
@@ -60,6 +62,34 @@ pub fn parse_body(kind: PatchType, body: &[u8]) -> ApiResult<Value> {
         _ => Err(ApiError::bad_request(
             "json: cannot unmarshal array into Go value of type map[string]interface {}",
         )),
+    }
+}
+
+/// JSON as Go's encoding/json writes a decoded document: object keys sorted, `<`, `>`
+/// and `&` escaped.
+pub fn go_json(v: &Value) -> String {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", go_json(&Value::String(k.clone())), go_json(&m[k])))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(go_json).collect::<Vec<_>>().join(",")
+        ),
+        Value::String(s) => serde_json::to_string(s)
+            .unwrap_or_default()
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026")
+            .replace('\u{2028}', "\\u2028")
+            .replace('\u{2029}', "\\u2029"),
+        other => other.to_string(),
     }
 }
 
