@@ -344,13 +344,14 @@ async fn load(args: &[String]) -> Result<(), Error> {
 
     let mut rows = Vec::new();
     let c = collection.clone();
+    let k = kind.clone();
     let mut create = run(
         &addr,
         &format!("create {kind}"),
         count,
         concurrency,
         move |i| {
-            let body = make(&format!("{kind}-{i:05}")).to_string().into_bytes();
+            let body = make(&format!("{k}-{i:05}")).to_string().into_bytes();
             (
                 "POST".into(),
                 c.clone(),

@@ -41,7 +41,7 @@ pub fn up(args: SandboxUpArgs) -> Result<ExitCode> {
     if args
         .nodes
         .iter()
-        .any(|n| chartkit_sandbox::meta::check_subdomain(n).first().is_some())
+        .any(|n| !chartkit_sandbox::meta::check_subdomain(n).is_empty())
     {
         bail!(
             "--nodes: node names must be lowercase RFC 1123 subdomains, found {:?}",
@@ -54,9 +54,11 @@ pub fn up(args: SandboxUpArgs) -> Result<ExitCode> {
     }
     let token: [u8; 16] = rand::random();
     let shutdown_token = hex::encode(token);
-    let mut settings = chartkit_sandbox::Settings::default();
-    settings.pod_ready_delay = pod_ready_delay;
-    settings.nodes = args.nodes.clone();
+    let settings = chartkit_sandbox::Settings {
+        pod_ready_delay,
+        nodes: args.nodes.clone(),
+        ..chartkit_sandbox::Settings::default()
+    };
     let options = chartkit_sandbox::Options {
         addr: args.addr,
         tls: args.tls,

@@ -52,6 +52,8 @@ pub enum PersistError {
     },
 }
 
+type Objects = Vec<(ObjectKey, Arc<Value>)>;
+
 /// The state found in a data directory, and its journal, ready to start.
 pub struct Opened {
     /// The revision of the last change.
@@ -260,9 +262,7 @@ fn replay(
 
 /// Parses objects' JSON, on every core for large states: parsing is nearly all of a
 /// restore's time. Fails with the offset of the first bad one.
-fn parse_objects(
-    entries: Vec<(usize, ObjectKey, &[u8])>,
-) -> Result<Vec<(ObjectKey, Arc<Value>)>, (usize, String)> {
+fn parse_objects(entries: Vec<(usize, ObjectKey, &[u8])>) -> Result<Objects, (usize, String)> {
     let parse = |(at, key, bytes): (usize, ObjectKey, &[u8])| {
         serde_json::from_slice::<Value>(bytes)
             .map(|v| (key, Arc::new(v)))

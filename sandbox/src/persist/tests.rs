@@ -210,6 +210,9 @@ fn compaction_writes_a_snapshot_and_drops_the_segments_it_covers() {
     let (again, wal, fresh, warnings) = start(dir.path(), limits);
     assert!(!fresh && warnings.is_empty());
     assert_eq!(state(&again), before);
+    // Watches resume only after the snapshot: what it replaced is gone (410 Expired).
+    let err = again.store.changes(2, u64::MAX, |_| true).unwrap_err();
+    assert_eq!((err.code, err.reason), (410, "Expired"));
     wal.close();
 }
 
