@@ -23,6 +23,7 @@ pub mod jsonpath;
 pub mod kubeconfig;
 pub mod meta;
 pub mod patch;
+pub mod persist;
 pub mod pods;
 pub mod portforward;
 pub mod proto;
@@ -62,6 +63,9 @@ pub enum SandboxError {
     /// The data directory could not be read or written.
     #[error("data directory `{path}`: {message}")]
     Data { path: PathBuf, message: String },
+    /// The data directory is locked by another sandbox, or its state is damaged.
+    #[error(transparent)]
+    Persist(#[from] persist::PersistError),
 }
 
 /// How to start a sandbox.
@@ -96,6 +100,9 @@ pub struct Sandbox {
     tls: Option<TlsMaterial>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// The journal of `--data`, closed when the sandbox stops.
+    wal: Option<Arc<persist::Wal>>,
+    warnings: Vec<String>,
 }
 
 impl Sandbox {
@@ -120,9 +127,28 @@ impl Sandbox {
         if let Some(t) = &tls {
             settings.token = Some(t.token.clone());
         }
-        let store = store::Store::new();
-        let cluster = Cluster::new(settings, store);
-        seed(&cluster);
+        let (cluster, wal, warnings) = match &options.data {
+            None => {
+                let cluster = Cluster::new(settings, store::Store::new());
+                seed(&cluster);
+                (cluster, None, Vec::new())
+            }
+            Some(dir) => {
+                let opened = persist::open(dir, persist::Limits::default())?;
+                let store = store::Store::restored(opened.rv, opened.objects);
+                store.restore_log(opened.changes);
+                let cluster = Cluster::new(settings, store);
+                cluster
+                    .store
+                    .set_journal(Arc::clone(&opened.wal) as Arc<dyn store::Journal>);
+                opened.wal.start(&cluster);
+                // A restored cluster keeps what its users did to the seeded objects.
+                if opened.fresh {
+                    seed(&cluster);
+                }
+                (cluster, Some(opened.wal), opened.warnings)
+            }
+        };
         controllers::spawn(Arc::clone(&cluster));
         let app = http::App::new(
             Arc::clone(&cluster),
@@ -138,7 +164,14 @@ impl Sandbox {
             tls,
             stop: Some(stop_tx),
             task: Some(task),
+            wal,
+            warnings,
         })
+    }
+
+    /// What starting found and repaired in the data directory (a torn last record).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -168,6 +201,9 @@ impl Sandbox {
         if let Some(t) = self.task.take() {
             let _ = t.await;
         }
+        if let Some(wal) = self.wal.take() {
+            wal.close();
+        }
     }
 
     /// Waits until the server stops (never, unless it fails).
@@ -182,6 +218,10 @@ impl Drop for Sandbox {
     fn drop(&mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
+        }
+        // Writes what is queued and releases the data directory for the next sandbox.
+        if let Some(wal) = self.wal.take() {
+            wal.close();
         }
     }
 }

@@ -76,6 +76,8 @@ pub struct Store {
     durable: watch::Sender<u64>,
     /// Changes committed, for in-process observers (controllers).
     notify: tokio::sync::broadcast::Sender<Change>,
+    /// Why the journal stopped making changes durable, once it has.
+    failed: std::sync::OnceLock<String>,
 }
 
 impl Store {
@@ -95,11 +97,15 @@ impl Store {
             }),
             durable,
             notify,
+            failed: std::sync::OnceLock::new(),
         }
     }
 
     /// A store holding `objects` (as recovered from disk) at resourceVersion `rv`.
-    pub fn restored(rv: u64, objects: impl IntoIterator<Item = (ObjectKey, Value)>) -> Store {
+    pub fn restored<V: Into<Arc<Value>>>(
+        rv: u64,
+        objects: impl IntoIterator<Item = (ObjectKey, V)>,
+    ) -> Store {
         let store = Store::starting_at(rv);
         {
             let mut state = store.lock();
@@ -108,10 +114,22 @@ impl Store {
                     .collections
                     .entry(key.resource)
                     .or_default()
-                    .insert((key.namespace, key.name), Arc::new(object));
+                    .insert((key.namespace, key.name), object.into());
             }
         }
         store
+    }
+
+    /// Puts recovered changes (oldest first, all at or below the current revision) in
+    /// the log, so watches from a resourceVersion before a restart resume.
+    pub fn restore_log(&self, changes: impl IntoIterator<Item = Change>) {
+        let mut state = self.lock();
+        for change in changes {
+            if state.log.len() == LOG_CAPACITY {
+                state.log.pop_front();
+            }
+            state.log.push_back(change);
+        }
     }
 
     /// Sends every later change to `journal` too; changes become visible only when the
@@ -187,6 +205,26 @@ impl Store {
             }
         }
         found
+    }
+
+    /// Every stored object and the revision they are all at, read at one instant (for a
+    /// snapshot: changes after that revision reach the journal after this returns).
+    pub fn snapshot(&self) -> (u64, Vec<(ObjectKey, Arc<Value>)>) {
+        let state = self.lock();
+        let mut found = Vec::with_capacity(state.collections.values().map(BTreeMap::len).sum());
+        for (resource, c) in &state.collections {
+            for ((ns, name), v) in c {
+                found.push((
+                    ObjectKey {
+                        resource: resource.clone(),
+                        namespace: ns.clone(),
+                        name: name.clone(),
+                    },
+                    Arc::clone(v),
+                ));
+            }
+        }
+        (state.rv, found)
     }
 
     /// Number of objects stored.
@@ -272,10 +310,33 @@ impl Store {
         });
     }
 
-    /// Waits until `rv` is durable.
-    pub async fn durable(&self, rv: u64) {
+    /// Records that the journal can make no more changes durable: writers waiting for
+    /// theirs get an error instead of waiting forever.
+    pub fn mark_failed(&self, reason: String) {
+        if self.failed.set(reason).is_ok() {
+            // Wakes the waiters so they see the failure.
+            self.durable.send_modify(|_| {});
+        }
+    }
+
+    /// Waits until `rv` is durable; fails when the journal failed before it was.
+    pub async fn durable(&self, rv: u64) -> ApiResult<()> {
         let mut rx = self.durable.subscribe();
-        let _ = rx.wait_for(|d| *d >= rv).await;
+        let failed = &self.failed;
+        let reached = rx
+            .wait_for(|d| *d >= rv || failed.get().is_some())
+            .await
+            .is_ok_and(|d| *d >= rv);
+        if reached {
+            return Ok(());
+        }
+        Err(ApiError::internal(format!(
+            "the change was not stored: {}",
+            self.failed
+                .get()
+                .map(String::as_str)
+                .unwrap_or("the store stopped")
+        )))
     }
 
     /// A receiver of the durable resourceVersion, for watches.

@@ -77,8 +77,17 @@ pub fn up(args: SandboxUpArgs) -> Result<ExitCode> {
             {
                 with_hint(e, "another process is using the port; pick another with --addr 127.0.0.1:PORT, or 127.0.0.1:0 for any free one")
             }
+            chartkit_sandbox::SandboxError::Persist(chartkit_sandbox::persist::PersistError::Locked { .. }) => {
+                with_hint(e, "stop that sandbox first, or give this one another --data directory")
+            }
+            chartkit_sandbox::SandboxError::Persist(chartkit_sandbox::persist::PersistError::Corrupt { .. }) => {
+                with_hint(e, "the file was damaged after it was written; move the data directory aside to start afresh, or restore it from a backup")
+            }
             _ => e.into(),
         })?;
+        for warning in sandbox.warnings() {
+            crate::output::errln!("warning: {warning}");
+        }
         chartkit_sandbox::kubeconfig::write(&kubeconfig, &sandbox.url(), sandbox.tls())
             .map_err(crate::error::Error::msg)?;
         if let Some(state) = &args.state_file {

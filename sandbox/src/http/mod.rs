@@ -592,7 +592,7 @@ async fn resource_request(
                 return Ok(json_response(200, &out));
             }
             let (deleted, rv) = cluster.delete(&target, &opts)?;
-            cluster.store.durable(rv).await;
+            cluster.store.durable(rv).await?;
             Ok(match deleted {
                 Deleted::Pending(o) => json_response(200, &o),
                 Deleted::Gone(o) if def.group.is_empty() && def.plural == "pods" => {
@@ -637,7 +637,7 @@ fn verb(method: &Method, t: &Target) -> &'static str {
 
 async fn finish_write(cluster: &Cluster, written: Written, code: u16) -> ApiResult<Response<Body>> {
     if written.rv > 0 {
-        cluster.store.durable(written.rv).await;
+        cluster.store.durable(written.rv).await?;
     }
     Ok(with_warnings(
         json_response(code, &written.object),
