@@ -60,7 +60,13 @@ pub fn parse_object_for(
     content_type: &str,
     body: &[u8],
 ) -> Result<Value, crate::status::ApiError> {
-    parse_body(&expect.gvk.kind, Some(expect), !expect.protobuf, content_type, body)
+    parse_body(
+        &expect.gvk.kind,
+        Some(expect),
+        !expect.protobuf,
+        content_type,
+        body,
+    )
 }
 
 /// A request body in the given Content-Type (JSON or YAML), decoded for an object of
@@ -119,9 +125,8 @@ fn parse_body(
             Err(e) => Err(unrecognized(format!("error converting YAML to JSON: {e}"))),
         },
         crate::proto::MEDIA_TYPE if !custom => {
-            crate::proto::decode_object(body, expect.map(|e| &e.gvk)).map_err(|f| {
-                crate::status::ApiError::bad_request(protobuf_error(kind, &f, body))
-            })
+            crate::proto::decode_object(body, expect.map(|e| &e.gvk))
+                .map_err(|f| crate::status::ApiError::bad_request(protobuf_error(kind, &f, body)))
         }
         _ => Err(crate::status::ApiError::unsupported_body_type(custom)),
     }

@@ -816,7 +816,11 @@ impl Cluster {
                 {
                     let struct_type = match field {
                         "metadata" => "v1.ObjectMeta".to_string(),
-                        f => format!("v1.{}{}", t.def.kind, if f == "spec" { "Spec" } else { "Status" }),
+                        f => format!(
+                            "v1.{}{}",
+                            t.def.kind,
+                            if f == "spec" { "Spec" } else { "Status" }
+                        ),
                     };
                     return Err(ApiError::bad_request(format!(
                         "{} in version {:?} cannot be handled as a {}: json: cannot unmarshal {} into Go struct field {}.{field} of type {struct_type}",

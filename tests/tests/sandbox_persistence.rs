@@ -253,7 +253,7 @@ fn a_corrupt_snapshot_or_a_second_sandbox_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("is in use by another sandbox"), "{stderr}");
-    assert!(stderr.contains(&format!("(process ")), "{stderr}");
+    assert!(stderr.contains("(process "), "{stderr}");
     sandbox.kill();
 
     let snapshot = data.join("snapshot-00000000000000000099.snap");

@@ -126,7 +126,7 @@ pub fn reconcile(ctx: &Ctx, key: &ObjectKey) {
     // A kubelet runs only the pods bound to its own node: a pod on a node the sandbox
     // does not simulate keeps whatever status it is given, as on a cluster whose node
     // is gone.
-    if node.is_empty() || !ctx.cluster.settings.nodes.iter().any(|n| *n == node) {
+    if node.is_empty() || !ctx.cluster.settings.nodes.contains(&node) {
         return;
     }
     if meta::is_deleting(&pod) {

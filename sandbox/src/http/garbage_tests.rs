@@ -292,7 +292,11 @@ async fn dry_runs_change_nothing_on_any_verb() {
     ] {
         // The create above was made by the "unknown" manager: the apply takes its
         // field over, as a forced apply does.
-        let force = if ct == "application/apply-patch+yaml" { "&force=true" } else { "" };
+        let force = if ct == "application/apply-patch+yaml" {
+            "&force=true"
+        } else {
+            ""
+        };
         let uri = format!("{base}/dry?dryRun=All&fieldManager=t{force}");
         let (code, answer) = send(&app, method, &uri, ct, body).await;
         assert!(

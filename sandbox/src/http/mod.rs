@@ -161,7 +161,10 @@ pub async fn handle(app: Arc<App>, req: Request<Body>) -> Response<Body> {
     // As the API server's panic filter does: a bug answers 500, never a dropped
     // connection.
     use futures::FutureExt as _;
-    match std::panic::AssertUnwindSafe(route(&app, req)).catch_unwind().await {
+    match std::panic::AssertUnwindSafe(route(&app, req))
+        .catch_unwind()
+        .await
+    {
         Ok(Ok(resp)) => resp,
         Ok(Err(e)) => error_response(&e),
         Err(_) => error_response(&ApiError::internal(
