@@ -172,10 +172,7 @@ fn negotiate_spdy(headers: &hyper::HeaderMap) -> Result<&'static str, Response<B
 }
 
 fn negotiate(offered: &[&str]) -> Option<&'static str> {
-    offered
-        .iter()
-        .any(|p| *p == PORTFORWARD_V1)
-        .then_some(PORTFORWARD_V1)
+    offered.contains(&PORTFORWARD_V1).then_some(PORTFORWARD_V1)
 }
 
 fn websocket_upgrade(

@@ -204,7 +204,7 @@ impl Session {
                 .map(|(_, v)| v.as_str())
                 .unwrap_or("")
         };
-        if id % 2 == 0 || id <= self.last_stream {
+        if id.is_multiple_of(2) || id <= self.last_stream {
             return self.send(Out::Reset(id, frame::RST_PROTOCOL_ERROR)).await;
         }
         self.last_stream = id;
