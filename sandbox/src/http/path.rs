@@ -97,7 +97,13 @@ fn resource(group: String, version: &str, rest: &[&str]) -> ApiPath {
             p.resource = resource.to_string();
             p.name = name.to_string();
         }
-        [resource, name, sub, ..] => {
+        [resource, name, sub, rest @ ..] => {
+            // Only `proxy` takes a path after it (the path to request on the pod or
+            // service, which the proxy handler reads from the raw URI to keep its
+            // slashes); any other subresource with more segments is no route.
+            if !rest.is_empty() && *sub != "proxy" {
+                return ApiPath::Unknown;
+            }
             p.resource = resource.to_string();
             p.name = name.to_string();
             p.subresource = sub.to_string();
@@ -139,6 +145,15 @@ mod tests {
         assert_eq!(
             (r.resource.as_str(), r.subresource.as_str()),
             ("namespaces", "finalize")
+        );
+        let r = res("/api/v1/namespaces/default/services/charts:8879/proxy/a/index.yaml");
+        assert_eq!(
+            (r.resource.as_str(), r.name.as_str(), r.subresource.as_str()),
+            ("services", "charts:8879", "proxy")
+        );
+        assert_eq!(
+            parse("/api/v1/namespaces/default/pods/web/status/extra"),
+            ApiPath::Unknown
         );
         let r = res("/apis/apps/v1/watch/namespaces/a/deployments");
         assert!(r.watch_prefix);
