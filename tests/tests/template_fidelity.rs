@@ -133,7 +133,8 @@ fn binary_output_fails_like_helm() {
 
 /// A dependency entry takes the first subchart it describes (name and range); another
 /// subchart it also describes is dropped, not rendered with its own values, as in Helm's
-/// `ProcessDependencies`.
+/// `ProcessDependencies`. "First" is the directory order for chartkit; Helm's order is
+/// random (see below), so chartkit's is one of the outcomes Helm can give.
 #[test]
 fn a_subchart_a_range_describes_but_does_not_pick_is_dropped_like_helm() {
     let context = TestContext::new();
@@ -171,6 +172,15 @@ fn a_subchart_a_range_describes_but_does_not_pick_is_dropped_like_helm() {
             .args(["template", "rel", &chart])
             .output()
             .unwrap();
-        assert_eq!(stdout(&helm), expected, "{}", stderr(&helm));
+        // Helm groups subcharts in a Go map before ordering them, so which of two
+        // described subcharts comes "first" varies from run to run; only the shape holds:
+        // both entries pick the same subchart and render nothing else.
+        let other = expected.replace("1.0.0", "2.0.0");
+        let helm_out = stdout(&helm);
+        assert!(
+            helm_out == expected || helm_out == other,
+            "{helm_out}{}",
+            stderr(&helm)
+        );
     }
 }
