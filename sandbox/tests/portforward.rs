@@ -52,7 +52,8 @@ async fn http_server() -> SocketAddr {
     addr
 }
 
-/// A running, ready pod `web` (container port 8080 forwarded to `backend`) behind a
+/// A running, ready pod `web` on a node the sandbox does not simulate (so no kubelet
+/// rewrites the status set here; container port 8080 forwarded to `backend`) behind a
 /// service `web` (port 80 → target port `http`).
 fn seed(cluster: &Cluster, backend: SocketAddr) {
     let opts = WriteOptions {
@@ -66,7 +67,7 @@ fn seed(cluster: &Cluster, backend: SocketAddr) {
             json!({
                 "metadata": {"name": "web", "labels": {"app": "web"},
                     "annotations": {FORWARD_ANNOTATION: format!("8080={backend}")}},
-                "spec": {"nodeName": "sandbox-node", "containers": [{"name": "app", "image": "nginx",
+                "spec": {"nodeName": "hand-driven", "containers": [{"name": "app", "image": "nginx",
                     "ports": [{"name": "http", "containerPort": 8080}]}]},
             }),
             &opts,

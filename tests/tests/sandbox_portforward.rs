@@ -42,7 +42,8 @@ fn http_server() -> u16 {
 
 const RUNNING: &str = r#"{"status":{"phase":"Running","podIP":"10.244.0.5","conditions":[{"type":"Ready","status":"True"}],"containerStatuses":[{"name":"app","image":"nginx","imageID":"","ready":true,"started":true,"restartCount":0,"state":{"running":{"startedAt":"2024-01-01T00:00:00Z"}}}]}}"#;
 
-/// Pod `web` (container port 8080, named `http`, forwarded to `backend`), running and
+/// Pod `web` on a node the sandbox does not simulate, so its status is the one patched
+/// here (container port 8080, named `http`, forwarded to `backend`), running and
 /// ready, behind service `web` (port 80 → `http`); `kubectl` for the sandbox.
 fn seed(ctx: &TestContext, sandbox: &SandboxProcess, backend: u16) -> bool {
     let Some(mut kubectl) = sandbox.kubectl(ctx, "sandbox_portforward") else {
@@ -57,7 +58,7 @@ metadata:
   annotations:
     sandbox.chartkit.dev/forward: "8080=127.0.0.1:{backend}"
 spec:
-  nodeName: sandbox-node
+  nodeName: hand-driven
   containers:
   - name: app
     image: nginx
@@ -320,7 +321,7 @@ fn kubectl_logs_reads_each_start_of_a_container() {
 kind: Pod
 metadata: {name: pending}
 spec:
-  nodeName: sandbox-node
+  nodeName: hand-driven
   containers: [{name: a, image: busybox}, {name: b, image: busybox}]
 "#;
     let file = write_file(&ctx.path("manifests"), "pending.yaml", pending);
