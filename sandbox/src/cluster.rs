@@ -456,14 +456,32 @@ impl Cluster {
                 t.name
             )));
         }
-        if t.def.namespaced
-            && meta::meta(&self.get_raw(t).map(|o| (*o).clone()).unwrap_or(json!({}))).is_none()
-        {
+        let exists = self.get_raw(t).is_some();
+        if t.def.namespaced && !exists {
             self.check_namespace_open(t)?;
         }
+        let api_version = t.def.api_version(&t.version);
+        // An apply that creates goes through the same admission as a create (cluster IPs,
+        // node ports, a pod's service account). Admission reads other objects, so it runs
+        // here, before the store's lock, on the object the apply would create.
+        let admitted = if exists {
+            None
+        } else {
+            let mut probe = fieldmanager::apply(
+                &t.def,
+                None,
+                &applied,
+                &opts.manager,
+                &api_version,
+                &t.subresource,
+                opts.force,
+            )?;
+            rules::prepare_create(&t.def, &mut probe);
+            crate::controllers::admission::on_create(self, t, &mut probe)?;
+            Some(probe)
+        };
         let mut warnings = Vec::new();
         let mut created = false;
-        let api_version = t.def.api_version(&t.version);
         let (object, rv) = self.commit(&t.key(), opts.dry_run, |current, _| {
             let served = current.map(|c| self.present(t, c));
             if let Some(current) = current {
@@ -480,8 +498,13 @@ impl Cluster {
             )?;
             match current {
                 None => {
+                    // Deleted since it was read: the caller retries, as the API server's
+                    // patch handler does on a conflict.
+                    let Some(admitted) = &admitted else {
+                        return Err(ApiError::conflict(&t.def.plural, &t.def.group, &t.name));
+                    };
                     created = true;
-                    rules::prepare_create(&t.def, &mut new);
+                    new = admitted.clone();
                     self.finish(t, None, &mut new, opts, "Apply", &mut warnings)?;
                     Ok(Write::Put(new))
                 }

@@ -6,8 +6,8 @@
 //! final one once no pod of the Job is left running. Finished Jobs with
 //! `ttlSecondsAfterFinished` are deleted when it runs out, as the TTL controller does.
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -380,6 +380,18 @@ fn release_all(ctx: &Ctx, key: &ObjectKey, job: &Value) {
     }
 }
 
+/// How long the TTL-after-finished controller takes, at the least, to delete a Job whose
+/// time is up. On a cluster its informer, queue and requests take a moment; a client
+/// watching the Job (helm waiting for a hook with `ttlSecondsAfterFinished: 0`) sees it
+/// complete before it disappears, and relies on that.
+const TTL_LATENCY: Duration = Duration::from_millis(500);
+
+/// When each finished Job whose TTL ran out was first seen so (by uid).
+#[derive(Default)]
+pub struct State {
+    expired: Mutex<HashMap<String, std::time::Instant>>,
+}
+
 /// The TTL-after-finished controller.
 fn ttl(ctx: &Ctx, key: &ObjectKey, job: &Value, done: &Value) {
     let Some(ttl) = job["spec"]["ttlSecondsAfterFinished"].as_i64() else {
@@ -391,8 +403,25 @@ fn ttl(ctx: &Ctx, key: &ObjectKey, job: &Value, done: &Value) {
         .and_then(meta::age_seconds)
         .unwrap_or(0);
     if finished >= ttl {
+        let uid = meta::uid(job).to_string();
+        let mut expired = ctx
+            .state
+            .jobs
+            .expired
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let waited = expired
+            .entry(uid.clone())
+            .or_insert_with(std::time::Instant::now)
+            .elapsed();
+        if waited < TTL_LATENCY {
+            ctx.requeue(key, TTL_LATENCY - waited);
+            return;
+        }
+        expired.remove(&uid);
+        drop(expired);
         if let Some(t) = objects::key_target(ctx, key) {
-            let _ = objects::delete_target(ctx, &t, Some("Foreground"), None, Some(meta::uid(job)));
+            let _ = objects::delete_target(ctx, &t, Some("Foreground"), None, Some(&uid));
         }
     } else {
         ctx.requeue(key, Duration::from_secs((ttl - finished).max(1) as u64));

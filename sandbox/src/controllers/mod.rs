@@ -89,6 +89,7 @@ pub struct State {
     pub events: events::Recorder,
     pub cronjobs: cronjob::State,
     pub services: services::State,
+    pub jobs: job::State,
 }
 
 /// What a reconcile step sees: the cluster, the queue (to ask for later visits) and
