@@ -348,3 +348,65 @@ spec:
         "Error from server (BadRequest): container \"a\" in pod \"pending\" is waiting to start: ContainerCreating"
     );
 }
+
+/// The forward annotation on a Deployment's pod template reaches the pods its
+/// ReplicaSet makes: once `kubectl wait` sees the Deployment Available, a port-forward
+/// to the Deployment and to its Service reaches the server on this machine.
+#[test]
+fn a_deployment_template_annotation_forwards_its_pods() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    let Some(mut kubectl) =
+        sandbox.kubectl(&ctx, "a_deployment_template_annotation_forwards_its_pods")
+    else {
+        return;
+    };
+    let backend = http_server();
+    let manifest = format!(
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: api}}}}
+  template:
+    metadata:
+      labels: {{app: api}}
+      annotations:
+        sandbox.chartkit.dev/forward: "8080=127.0.0.1:{backend}"
+    spec:
+      containers:
+      - name: app
+        image: nginx
+        ports: [{{name: http, containerPort: 8080}}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: api
+spec:
+  selector: {{app: api}}
+  ports: [{{port: 80, targetPort: http}}]
+"#
+    );
+    let file = write_file(&ctx.path("manifests"), "api.yaml", &manifest);
+    run_ok(kubectl.arg("apply").arg("-f").arg(&file));
+    run_ok(sandbox.kubectl(&ctx, "").expect("kubectl").args([
+        "wait",
+        "--for=condition=Available",
+        "deployment/api",
+        "--timeout=60s",
+    ]));
+    for (target, port) in [("deployment/api", "8080"), ("svc/api", "80")] {
+        let (child, local) = port_forward(&ctx, &sandbox, target, port, true);
+        let response = get(local, "/through-the-template");
+        assert!(
+            response.starts_with("HTTP/1.1 200 OK")
+                && response.ends_with("hello from /through-the-template"),
+            "{target}: {response}\n{}",
+            sandbox.log()
+        );
+        stop(child);
+    }
+}
