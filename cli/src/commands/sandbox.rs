@@ -119,7 +119,7 @@ fn banner(url: &str, kubeconfig: &Path, args: &SandboxUpArgs, background: bool) 
     let mut out = format!(
         "Sandbox Kubernetes API server (v1.34) listening on {url}\n\
          Context \"chartkit-sandbox\" written to {} and made current.\n\
-         Try:\n  kubectl get nodes\n  helm install web oci-or-repo/chart --wait\n",
+         Try:\n  kubectl get nodes\n  helm install web ./my-chart --wait\n",
         kubeconfig.display()
     );
     if args.tls {
