@@ -216,8 +216,13 @@ pub fn to_json(i: &IndexFile) -> String {
 /// One entry as compact JSON, the form the cache stores.
 pub fn entry_to_json(v: &ChartVersion) -> String {
     let mut out = String::new();
-    write_json_compact(&mut out, &entry(v));
+    write_entry_json(&mut out, v);
     out
+}
+
+/// [`entry_to_json`], appended to `out`.
+pub(crate) fn write_entry_json(out: &mut String, v: &ChartVersion) {
+    write_json_compact(out, &entry(v));
 }
 
 fn indent(out: &mut String, level: usize) {

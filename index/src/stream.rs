@@ -19,23 +19,23 @@ use std::collections::HashSet;
 use chartkit_chart::Decoding;
 use chartkit_yaml::{Node, NodeKind};
 
-use crate::compact::{Encoder, SourceStamp};
+use crate::compact::{CompactSink, Encoder, SourceStamp};
 use crate::decode::{IndexError, decode_chart, decode_index};
 
 /// An index read into the compact encoder, ready to be finished once the source's stamp is
 /// known (after the index file is written).
 #[derive(Debug)]
-pub struct CompactDraft {
-    encoder: Encoder,
+pub struct CompactDraft<S: CompactSink = Vec<u8>> {
+    encoder: Encoder<S>,
     /// The warnings Helm would log for skipped entries, as [`crate::parse_index`] gives them.
     pub warnings: Vec<String>,
     /// Whether the index was streamed (false: it was read whole).
     pub streamed: bool,
 }
 
-impl CompactDraft {
-    /// The compact form, stamped with its source.
-    pub fn finish(self, stamp: SourceStamp) -> Vec<u8> {
+impl<S: CompactSink> CompactDraft<S> {
+    /// Completes the compact form, stamped with its source, in the sink it was written to.
+    pub fn finish(self, stamp: SourceStamp) -> S {
         self.encoder.finish(stamp)
     }
 }
@@ -44,11 +44,24 @@ impl CompactDraft {
 /// form [`crate::compact::encode`] would write from its result, holding one chart's tree at
 /// a time when it can.
 pub fn parse_index_to_compact(bytes: &[u8], source: &str) -> Result<CompactDraft, IndexError> {
-    if let Some(draft) = stream(bytes, source) {
-        return Ok(draft);
-    }
+    parse_index_to_compact_into(bytes, source, Vec::new())
+}
+
+/// [`parse_index_to_compact`] writing the compact form to `sink` as it goes (which is
+/// emptied first): when charts come in name order, their entries are written as they are
+/// decoded and not kept in memory. The bytes written are the same whichever way the
+/// index is read.
+pub fn parse_index_to_compact_into<S: CompactSink + Send>(
+    bytes: &[u8],
+    source: &str,
+    sink: S,
+) -> Result<CompactDraft<S>, IndexError> {
+    let sink = match stream(bytes, source, sink) {
+        Ok(draft) => return Ok(draft),
+        Err(sink) => sink,
+    };
     let loaded = crate::parse_index(bytes, source)?;
-    let mut encoder = Encoder::default();
+    let mut encoder = Encoder::new(sink);
     for (name, versions) in &loaded.index.entries {
         encoder.add_chart(name, versions);
     }
@@ -59,59 +72,69 @@ pub fn parse_index_to_compact(bytes: &[u8], source: &str) -> Result<CompactDraft
     })
 }
 
-/// The streamed reading, or nothing when the index must be read whole.
-fn stream(bytes: &[u8], source: &str) -> Option<CompactDraft> {
+/// The streamed reading, or the sink back when the index must be read whole.
+fn stream<S: CompactSink + Send>(
+    bytes: &[u8],
+    source: &str,
+    sink: S,
+) -> Result<CompactDraft<S>, S> {
     // Helm reads valid JSON as JSON; JSON that is a map starts with `{`, and any other
     // JSON is not a map in YAML either, so a text starting otherwise is read as YAML.
-    let first = bytes
+    let Some(first) = bytes
         .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
-    if matches!(first, b'{' | b'[') {
-        return None;
-    }
-    let text = std::str::from_utf8(bytes).ok()?;
-    let mut decoded = Some((Encoder::default(), Vec::new(), HashSet::new()));
-    let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
-        let added = decoded.as_mut().and_then(|(encoder, warnings, names)| {
-            add_chart(encoder, warnings, names, key, &list, source)
-        });
-        if added.is_none() {
-            decoded = None;
-        }
-        added.is_some()
-    })
-    .ok()?;
-    let (encoder, warnings, _) = decoded?;
-    // Another key that `encoding/json` would match to `entries` (case-insensitively)
-    // competes with the streamed one; let the whole reading settle it.
-    let NodeKind::Map(pairs) = &root.kind else {
-        return None;
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    else {
+        return Err(sink);
     };
-    let rival = pairs.iter().any(|(key, _)| match key.as_map_key() {
-        Some(name) => {
-            name != "entries" && (name.eq_ignore_ascii_case("entries") || !name.is_ascii())
-        }
-        None => false,
+    if matches!(first, b'{' | b'[') {
+        return Err(sink);
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(sink);
+    };
+    let mut encoder = Encoder::new(sink);
+    let mut warnings = Vec::new();
+    let mut names = HashSet::new();
+    let mut refused = false;
+    let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
+        refused = refused
+            || add_chart(&mut encoder, &mut warnings, &mut names, key, &list, source).is_none();
+        !refused
     });
-    if rival {
-        return None;
+    let done = root.ok().filter(|_| !refused).and_then(|root| {
+        // Another key that `encoding/json` would match to `entries` (case-insensitively)
+        // competes with the streamed one; let the whole reading settle it.
+        let NodeKind::Map(pairs) = &root.kind else {
+            return None;
+        };
+        let rival = pairs.iter().any(|(key, _)| match key.as_map_key() {
+            Some(name) => {
+                name != "entries" && (name.eq_ignore_ascii_case("entries") || !name.is_ascii())
+            }
+            None => false,
+        });
+        if rival {
+            return None;
+        }
+        // The rest of the document (its `entries` now empty) decodes as usual: repeated
+        // keys, unknown fields, types and `apiVersion` are checked exactly as for the
+        // whole index.
+        let index = decode_index(&root, Decoding::STRICT, source, &mut Vec::new()).ok()?;
+        (!index.api_version.is_empty() && index.entries.is_empty()).then_some(())
+    });
+    match done {
+        Some(()) => Ok(CompactDraft {
+            encoder,
+            warnings,
+            streamed: true,
+        }),
+        None => Err(encoder.into_sink()),
     }
-    // The rest of the document (its `entries` now empty) decodes as usual: repeated keys,
-    // unknown fields, types and `apiVersion` are checked exactly as for the whole index.
-    let index = decode_index(&root, Decoding::STRICT, source, &mut Vec::new()).ok()?;
-    if index.api_version.is_empty() || !index.entries.is_empty() {
-        return None;
-    }
-    Some(CompactDraft {
-        encoder,
-        warnings,
-        streamed: true,
-    })
 }
 
 /// Decodes one chart into the encoder; nothing when it must be left to the whole reading.
-fn add_chart(
-    encoder: &mut Encoder,
+fn add_chart<S: CompactSink>(
+    encoder: &mut Encoder<S>,
     warnings: &mut Vec<String>,
     names: &mut HashSet<String>,
     key: Node,

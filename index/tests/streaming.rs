@@ -12,7 +12,9 @@ const STAMP: SourceStamp = SourceStamp {
 };
 
 /// The compact encoder as first written (the whole index at once), kept here as the
-/// reference the incremental encoder must match byte for byte.
+/// reference the incremental encoder must match byte for byte; since the entries moved
+/// to follow the header (so they can be written as they are decoded), with its sections
+/// in that order.
 fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
     const HEADER_LEN: usize = 8 + 32 + 8 + 8 + 4 + 4 + 8 + 8 + 8 + 8;
     const CHART_ROW: usize = 24;
@@ -27,7 +29,14 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
         strings.extend_from_slice(name.as_bytes());
     }
     let mut name_offset = 0u32;
-    let rows_base = (HEADER_LEN + names.len() * CHART_ROW) as u64;
+    for versions in index.entries.values() {
+        for version in versions {
+            entries.extend_from_slice(chartkit_index::entry_to_json(version).as_bytes());
+        }
+    }
+    let table_offset = (HEADER_LEN + entries.len()) as u64;
+    let rows_base = table_offset + (names.len() * CHART_ROW) as u64;
+    let mut entry_offset = 0u64;
     for (name, versions) in &index.entries {
         let block_start = strings.len();
         let rows_offset = rows_base + rows.len() as u64;
@@ -37,10 +46,10 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
             put_u32(&mut rows, text.len() as u32);
             strings.extend_from_slice(text);
             let json = chartkit_index::entry_to_json(version);
-            put_u64(&mut rows, entries.len() as u64);
+            put_u64(&mut rows, entry_offset);
             put_u32(&mut rows, json.len() as u32);
             put_u32(&mut rows, 0);
-            entries.extend_from_slice(json.as_bytes());
+            entry_offset += json.len() as u64;
         }
         put_u32(&mut charts, name_offset);
         put_u32(&mut charts, name.len() as u32);
@@ -50,8 +59,7 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
         name_offset += name.len() as u32;
     }
     let strings_offset = rows_base + rows.len() as u64;
-    let entries_offset = strings_offset + strings.len() as u64;
-    let total_len = entries_offset + entries.len() as u64;
+    let total_len = strings_offset + strings.len() as u64;
     let mut out = Vec::new();
     out.extend_from_slice(b"CKIDX\x01\0\0");
     out.extend_from_slice(&stamp.sha256);
@@ -59,15 +67,15 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
     put_u64(&mut out, stamp.file_stamp);
     put_u32(&mut out, names.len() as u32);
     put_u32(&mut out, names_len as u32);
-    put_u64(&mut out, HEADER_LEN as u64);
+    put_u64(&mut out, table_offset);
     put_u64(&mut out, strings_offset);
-    put_u64(&mut out, entries_offset);
+    put_u64(&mut out, HEADER_LEN as u64);
     put_u64(&mut out, total_len);
+    out.extend_from_slice(&entries);
     out.extend_from_slice(&charts);
     out.extend_from_slice(&rows);
     out.extend_from_slice(&strings);
-    out.extend_from_slice(&entries);
-    let (mut block, mut row) = (names_len, HEADER_LEN + names.len() * CHART_ROW);
+    let (mut block, mut row) = (names_len, rows_base as usize);
     for versions in index.entries.values() {
         if !versions.is_empty() {
             out[row + 20..row + 24].copy_from_slice(&(block as u32).to_le_bytes());
