@@ -172,7 +172,8 @@ impl IndexCache {
     /// are a valid index are they written durably to `index_path` and their compact form
     /// to the cache under `cache_root`, so the first query after a download reads the
     /// compact form instead of parsing the YAML again. Invalid bytes write nothing and
-    /// leave the previous index in place.
+    /// leave the previous index in place. ([`IndexDownload`] does the same for an index
+    /// that arrives in pieces.)
     pub fn store(
         index_path: &Path,
         bytes: &[u8],
@@ -200,7 +201,7 @@ impl IndexCache {
         bytes: &[u8],
         source: &str,
         cache_root: Option<&Path>,
-        staging: impl FnOnce() -> std::io::Result<([u8; 32], Staged)> + Send,
+        staging: impl FnOnce() -> std::io::Result<Written> + Send,
     ) -> Result<IndexCache, CacheError> {
         let io_error = |source| CacheError::Io {
             path: index_path.to_owned(),
@@ -282,6 +283,139 @@ impl IndexCache {
             rebuilt: false,
             cache_file: Some(file.to_owned()),
             not_cached: None,
+        }
+    }
+}
+
+/// An index arriving in pieces (a download). Each piece is kept for the parse and, on a
+/// thread of its own, hashed and written to the index's staged file: work that so
+/// overlaps the transfer (which leaves a processor free) instead of competing with the
+/// parse afterwards. [`IndexDownload::store`] then does what [`IndexCache::store`] does
+/// with the whole.
+pub struct IndexDownload {
+    index_path: PathBuf,
+    bytes: Vec<u8>,
+    /// Pieces on their way to the writer; `None` once the download is over.
+    pieces: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    /// Piece buffers the writer is done with, to be filled again.
+    spare: std::sync::mpsc::Receiver<Vec<u8>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<Written>>>,
+}
+
+/// What the writer of an [`IndexDownload`] leaves: the sha256 of the bytes it wrote and
+/// the staged file holding them.
+type Written = ([u8; 32], Staged);
+
+/// Pieces the writer may fall behind by (at most a few megabytes).
+const PIECES_IN_FLIGHT: usize = 32;
+
+impl IndexDownload {
+    /// Starts the staged file for `index_path`, creating its directory; `expected` is the
+    /// length announced for the index, if any.
+    pub fn begin(index_path: &Path, expected: Option<u64>) -> Result<IndexDownload, CacheError> {
+        let io_error = |source| CacheError::Io {
+            path: index_path.to_owned(),
+            source,
+        };
+        if let Some(dir) = index_path.parent() {
+            std::fs::create_dir_all(dir).map_err(io_error)?;
+        }
+        let mut staged = Staged::create(index_path).map_err(|e| io_error(durable_io(e)))?;
+        let (pieces, received) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_IN_FLIGHT);
+        let (done, spare) = std::sync::mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("index-writer".into())
+            .spawn(move || {
+                use std::io::Write;
+                let mut sha256 = Sha256::new();
+                for piece in received {
+                    sha256.update(&piece);
+                    staged
+                        .file()
+                        .write_all(&piece)
+                        .map_err(|e| durable_io(staged.error(e)))?;
+                    // The downloader may be gone; the buffer is then just freed.
+                    let _ = done.send(piece);
+                }
+                Ok((sha256.finalize().into(), staged))
+            })
+            .map_err(io_error)?;
+        // A length no index reaches is not reserved up front; the buffer grows instead.
+        let reserve = expected.unwrap_or(0).min(1 << 30) as usize;
+        Ok(IndexDownload {
+            index_path: index_path.to_owned(),
+            bytes: Vec::with_capacity(reserve),
+            pieces: Some(pieces),
+            spare,
+            writer: Some(writer),
+        })
+    }
+
+    /// Takes the next piece of the index.
+    pub fn push(&mut self, piece: &[u8]) -> Result<(), CacheError> {
+        self.bytes.extend_from_slice(piece);
+        let mut copy = self.spare.try_recv().unwrap_or_default();
+        copy.clear();
+        copy.extend_from_slice(piece);
+        let sent = self.pieces.as_ref().is_some_and(|p| p.send(copy).is_ok());
+        if sent {
+            return Ok(());
+        }
+        // The writer stopped at an error; it says which.
+        let error = match self.finish_writing() {
+            Err(e) => e,
+            Ok(_) => std::io::Error::other("the index writer stopped"),
+        };
+        Err(CacheError::Io {
+            path: self.index_path.clone(),
+            source: error,
+        })
+    }
+
+    /// Ends the writing: the sha256 of what was written and the staged file.
+    fn finish_writing(&mut self) -> std::io::Result<Written> {
+        self.pieces = None;
+        match self.writer.take() {
+            Some(writer) => writer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => Err(std::io::Error::other("the index writer stopped")),
+        }
+    }
+
+    /// The bytes received so far.
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The whole index has arrived: it is parsed, and only when it is a valid index is
+    /// its file put in place and its compact form cached under `cache_root`, as
+    /// [`IndexCache::store`] does. The staged file is synced beside the parse.
+    pub fn store(
+        mut self,
+        source: &str,
+        cache_root: Option<&Path>,
+    ) -> Result<IndexCache, CacheError> {
+        let written = self.finish_writing();
+        let bytes = std::mem::take(&mut self.bytes);
+        IndexCache::store_staged(&self.index_path, &bytes, source, cache_root, move || {
+            let (sha256, mut staged) = written?;
+            staged.sync().map_err(durable_io)?;
+            Ok((sha256, staged))
+        })
+    }
+}
+
+impl Drop for IndexDownload {
+    /// A download abandoned half way waits for its writer, whose staged file is then
+    /// removed, so no temporary file outlives the process.
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = self.finish_writing();
         }
     }
 }
