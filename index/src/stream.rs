@@ -4,9 +4,12 @@
 //! a 50 MB index that is half a gigabyte, most of it the tree. Here the YAML events under
 //! `entries:` become the tree of one chart's version list at a time, which goes through the
 //! same decoder (so every field rule, warning and skipped entry is the same), is sorted as
-//! Helm sorts it, handed to the compact [`Encoder`] and dropped. Scanning runs on one
-//! thread and building, decoding and encoding on another (see
-//! [`chartkit_yaml::parse_node_streaming`]), which is what two cores allow.
+//! Helm sorts it, handed to the compact [`Encoder`] and dropped. An index written in lines
+//! (as Helm and chartkit write them) is cut at its charts into pieces that several threads
+//! scan, build, decode and encode at once, the encoder taking the charts in order (see
+//! [`chartkit_yaml::parse_node_in_pieces`]); any other is scanned on one thread and built,
+//! decoded and encoded on another ([`chartkit_yaml::parse_node_streaming`]), and so is one
+//! whose pieces fail for any reason.
 //!
 //! This is only an optimisation: whenever the streamed reading could differ from the whole
 //! one, or fails in any way, the index is read whole instead, which gives the answer or the
@@ -19,7 +22,7 @@ use std::collections::HashSet;
 use chartkit_chart::Decoding;
 use chartkit_yaml::{Node, NodeKind};
 
-use crate::compact::{CompactSink, Encoder, SourceStamp};
+use crate::compact::{CompactSink, EncodedChartVersions, Encoder, SourceStamp};
 use crate::decode::{IndexError, decode_chart, decode_index};
 
 /// An index read into the compact encoder, ready to be finished once the source's stamp is
@@ -95,13 +98,47 @@ fn stream<S: CompactSink + Send>(
     let mut encoder = Encoder::new(sink);
     let mut warnings = Vec::new();
     let mut names = HashSet::new();
-    let mut refused = false;
-    let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
-        refused = refused
-            || add_chart(&mut encoder, &mut warnings, &mut names, key, &list, source).is_none();
-        !refused
-    });
-    let done = root.ok().filter(|_| !refused).and_then(|root| {
+    // Cut into pieces read on several threads when the index is written in lines, as
+    // every index Helm or chartkit writes is; failing that (whatever the reason), read in
+    // one piece, which gives the answer or finds the reason.
+    let decode = |key: Node, list: Node| decode_chart_part(key, &list, source);
+    let in_pieces = chartkit_yaml::parse_node_in_pieces(
+        text,
+        "entries",
+        piece_size(text.len()),
+        &decode,
+        &mut |(name, chart, skipped)| {
+            let added = names.insert(name.clone());
+            if added {
+                warnings.extend(skipped);
+                encoder.add_encoded(&name, chart);
+            }
+            added
+        },
+    );
+    let root = match in_pieces {
+        Ok(root) => Ok(root),
+        Err(_) => {
+            encoder = Encoder::new(encoder.into_sink());
+            warnings.clear();
+            names.clear();
+            let mut refused = false;
+            let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
+                refused = refused
+                    || add_chart(&mut encoder, &mut warnings, &mut names, key, &list, source)
+                        .is_none();
+                !refused
+            });
+            root.and_then(|root| {
+                if refused {
+                    Err(chartkit_yaml::Unstreamable::Stopped)
+                } else {
+                    Ok(root)
+                }
+            })
+        }
+    };
+    let done = root.ok().and_then(|root| {
         // Another key that `encoding/json` would match to `entries` (case-insensitively)
         // competes with the streamed one; let the whole reading settle it.
         let NodeKind::Map(pairs) = &root.kind else {
@@ -130,6 +167,31 @@ fn stream<S: CompactSink + Send>(
         }),
         None => Err(encoder.into_sink()),
     }
+}
+
+/// The size of the pieces an index of `len` bytes is cut into: a few hundred kilobytes,
+/// or for a small index (and so in tests) as small as one chart, so that there are
+/// pieces to share out.
+fn piece_size(len: usize) -> usize {
+    (len / 64).min(256 * 1024)
+}
+
+/// A chart decoded, sorted and encoded, with its skipped entries' warnings; nothing when it
+/// must be left to the whole reading. (Whether its name repeats another's is the caller's
+/// to check.)
+fn decode_chart_part(
+    key: Node,
+    list: &Node,
+    source: &str,
+) -> Option<(String, EncodedChartVersions, Vec<String>)> {
+    let name = key.as_map_key()?;
+    if chartkit_chart::yaml_fields::reject_duplicate_keys(list, "").is_err() {
+        return None;
+    }
+    let mut warnings = Vec::new();
+    let mut versions = decode_chart(&name, list, Decoding::STRICT, source, &mut warnings).ok()?;
+    crate::gosort::sort_newest_first(&mut versions);
+    Some((name, EncodedChartVersions::encode(&versions), warnings))
 }
 
 /// Decodes one chart into the encoder; nothing when it must be left to the whole reading.
