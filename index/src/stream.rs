@@ -18,6 +18,7 @@
 //! a top-level key that could also name `entries`, and every decoding error.
 
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use chartkit_chart::Decoding;
 use chartkit_yaml::{Node, NodeKind};
@@ -54,7 +55,7 @@ pub fn parse_index_to_compact(bytes: &[u8], source: &str) -> Result<CompactDraft
 /// emptied first): when charts come in name order, their entries are written as they are
 /// decoded and not kept in memory. The bytes written are the same whichever way the
 /// index is read.
-pub fn parse_index_to_compact_into<S: CompactSink + Send>(
+pub fn parse_index_to_compact_into<S: CompactSink + Send + 'static>(
     bytes: &[u8],
     source: &str,
     sink: S,
@@ -76,7 +77,7 @@ pub fn parse_index_to_compact_into<S: CompactSink + Send>(
 }
 
 /// The streamed reading, or the sink back when the index must be read whole.
-fn stream<S: CompactSink + Send>(
+fn stream<S: CompactSink + Send + 'static>(
     bytes: &[u8],
     source: &str,
     sink: S,
@@ -95,85 +96,150 @@ fn stream<S: CompactSink + Send>(
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Err(sink);
     };
+    // In pieces on several threads when the index is written in lines, as every index
+    // Helm or chartkit writes is; failing that (whatever the reason), in one piece, which
+    // gives the answer or finds the reason.
+    let mut reader = CompactReader::new(sink, source, Some(bytes.len() as u64));
+    reader.push(bytes);
+    let sink = match reader.finish() {
+        Ok(draft) => return Ok(draft),
+        Err(sink) => sink,
+    };
     let mut encoder = Encoder::new(sink);
     let mut warnings = Vec::new();
     let mut names = HashSet::new();
-    // Cut into pieces read on several threads when the index is written in lines, as
-    // every index Helm or chartkit writes is; failing that (whatever the reason), read in
-    // one piece, which gives the answer or finds the reason.
-    let decode = |key: Node, list: Node| decode_chart_part(key, &list, source);
-    let in_pieces = chartkit_yaml::parse_node_in_pieces(
-        text,
-        "entries",
-        piece_size(text.len()),
-        &decode,
-        &mut |(name, chart, skipped)| {
-            let added = names.insert(name.clone());
-            if added {
-                warnings.extend(skipped);
-                encoder.add_encoded(&name, chart);
-            }
-            added
-        },
-    );
-    let root = match in_pieces {
-        Ok(root) => Ok(root),
-        Err(_) => {
-            encoder = Encoder::new(encoder.into_sink());
-            warnings.clear();
-            names.clear();
-            let mut refused = false;
-            let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
-                refused = refused
-                    || add_chart(&mut encoder, &mut warnings, &mut names, key, &list, source)
-                        .is_none();
-                !refused
-            });
-            root.and_then(|root| {
-                if refused {
-                    Err(chartkit_yaml::Unstreamable::Stopped)
-                } else {
-                    Ok(root)
-                }
-            })
-        }
-    };
-    let done = root.ok().and_then(|root| {
-        // Another key that `encoding/json` would match to `entries` (case-insensitively)
-        // competes with the streamed one; let the whole reading settle it.
-        let NodeKind::Map(pairs) = &root.kind else {
-            return None;
-        };
-        let rival = pairs.iter().any(|(key, _)| match key.as_map_key() {
-            Some(name) => {
-                name != "entries" && (name.eq_ignore_ascii_case("entries") || !name.is_ascii())
-            }
-            None => false,
-        });
-        if rival {
-            return None;
-        }
-        // The rest of the document (its `entries` now empty) decodes as usual: repeated
-        // keys, unknown fields, types and `apiVersion` are checked exactly as for the
-        // whole index.
-        let index = decode_index(&root, Decoding::STRICT, source, &mut Vec::new()).ok()?;
-        (!index.api_version.is_empty() && index.entries.is_empty()).then_some(())
+    let mut refused = false;
+    let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
+        refused = refused
+            || add_chart(&mut encoder, &mut warnings, &mut names, key, &list, source).is_none();
+        !refused
     });
-    match done {
-        Some(()) => Ok(CompactDraft {
+    match root {
+        Ok(root) if !refused && accepts_the_rest(&root, source) => Ok(CompactDraft {
             encoder,
             warnings,
             streamed: true,
         }),
-        None => Err(encoder.into_sink()),
+        _ => Err(encoder.into_sink()),
+    }
+}
+
+/// Whether the rest of a streamed document (its `entries` map empty) is an index as the
+/// whole reading would read it.
+fn accepts_the_rest(root: &Node, source: &str) -> bool {
+    // Another key that `encoding/json` would match to `entries` (case-insensitively)
+    // competes with the streamed one; let the whole reading settle it.
+    let NodeKind::Map(pairs) = &root.kind else {
+        return false;
+    };
+    let rival = pairs.iter().any(|(key, _)| match key.as_map_key() {
+        Some(name) => {
+            name != "entries" && (name.eq_ignore_ascii_case("entries") || !name.is_ascii())
+        }
+        None => false,
+    });
+    if rival {
+        return false;
+    }
+    // Repeated keys, unknown fields, types and `apiVersion` are checked exactly as for
+    // the whole index.
+    decode_index(root, Decoding::STRICT, source, &mut Vec::new())
+        .is_ok_and(|index| !index.api_version.is_empty() && index.entries.is_empty())
+}
+
+/// An index read into its compact form as its text arrives, for an index written in
+/// lines (as Helm and chartkit write them): its charts are cut into pieces that several
+/// threads scan, decode and encode as soon as they have arrived, and the encoder takes
+/// them in order (see [`chartkit_yaml::PieceReader`]). Anything else, and any failure,
+/// gives the sink back at [`CompactReader::finish`], for the index to be read another
+/// way (with [`parse_index_to_compact_into`]).
+pub struct CompactReader<S: CompactSink + Send + 'static> {
+    reader: chartkit_yaml::PieceReader<DecodedChart>,
+    state: Arc<Mutex<ReadState<S>>>,
+    source: Arc<str>,
+}
+
+/// A chart decoded on a reading thread: its name, its versions encoded, and the warnings
+/// for its skipped entries.
+type DecodedChart = (String, EncodedChartVersions, Vec<String>);
+
+/// What the charts committed so far made.
+struct ReadState<S: CompactSink> {
+    encoder: Encoder<S>,
+    warnings: Vec<String>,
+    names: HashSet<String>,
+}
+
+impl<S: CompactSink + Send + 'static> CompactReader<S> {
+    /// A reader writing to `sink` (emptied first); `expected_len` is the index's length,
+    /// when known, which sets the size of the pieces.
+    pub fn new(sink: S, source: &str, expected_len: Option<u64>) -> CompactReader<S> {
+        let source: Arc<str> = Arc::from(source);
+        let state = Arc::new(Mutex::new(ReadState {
+            encoder: Encoder::new(sink),
+            warnings: Vec::new(),
+            names: HashSet::new(),
+        }));
+        let decode_source = Arc::clone(&source);
+        let committed = Arc::clone(&state);
+        let reader = chartkit_yaml::PieceReader::new(
+            "entries",
+            piece_size(expected_len),
+            Arc::new(move |key: Node, list: Node| decode_chart_part(key, &list, &decode_source)),
+            Box::new(move |(name, chart, skipped): DecodedChart| {
+                let mut state = committed.lock().unwrap_or_else(|e| e.into_inner());
+                // A repeated name is merged or refused by the whole reading.
+                if !state.names.insert(name.clone()) {
+                    return false;
+                }
+                state.warnings.extend(skipped);
+                state.encoder.add_encoded(&name, chart);
+                true
+            }),
+        );
+        CompactReader {
+            reader,
+            state,
+            source,
+        }
+    }
+
+    /// Takes the next part of the index's bytes, cut anywhere.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.reader.push(bytes);
+    }
+
+    /// The index is complete: the draft, or the sink back (emptied or not) when the
+    /// index must be read another way.
+    pub fn finish(self) -> Result<CompactDraft<S>, S> {
+        let CompactReader {
+            reader,
+            state,
+            source,
+        } = self;
+        let root = reader.finish();
+        // The reader's threads are done, and its last reference to the state with them.
+        let state = match Arc::try_unwrap(state) {
+            Ok(state) => state.into_inner().unwrap_or_else(|e| e.into_inner()),
+            Err(_) => unreachable!("the reader is finished"),
+        };
+        match root {
+            Ok(root) if accepts_the_rest(&root, &source) => Ok(CompactDraft {
+                encoder: state.encoder,
+                warnings: state.warnings,
+                streamed: true,
+            }),
+            _ => Err(state.encoder.into_sink()),
+        }
     }
 }
 
 /// The size of the pieces an index of `len` bytes is cut into: a few hundred kilobytes,
 /// or for a small index (and so in tests) as small as one chart, so that there are
 /// pieces to share out.
-fn piece_size(len: usize) -> usize {
-    (len / 64).min(256 * 1024)
+fn piece_size(len: Option<u64>) -> usize {
+    const LARGEST: u64 = 256 * 1024;
+    len.map_or(LARGEST, |len| (len / 64).min(LARGEST)) as usize
 }
 
 /// A chart decoded, sorted and encoded, with its skipped entries' warnings; nothing when it

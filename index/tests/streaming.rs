@@ -2,7 +2,7 @@
 //! reading gives: the same compact bytes and warnings, or the same error.
 
 use chartkit_index::compact::SourceStamp;
-use chartkit_index::{IndexFile, parse_index, parse_index_to_compact};
+use chartkit_index::{CompactReader, IndexFile, parse_index, parse_index_to_compact};
 use proptest::prelude::*;
 
 const STAMP: SourceStamp = SourceStamp {
@@ -129,6 +129,25 @@ fn check_bytes(bytes: &[u8]) -> bool {
     }
 }
 
+/// The index given to a [`CompactReader`] in parts of `part` bytes: when it is read in
+/// pieces, the whole reading's compact bytes and warnings; whether it was.
+fn check_in_parts(text: &str, part: usize) -> bool {
+    let mut reader = CompactReader::new(Vec::new(), "src.yaml", Some(text.len() as u64));
+    for chunk in text.as_bytes().chunks(part) {
+        reader.push(chunk);
+    }
+    let Ok(draft) = reader.finish() else {
+        return false;
+    };
+    let loaded = parse_index(text.as_bytes(), "src.yaml").expect("read in pieces, read whole");
+    assert_eq!(draft.warnings, loaded.warnings, "warnings of {text:?}");
+    assert!(
+        draft.finish(STAMP) == reference_encode(&loaded.index, STAMP),
+        "compact bytes differ for {text:?} in parts of {part}"
+    );
+    true
+}
+
 const GOOD: &str = "apiVersion: v1\nentries:\n  web:\n  - apiVersion: v2\n    name: web\n    version: 1.2.3\n    urls: [web-1.2.3.tgz]\n    digest: abc\n    created: \"2024-01-01T00:00:00Z\"\n  - apiVersion: v2\n    name: web\n    version: 1.10.0\n    urls: [web-1.10.0.tgz]\n  db:\n  - name: db\n    version: 0.1.0-rc.1\n    deprecated: true\n    annotations: {a: b}\ngenerated: \"2024-01-01T00:00:00Z\"\n";
 
 /// bench/make_inputs.py's synthetic index, small: the shape the benchmark measures.
@@ -189,6 +208,22 @@ fn plain_indexes_are_streamed_and_give_the_same_compact_form() {
     // Non-ASCII text and a chart whose name is a number.
     assert!(check(
         &GOOD.replace("abc", "ä€😀").replace("  db:", "  1.5:")
+    ));
+}
+
+#[test]
+fn an_index_given_in_parts_cut_anywhere_reads_as_the_whole() {
+    let synthetic = synthetic(4);
+    let crlf = GOOD.replace('\n', "\r\n");
+    for text in [GOOD, &synthetic, &crlf] {
+        for part in (1..50).chain([997, 4096, text.len()]) {
+            assert!(check_in_parts(text, part), "{part}");
+        }
+    }
+    // Not written in lines: not read in pieces (the caller reads it another way).
+    assert!(!check_in_parts(
+        "entries:\n  web: [{name: web, version: 1.0.0}]\napiVersion: v1\n",
+        7
     ));
 }
 

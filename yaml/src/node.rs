@@ -11,7 +11,7 @@ mod pieces;
 use crate::goscan::{self, GO_YAML_MAX_DEPTH};
 use crate::resolve::{Scalar, resolve_plain};
 use crate::value::{Map, Value};
-pub use pieces::parse_node_in_pieces;
+pub use pieces::{CommitResult, DecodePair, PieceReader};
 
 /// saphyr-parser counts open flow collections in a `u8`.
 const SAPHYR_MAX_FLOW_DEPTH: usize = 255;
@@ -301,8 +301,8 @@ pub enum Unstreamable {
     Unusual(&'static str),
     /// The sink refused a pair.
     Stopped,
-    /// [`parse_node_in_pieces`] only: the streamed map is not written so that it can be
-    /// cut into pieces; [`parse_node_streaming`] reads it in one.
+    /// [`PieceReader`] only: the streamed map is not written so that it can be cut into
+    /// pieces; [`parse_node_streaming`] reads it in one.
     NotInPieces,
 }
 
