@@ -183,15 +183,15 @@ impl Client {
                     url: url.clone(),
                     source,
                 };
-                // The index is hashed and written (under a temporary name) as it arrives;
-                // it is parsed, and put in place if valid, once it is whole.
+                // The index is hashed, written (under a temporary name) and parsed as it
+                // arrives; it is put in place, if valid, once it is whole.
+                let cache_home = Some(self.paths.cache_home.as_path());
                 let mut download =
-                    IndexDownload::begin(&files.index, body.expected).map_err(bad_index)?;
+                    IndexDownload::begin(&files.index, body.expected, &url, cache_home)
+                        .map_err(bad_index)?;
                 let bytes =
                     body.read_pieces(progress, |piece| download.push(piece).map_err(bad_index))?;
-                download
-                    .store(&url, Some(&self.paths.cache_home))
-                    .map_err(bad_index)?;
+                download.store().map_err(bad_index)?;
                 (body.validators, IndexUpdate::Downloaded { bytes })
             }
         };

@@ -165,7 +165,7 @@ impl IndexCache {
         let source = index_path.display().to_string();
         let (out, not_cached) = CompactOut::open(cache_file.as_deref());
         let draft = parse(&bytes, &source, out, index_path)?;
-        Self::from_draft(draft, stamp, not_cached, &bytes, &source, index_path)
+        Self::from_draft(draft, stamp, not_cached, Some(&bytes), &source, index_path)
     }
 
     /// Stores a freshly downloaded index: `bytes` are parsed once, and only when they
@@ -180,9 +180,11 @@ impl IndexCache {
         source: &str,
         cache_root: Option<&Path>,
     ) -> Result<IndexCache, CacheError> {
+        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
+        let (out, not_cached) = CompactOut::open(cache_file.as_deref());
         // Hashing and writing the index (under a temporary name) do not need the parse,
         // so they run beside it.
-        Self::store_staged(index_path, bytes, source, cache_root, || {
+        Self::store_staged(index_path, bytes, source, (out, not_cached), || {
             let sha256 = <[u8; 32]>::from(Sha256::digest(bytes));
             if let Some(dir) = index_path.parent() {
                 std::fs::create_dir_all(dir)?;
@@ -200,15 +202,9 @@ impl IndexCache {
         index_path: &Path,
         bytes: &[u8],
         source: &str,
-        cache_root: Option<&Path>,
+        (out, not_cached): (CompactOut, Option<String>),
         staging: impl FnOnce() -> std::io::Result<Written> + Send,
     ) -> Result<IndexCache, CacheError> {
-        let io_error = |source| CacheError::Io {
-            path: index_path.to_owned(),
-            source,
-        };
-        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
-        let (out, not_cached) = CompactOut::open(cache_file.as_deref());
         let (draft, written) = std::thread::scope(|scope| {
             let writing = scope.spawn(staging);
             let draft = parse(bytes, source, out, index_path);
@@ -218,18 +214,8 @@ impl IndexCache {
             (draft, written)
         });
         let draft = draft?;
-        let (sha256, staged) = written.map_err(io_error)?;
-        staged.commit().map_err(|e| io_error(durable_io(e)))?;
-        let meta = std::fs::metadata(index_path).map_err(io_error)?;
-        let stamp = SourceStamp {
-            sha256,
-            size: meta.len(),
-            // The file was just put in place by a rename, so it is a new inode whose
-            // times are its own: the racy rule, meant for files edited in place, would
-            // only make the next load hash what was hashed a moment ago.
-            file_stamp: crate::stamp::file_stamp_of_new_file(&meta),
-        };
-        Self::from_draft(draft, stamp, not_cached, bytes, source, index_path)
+        let stamp = put_in_place(index_path, written)?;
+        Self::from_draft(draft, stamp, not_cached, Some(bytes), source, index_path)
     }
 
     /// Finishes a freshly read index: its compact form, written to the staged cache file
@@ -241,11 +227,22 @@ impl IndexCache {
         mut draft: chartkit_index::CompactDraft<CompactOut>,
         stamp: SourceStamp,
         mut not_cached: Option<String>,
-        bytes: &[u8],
+        bytes: Option<&[u8]>,
         source: &str,
         index_path: &Path,
     ) -> Result<IndexCache, CacheError> {
         let warnings = std::mem::take(&mut draft.warnings);
+        // The index again, for the compact form in memory: the bytes, or its file.
+        let in_memory = || match bytes {
+            Some(bytes) => in_memory(bytes, source, stamp, index_path),
+            None => {
+                let bytes = std::fs::read(index_path).map_err(|source| CacheError::Io {
+                    path: index_path.to_owned(),
+                    source,
+                })?;
+                in_memory(&bytes, source, stamp, index_path)
+            }
+        };
         let (compact, written) = match draft.finish(stamp) {
             CompactOut::Memory(encoded) => (CompactSource::Memory(encoded), None),
             CompactOut::File(file) => match file.commit() {
@@ -253,12 +250,12 @@ impl IndexCache {
                     Ok(opened) => (CompactSource::File(opened), Some(path)),
                     Err(e) => {
                         not_cached = Some(format!("cannot read `{}`: {e}", path.display()));
-                        (in_memory(bytes, source, stamp, index_path)?, None)
+                        (in_memory()?, None)
                     }
                 },
                 Err(why) => {
                     not_cached = Some(why);
-                    (in_memory(bytes, source, stamp, index_path)?, None)
+                    (in_memory()?, None)
                 }
             },
         };
@@ -287,19 +284,24 @@ impl IndexCache {
     }
 }
 
-/// An index arriving in pieces (a download). Each piece is kept for the parse and, on a
-/// thread of its own, hashed and written to the index's staged file: work that so
-/// overlaps the transfer (which leaves a processor free) instead of competing with the
-/// parse afterwards. [`IndexDownload::store`] then does what [`IndexCache::store`] does
-/// with the whole.
+/// An index arriving in pieces (a download), read into its compact form as it arrives:
+/// each piece goes to a [`chartkit_index::CompactReader`], whose threads parse the index
+/// as far as it has come (writing the compact form to its staged cache file), and to a
+/// thread that hashes it and writes it to the index's staged file. When the last piece
+/// is in, little is left to do, and the index is never held in memory whole.
+/// [`IndexDownload::store`] then does what [`IndexCache::store`] does with the whole.
 pub struct IndexDownload {
     index_path: PathBuf,
-    bytes: Vec<u8>,
+    source: String,
+    received: u64,
     /// Pieces on their way to the writer; `None` once the download is over.
     pieces: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
     /// Piece buffers the writer is done with, to be filled again.
     spare: std::sync::mpsc::Receiver<Vec<u8>>,
     writer: Option<std::thread::JoinHandle<std::io::Result<Written>>>,
+    reader: Option<chartkit_index::CompactReader<CompactOut>>,
+    /// Why the compact form is not cached, when its file could not be created.
+    not_cached: Option<String>,
 }
 
 /// What the writer of an [`IndexDownload`] leaves: the sha256 of the bytes it wrote and
@@ -310,9 +312,15 @@ type Written = ([u8; 32], Staged);
 const PIECES_IN_FLIGHT: usize = 32;
 
 impl IndexDownload {
-    /// Starts the staged file for `index_path`, creating its directory; `expected` is the
-    /// length announced for the index, if any.
-    pub fn begin(index_path: &Path, expected: Option<u64>) -> Result<IndexDownload, CacheError> {
+    /// Starts the staged file for `index_path` (creating its directory) and the compact
+    /// form's under `cache_root`; `expected` is the length announced for the index, if
+    /// any, and `source` names it in warnings and errors.
+    pub fn begin(
+        index_path: &Path,
+        expected: Option<u64>,
+        source: &str,
+        cache_root: Option<&Path>,
+    ) -> Result<IndexDownload, CacheError> {
         let io_error = |source| CacheError::Io {
             path: index_path.to_owned(),
             source,
@@ -337,42 +345,50 @@ impl IndexDownload {
                     // The downloader may be gone; the buffer is then just freed.
                     let _ = done.send(piece);
                 }
+                // The wait for the disk, here while the last pieces are parsed.
+                staged.sync().map_err(durable_io)?;
                 Ok((sha256.finalize().into(), staged))
             })
             .map_err(io_error)?;
-        // A length no index reaches is not reserved up front; the buffer grows instead.
-        let reserve = expected.unwrap_or(0).min(1 << 30) as usize;
+        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
+        let (out, not_cached) = CompactOut::open(cache_file.as_deref());
         Ok(IndexDownload {
             index_path: index_path.to_owned(),
-            bytes: Vec::with_capacity(reserve),
+            source: source.to_owned(),
+            received: 0,
             pieces: Some(pieces),
             spare,
             writer: Some(writer),
+            reader: Some(chartkit_index::CompactReader::new(out, source, expected)),
+            not_cached,
         })
     }
 
     /// Takes the next piece of the index.
     pub fn push(&mut self, piece: &[u8]) -> Result<(), CacheError> {
-        self.bytes.extend_from_slice(piece);
+        self.received += piece.len() as u64;
         let mut copy = self.spare.try_recv().unwrap_or_default();
         copy.clear();
         copy.extend_from_slice(piece);
         let sent = self.pieces.as_ref().is_some_and(|p| p.send(copy).is_ok());
-        if sent {
-            return Ok(());
+        if !sent {
+            // The writer stopped at an error; it says which.
+            let error = match self.finish_writing() {
+                Err(e) => e,
+                Ok(_) => std::io::Error::other("the index writer stopped"),
+            };
+            return Err(CacheError::Io {
+                path: self.index_path.clone(),
+                source: error,
+            });
         }
-        // The writer stopped at an error; it says which.
-        let error = match self.finish_writing() {
-            Err(e) => e,
-            Ok(_) => std::io::Error::other("the index writer stopped"),
-        };
-        Err(CacheError::Io {
-            path: self.index_path.clone(),
-            source: error,
-        })
+        if let Some(reader) = &mut self.reader {
+            reader.push(piece);
+        }
+        Ok(())
     }
 
-    /// Ends the writing: the sha256 of what was written and the staged file.
+    /// Ends the writing: the sha256 of what was written and the staged file, synced.
     fn finish_writing(&mut self) -> std::io::Result<Written> {
         self.pieces = None;
         match self.writer.take() {
@@ -385,39 +401,92 @@ impl IndexDownload {
 
     /// The bytes received so far.
     pub fn len(&self) -> u64 {
-        self.bytes.len() as u64
+        self.received
     }
 
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.received == 0
     }
 
-    /// The whole index has arrived: it is parsed, and only when it is a valid index is
-    /// its file put in place and its compact form cached under `cache_root`, as
-    /// [`IndexCache::store`] does. The staged file is synced beside the parse.
-    pub fn store(
-        mut self,
-        source: &str,
-        cache_root: Option<&Path>,
-    ) -> Result<IndexCache, CacheError> {
+    /// The whole index has arrived: only when it is a valid index is its file put in
+    /// place and its compact form cached, as [`IndexCache::store`] does. An index the
+    /// reader could not take in pieces is read whole, from the file just written.
+    pub fn store(mut self) -> Result<IndexCache, CacheError> {
+        let read = match self.reader.take() {
+            Some(reader) => reader.finish(),
+            None => unreachable!("the reader is taken once, here"),
+        };
         let written = self.finish_writing();
-        let bytes = std::mem::take(&mut self.bytes);
-        IndexCache::store_staged(&self.index_path, &bytes, source, cache_root, move || {
-            let (sha256, mut staged) = written?;
-            staged.sync().map_err(durable_io)?;
-            Ok((sha256, staged))
-        })
+        let not_cached = self.not_cached.take();
+        let io_error = |source| CacheError::Io {
+            path: self.index_path.clone(),
+            source,
+        };
+        match read {
+            Ok(draft) => {
+                let stamp = put_in_place(&self.index_path, written)?;
+                IndexCache::from_draft(
+                    draft,
+                    stamp,
+                    not_cached,
+                    None,
+                    &self.source,
+                    &self.index_path,
+                )
+            }
+            Err(out) => {
+                let (sha256, mut staged) = written.map_err(io_error)?;
+                let mut bytes = Vec::with_capacity(self.received.min(1 << 30) as usize);
+                {
+                    use std::io::{Read, Seek};
+                    let mut file = staged.file();
+                    file.rewind()
+                        .and_then(|()| file.read_to_end(&mut bytes))
+                        .map_err(|e| io_error(durable_io(staged.error(e))))?;
+                }
+                IndexCache::store_staged(
+                    &self.index_path,
+                    &bytes,
+                    &self.source,
+                    (out, not_cached),
+                    move || Ok((sha256, staged)),
+                )
+            }
+        }
     }
 }
 
 impl Drop for IndexDownload {
     /// A download abandoned half way waits for its writer, whose staged file is then
-    /// removed, so no temporary file outlives the process.
+    /// removed, so no temporary file outlives the process; the reader stops its threads
+    /// and drops the staged compact form.
     fn drop(&mut self) {
         if self.writer.is_some() {
             let _ = self.finish_writing();
         }
     }
+}
+
+/// Puts a staged index file in place; the stamp of the file now at `index_path`.
+fn put_in_place(
+    index_path: &Path,
+    written: std::io::Result<Written>,
+) -> Result<SourceStamp, CacheError> {
+    let io_error = |source| CacheError::Io {
+        path: index_path.to_owned(),
+        source,
+    };
+    let (sha256, staged) = written.map_err(io_error)?;
+    staged.commit().map_err(|e| io_error(durable_io(e)))?;
+    let meta = std::fs::metadata(index_path).map_err(io_error)?;
+    Ok(SourceStamp {
+        sha256,
+        size: meta.len(),
+        // The file was just put in place by a rename, so it is a new inode whose times
+        // are its own: the racy rule, meant for files edited in place, would only make
+        // the next load hash what was hashed a moment ago.
+        file_stamp: crate::stamp::file_stamp_of_new_file(&meta),
+    })
 }
 
 /// The cache file opened, if it exists, is a compact index and its stamp passes `current`.
@@ -639,7 +708,7 @@ mod tests {
             size: text.len() as u64,
             file_stamp: 2,
         };
-        let loaded = IndexCache::from_draft(draft, stamp, None, text, "t", &index).unwrap();
+        let loaded = IndexCache::from_draft(draft, stamp, None, Some(text), "t", &index).unwrap();
         assert!(loaded.cache_file.is_none());
         let why = loaded.not_cached.as_deref().unwrap();
         assert!(

@@ -54,7 +54,8 @@ fn whole(bytes: &[u8]) -> Stored {
 
 fn in_pieces(bytes: &[u8], cuts: &[usize]) -> Stored {
     let d = dirs();
-    let mut download = IndexDownload::begin(&d.index, Some(bytes.len() as u64)).unwrap();
+    let mut download =
+        IndexDownload::begin(&d.index, Some(bytes.len() as u64), "src", Some(&d.cache)).unwrap();
     let mut from = 0;
     for &cut in cuts.iter().chain([&bytes.len()]) {
         let to = cut.clamp(from, bytes.len());
@@ -62,7 +63,7 @@ fn in_pieces(bytes: &[u8], cuts: &[usize]) -> Stored {
         from = to;
     }
     assert_eq!(download.len(), bytes.len() as u64);
-    let stored = outcome(download.store("src", Some(&d.cache)), &d);
+    let stored = outcome(download.store(), &d);
     assert_leftovers(&d, stored.is_ok());
     stored
 }
@@ -161,7 +162,7 @@ fn an_abandoned_download_leaves_nothing_behind() {
     let d = dirs();
     std::fs::create_dir_all(d.index.parent().unwrap()).unwrap();
     std::fs::write(&d.index, "old").unwrap();
-    let mut download = IndexDownload::begin(&d.index, None).unwrap();
+    let mut download = IndexDownload::begin(&d.index, None, "src", Some(&d.cache)).unwrap();
     download.push(&INDEX.as_bytes()[..100]).unwrap();
     drop(download);
     let left: Vec<_> = std::fs::read_dir(d.index.parent().unwrap())
@@ -170,4 +171,8 @@ fn an_abandoned_download_leaves_nothing_behind() {
         .collect();
     assert_eq!(left, [d.index.file_name().unwrap()]);
     assert_eq!(std::fs::read(&d.index).unwrap(), b"old");
+    // Nor is the compact form begun beside it left behind.
+    let cached = std::fs::read_dir(d.cache.join(chartkit_repo::CACHE_BUCKET))
+        .map_or(0, |entries| entries.count());
+    assert_eq!(cached, 0);
 }
