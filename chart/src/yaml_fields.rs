@@ -189,11 +189,36 @@ fn match_field(known: &[&'static str], key: &str) -> Option<&'static str> {
 /// anything is decoded. Keys are compared as go-yaml's decoded values, so `1` and `"1"`
 /// differ while `1` and `0x1` are the same key.
 pub fn reject_duplicate_keys(node: &Node, path: &str) -> Result<(), FieldError> {
+    // Documents almost never repeat a key, and naming where one is takes a path for every
+    // collection on the way; so look first, and name only what is found.
+    if !has_duplicate_keys(node) {
+        return Ok(());
+    }
+    duplicate_key_at(node, path)
+}
+
+/// Whether any map in `node` repeats a key (as [`reject_duplicate_keys`] compares keys).
+fn has_duplicate_keys(node: &Node) -> bool {
+    match &node.kind {
+        NodeKind::Seq(items) => items.iter().any(|item| {
+            matches!(item.kind, NodeKind::Seq(_) | NodeKind::Map(_)) && has_duplicate_keys(item)
+        }),
+        NodeKind::Map(pairs) => pairs.iter().enumerate().any(|(i, (key, value))| {
+            pairs[..i].iter().any(|(earlier, _)| same_key(earlier, key))
+                || (matches!(value.kind, NodeKind::Seq(_) | NodeKind::Map(_))
+                    && has_duplicate_keys(value))
+        }),
+        _ => false,
+    }
+}
+
+/// The error for the first repeated key in `node`, at `path`.
+fn duplicate_key_at(node: &Node, path: &str) -> Result<(), FieldError> {
     match &node.kind {
         NodeKind::Seq(items) => {
             for (i, item) in items.iter().enumerate() {
                 if matches!(item.kind, NodeKind::Seq(_) | NodeKind::Map(_)) {
-                    reject_duplicate_keys(item, &format!("{path}[{i}]"))?;
+                    duplicate_key_at(item, &format!("{path}[{i}]"))?;
                 }
             }
         }
@@ -211,7 +236,7 @@ pub fn reject_duplicate_keys(node: &Node, path: &str) -> Result<(), FieldError> 
                 }
                 if matches!(value.kind, NodeKind::Seq(_) | NodeKind::Map(_)) {
                     let name = key_text(key).unwrap_or_default();
-                    reject_duplicate_keys(value, &child_path(path, &name))?;
+                    duplicate_key_at(value, &child_path(path, &name))?;
                 }
             }
         }

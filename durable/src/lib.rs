@@ -122,40 +122,92 @@ fn parent_dir(path: &Path) -> &Path {
 /// A file written and synced under a temporary name beside its target, not yet in place:
 /// [`Staged::commit`] renames it over the target; dropped uncommitted, it is removed and
 /// the target is untouched. This lets a caller write while it is still deciding whether
-/// the content is good (a downloaded index being parsed).
+/// the content is good (a downloaded index being parsed), or write a file in pieces as
+/// they are made ([`Staged::create`]).
 #[derive(Debug)]
 pub struct Staged {
     path: PathBuf,
     temp: tempfile::NamedTempFile,
+    /// Whether something may have been written since the last sync.
+    unsynced: bool,
 }
 
 /// Writes and syncs `bytes` for `path` (whose directory must exist), without putting them
 /// in place yet.
 pub fn stage(path: &Path, bytes: &[u8]) -> Result<Staged, WriteError> {
-    let error = |source| WriteError {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".chartkit-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    let mut temp = builder.tempfile_in(parent_dir(path)).map_err(error)?;
-    temp.write_all(bytes).map_err(error)?;
-    temp.as_file().sync_all().map_err(error)?;
-    Ok(Staged {
-        path: path.to_path_buf(),
-        temp,
-    })
+    let mut staged = Staged::create(path)?;
+    staged
+        .file()
+        .write_all(bytes)
+        .map_err(|e| staged.error(e))?;
+    staged.sync()?;
+    Ok(staged)
 }
 
 impl Staged {
-    /// Renames the staged file over its target and syncs the directory.
-    pub fn commit(self) -> Result<(), WriteError> {
-        let Staged { path, temp } = self;
+    /// An empty staged file for `path` (whose directory must exist), mode 0o644, to be
+    /// written through [`Staged::file`].
+    pub fn create(path: &Path) -> Result<Staged, WriteError> {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".chartkit-").suffix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let temp = builder
+            .tempfile_in(parent_dir(path))
+            .map_err(|source| WriteError {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(Staged {
+            path: path.to_path_buf(),
+            temp,
+            unsynced: false,
+        })
+    }
+
+    /// The file, to write (sequentially or at offsets) and read back; what is written
+    /// through it is synced by [`Staged::sync`] or [`Staged::commit`].
+    pub fn file(&mut self) -> &std::fs::File {
+        self.unsynced = true;
+        self.temp.as_file()
+    }
+
+    /// The target path this file will be put at.
+    pub fn target(&self) -> &Path {
+        &self.path
+    }
+
+    /// An I/O error on this file, naming its target.
+    pub fn error(&self, source: io::Error) -> WriteError {
+        WriteError {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Syncs what was written so far (the wait for the disk can so be taken early, on
+    /// another thread).
+    pub fn sync(&mut self) -> Result<(), WriteError> {
+        self.temp
+            .as_file()
+            .sync_all()
+            .map_err(|source| WriteError {
+                path: self.path.clone(),
+                source,
+            })?;
+        self.unsynced = false;
+        Ok(())
+    }
+
+    /// Syncs the file if needed, renames it over its target and syncs the directory.
+    pub fn commit(mut self) -> Result<(), WriteError> {
+        if self.unsynced {
+            self.sync()?;
+        }
+        let Staged { path, temp, .. } = self;
         temp.persist(&path).map_err(|e| WriteError {
             path: path.clone(),
             source: e.error,
@@ -228,5 +280,31 @@ mod tests {
         assert_eq!(std::fs::read(&index).unwrap(), b"new");
         let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
         assert_eq!(files.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn files_staged_in_pieces_are_whole_once_committed() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("cache.bin");
+        write(&target, b"old").unwrap();
+        let mut staged = Staged::create(&target).unwrap();
+        assert_eq!(staged.target(), target);
+        staged.file().write_all_at(b"....body", 0).unwrap();
+        staged.file().write_all_at(b"head", 0).unwrap();
+        staged.sync().unwrap();
+        staged.file().write_all_at(b"tail", 8).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"old");
+        staged.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"headbodytail");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o644);
+        }
+        drop(Staged::create(&target).unwrap());
+        let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(files.len(), 1, "a staged file dropped leaves nothing");
     }
 }

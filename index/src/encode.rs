@@ -216,8 +216,159 @@ pub fn to_json(i: &IndexFile) -> String {
 /// One entry as compact JSON, the form the cache stores.
 pub fn entry_to_json(v: &ChartVersion) -> String {
     let mut out = String::new();
-    write_json_compact(&mut out, &entry(v));
+    write_entry_json(&mut out, v);
     out
+}
+
+/// [`entry_to_json`], appended to `out`. Every entry of every index read goes through
+/// this, so it writes the fields straight from the model, where the general writer first
+/// builds a tree holding a copy of each text; the bytes are the same (a test compares
+/// them).
+pub(crate) fn write_entry_json(out: &mut String, v: &ChartVersion) {
+    let m = &v.metadata;
+    let mut entry = JsonObject::open(out);
+    entry.text("name", &m.name);
+    entry.text("home", &m.home);
+    entry.list("sources", &m.sources);
+    entry.text("version", &m.version);
+    entry.text("description", &m.description);
+    entry.list("keywords", &m.keywords);
+    if !m.maintainers.is_empty() {
+        let out = entry.key("maintainers");
+        write_items(out, &m.maintainers, |out, maintainer| {
+            let mut fields = JsonObject::open(out);
+            fields.text("name", &maintainer.name);
+            fields.text("email", &maintainer.email);
+            fields.text("url", &maintainer.url);
+            fields.close();
+        });
+    }
+    entry.text("icon", &m.icon);
+    entry.text("apiVersion", &m.api_version);
+    entry.text("condition", &m.condition);
+    entry.text("tags", &m.tags);
+    entry.text("appVersion", &m.app_version);
+    entry.flag("deprecated", m.deprecated);
+    if !m.annotations.is_empty() {
+        // A BTreeMap: already in the sorted order Go writes a map in.
+        let mut annotations = JsonObject::open(entry.key("annotations"));
+        for (key, value) in &m.annotations {
+            chartkit_yaml::gojson::write_string(annotations.key(key), value);
+        }
+        annotations.close();
+    }
+    entry.text("kubeVersion", &m.kube_version);
+    if !m.dependencies.is_empty() {
+        let out = entry.key("dependencies");
+        write_items(out, &m.dependencies, |out, d| {
+            let mut fields = JsonObject::open(out);
+            chartkit_yaml::gojson::write_string(fields.key("name"), &d.name);
+            fields.text("version", &d.version);
+            chartkit_yaml::gojson::write_string(fields.key("repository"), &d.repository);
+            fields.text("condition", &d.condition);
+            fields.list("tags", &d.tags);
+            fields.flag("enabled", d.enabled);
+            if !d.import_values.is_empty() {
+                let out = fields.key("import-values");
+                out.push('[');
+                for (i, value) in d.import_values.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    chartkit_yaml::gojson::write_value(out, value);
+                }
+                out.push(']');
+            }
+            fields.text("alias", &d.alias);
+            fields.close();
+        });
+    }
+    entry.text("type", &m.chart_type);
+    match &v.urls {
+        Some(urls) => write_strings(entry.key("urls"), urls),
+        None => entry.key("urls").push_str("null"),
+    }
+    let created = v.created.as_ref().map_or(ZERO_TIME, |t| t.as_str());
+    chartkit_yaml::gojson::write_string(entry.key("created"), created);
+    entry.flag("removed", v.removed);
+    entry.text("digest", &v.digest);
+    entry.text("checksum", &v.checksum);
+    entry.text("engine", &v.engine);
+    entry.text("tillerVersion", &v.tiller_version);
+    entry.text("url", &v.url);
+    entry.close();
+}
+
+/// A JSON object written member by member, leaving out what Go's `omitempty` leaves out.
+struct JsonObject<'a> {
+    out: &'a mut String,
+    empty: bool,
+}
+
+impl<'a> JsonObject<'a> {
+    fn open(out: &'a mut String) -> JsonObject<'a> {
+        out.push('{');
+        JsonObject { out, empty: true }
+    }
+
+    /// Starts a member: its value is written next, to what this returns.
+    fn key(&mut self, key: &str) -> &mut String {
+        if !self.empty {
+            self.out.push(',');
+        }
+        self.empty = false;
+        chartkit_yaml::gojson::write_string(self.out, key);
+        self.out.push(':');
+        self.out
+    }
+
+    fn text(&mut self, key: &str, value: &str) {
+        if !value.is_empty() {
+            chartkit_yaml::gojson::write_string(self.key(key), value);
+        }
+    }
+
+    fn list(&mut self, key: &str, values: &[String]) {
+        if !values.is_empty() {
+            write_strings(self.key(key), values);
+        }
+    }
+
+    fn flag(&mut self, key: &str, value: bool) {
+        if value {
+            self.key(key).push_str("true");
+        }
+    }
+
+    fn close(self) {
+        self.out.push('}');
+    }
+}
+
+fn write_strings(out: &mut String, values: &[String]) {
+    out.push('[');
+    for (i, value) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        chartkit_yaml::gojson::write_string(out, value);
+    }
+    out.push(']');
+}
+
+/// A list whose items may be null.
+fn write_items<T>(out: &mut String, items: &[Option<T>], mut write: impl FnMut(&mut String, &T)) {
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match item {
+            Some(item) => write(out, item),
+            None => out.push_str("null"),
+        }
+    }
+    out.push(']');
 }
 
 fn indent(out: &mut String, level: usize) {
@@ -300,6 +451,40 @@ fn write_json_compact(out: &mut String, value: &Out) {
                 write_json_compact(out, item);
             }
             out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general writer, through the tree: what entries were written with before
+    /// [`write_entry_json`].
+    fn through_tree(v: &ChartVersion) -> String {
+        let mut out = String::new();
+        write_json_compact(&mut out, &entry(v));
+        out
+    }
+
+    #[test]
+    fn entries_are_written_as_the_general_writer_writes_them() {
+        let text = "apiVersion: v1\nentries:\n  full:\n  - apiVersion: v2\n    name: full\n    home: h\n    sources: [s, \"<t>\"]\n    version: 1.0.0\n    description: \"d \\\" \\n é \\u2028\"\n    keywords: [k]\n    maintainers: [{name: n, email: e, url: u}, {name: only}]\n    icon: i\n    appVersion: 1.10\n    deprecated: true\n    annotations: {x: y, a: \"&\"}\n    kubeVersion: '>=1.20'\n    dependencies: [{name: d, version: 1.x, repository: r, condition: c, tags: [t], enabled: true, import-values: [a, {child: c, parent: p}, 1.5, [x]], alias: al}]\n    type: library\n    urls: []\n    created: 2024-01-01T00:00:00.5+01:00\n    removed: true\n    digest: x\n    checksum: c\n    engine: gotpl\n    tillerVersion: '>2'\n    url: u\n  bare:\n  - {name: bare, version: 0.1.0}\n  - {name: bare, version: 0.2.0, urls: [a, b], maintainers: [], dependencies: []}\n";
+        let loaded = crate::parse_index(text.as_bytes(), "t").unwrap();
+        let mut count = 0;
+        for versions in loaded.index.entries.values() {
+            for v in versions {
+                assert_eq!(entry_to_json(v), through_tree(v));
+                count += 1;
+            }
+        }
+        assert_eq!(count, 3, "{:?}", loaded.warnings);
+        // What no valid entry has, but the model can hold: null and empty items.
+        let mut odd = ChartVersion::default();
+        odd.metadata.maintainers = vec![None, Some(Maintainer::default())];
+        odd.metadata.dependencies = vec![None, Some(Dependency::default())];
+        for v in [ChartVersion::default(), odd] {
+            assert_eq!(entry_to_json(&v), through_tree(&v));
         }
     }
 }

@@ -24,7 +24,9 @@ pub use chartkit_chart::{Dependency, Maintainer, Metadata, ValidationError};
 pub use decode::{IndexError, LoadedIndex, parse_entry_json, parse_index};
 pub use encode::{chart_entries_yaml, entry_to_json, to_json, to_yaml};
 pub use gotime::{GoTime, ZERO_TIME};
-pub use stream::{CompactDraft, parse_index_to_compact};
+pub use stream::{
+    CompactDraft, CompactReader, parse_index_to_compact, parse_index_to_compact_into,
+};
 /// The chart metadata of an index entry; the same type as [`Metadata`], under the name this
 /// crate has always used.
 pub type ChartMetadata = chartkit_chart::Metadata;

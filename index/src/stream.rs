@@ -4,9 +4,12 @@
 //! a 50 MB index that is half a gigabyte, most of it the tree. Here the YAML events under
 //! `entries:` become the tree of one chart's version list at a time, which goes through the
 //! same decoder (so every field rule, warning and skipped entry is the same), is sorted as
-//! Helm sorts it, handed to the compact [`Encoder`] and dropped. Scanning runs on one
-//! thread and building, decoding and encoding on another (see
-//! [`chartkit_yaml::parse_node_streaming`]), which is what two cores allow.
+//! Helm sorts it, handed to the compact [`Encoder`] and dropped. An index written in lines
+//! (as Helm and chartkit write them) is cut at its charts into pieces that several threads
+//! scan, build, decode and encode at once, the encoder taking the charts in order (see
+//! [`chartkit_yaml::parse_node_in_pieces`]); any other is scanned on one thread and built,
+//! decoded and encoded on another ([`chartkit_yaml::parse_node_streaming`]), and so is one
+//! whose pieces fail for any reason.
 //!
 //! This is only an optimisation: whenever the streamed reading could differ from the whole
 //! one, or fails in any way, the index is read whole instead, which gives the answer or the
@@ -15,27 +18,28 @@
 //! a top-level key that could also name `entries`, and every decoding error.
 
 use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 
 use chartkit_chart::Decoding;
 use chartkit_yaml::{Node, NodeKind};
 
-use crate::compact::{Encoder, SourceStamp};
+use crate::compact::{CompactSink, EncodedChartVersions, Encoder, SourceStamp};
 use crate::decode::{IndexError, decode_chart, decode_index};
 
 /// An index read into the compact encoder, ready to be finished once the source's stamp is
 /// known (after the index file is written).
 #[derive(Debug)]
-pub struct CompactDraft {
-    encoder: Encoder,
+pub struct CompactDraft<S: CompactSink = Vec<u8>> {
+    encoder: Encoder<S>,
     /// The warnings Helm would log for skipped entries, as [`crate::parse_index`] gives them.
     pub warnings: Vec<String>,
     /// Whether the index was streamed (false: it was read whole).
     pub streamed: bool,
 }
 
-impl CompactDraft {
-    /// The compact form, stamped with its source.
-    pub fn finish(self, stamp: SourceStamp) -> Vec<u8> {
+impl<S: CompactSink> CompactDraft<S> {
+    /// Completes the compact form, stamped with its source, in the sink it was written to.
+    pub fn finish(self, stamp: SourceStamp) -> S {
         self.encoder.finish(stamp)
     }
 }
@@ -44,11 +48,24 @@ impl CompactDraft {
 /// form [`crate::compact::encode`] would write from its result, holding one chart's tree at
 /// a time when it can.
 pub fn parse_index_to_compact(bytes: &[u8], source: &str) -> Result<CompactDraft, IndexError> {
-    if let Some(draft) = stream(bytes, source) {
-        return Ok(draft);
-    }
+    parse_index_to_compact_into(bytes, source, Vec::new())
+}
+
+/// [`parse_index_to_compact`] writing the compact form to `sink` as it goes (which is
+/// emptied first): when charts come in name order, their entries are written as they are
+/// decoded and not kept in memory. The bytes written are the same whichever way the
+/// index is read.
+pub fn parse_index_to_compact_into<S: CompactSink + Send + 'static>(
+    bytes: &[u8],
+    source: &str,
+    sink: S,
+) -> Result<CompactDraft<S>, IndexError> {
+    let sink = match stream(bytes, source, sink) {
+        Ok(draft) => return Ok(draft),
+        Err(sink) => sink,
+    };
     let loaded = crate::parse_index(bytes, source)?;
-    let mut encoder = Encoder::default();
+    let mut encoder = Encoder::new(sink);
     for (name, versions) in &loaded.index.entries {
         encoder.add_chart(name, versions);
     }
@@ -59,33 +76,61 @@ pub fn parse_index_to_compact(bytes: &[u8], source: &str) -> Result<CompactDraft
     })
 }
 
-/// The streamed reading, or nothing when the index must be read whole.
-fn stream(bytes: &[u8], source: &str) -> Option<CompactDraft> {
+/// The streamed reading, or the sink back when the index must be read whole.
+fn stream<S: CompactSink + Send + 'static>(
+    bytes: &[u8],
+    source: &str,
+    sink: S,
+) -> Result<CompactDraft<S>, S> {
     // Helm reads valid JSON as JSON; JSON that is a map starts with `{`, and any other
     // JSON is not a map in YAML either, so a text starting otherwise is read as YAML.
-    let first = bytes
+    let Some(first) = bytes
         .iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    else {
+        return Err(sink);
+    };
     if matches!(first, b'{' | b'[') {
-        return None;
+        return Err(sink);
     }
-    let text = std::str::from_utf8(bytes).ok()?;
-    let mut decoded = Some((Encoder::default(), Vec::new(), HashSet::new()));
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(sink);
+    };
+    // In pieces on several threads when the index is written in lines, as every index
+    // Helm or chartkit writes is; failing that (whatever the reason), in one piece, which
+    // gives the answer or finds the reason.
+    let mut reader = CompactReader::new(sink, source, Some(bytes.len() as u64));
+    reader.push(bytes);
+    let sink = match reader.finish() {
+        Ok(draft) => return Ok(draft),
+        Err(sink) => sink,
+    };
+    let mut encoder = Encoder::new(sink);
+    let mut warnings = Vec::new();
+    let mut names = HashSet::new();
+    let mut refused = false;
     let root = chartkit_yaml::parse_node_streaming(text, "entries", &mut |key, list| {
-        let added = decoded.as_mut().and_then(|(encoder, warnings, names)| {
-            add_chart(encoder, warnings, names, key, &list, source)
-        });
-        if added.is_none() {
-            decoded = None;
-        }
-        added.is_some()
-    })
-    .ok()?;
-    let (encoder, warnings, _) = decoded?;
+        refused = refused
+            || add_chart(&mut encoder, &mut warnings, &mut names, key, &list, source).is_none();
+        !refused
+    });
+    match root {
+        Ok(root) if !refused && accepts_the_rest(&root, source) => Ok(CompactDraft {
+            encoder,
+            warnings,
+            streamed: true,
+        }),
+        _ => Err(encoder.into_sink()),
+    }
+}
+
+/// Whether the rest of a streamed document (its `entries` map empty) is an index as the
+/// whole reading would read it.
+fn accepts_the_rest(root: &Node, source: &str) -> bool {
     // Another key that `encoding/json` would match to `entries` (case-insensitively)
     // competes with the streamed one; let the whole reading settle it.
     let NodeKind::Map(pairs) = &root.kind else {
-        return None;
+        return false;
     };
     let rival = pairs.iter().any(|(key, _)| match key.as_map_key() {
         Some(name) => {
@@ -94,24 +139,130 @@ fn stream(bytes: &[u8], source: &str) -> Option<CompactDraft> {
         None => false,
     });
     if rival {
+        return false;
+    }
+    // Repeated keys, unknown fields, types and `apiVersion` are checked exactly as for
+    // the whole index.
+    decode_index(root, Decoding::STRICT, source, &mut Vec::new())
+        .is_ok_and(|index| !index.api_version.is_empty() && index.entries.is_empty())
+}
+
+/// An index read into its compact form as its text arrives, for an index written in
+/// lines (as Helm and chartkit write them): its charts are cut into pieces that several
+/// threads scan, decode and encode as soon as they have arrived, and the encoder takes
+/// them in order (see [`chartkit_yaml::PieceReader`]). Anything else, and any failure,
+/// gives the sink back at [`CompactReader::finish`], for the index to be read another
+/// way (with [`parse_index_to_compact_into`]).
+pub struct CompactReader<S: CompactSink + Send + 'static> {
+    reader: chartkit_yaml::PieceReader<DecodedChart>,
+    state: Arc<Mutex<ReadState<S>>>,
+    source: Arc<str>,
+}
+
+/// A chart decoded on a reading thread: its name, its versions encoded, and the warnings
+/// for its skipped entries.
+type DecodedChart = (String, EncodedChartVersions, Vec<String>);
+
+/// What the charts committed so far made.
+struct ReadState<S: CompactSink> {
+    encoder: Encoder<S>,
+    warnings: Vec<String>,
+    names: HashSet<String>,
+}
+
+impl<S: CompactSink + Send + 'static> CompactReader<S> {
+    /// A reader writing to `sink` (emptied first); `expected_len` is the index's length,
+    /// when known, which sets the size of the pieces.
+    pub fn new(sink: S, source: &str, expected_len: Option<u64>) -> CompactReader<S> {
+        let source: Arc<str> = Arc::from(source);
+        let state = Arc::new(Mutex::new(ReadState {
+            encoder: Encoder::new(sink),
+            warnings: Vec::new(),
+            names: HashSet::new(),
+        }));
+        let decode_source = Arc::clone(&source);
+        let committed = Arc::clone(&state);
+        let reader = chartkit_yaml::PieceReader::new(
+            "entries",
+            piece_size(expected_len),
+            Arc::new(move |key: Node, list: Node| decode_chart_part(key, &list, &decode_source)),
+            Box::new(move |(name, chart, skipped): DecodedChart| {
+                let mut state = committed.lock().unwrap_or_else(|e| e.into_inner());
+                // A repeated name is merged or refused by the whole reading.
+                if !state.names.insert(name.clone()) {
+                    return false;
+                }
+                state.warnings.extend(skipped);
+                state.encoder.add_encoded(&name, chart);
+                true
+            }),
+        );
+        CompactReader {
+            reader,
+            state,
+            source,
+        }
+    }
+
+    /// Takes the next part of the index's bytes, cut anywhere.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.reader.push(bytes);
+    }
+
+    /// The index is complete: the draft, or the sink back (emptied or not) when the
+    /// index must be read another way.
+    pub fn finish(self) -> Result<CompactDraft<S>, S> {
+        let CompactReader {
+            reader,
+            state,
+            source,
+        } = self;
+        let root = reader.finish();
+        // The reader's threads are done, and its last reference to the state with them.
+        let state = match Arc::try_unwrap(state) {
+            Ok(state) => state.into_inner().unwrap_or_else(|e| e.into_inner()),
+            Err(_) => unreachable!("the reader is finished"),
+        };
+        match root {
+            Ok(root) if accepts_the_rest(&root, &source) => Ok(CompactDraft {
+                encoder: state.encoder,
+                warnings: state.warnings,
+                streamed: true,
+            }),
+            _ => Err(state.encoder.into_sink()),
+        }
+    }
+}
+
+/// The size of the pieces an index of `len` bytes is cut into: a few hundred kilobytes,
+/// or for a small index (and so in tests) as small as one chart, so that there are
+/// pieces to share out.
+fn piece_size(len: Option<u64>) -> usize {
+    const LARGEST: u64 = 256 * 1024;
+    len.map_or(LARGEST, |len| (len / 64).min(LARGEST)) as usize
+}
+
+/// A chart decoded, sorted and encoded, with its skipped entries' warnings; nothing when it
+/// must be left to the whole reading. (Whether its name repeats another's is the caller's
+/// to check.)
+fn decode_chart_part(
+    key: Node,
+    list: &Node,
+    source: &str,
+) -> Option<(String, EncodedChartVersions, Vec<String>)> {
+    let name = key.as_map_key()?;
+    if chartkit_chart::yaml_fields::reject_duplicate_keys(list, "").is_err() {
         return None;
     }
-    // The rest of the document (its `entries` now empty) decodes as usual: repeated keys,
-    // unknown fields, types and `apiVersion` are checked exactly as for the whole index.
-    let index = decode_index(&root, Decoding::STRICT, source, &mut Vec::new()).ok()?;
-    if index.api_version.is_empty() || !index.entries.is_empty() {
-        return None;
-    }
-    Some(CompactDraft {
-        encoder,
-        warnings,
-        streamed: true,
-    })
+    let mut warnings = Vec::new();
+    let mut versions = decode_chart(&name, list, Decoding::STRICT, source, &mut warnings).ok()?;
+    crate::gosort::sort_newest_first(&mut versions);
+    Some((name, EncodedChartVersions::encode(&versions), warnings))
 }
 
 /// Decodes one chart into the encoder; nothing when it must be left to the whole reading.
-fn add_chart(
-    encoder: &mut Encoder,
+fn add_chart<S: CompactSink>(
+    encoder: &mut Encoder<S>,
     warnings: &mut Vec<String>,
     names: &mut HashSet<String>,
     key: Node,

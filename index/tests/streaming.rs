@@ -2,7 +2,7 @@
 //! reading gives: the same compact bytes and warnings, or the same error.
 
 use chartkit_index::compact::SourceStamp;
-use chartkit_index::{IndexFile, parse_index, parse_index_to_compact};
+use chartkit_index::{CompactReader, IndexFile, parse_index, parse_index_to_compact};
 use proptest::prelude::*;
 
 const STAMP: SourceStamp = SourceStamp {
@@ -12,7 +12,9 @@ const STAMP: SourceStamp = SourceStamp {
 };
 
 /// The compact encoder as first written (the whole index at once), kept here as the
-/// reference the incremental encoder must match byte for byte.
+/// reference the incremental encoder must match byte for byte; since the entries moved
+/// to follow the header (so they can be written as they are decoded), with its sections
+/// in that order.
 fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
     const HEADER_LEN: usize = 8 + 32 + 8 + 8 + 4 + 4 + 8 + 8 + 8 + 8;
     const CHART_ROW: usize = 24;
@@ -27,7 +29,14 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
         strings.extend_from_slice(name.as_bytes());
     }
     let mut name_offset = 0u32;
-    let rows_base = (HEADER_LEN + names.len() * CHART_ROW) as u64;
+    for versions in index.entries.values() {
+        for version in versions {
+            entries.extend_from_slice(chartkit_index::entry_to_json(version).as_bytes());
+        }
+    }
+    let table_offset = (HEADER_LEN + entries.len()) as u64;
+    let rows_base = table_offset + (names.len() * CHART_ROW) as u64;
+    let mut entry_offset = 0u64;
     for (name, versions) in &index.entries {
         let block_start = strings.len();
         let rows_offset = rows_base + rows.len() as u64;
@@ -37,10 +46,10 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
             put_u32(&mut rows, text.len() as u32);
             strings.extend_from_slice(text);
             let json = chartkit_index::entry_to_json(version);
-            put_u64(&mut rows, entries.len() as u64);
+            put_u64(&mut rows, entry_offset);
             put_u32(&mut rows, json.len() as u32);
             put_u32(&mut rows, 0);
-            entries.extend_from_slice(json.as_bytes());
+            entry_offset += json.len() as u64;
         }
         put_u32(&mut charts, name_offset);
         put_u32(&mut charts, name.len() as u32);
@@ -50,8 +59,7 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
         name_offset += name.len() as u32;
     }
     let strings_offset = rows_base + rows.len() as u64;
-    let entries_offset = strings_offset + strings.len() as u64;
-    let total_len = entries_offset + entries.len() as u64;
+    let total_len = strings_offset + strings.len() as u64;
     let mut out = Vec::new();
     out.extend_from_slice(b"CKIDX\x01\0\0");
     out.extend_from_slice(&stamp.sha256);
@@ -59,15 +67,15 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
     put_u64(&mut out, stamp.file_stamp);
     put_u32(&mut out, names.len() as u32);
     put_u32(&mut out, names_len as u32);
-    put_u64(&mut out, HEADER_LEN as u64);
+    put_u64(&mut out, table_offset);
     put_u64(&mut out, strings_offset);
-    put_u64(&mut out, entries_offset);
+    put_u64(&mut out, HEADER_LEN as u64);
     put_u64(&mut out, total_len);
+    out.extend_from_slice(&entries);
     out.extend_from_slice(&charts);
     out.extend_from_slice(&rows);
     out.extend_from_slice(&strings);
-    out.extend_from_slice(&entries);
-    let (mut block, mut row) = (names_len, HEADER_LEN + names.len() * CHART_ROW);
+    let (mut block, mut row) = (names_len, rows_base as usize);
     for versions in index.entries.values() {
         if !versions.is_empty() {
             out[row + 20..row + 24].copy_from_slice(&(block as u32).to_le_bytes());
@@ -119,6 +127,25 @@ fn check_bytes(bytes: &[u8]) -> bool {
             draft.map(|d| d.warnings)
         ),
     }
+}
+
+/// The index given to a [`CompactReader`] in parts of `part` bytes: when it is read in
+/// pieces, the whole reading's compact bytes and warnings; whether it was.
+fn check_in_parts(text: &str, part: usize) -> bool {
+    let mut reader = CompactReader::new(Vec::new(), "src.yaml", Some(text.len() as u64));
+    for chunk in text.as_bytes().chunks(part) {
+        reader.push(chunk);
+    }
+    let Ok(draft) = reader.finish() else {
+        return false;
+    };
+    let loaded = parse_index(text.as_bytes(), "src.yaml").expect("read in pieces, read whole");
+    assert_eq!(draft.warnings, loaded.warnings, "warnings of {text:?}");
+    assert!(
+        draft.finish(STAMP) == reference_encode(&loaded.index, STAMP),
+        "compact bytes differ for {text:?} in parts of {part}"
+    );
+    true
 }
 
 const GOOD: &str = "apiVersion: v1\nentries:\n  web:\n  - apiVersion: v2\n    name: web\n    version: 1.2.3\n    urls: [web-1.2.3.tgz]\n    digest: abc\n    created: \"2024-01-01T00:00:00Z\"\n  - apiVersion: v2\n    name: web\n    version: 1.10.0\n    urls: [web-1.10.0.tgz]\n  db:\n  - name: db\n    version: 0.1.0-rc.1\n    deprecated: true\n    annotations: {a: b}\ngenerated: \"2024-01-01T00:00:00Z\"\n";
@@ -181,6 +208,22 @@ fn plain_indexes_are_streamed_and_give_the_same_compact_form() {
     // Non-ASCII text and a chart whose name is a number.
     assert!(check(
         &GOOD.replace("abc", "ä€😀").replace("  db:", "  1.5:")
+    ));
+}
+
+#[test]
+fn an_index_given_in_parts_cut_anywhere_reads_as_the_whole() {
+    let synthetic = synthetic(4);
+    let crlf = GOOD.replace('\n', "\r\n");
+    for text in [GOOD, &synthetic, &crlf] {
+        for part in (1..50).chain([997, 4096, text.len()]) {
+            assert!(check_in_parts(text, part), "{part}");
+        }
+    }
+    // Not written in lines: not read in pieces (the caller reads it another way).
+    assert!(!check_in_parts(
+        "entries:\n  web: [{name: web, version: 1.0.0}]\napiVersion: v1\n",
+        7
     ));
 }
 

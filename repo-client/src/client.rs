@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chartkit_index::ChartVersion;
-use chartkit_repo::IndexCache;
+use chartkit_repo::{IndexCache, IndexDownload};
 use sha2::{Digest, Sha256};
 
 use crate::cached_index::{IndexFiles, IndexMeta, age_of, human_age, now_secs};
 use crate::error::{ClientError, Result};
-use crate::network::{Fetched, Network, Progress};
+use crate::network::{Fetched, Network, Opened, Progress};
 use crate::reference::ChartRef;
 use crate::settings::{Paths, RepoEntry, RepoFile};
 
@@ -172,30 +172,27 @@ impl Client {
         let url = index_url(&entry.url)?;
         let files = self.index_files(entry);
         let meta = files.read_meta(&entry.url);
-        let fetched = http.get(
-            &url,
-            entry,
-            true,
-            meta.as_ref().map(|m| &m.validators),
-            progress,
-        )?;
-        let (validators, update) = match fetched {
-            Fetched::NotModified => (
+        let opened = http.open(&url, entry, true, meta.as_ref().map(|m| &m.validators))?;
+        let (validators, update) = match opened {
+            Opened::NotModified => (
                 meta.map(|m| m.validators).unwrap_or_default(),
                 IndexUpdate::NotModified,
             ),
-            Fetched::Body { bytes, validators } => {
-                IndexCache::store(&files.index, &bytes, &url, Some(&self.paths.cache_home))
-                    .map_err(|source| ClientError::BadIndex {
-                        url: url.clone(),
-                        source,
-                    })?;
-                (
-                    validators,
-                    IndexUpdate::Downloaded {
-                        bytes: bytes.len() as u64,
-                    },
-                )
+            Opened::Body(mut body) => {
+                let bad_index = |source| ClientError::BadIndex {
+                    url: url.clone(),
+                    source,
+                };
+                // The index is hashed, written (under a temporary name) and parsed as it
+                // arrives; it is put in place, if valid, once it is whole.
+                let cache_home = Some(self.paths.cache_home.as_path());
+                let mut download =
+                    IndexDownload::begin(&files.index, body.expected, &url, cache_home)
+                        .map_err(bad_index)?;
+                let bytes =
+                    body.read_pieces(progress, |piece| download.push(piece).map_err(bad_index))?;
+                download.store().map_err(bad_index)?;
+                (body.validators, IndexUpdate::Downloaded { bytes })
             }
         };
         files.write_meta(&IndexMeta {

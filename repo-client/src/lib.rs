@@ -42,7 +42,7 @@ pub use client::{
     Client, IndexUpdate, Package, Refresh, RepoIndex, Resolved, index_url, resolve_reference_url,
 };
 pub use error::{ClientError, Result};
-pub use network::{Fetched, Http, Network, Progress, Validators, read_certs};
+pub use network::{Body, Fetched, Http, Network, Opened, Progress, Validators, read_certs};
 pub use reference::ChartRef;
 pub use search::{Hit, SearchOptions, search};
 pub use settings::{Paths, RepoEntry, RepoFile};

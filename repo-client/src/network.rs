@@ -149,6 +149,32 @@ impl Http {
         validators: Option<&Validators>,
         progress: Option<Progress<'_>>,
     ) -> Result<Fetched> {
+        match self.open(url, repo, credentials, validators)? {
+            Opened::NotModified => Ok(Fetched::NotModified),
+            Opened::Body(mut body) => {
+                let expected = body.expected.unwrap_or(0).min(1 << 30) as usize;
+                let mut bytes = Vec::with_capacity(expected);
+                body.read_pieces(progress, |piece| {
+                    bytes.extend_from_slice(piece);
+                    Ok(())
+                })?;
+                Ok(Fetched::Body {
+                    bytes,
+                    validators: body.validators,
+                })
+            }
+        }
+    }
+
+    /// [`Http::get`] up to the response's headers: the body is left to read piece by
+    /// piece ([`Body::read_pieces`]), so a caller can use each piece as it arrives.
+    pub fn open(
+        &self,
+        url: &str,
+        repo: &RepoEntry,
+        credentials: bool,
+        validators: Option<&Validators>,
+    ) -> Result<Opened> {
         let client = self.client_for(repo, url)?;
         let mut request = client.get(url);
         if credentials {
@@ -166,14 +192,10 @@ impl Http {
                 request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
             }
         }
-        let unreachable = |e: &dyn std::error::Error| ClientError::Unreachable {
-            url: url.to_owned(),
-            reason: chain(e),
-        };
-        let mut response = request.send().map_err(|e| unreachable(&e))?;
+        let response = request.send().map_err(|e| unreachable(url, &e))?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_MODIFIED && validators.is_some() {
-            return Ok(Fetched::NotModified);
+            return Ok(Opened::NotModified);
         }
         if !status.is_success() {
             return Err(ClientError::Status {
@@ -192,20 +214,67 @@ impl Http {
             etag: header(reqwest::header::ETAG),
             last_modified: header(reqwest::header::LAST_MODIFIED),
         };
-        let expected = response.content_length();
-        let mut bytes = Vec::with_capacity(expected.unwrap_or(0).min(1 << 30) as usize);
+        Ok(Opened::Body(Box::new(Body {
+            url: url.to_owned(),
+            expected: response.content_length(),
+            validators,
+            response,
+        })))
+    }
+}
+
+/// The answer to [`Http::open`].
+#[derive(Debug)]
+pub enum Opened {
+    /// 304: what the validators describe is current.
+    NotModified,
+    /// 200, its body still to be read.
+    Body(Box<Body>),
+}
+
+/// A response body still to be read.
+#[derive(Debug)]
+pub struct Body {
+    url: String,
+    response: reqwest::blocking::Response,
+    /// The response's validators.
+    pub validators: Validators,
+    /// The length the server announced, if it did.
+    pub expected: Option<u64>,
+}
+
+impl Body {
+    /// Reads the body to its end, handing each piece to `take` as it arrives and
+    /// reporting progress; the body's length. An error from `take` stops the reading.
+    pub fn read_pieces(
+        &mut self,
+        progress: Option<Progress<'_>>,
+        mut take: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<u64> {
         let mut buf = vec![0u8; 256 * 1024];
+        let mut received = 0u64;
         loop {
-            let n = response.read(&mut buf).map_err(|e| unreachable(&e))?;
+            let n = self
+                .response
+                .read(&mut buf)
+                .map_err(|e| unreachable(&self.url, &e))?;
             if n == 0 {
-                break;
+                return Ok(received);
             }
-            bytes.extend_from_slice(&buf[..n]);
+            take(&buf[..n])?;
+            received += n as u64;
             if let Some(progress) = progress {
-                progress(bytes.len() as u64, expected);
+                progress(received, self.expected);
             }
         }
-        Ok(Fetched::Body { bytes, validators })
+    }
+}
+
+/// A request that got no answer (or lost it on the way).
+fn unreachable(url: &str, e: &dyn std::error::Error) -> ClientError {
+    ClientError::Unreachable {
+        url: url.to_owned(),
+        reason: chain(e),
     }
 }
 

@@ -20,7 +20,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use chartkit_index::compact::{self, CompactError, CompactIndex, ReadAt, SourceStamp};
+use std::os::unix::fs::FileExt;
+
+use chartkit_durable::Staged;
+use chartkit_index::compact::{self, CompactError, CompactIndex, CompactSink, ReadAt, SourceStamp};
 use sha2::{Digest, Sha256};
 
 /// The cache bucket under chartkit's cache directory, named for the compact format version.
@@ -159,94 +162,104 @@ impl IndexCache {
             }
         }
 
-        let draft =
-            chartkit_index::parse_index_to_compact(&bytes, &index_path.display().to_string())
-                .map_err(|source| CacheError::Index {
-                    path: index_path.to_owned(),
-                    source,
-                })?;
-        drop(bytes);
-        Self::from_draft(draft, stamp, cache_file, index_path)
+        let source = index_path.display().to_string();
+        let (out, not_cached) = CompactOut::open(cache_file.as_deref());
+        let draft = parse(&bytes, &source, out, index_path)?;
+        Self::from_draft(draft, stamp, not_cached, Some(&bytes), &source, index_path)
     }
 
     /// Stores a freshly downloaded index: `bytes` are parsed once, and only when they
     /// are a valid index are they written durably to `index_path` and their compact form
     /// to the cache under `cache_root`, so the first query after a download reads the
     /// compact form instead of parsing the YAML again. Invalid bytes write nothing and
-    /// leave the previous index in place.
+    /// leave the previous index in place. ([`IndexDownload`] does the same for an index
+    /// that arrives in pieces.)
     pub fn store(
         index_path: &Path,
         bytes: &[u8],
         source: &str,
         cache_root: Option<&Path>,
     ) -> Result<IndexCache, CacheError> {
-        let io_error = |source| CacheError::Io {
-            path: index_path.to_owned(),
-            source,
-        };
+        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
+        let (out, not_cached) = CompactOut::open(cache_file.as_deref());
         // Hashing and writing the index (under a temporary name) do not need the parse,
-        // so they run beside it; the file is put in place only once the parse accepts it,
-        // and an index refused by the parse leaves nothing behind.
+        // so they run beside it.
+        Self::store_staged(index_path, bytes, source, (out, not_cached), || {
+            let sha256 = <[u8; 32]>::from(Sha256::digest(bytes));
+            if let Some(dir) = index_path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let staged = chartkit_durable::stage(index_path, bytes).map_err(durable_io)?;
+            Ok((sha256, staged))
+        })
+    }
+
+    /// Parses `bytes` while `staging` (on another thread) gives their sha256 and the
+    /// index file staged for `index_path`, synced; the file is put in place only once the
+    /// parse accepts the index, and an index refused by the parse leaves nothing behind.
+    /// The compact form is written to its staged cache file as the parse goes.
+    fn store_staged(
+        index_path: &Path,
+        bytes: &[u8],
+        source: &str,
+        (out, not_cached): (CompactOut, Option<String>),
+        staging: impl FnOnce() -> std::io::Result<Written> + Send,
+    ) -> Result<IndexCache, CacheError> {
         let (draft, written) = std::thread::scope(|scope| {
-            let writing = scope.spawn(|| {
-                let sha256 = <[u8; 32]>::from(Sha256::digest(bytes));
-                if let Some(dir) = index_path.parent() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                let staged = chartkit_durable::stage(index_path, bytes)
-                    .map_err(|e| std::io::Error::new(e.source.kind(), e.to_string()))?;
-                Ok::<_, std::io::Error>((sha256, staged))
-            });
-            let draft = chartkit_index::parse_index_to_compact(bytes, source);
+            let writing = scope.spawn(staging);
+            let draft = parse(bytes, source, out, index_path);
             let written = writing
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (draft, written)
         });
-        let draft = draft.map_err(|source| CacheError::Index {
-            path: index_path.to_owned(),
-            source,
-        })?;
-        let (sha256, staged) = written.map_err(io_error)?;
-        staged
-            .commit()
-            .map_err(|e| io_error(std::io::Error::new(e.source.kind(), e.to_string())))?;
-        let meta = std::fs::metadata(index_path).map_err(io_error)?;
-        let stamp = SourceStamp {
-            sha256,
-            size: meta.len(),
-            // The file was just put in place by a rename, so it is a new inode whose
-            // times are its own: the racy rule, meant for files edited in place, would
-            // only make the next load hash what was hashed a moment ago.
-            file_stamp: crate::stamp::file_stamp_of_new_file(&meta),
-        };
-        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
-        Self::from_draft(draft, stamp, cache_file, index_path)
+        let draft = draft?;
+        let stamp = put_in_place(index_path, written)?;
+        Self::from_draft(draft, stamp, not_cached, Some(bytes), source, index_path)
     }
 
-    /// Finishes a freshly read index: its compact form is written to `cache_file` (when
-    /// there is one and it can be written) and opened from there, so memory holds only
-    /// the chart names; otherwise it is kept in memory.
+    /// Finishes a freshly read index: its compact form, written to the staged cache file
+    /// as it was built, is completed and put in place and opened from there, so memory
+    /// holds only the chart names; without a cache file it is kept in memory. A cache
+    /// file that could not be written is dropped and the index read again into memory,
+    /// with [`IndexCache::not_cached`] saying why.
     fn from_draft(
-        mut draft: chartkit_index::CompactDraft,
+        mut draft: chartkit_index::CompactDraft<CompactOut>,
         stamp: SourceStamp,
-        cache_file: Option<PathBuf>,
+        mut not_cached: Option<String>,
+        bytes: Option<&[u8]>,
+        source: &str,
         index_path: &Path,
     ) -> Result<IndexCache, CacheError> {
         let warnings = std::mem::take(&mut draft.warnings);
-        let encoded = draft.finish(stamp);
-        let (written, not_cached) = match &cache_file {
-            None => (None, None),
-            Some(cache_file) => match write_cache(cache_file, &encoded) {
-                Ok(()) => (Some(cache_file.clone()), None),
-                Err(why) => (None, Some(why)),
+        // The index again, for the compact form in memory: the bytes, or its file.
+        let in_memory = || match bytes {
+            Some(bytes) => in_memory(bytes, source, stamp, index_path),
+            None => {
+                let bytes = std::fs::read(index_path).map_err(|source| CacheError::Io {
+                    path: index_path.to_owned(),
+                    source,
+                })?;
+                in_memory(&bytes, source, stamp, index_path)
+            }
+        };
+        let (compact, written) = match draft.finish(stamp) {
+            CompactOut::Memory(encoded) => (CompactSource::Memory(encoded), None),
+            CompactOut::File(file) => match file.commit() {
+                Ok(path) => match File::open(&path) {
+                    Ok(opened) => (CompactSource::File(opened), Some(path)),
+                    Err(e) => {
+                        not_cached = Some(format!("cannot read `{}`: {e}", path.display()));
+                        (in_memory()?, None)
+                    }
+                },
+                Err(why) => {
+                    not_cached = Some(why);
+                    (in_memory()?, None)
+                }
             },
         };
-        let source = match written.as_deref().map(File::open) {
-            Some(Ok(file)) => CompactSource::File(file),
-            _ => CompactSource::Memory(encoded),
-        };
-        let compact = CompactIndex::open(source).map_err(|source| CacheError::Compact {
+        let compact = CompactIndex::open(compact).map_err(|source| CacheError::Compact {
             path: written.clone().unwrap_or_else(|| index_path.to_owned()),
             source,
         })?;
@@ -271,6 +284,211 @@ impl IndexCache {
     }
 }
 
+/// An index arriving in pieces (a download), read into its compact form as it arrives:
+/// each piece goes to a [`chartkit_index::CompactReader`], whose threads parse the index
+/// as far as it has come (writing the compact form to its staged cache file), and to a
+/// thread that hashes it and writes it to the index's staged file. When the last piece
+/// is in, little is left to do, and the index is never held in memory whole.
+/// [`IndexDownload::store`] then does what [`IndexCache::store`] does with the whole.
+pub struct IndexDownload {
+    index_path: PathBuf,
+    source: String,
+    received: u64,
+    /// Pieces on their way to the writer; `None` once the download is over.
+    pieces: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    /// Piece buffers the writer is done with, to be filled again.
+    spare: std::sync::mpsc::Receiver<Vec<u8>>,
+    writer: Option<std::thread::JoinHandle<std::io::Result<Written>>>,
+    reader: Option<chartkit_index::CompactReader<CompactOut>>,
+    /// Why the compact form is not cached, when its file could not be created.
+    not_cached: Option<String>,
+}
+
+/// What the writer of an [`IndexDownload`] leaves: the sha256 of the bytes it wrote and
+/// the staged file holding them.
+type Written = ([u8; 32], Staged);
+
+/// Pieces the writer may fall behind by (at most a few megabytes).
+const PIECES_IN_FLIGHT: usize = 32;
+
+impl IndexDownload {
+    /// Starts the staged file for `index_path` (creating its directory) and the compact
+    /// form's under `cache_root`; `expected` is the length announced for the index, if
+    /// any, and `source` names it in warnings and errors.
+    pub fn begin(
+        index_path: &Path,
+        expected: Option<u64>,
+        source: &str,
+        cache_root: Option<&Path>,
+    ) -> Result<IndexDownload, CacheError> {
+        let io_error = |source| CacheError::Io {
+            path: index_path.to_owned(),
+            source,
+        };
+        if let Some(dir) = index_path.parent() {
+            std::fs::create_dir_all(dir).map_err(io_error)?;
+        }
+        let mut staged = Staged::create(index_path).map_err(|e| io_error(durable_io(e)))?;
+        let (pieces, received) = std::sync::mpsc::sync_channel::<Vec<u8>>(PIECES_IN_FLIGHT);
+        let (done, spare) = std::sync::mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("index-writer".into())
+            .spawn(move || {
+                use std::io::Write;
+                let mut sha256 = Sha256::new();
+                for piece in received {
+                    sha256.update(&piece);
+                    staged
+                        .file()
+                        .write_all(&piece)
+                        .map_err(|e| durable_io(staged.error(e)))?;
+                    // The downloader may be gone; the buffer is then just freed.
+                    let _ = done.send(piece);
+                }
+                // The wait for the disk, here while the last pieces are parsed.
+                staged.sync().map_err(durable_io)?;
+                Ok((sha256.finalize().into(), staged))
+            })
+            .map_err(io_error)?;
+        let cache_file = cache_root.map(|root| compact_path_for(root, index_path));
+        let (out, not_cached) = CompactOut::open(cache_file.as_deref());
+        Ok(IndexDownload {
+            index_path: index_path.to_owned(),
+            source: source.to_owned(),
+            received: 0,
+            pieces: Some(pieces),
+            spare,
+            writer: Some(writer),
+            reader: Some(chartkit_index::CompactReader::new(out, source, expected)),
+            not_cached,
+        })
+    }
+
+    /// Takes the next piece of the index.
+    pub fn push(&mut self, piece: &[u8]) -> Result<(), CacheError> {
+        self.received += piece.len() as u64;
+        let mut copy = self.spare.try_recv().unwrap_or_default();
+        copy.clear();
+        copy.extend_from_slice(piece);
+        let sent = self.pieces.as_ref().is_some_and(|p| p.send(copy).is_ok());
+        if !sent {
+            // The writer stopped at an error; it says which.
+            let error = match self.finish_writing() {
+                Err(e) => e,
+                Ok(_) => std::io::Error::other("the index writer stopped"),
+            };
+            return Err(CacheError::Io {
+                path: self.index_path.clone(),
+                source: error,
+            });
+        }
+        if let Some(reader) = &mut self.reader {
+            reader.push(piece);
+        }
+        Ok(())
+    }
+
+    /// Ends the writing: the sha256 of what was written and the staged file, synced.
+    fn finish_writing(&mut self) -> std::io::Result<Written> {
+        self.pieces = None;
+        match self.writer.take() {
+            Some(writer) => writer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            None => Err(std::io::Error::other("the index writer stopped")),
+        }
+    }
+
+    /// The bytes received so far.
+    pub fn len(&self) -> u64 {
+        self.received
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.received == 0
+    }
+
+    /// The whole index has arrived: only when it is a valid index is its file put in
+    /// place and its compact form cached, as [`IndexCache::store`] does. An index the
+    /// reader could not take in pieces is read whole, from the file just written.
+    pub fn store(mut self) -> Result<IndexCache, CacheError> {
+        let read = match self.reader.take() {
+            Some(reader) => reader.finish(),
+            None => unreachable!("the reader is taken once, here"),
+        };
+        let written = self.finish_writing();
+        let not_cached = self.not_cached.take();
+        let io_error = |source| CacheError::Io {
+            path: self.index_path.clone(),
+            source,
+        };
+        match read {
+            Ok(draft) => {
+                let stamp = put_in_place(&self.index_path, written)?;
+                IndexCache::from_draft(
+                    draft,
+                    stamp,
+                    not_cached,
+                    None,
+                    &self.source,
+                    &self.index_path,
+                )
+            }
+            Err(out) => {
+                let (sha256, mut staged) = written.map_err(io_error)?;
+                let mut bytes = Vec::with_capacity(self.received.min(1 << 30) as usize);
+                {
+                    use std::io::{Read, Seek};
+                    let mut file = staged.file();
+                    file.rewind()
+                        .and_then(|()| file.read_to_end(&mut bytes))
+                        .map_err(|e| io_error(durable_io(staged.error(e))))?;
+                }
+                IndexCache::store_staged(
+                    &self.index_path,
+                    &bytes,
+                    &self.source,
+                    (out, not_cached),
+                    move || Ok((sha256, staged)),
+                )
+            }
+        }
+    }
+}
+
+impl Drop for IndexDownload {
+    /// A download abandoned half way waits for its writer, whose staged file is then
+    /// removed, so no temporary file outlives the process; the reader stops its threads
+    /// and drops the staged compact form.
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = self.finish_writing();
+        }
+    }
+}
+
+/// Puts a staged index file in place; the stamp of the file now at `index_path`.
+fn put_in_place(
+    index_path: &Path,
+    written: std::io::Result<Written>,
+) -> Result<SourceStamp, CacheError> {
+    let io_error = |source| CacheError::Io {
+        path: index_path.to_owned(),
+        source,
+    };
+    let (sha256, staged) = written.map_err(io_error)?;
+    staged.commit().map_err(|e| io_error(durable_io(e)))?;
+    let meta = std::fs::metadata(index_path).map_err(io_error)?;
+    Ok(SourceStamp {
+        sha256,
+        size: meta.len(),
+        // The file was just put in place by a rename, so it is a new inode whose times
+        // are its own: the racy rule, meant for files edited in place, would only make
+        // the next load hash what was hashed a moment ago.
+        file_stamp: crate::stamp::file_stamp_of_new_file(&meta),
+    })
+}
+
 /// The cache file opened, if it exists, is a compact index and its stamp passes `current`.
 fn open_if(
     path: &Path,
@@ -284,6 +502,179 @@ fn open_if(
     CompactIndex::open(source).ok()
 }
 
+/// Reads `bytes` into the compact form in `out`.
+fn parse(
+    bytes: &[u8],
+    source: &str,
+    out: CompactOut,
+    index_path: &Path,
+) -> Result<chartkit_index::CompactDraft<CompactOut>, CacheError> {
+    chartkit_index::parse_index_to_compact_into(bytes, source, out).map_err(|source| {
+        CacheError::Index {
+            path: index_path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// The compact form of `bytes` in memory, for when its cache file failed.
+fn in_memory(
+    bytes: &[u8],
+    source: &str,
+    stamp: SourceStamp,
+    index_path: &Path,
+) -> Result<CompactSource, CacheError> {
+    let draft = chartkit_index::parse_index_to_compact(bytes, source).map_err(|source| {
+        CacheError::Index {
+            path: index_path.to_owned(),
+            source,
+        }
+    })?;
+    Ok(CompactSource::Memory(draft.finish(stamp)))
+}
+
+/// An error of chartkit-durable as an `io::Error` naming the path.
+fn durable_io(e: chartkit_durable::WriteError) -> std::io::Error {
+    std::io::Error::new(e.source.kind(), e.to_string())
+}
+
+/// Where a compact form is written as it is built: its cache file, staged under a
+/// temporary name until it is complete, or memory.
+enum CompactOut {
+    File(CacheFileSink),
+    Memory(Vec<u8>),
+}
+
+impl CompactOut {
+    /// The staged cache file for `cache_file`, or memory when there is none or it cannot
+    /// be created (and why).
+    fn open(cache_file: Option<&Path>) -> (CompactOut, Option<String>) {
+        let Some(path) = cache_file else {
+            return (CompactOut::Memory(Vec::new()), None);
+        };
+        if let Some(dir) = path.parent()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            let why = format!("cannot create the cache directory `{}`: {e}", dir.display());
+            return (CompactOut::Memory(Vec::new()), Some(why));
+        }
+        match Staged::create(path) {
+            Ok(staged) => (
+                CompactOut::File(CacheFileSink {
+                    staged,
+                    written: 0,
+                    error: None,
+                }),
+                None,
+            ),
+            // The durable writer's message names the file.
+            Err(e) => (CompactOut::Memory(Vec::new()), Some(e.to_string())),
+        }
+    }
+}
+
+impl CompactSink for CompactOut {
+    fn written(&self) -> u64 {
+        match self {
+            CompactOut::File(file) => file.written(),
+            CompactOut::Memory(bytes) => bytes.written(),
+        }
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
+        match self {
+            CompactOut::File(file) => file.append(bytes),
+            CompactOut::Memory(out) => CompactSink::append(out, bytes),
+        }
+    }
+
+    fn read_back(&mut self, from: u64) -> Vec<u8> {
+        match self {
+            CompactOut::File(file) => file.read_back(from),
+            CompactOut::Memory(out) => out.read_back(from),
+        }
+    }
+
+    fn truncate(&mut self, len: u64) {
+        match self {
+            CompactOut::File(file) => file.truncate(len),
+            CompactOut::Memory(out) => CompactSink::truncate(out, len),
+        }
+    }
+
+    fn overwrite(&mut self, at: u64, bytes: &[u8]) {
+        match self {
+            CompactOut::File(file) => file.overwrite(at, bytes),
+            CompactOut::Memory(out) => out.overwrite(at, bytes),
+        }
+    }
+}
+
+/// A compact form written straight to its staged cache file. The first error is kept and
+/// the writes after it are skipped (but counted, so the encoder's offsets stay
+/// consistent); [`CacheFileSink::commit`] then refuses the file.
+struct CacheFileSink {
+    staged: Staged,
+    written: u64,
+    error: Option<std::io::Error>,
+}
+
+impl CacheFileSink {
+    /// Syncs the file and puts it in place; its path, or why it could not be.
+    fn commit(self) -> Result<PathBuf, String> {
+        let path = self.staged.target().to_owned();
+        if let Some(e) = self.error {
+            return Err(self.staged.error(e).to_string());
+        }
+        self.staged.commit().map_err(|e| e.to_string())?;
+        Ok(path)
+    }
+
+    fn keep(&mut self, result: std::io::Result<()>) {
+        if let Err(e) = result {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+impl CompactSink for CacheFileSink {
+    fn written(&self) -> u64 {
+        self.written
+    }
+
+    fn append(&mut self, bytes: &[u8]) {
+        if self.error.is_none() {
+            let result = self.staged.file().write_all_at(bytes, self.written);
+            self.keep(result);
+        }
+        self.written += bytes.len() as u64;
+    }
+
+    fn read_back(&mut self, from: u64) -> Vec<u8> {
+        let mut back = vec![0; self.written.saturating_sub(from) as usize];
+        if self.error.is_none() {
+            let result = self.staged.file().read_exact_at(&mut back, from);
+            self.keep(result);
+        }
+        back
+    }
+
+    fn truncate(&mut self, len: u64) {
+        if self.error.is_none() {
+            let result = self.staged.file().set_len(len);
+            self.keep(result);
+        }
+        self.written = self.written.min(len);
+    }
+
+    fn overwrite(&mut self, at: u64, bytes: &[u8]) {
+        if self.error.is_none() {
+            let result = self.staged.file().write_all_at(bytes, at);
+            self.keep(result);
+        }
+    }
+}
+
 /// Writes a cache file, creating its directory; the error says why it could not.
 fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent() {
@@ -292,4 +683,40 @@ fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), String> {
     }
     // The durable writer's message names the file.
     crate::write_durably(path, bytes).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cache_file_that_fails_while_written_is_dropped_for_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index.yaml");
+        let text = b"apiVersion: v1\nentries:\n  web:\n  - {name: web, version: 1.0.0}\n";
+        std::fs::write(&index, text).unwrap();
+        let cache_file = dir.path().join("cache").join("web.ckidx");
+        let (mut out, why) = CompactOut::open(Some(&cache_file));
+        assert!(why.is_none());
+        let CompactOut::File(file) = &mut out else {
+            panic!("a cache file can be staged here")
+        };
+        file.error = Some(std::io::Error::other("disk full"));
+        let draft = parse(text, "t", out, &index).unwrap();
+        let stamp = SourceStamp {
+            sha256: [1; 32],
+            size: text.len() as u64,
+            file_stamp: 2,
+        };
+        let loaded = IndexCache::from_draft(draft, stamp, None, Some(text), "t", &index).unwrap();
+        assert!(loaded.cache_file.is_none());
+        let why = loaded.not_cached.as_deref().unwrap();
+        assert!(
+            why.contains("disk full") && why.contains("web.ckidx"),
+            "{why}"
+        );
+        assert_eq!(loaded.get("web", "").unwrap().version(), "1.0.0");
+        let left = std::fs::read_dir(dir.path().join("cache")).unwrap().count();
+        assert_eq!(left, 0, "the staged file is gone");
+    }
 }

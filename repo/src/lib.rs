@@ -13,7 +13,8 @@ mod stamp;
 mod urljoin;
 
 pub use cache::{
-    CACHE_BUCKET, CacheError, CompactSource, FileSource, IndexCache, compact_path_for,
+    CACHE_BUCKET, CacheError, CompactSource, FileSource, IndexCache, IndexDownload,
+    compact_path_for,
 };
 pub use clock::{format_utc, now};
 pub use package::read_package_metadata;

@@ -186,3 +186,47 @@ fn a_damaged_cache_file_is_rebuilt() {
     assert!(loaded.rebuilt);
     assert_eq!(newest(&loaded), "1.0.0");
 }
+
+/// The cache file, written as the index is read, holds exactly the compact form of the
+/// whole index, whether its charts come in name order (written as they come) or not
+/// (held until the end).
+#[test]
+fn the_cache_file_is_the_compact_form_of_the_whole_index() {
+    let s = setup();
+    let mut charts: Vec<String> = (0..40).map(|i| format!("chart-{i:02}")).collect();
+    for sorted in [true, false] {
+        if !sorted {
+            charts.reverse();
+        }
+        let mut text = String::from("apiVersion: v1\nentries:\n");
+        for name in &charts {
+            text.push_str(&format!("  {name}:\n"));
+            for patch in 0..3 {
+                text.push_str(&format!(
+                    "  - {{apiVersion: v2, name: {name}, version: 1.0.{patch}, urls: [{name}.tgz]}}\n"
+                ));
+            }
+        }
+        std::fs::write(&s.index, &text).unwrap();
+        let loaded = IndexCache::load_or_build(&s.index, Some(&s.cache)).unwrap();
+        assert!(loaded.rebuilt && loaded.not_cached.is_none());
+        let written = std::fs::read(loaded.cache_file.as_ref().unwrap()).unwrap();
+        let stamp = chartkit_index::compact::read_stamp(&written).unwrap();
+        let whole = chartkit_index::parse_index(text.as_bytes(), "x")
+            .unwrap()
+            .index;
+        assert!(
+            written == chartkit_index::compact::encode(&whole, stamp),
+            "charts sorted: {sorted}"
+        );
+        assert_eq!(
+            loaded.get("chart-07", "").unwrap().metadata.version,
+            "1.0.2"
+        );
+        assert_eq!(
+            files_in(&s.cache.join(CACHE_BUCKET)).len(),
+            1,
+            "no staged file is left"
+        );
+    }
+}

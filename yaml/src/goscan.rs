@@ -144,6 +144,23 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
     })
 }
 
+/// Whether saphyr-parser reads `text` as go-yaml does as it is: [`prepare`] would neither
+/// refuse it, nor rewrite it, nor defer an error. Said of the parts of a text cut at the
+/// start of lines where go-yaml's scanner is in the same state as at the start of a
+/// part read alone (outside flow collections, quotes and block scalars, at a line no
+/// less indented than the part's lines), it is said of the text: control characters,
+/// line breaks, escapes and directives are judged within their line, and tabs by that
+/// state.
+pub(crate) fn is_plain(text: &str) -> bool {
+    matches!(
+        prepare(text, false),
+        Ok(Prepared {
+            text: Cow::Borrowed(_),
+            deferred: None,
+        })
+    )
+}
+
 fn control_characters() -> Error {
     Error::at(0, 0, "control characters are not allowed")
 }

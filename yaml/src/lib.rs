@@ -24,8 +24,8 @@ mod value;
 pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
 pub use node::{
-    Node, NodeKind, Unstreamable, parse_documents, parse_documents_to_depth, parse_node,
-    parse_node_streaming,
+    CommitResult, DecodePair, Node, NodeKind, PieceReader, Unstreamable, parse_documents,
+    parse_documents_to_depth, parse_node, parse_node_streaming,
 };
 pub use value::{Map, Value, go_lossy};
 

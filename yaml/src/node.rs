@@ -6,9 +6,12 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 
 use crate::error::Error;
 use crate::gonum;
+
+mod pieces;
 use crate::goscan::{self, GO_YAML_MAX_DEPTH};
 use crate::resolve::{Scalar, resolve_plain};
 use crate::value::{Map, Value};
+pub use pieces::{CommitResult, DecodePair, PieceReader};
 
 /// saphyr-parser counts open flow collections in a `u8`.
 const SAPHYR_MAX_FLOW_DEPTH: usize = 255;
@@ -298,6 +301,9 @@ pub enum Unstreamable {
     Unusual(&'static str),
     /// The sink refused a pair.
     Stopped,
+    /// [`PieceReader`] only: the streamed map is not written so that it can be cut into
+    /// pieces; [`parse_node_streaming`] reads it in one.
+    NotInPieces,
 }
 
 /// Parses the first document of `text`, which must be a map, like [`parse_node`], except
@@ -330,11 +336,18 @@ pub fn parse_node_streaming(
     // a short queue keeps only a few batches in memory.
     std::thread::scope(|scope| {
         let (send, receive) = std::sync::mpsc::sync_channel::<Vec<(Event<'_>, Span)>>(4);
+        // Emptied batches go back to the scanner: a batch is half a megabyte, and a new
+        // one each time is memory the allocator hands back to the system when the other
+        // thread frees it, so every batch would fault in fresh pages (an eighth of the
+        // scanning thread's time on a large index).
+        let (recycle, recycled) = std::sync::mpsc::channel::<Vec<(Event<'_>, Span)>>();
         let building = scope.spawn(move || {
-            for batch in receive {
-                for (event, span) in batch {
+            for mut batch in receive {
+                for (event, span) in batch.drain(..) {
                     stream_event(&mut builder, event, span, sink)?;
                 }
+                // The scanner may have finished and gone; the batch is then just freed.
+                let _ = recycle.send(batch);
             }
             builder
                 .documents
@@ -353,7 +366,10 @@ pub fn parse_node_streaming(
                 }
             }
             if batch.len() == STREAM_BATCH {
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(STREAM_BATCH));
+                let next = recycled
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(STREAM_BATCH));
+                let full = std::mem::replace(&mut batch, next);
                 if send.send(full).is_err() {
                     // The builder gave up; its answer says why.
                     break;
@@ -454,6 +470,11 @@ struct Builder {
     streamed_pair: Option<(Node, Node)>,
     /// In a streaming parse, whether a document has started.
     document_started: bool,
+    /// In a parse of one piece of a streamed map, the root map is the streamed one.
+    stream_root: bool,
+    /// Collections open around this parse in the whole document (a piece of a streamed
+    /// map is read inside two), counted against go-yaml's depth limit.
+    outer_depth: usize,
 }
 
 impl Builder {
@@ -471,12 +492,17 @@ impl Builder {
             stream_key: None,
             streamed_pair: None,
             document_started: false,
+            stream_root: false,
+            outer_depth: 0,
         }
     }
 
     /// Whether a map opening now is the streamed one: the value of the stream key in the
     /// root map.
     fn stream_next_map(&self) -> bool {
+        if self.stream_root && self.stack.is_empty() {
+            return true;
+        }
         let Some(stream_key) = &self.stream_key else {
             return false;
         };
@@ -510,7 +536,7 @@ impl Builder {
                 scalar(text, style, Some(&tag), &span)?;
             }
             Event::SequenceStart(..) | Event::MappingStart(..) => {
-                if self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
+                if self.outer_depth + self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
                     let is_map = matches!(event, Event::MappingStart(..));
                     return Err(too_deep(&span, is_map));
                 }
@@ -636,7 +662,7 @@ impl Builder {
     }
 
     fn open(&mut self, frame: Frame, span: &Span) -> Result<(), Error> {
-        if self.stack.len() >= GO_YAML_MAX_DEPTH {
+        if self.outer_depth + self.stack.len() >= GO_YAML_MAX_DEPTH {
             return Err(too_deep(span, matches!(frame, Frame::Map { .. })));
         }
         self.parsed += 1;
