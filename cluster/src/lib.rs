@@ -5,5 +5,7 @@
 //! callbacks the command line draws.
 
 pub mod connect;
+pub mod discovery;
+pub mod manifest;
 
 pub use connect::{ConnectError, Connection, KubeOptions, KubeconfigSource};
