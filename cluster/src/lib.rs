@@ -4,6 +4,7 @@
 //! waiting until they are ready ([`readiness`]). No printing: progress goes through
 //! callbacks the command line draws.
 
+pub mod apply;
 pub mod connect;
 pub mod discovery;
 pub mod manifest;
