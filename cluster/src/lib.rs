@@ -8,5 +8,6 @@ pub mod apply;
 pub mod connect;
 pub mod discovery;
 pub mod manifest;
+pub mod readiness;
 
 pub use connect::{ConnectError, Connection, KubeOptions, KubeconfigSource};

@@ -95,6 +95,15 @@ async fn server_side_apply_conflicts_force_and_foreground_delete() {
 
     // Foreground deletion of the Deployment waits for its ReplicaSets to go first.
     let deployment = applier.target(&objects[2]).await.unwrap();
+    chartkit_cluster::readiness::wait(
+        &client,
+        std::slice::from_ref(&deployment),
+        Duration::from_secs(20),
+        false,
+        &chartkit_cluster::readiness::Quiet,
+    )
+    .await
+    .unwrap();
     let replicasets: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
         "default",
