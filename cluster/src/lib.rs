@@ -10,4 +10,8 @@ pub mod discovery;
 pub mod manifest;
 pub mod readiness;
 
+pub use apply::{Applier, ApplyError, Propagation, Target};
 pub use connect::{ConnectError, Connection, KubeOptions, KubeconfigSource};
+pub use discovery::{Discovery, DiscoveryError, MappingError};
+pub use manifest::Object;
+pub use readiness::{Progress, State, WaitError};
