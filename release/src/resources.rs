@@ -1,6 +1,6 @@
 //! The objects of a release as `helm status` reads them from the cluster: every document
 //! of the manifest fetched by kind and name, grouped by `version/Kind`, plus the pods
-//! that workloads select (`v1/Pod(related)`), each selector's pods listed once.
+//! that workloads select (`v1/Pod(related)`, one PodList per distinct selector).
 
 use std::collections::BTreeMap;
 
@@ -57,19 +57,21 @@ pub async fn fetch(
         else {
             continue;
         };
-        if let Ok(Json::Object(list)) = client.request::<Json>(request).await
-            && let Some(Json::Array(items)) = list.get("items")
-        {
-            let related = objects.entry("v1/Pod(related)".to_owned()).or_default();
-            for item in items {
-                // A list's items carry no kind; Go's list decoder gives each the list's.
-                let mut pod = item.clone();
-                if let Json::Object(map) = &mut pod {
-                    map.insert("apiVersion".into(), Json::String("v1".into()));
-                    map.insert("kind".into(), Json::String("Pod".into()));
+        // helm's builder gives the whole list back as one object (a PodList), its items
+        // given the list's kind as Go's list decoder gives them.
+        if let Ok(mut list) = client.request::<Json>(request).await {
+            if let Some(Json::Array(items)) = list.get_mut("items") {
+                for item in items {
+                    if let Json::Object(map) = item {
+                        map.insert("apiVersion".into(), Json::String("v1".into()));
+                        map.insert("kind".into(), Json::String("Pod".into()));
+                    }
                 }
-                related.push(pod);
             }
+            objects
+                .entry("v1/Pod(related)".to_owned())
+                .or_default()
+                .push(list);
         }
     }
     objects
