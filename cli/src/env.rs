@@ -56,6 +56,24 @@ pub const HOME: &str = "HOME";
 /// kubectl's list of kubeconfig files (the first one is written to); default
 /// `~/.kube/config`.
 pub const KUBECONFIG: &str = "KUBECONFIG";
+/// helm's `--kube-context` when the flag is absent.
+pub const HELM_KUBECONTEXT: &str = "HELM_KUBECONTEXT";
+/// helm's `--kube-token` when the flag is absent.
+pub const HELM_KUBETOKEN: &str = "HELM_KUBETOKEN";
+/// helm's `--kube-apiserver` when the flag is absent.
+pub const HELM_KUBEAPISERVER: &str = "HELM_KUBEAPISERVER";
+/// helm's `--kube-as-user` when the flag is absent.
+pub const HELM_KUBEASUSER: &str = "HELM_KUBEASUSER";
+/// helm's `--kube-as-group` (comma-separated) when the flag is absent.
+pub const HELM_KUBEASGROUPS: &str = "HELM_KUBEASGROUPS";
+/// helm's `--kube-ca-file` when the flag is absent.
+pub const HELM_KUBECAFILE: &str = "HELM_KUBECAFILE";
+/// helm's `--kube-tls-server-name` when the flag is absent.
+pub const HELM_KUBETLS_SERVER_NAME: &str = "HELM_KUBETLS_SERVER_NAME";
+/// helm's `--kube-insecure-skip-tls-verify` when the flag is absent (`true`/`false`).
+pub const HELM_KUBEINSECURE_SKIP_TLS_VERIFY: &str = "HELM_KUBEINSECURE_SKIP_TLS_VERIFY";
+/// helm's `--namespace` when the flag is absent.
+pub const HELM_NAMESPACE: &str = "HELM_NAMESPACE";
 /// Directory for chartkit's runtime state, such as a background sandbox's address and
 /// log (default `$XDG_STATE_HOME/chartkit`, then `$HOME/.local/state/chartkit`).
 pub const STATE_HOME: &str = "CHARTKIT_STATE_HOME";
@@ -96,6 +114,23 @@ pub fn kubeconfig_path() -> Option<std::path::PathBuf> {
     var(KUBECONFIG)
         .and_then(|v| v.split(sep).find(|p| !p.is_empty()).map(PathBuf::from))
         .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".kube/config")))
+}
+
+/// The kubeconfig files to read when `--kubeconfig` is not given: KUBECONFIG's list
+/// (merged, missing files skipped), else `~/.kube/config`.
+pub fn kubeconfig_search() -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let sep = if cfg!(windows) { ';' } else { ':' };
+    match var(KUBECONFIG) {
+        Some(list) => list
+            .split(sep)
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from)
+            .collect(),
+        None => var(HOME)
+            .map(|d| vec![PathBuf::from(d).join(".kube/config")])
+            .unwrap_or_default(),
+    }
 }
 
 /// True when CHARTKIT_OFFLINE asks for offline work (`1`, `true`, `yes`, `on`).

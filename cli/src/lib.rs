@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod env;
 mod error;
+mod kube;
 mod output;
 mod report;
 

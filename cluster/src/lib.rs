@@ -1,0 +1,17 @@
+//! Everything chartkit needs to talk to a Kubernetes cluster, on kube-rs: connecting with
+//! helm's flags ([`connect`]), mapping kinds to API resources ([`discovery`]), splitting and
+//! ordering rendered manifests ([`manifest`]), applying and deleting them ([`apply`]), and
+//! waiting until they are ready ([`readiness`]). No printing: progress goes through
+//! callbacks the command line draws.
+
+pub mod apply;
+pub mod connect;
+pub mod discovery;
+pub mod manifest;
+pub mod readiness;
+
+pub use apply::{Applier, ApplyError, Propagation, Target};
+pub use connect::{ConnectError, Connection, KubeOptions, KubeconfigSource};
+pub use discovery::{Discovery, DiscoveryError, MappingError};
+pub use manifest::Object;
+pub use readiness::{Progress, State, WaitError};
