@@ -158,6 +158,17 @@ pub enum Command {
     /// cluster: objects are kept and controllers simulated, no container runs.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// List releases (the latest revision of each), as `helm list` does.
+    #[command(visible_alias = "ls")]
+    List(ListArgs),
+    /// Fetch a release's history.
+    #[command(visible_alias = "hist")]
+    History(HistoryArgs),
+    /// Display the status of the named release.
+    Status(StatusArgs),
+    /// Download extended information of a named release.
+    #[command(subcommand)]
+    Get(GetCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -921,4 +932,156 @@ mod tests {
             );
         }
     }
+}
+
+/// `-o/--output` of the release commands: helm's `table`, `json` or `yaml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReleaseOutput {
+    Table,
+    Json,
+    Yaml,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// List releases across all namespaces.
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+    /// Sort by release date.
+    #[arg(short = 'd', long)]
+    pub date: bool,
+    /// Show deployed releases.
+    #[arg(long)]
+    pub deployed: bool,
+    /// Show failed releases.
+    #[arg(long)]
+    pub failed: bool,
+    /// Show pending releases.
+    #[arg(long)]
+    pub pending: bool,
+    /// Show superseded releases.
+    #[arg(long)]
+    pub superseded: bool,
+    /// Show uninstalled releases (if `uninstall --keep-history` was used).
+    #[arg(long)]
+    pub uninstalled: bool,
+    /// Show releases that are currently being uninstalled.
+    #[arg(long)]
+    pub uninstalling: bool,
+    /// A regular expression (Go's syntax); only releases whose names match are listed.
+    #[arg(short = 'f', long)]
+    pub filter: Option<String>,
+    /// Maximum number of releases to fetch.
+    #[arg(short = 'm', long, default_value_t = 256)]
+    pub max: i64,
+    /// Next release index in the list, used to offset from start value.
+    #[arg(long, default_value_t = 0)]
+    pub offset: i64,
+    /// Don't print headers when using the default output format.
+    #[arg(long = "no-headers")]
+    pub no_headers: bool,
+    /// Prints the output in the specified format.
+    #[arg(short = 'o', long, value_enum, default_value_t = ReleaseOutput::Table)]
+    pub output: ReleaseOutput,
+    /// Reverse the sort order.
+    #[arg(short = 'r', long)]
+    pub reverse: bool,
+    /// Selector (label query) to filter on, supports '=', '==', and '!=' (e.g. -l
+    /// key1=value1,key2=value2).
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// Output short (quiet) listing format.
+    #[arg(short = 'q', long)]
+    pub short: bool,
+    /// Format time using a Go time layout (e.g. "2006-01-02 15:04:05Z0700").
+    #[arg(long = "time-format")]
+    pub time_format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// The release.
+    pub release: String,
+    /// Maximum number of revisions to include in history.
+    #[arg(long, default_value_t = 256)]
+    pub max: i64,
+    /// Prints the output in the specified format.
+    #[arg(short = 'o', long, value_enum, default_value_t = ReleaseOutput::Table)]
+    pub output: ReleaseOutput,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The release.
+    pub release: String,
+    /// If set, display the status of the named release with revision.
+    #[arg(long, default_value_t = 0)]
+    pub revision: i64,
+    /// Prints the output in the specified format.
+    #[arg(short = 'o', long, value_enum, default_value_t = ReleaseOutput::Table)]
+    pub output: ReleaseOutput,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GetCommand {
+    /// Download all information for a named release.
+    All(GetAllArgs),
+    /// Download all hooks for a named release.
+    Hooks(GetTextArgs),
+    /// Download the manifest for a named release.
+    Manifest(GetTextArgs),
+    /// Fetch metadata for a given release.
+    Metadata(GetOutputArgs),
+    /// Download the notes for a named release.
+    Notes(GetTextArgs),
+    /// Download the values file for a named release.
+    Values(GetValuesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GetTextArgs {
+    /// The release.
+    pub release: String,
+    /// Get the named release with revision.
+    #[arg(long, default_value_t = 0)]
+    pub revision: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct GetAllArgs {
+    /// The release.
+    pub release: String,
+    /// Get the named release with revision.
+    #[arg(long, default_value_t = 0)]
+    pub revision: i64,
+    /// Go template for formatting the output (not supported by chartkit yet).
+    #[arg(long)]
+    pub template: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct GetOutputArgs {
+    /// The release.
+    pub release: String,
+    /// Specify release revision.
+    #[arg(long, default_value_t = 0)]
+    pub revision: i64,
+    /// Prints the output in the specified format.
+    #[arg(short = 'o', long, value_enum, default_value_t = ReleaseOutput::Table)]
+    pub output: ReleaseOutput,
+}
+
+#[derive(Debug, Args)]
+pub struct GetValuesArgs {
+    /// The release.
+    pub release: String,
+    /// Dump all (computed) values.
+    #[arg(short = 'a', long)]
+    pub all: bool,
+    /// Get the named release with revision.
+    #[arg(long, default_value_t = 0)]
+    pub revision: i64,
+    /// Prints the output in the specified format.
+    #[arg(short = 'o', long, value_enum, default_value_t = ReleaseOutput::Table)]
+    pub output: ReleaseOutput,
 }

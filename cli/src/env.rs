@@ -79,6 +79,34 @@ pub const HELM_NAMESPACE: &str = "HELM_NAMESPACE";
 pub const STATE_HOME: &str = "CHARTKIT_STATE_HOME";
 /// The XDG state base directory.
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+/// Where release records are kept, as helm reads it: `secret` (the default, also
+/// `secrets` or empty) or `configmap`/`configmaps`. helm's `memory` and `sql` are refused.
+pub const HELM_DRIVER: &str = "HELM_DRIVER";
+/// The local time zone, as Go reads it: an IANA name (`:` prefix allowed), UTC when set
+/// but empty or unknown; unset means /etc/localtime. Release times print in it as helm's do.
+pub const TZ: &str = "TZ";
+
+/// The storage driver `HELM_DRIVER` names (empty when unset).
+pub fn helm_driver() -> String {
+    var(HELM_DRIVER).unwrap_or_default()
+}
+
+/// Go's `time.Local`: `$TZ` when set, else the zone /etc/localtime links to, else UTC.
+/// (A /etc/localtime that is a copied file rather than a link reads as UTC.)
+pub fn local_zone() -> chartkit_release::LocalZone {
+    use chartkit_release::LocalZone;
+    match std::env::var(TZ) {
+        Ok(name) => LocalZone::from_name(&name),
+        Err(_) => std::fs::read_link("/etc/localtime")
+            .ok()
+            .and_then(|target| {
+                let text = target.to_string_lossy().into_owned();
+                text.split_once("zoneinfo/").map(|(_, name)| name.to_owned())
+            })
+            .map(|name| LocalZone::from_name(&name))
+            .unwrap_or_default(),
+    }
+}
 
 /// chartkit's cache directory, from the environment.
 pub fn cache_home() -> Option<std::path::PathBuf> {

@@ -7,6 +7,7 @@ mod mirror;
 mod package;
 mod pull;
 mod push;
+mod release_read;
 mod repo_add;
 mod repo_import_helm;
 mod repo_index;
@@ -37,6 +38,7 @@ use crate::env;
 
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
     let offline = cli.offline;
+    let kube = &cli.kube;
     match cli.command {
         Command::Create(args) => create::run(args),
         Command::Package(args) => package::run(args, offline),
@@ -68,6 +70,10 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Sandbox(SandboxCommand::Up(args)) => sandbox::up(args),
         Command::Sandbox(SandboxCommand::Down) => sandbox::down(),
         Command::Sandbox(SandboxCommand::Status) => sandbox::status(),
+        Command::List(args) => release_read::list(args, kube),
+        Command::History(args) => release_read::history(args, kube),
+        Command::Status(args) => release_read::status(args, kube),
+        Command::Get(command) => release_read::get(command, kube),
     }
 }
 
