@@ -233,7 +233,7 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
     assert!(!failed.status.success(), "the crashlooping install should fail");
     assert!(stderr.contains("Deployment/demo"), "{stderr}");
     assert!(stderr.contains("CrashLoopBackOff"), "{stderr}");
-    let listed = helm(&sandbox, &ctx, &["list", "-n", "apps", "-a", "-o", "json"]);
+    let listed = helm(&sandbox, &ctx, &["list", "-n", "apps", "-o", "json"]);
     assert!(listed.contains("\"status\":\"failed\""), "{listed}");
     helm(&sandbox, &ctx, &["uninstall", "bad", "-n", "apps", "--wait"]);
 
@@ -247,5 +247,5 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
     let left = text(&kubectl(&sandbox, &ctx, &["get", "deployments,configmaps,jobs", "-n", "apps", "-o", "name"]));
     let left: Vec<&str> = left.lines().filter(|l| !l.contains("kube-root-ca.crt")).collect();
     assert!(left.is_empty(), "objects left after --atomic: {left:?}");
-    assert_eq!(helm(&sandbox, &ctx, &["list", "-n", "apps", "-a", "-q"]), "");
+    assert_eq!(helm(&sandbox, &ctx, &["list", "-n", "apps", "-q"]), "");
 }
