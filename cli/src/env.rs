@@ -101,7 +101,8 @@ pub fn local_zone() -> chartkit_release::LocalZone {
             .ok()
             .and_then(|target| {
                 let text = target.to_string_lossy().into_owned();
-                text.split_once("zoneinfo/").map(|(_, name)| name.to_owned())
+                text.split_once("zoneinfo/")
+                    .map(|(_, name)| name.to_owned())
             })
             .map(|name| LocalZone::from_name(&name))
             .unwrap_or_default(),

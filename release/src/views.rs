@@ -557,7 +557,10 @@ mod tests {
         // helm 4.1.4 printed these for `--set replicaCount=7 --set-json 'x={"n":1e21,"f":0.000001}'`.
         let json = br#"{"config":{"replicaCount":7,"x":{"f":0.000001,"n":1e+21}}}"#;
         let rel = Release::from_json(json).unwrap();
-        assert_eq!(values_json(&rel.config), "{\"replicaCount\":7,\"x\":{\"f\":0.000001,\"n\":1e+21}}\n");
+        assert_eq!(
+            values_json(&rel.config),
+            "{\"replicaCount\":7,\"x\":{\"f\":0.000001,\"n\":1e+21}}\n"
+        );
         assert_eq!(
             values_text(&rel.config, false),
             "USER-SUPPLIED VALUES:\nreplicaCount: 7\nx:\n  f: 1e-06\n  \"n\": 1e+21\n"

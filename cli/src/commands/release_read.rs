@@ -84,13 +84,18 @@ pub fn list(args: ListArgs, kube: &KubeArgs) -> Result<ExitCode> {
     print(&match args.output {
         ReleaseOutput::Json => views::list_json(&elements),
         ReleaseOutput::Yaml => views::list_yaml(&elements),
-        ReleaseOutput::Table => super::table::layout(&views::list_rows(&elements, args.no_headers), 0),
+        ReleaseOutput::Table => {
+            super::table::layout(&views::list_rows(&elements, args.no_headers), 0)
+        }
     })
 }
 
 pub fn history(args: HistoryArgs, kube: &KubeArgs) -> Result<ExitCode> {
     if !query::valid_release_name(&args.release) {
-        return Err(Error::msg(format!("release name is invalid: {}", args.release)));
+        return Err(Error::msg(format!(
+            "release name is invalid: {}",
+            args.release
+        )));
     }
     let history = runtime()?.block_on(async {
         let storage = storage(kube, false).await?;
@@ -107,7 +112,9 @@ pub fn history(args: HistoryArgs, kube: &KubeArgs) -> Result<ExitCode> {
 /// The revision `get` and `status` show: the newest, or `--revision`.
 fn content(kube: &KubeArgs, name: &str, revision: i64) -> Result<Release> {
     if !query::valid_release_name(name) {
-        return Err(Error::msg(format!("releaseContent: Release name is invalid: {name}")));
+        return Err(Error::msg(format!(
+            "releaseContent: Release name is invalid: {name}"
+        )));
     }
     runtime()?.block_on(async {
         let storage = storage(kube, false).await?;
@@ -154,8 +161,10 @@ pub fn get(command: GetCommand, kube: &KubeArgs) -> Result<ExitCode> {
             template,
         }) => {
             if template.is_some_and(|t| !t.is_empty()) {
-                return Err(Error::msg("get all --template is not supported by chartkit yet")
-                    .with_hint("leave it out to print everything as helm's default does"));
+                return Err(
+                    Error::msg("get all --template is not supported by chartkit yet")
+                        .with_hint("leave it out to print everything as helm's default does"),
+                );
             }
             let release = content(kube, &release, revision)?;
             let computed = views::computed_values(&release);
