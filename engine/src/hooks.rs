@@ -111,7 +111,9 @@ impl Engine {
                     )
                     .await
                     .map_err(|e| match e {
-                        WaitError::Failed { object, reason } => format!("{object} failed: {reason}"),
+                        WaitError::Failed { object, reason } => {
+                            format!("{object} failed: {reason}")
+                        }
                         other => other.to_string(),
                     })?;
                 }
@@ -167,8 +169,7 @@ impl Engine {
         timeout: Duration,
     ) -> Result<(), EngineError> {
         // Deleting a CRD would take every object of its kind with it.
-        if h.kind == "CustomResourceDefinition" || !h.delete_policies.iter().any(|p| p == policy)
-        {
+        if h.kind == "CustomResourceDefinition" || !h.delete_policies.iter().any(|p| p == policy) {
             return Ok(());
         }
         let objects = split(&h.manifest)?;
@@ -184,9 +185,13 @@ impl Engine {
 }
 
 fn hook(release: &Release, index: usize) -> &Hook {
-    release.hooks[index].as_ref().expect("filtered to present hooks")
+    release.hooks[index]
+        .as_ref()
+        .expect("filtered to present hooks")
 }
 
 fn hook_mut(release: &mut Release, index: usize) -> &mut Hook {
-    release.hooks[index].as_mut().expect("filtered to present hooks")
+    release.hooks[index]
+        .as_mut()
+        .expect("filtered to present hooks")
 }

@@ -149,7 +149,11 @@ impl Engine {
             capabilities,
         )?;
         release.labels = options.labels.clone();
-        set_status(&mut release, Status::PendingInstall, "Initial install underway");
+        set_status(
+            &mut release,
+            Status::PendingInstall,
+            "Initial install underway",
+        );
         let mut objects = split(&release.manifest)?;
         install_order(&mut objects);
         for object in &mut objects {
@@ -287,7 +291,12 @@ impl Engine {
         };
         let applier = self.applier();
         let target = applier.target(&object).await?;
-        if target.api(&self.client).get_opt(&target.name).await?.is_none() {
+        if target
+            .api(&self.client)
+            .get_opt(&target.name)
+            .await?
+            .is_none()
+        {
             applier.apply(&object, false).await?;
         }
         Ok(())
@@ -303,20 +312,30 @@ impl Engine {
         let applier = self.applier();
         let mut created = Vec::new();
         for (name, text) in files {
-            let objects = split(text).map_err(|e| {
-                EngineError::msg(format!("failed to install CRD {name}: {e}"))
-            })?;
+            let objects = split(text)
+                .map_err(|e| EngineError::msg(format!("failed to install CRD {name}: {e}")))?;
             for object in objects {
                 let target = applier.target(&object).await?;
-                if target.api(&self.client).get_opt(&target.name).await?.is_none() {
+                if target
+                    .api(&self.client)
+                    .get_opt(&target.name)
+                    .await?
+                    .is_none()
+                {
                     applier.apply(&object, false).await?;
                     created.push(target);
                 }
             }
         }
         if !created.is_empty() {
-            readiness::wait(&self.client, &created, timeout, false, self.progress.as_ref())
-                .await?;
+            readiness::wait(
+                &self.client,
+                &created,
+                timeout,
+                false,
+                self.progress.as_ref(),
+            )
+            .await?;
             self.discovery.invalidate();
         }
         Ok(())

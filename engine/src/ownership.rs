@@ -46,16 +46,16 @@ pub fn check_live(
 ) -> Result<(), EngineError> {
     let metadata = &live["metadata"];
     let mut problems = Vec::new();
-    let mut check = |field: &str, what: &str, key: &str, want: &str| {
-        match metadata[field][key].as_str() {
-            None => problems.push(format!(
-                "{what} validation error: missing key {key:?}: must be set to {want:?}"
-            )),
-            Some(have) if have != want => problems.push(format!(
-                "{what} validation error: key {key:?} must equal {want:?}: current value is {have:?}"
-            )),
-            Some(_) => {}
-        }
+    let mut check = |field: &str, what: &str, key: &str, want: &str| match metadata[field][key]
+        .as_str()
+    {
+        None => problems.push(format!(
+            "{what} validation error: missing key {key:?}: must be set to {want:?}"
+        )),
+        Some(have) if have != want => problems.push(format!(
+            "{what} validation error: key {key:?} must equal {want:?}: current value is {have:?}"
+        )),
+        Some(_) => {}
     };
     check("labels", "label", MANAGED_BY, "Helm");
     check("annotations", "annotation", RELEASE_NAME, release);

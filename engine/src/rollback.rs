@@ -51,7 +51,11 @@ impl Engine {
             last_deployed: Some(now()),
             status: Status::PendingRollback,
             description: description.clone(),
-            notes: target.info.as_ref().map(|i| i.notes.clone()).unwrap_or_default(),
+            notes: target
+                .info
+                .as_ref()
+                .map(|i| i.notes.clone())
+                .unwrap_or_default(),
             ..Default::default()
         });
         for hook in release.hooks.iter_mut().flatten() {
@@ -86,7 +90,11 @@ impl Engine {
                     .into_iter()
                     .filter(|r| r.status() == Status::Deployed)
                 {
-                    set_status(&mut deployed, Status::Superseded, "superseded by new release");
+                    set_status(
+                        &mut deployed,
+                        Status::Superseded,
+                        "superseded by new release",
+                    );
                     self.storage.update(&deployed, now().unix()).await?;
                 }
                 set_status(&mut release, Status::Deployed, &description);

@@ -82,14 +82,18 @@ impl Engine {
             return Ok((release, warnings, true));
         }
         let Some(last) = latest(&history).cloned() else {
-            return Err(EngineError::msg(format!("{name:?} has no deployed releases")));
+            return Err(EngineError::msg(format!(
+                "{name:?} has no deployed releases"
+            )));
         };
         check_not_pending(&last)?;
         let current = match self.storage.deployed(name).await {
             Ok(r) => r,
             Err(StorageError::NoDeployed(_)) if last.status() == Status::Failed => last.clone(),
             Err(StorageError::NoDeployed(_)) => {
-                return Err(EngineError::msg(format!("{name:?} has no deployed releases")));
+                return Err(EngineError::msg(format!(
+                    "{name:?} has no deployed releases"
+                )));
             }
             Err(e) => return Err(e.into()),
         };
@@ -153,7 +157,11 @@ impl Engine {
         match outcome {
             Ok(()) => {
                 let mut superseded = current.clone();
-                set_status(&mut superseded, Status::Superseded, "superseded by new release");
+                set_status(
+                    &mut superseded,
+                    Status::Superseded,
+                    "superseded by new release",
+                );
                 self.storage.update(&superseded, now().unix()).await?;
                 let description = options.description.as_deref().unwrap_or("Upgrade complete");
                 set_status(&mut release, Status::Deployed, description);

@@ -122,16 +122,36 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
     let chart = demo(&ctx);
 
     let installed = run_ok(chartkit(&sandbox, &ctx).args([
-        "install", "web", &chart, "-n", "apps", "--create-namespace", "--wait", "--timeout",
+        "install",
+        "web",
+        &chart,
+        "-n",
+        "apps",
+        "--create-namespace",
+        "--wait",
+        "--timeout",
         "60s",
     ]));
     let out = text(&installed);
-    for line in ["NAME: web", "NAMESPACE: apps", "STATUS: deployed", "REVISION: 1", "DESCRIPTION: Install complete", "Thanks for installing web."] {
-        assert!(out.contains(line), "{line:?} missing from install output:\n{out}");
+    for line in [
+        "NAME: web",
+        "NAMESPACE: apps",
+        "STATUS: deployed",
+        "REVISION: 1",
+        "DESCRIPTION: Install complete",
+        "Thanks for installing web.",
+    ] {
+        assert!(
+            out.contains(line),
+            "{line:?} missing from install output:\n{out}"
+        );
     }
 
     let listed = helm(&sandbox, &ctx, &["list", "-n", "apps", "-o", "json"]);
-    assert!(listed.contains("\"name\":\"web\"") && listed.contains("\"status\":\"deployed\""), "{listed}");
+    assert!(
+        listed.contains("\"name\":\"web\"") && listed.contains("\"status\":\"deployed\""),
+        "{listed}"
+    );
     let manifest = helm(&sandbox, &ctx, &["get", "manifest", "web", "-n", "apps"]);
     assert_eq!(
         manifest.trim(),
@@ -140,7 +160,11 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
     );
 
     // helm's ownership marks on the objects.
-    let cm = text(&kubectl(&sandbox, &ctx, &["get", "configmap", "demo-cm", "-n", "apps", "-o", "json"]));
+    let cm = text(&kubectl(
+        &sandbox,
+        &ctx,
+        &["get", "configmap", "demo-cm", "-n", "apps", "-o", "json"],
+    ));
     for mark in [
         "\"app.kubernetes.io/managed-by\": \"Helm\"",
         "\"meta.helm.sh/release-name\": \"web\"",
@@ -149,10 +173,17 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
         assert!(cm.contains(mark), "{mark} missing:\n{cm}");
     }
     // The pre-install hook ran, succeeded, and was deleted by its policy.
-    let status = helm(&sandbox, &ctx, &["status", "web", "-n", "apps", "-o", "json"]);
+    let status = helm(
+        &sandbox,
+        &ctx,
+        &["status", "web", "-n", "apps", "-o", "json"],
+    );
     assert!(status.contains("\"phase\":\"Succeeded\""), "{status}");
     let hook = kubectl(&sandbox, &ctx, &["get", "job", "demo-hook", "-n", "apps"]);
-    assert!(!hook.status.success(), "the hook-succeeded Job should be gone");
+    assert!(
+        !hook.status.success(),
+        "the hook-succeeded Job should be gone"
+    );
 
     // A second install of the same name is refused.
     let again = chartkit(&sandbox, &ctx)
@@ -160,42 +191,117 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
         .output()
         .unwrap();
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("cannot reuse a name that is still in use"));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("cannot reuse a name that is still in use")
+    );
 
     // Upgrade: a changed value, a dropped object.
     let upgraded = run_ok(chartkit(&sandbox, &ctx).args([
-        "upgrade", "web", &chart, "-n", "apps", "--set", "value=two", "--set", "extra=false",
+        "upgrade",
+        "web",
+        &chart,
+        "-n",
+        "apps",
+        "--set",
+        "value=two",
+        "--set",
+        "extra=false",
     ]));
-    assert!(text(&upgraded).contains("REVISION: 2"), "{}", text(&upgraded));
-    let value = text(&kubectl(&sandbox, &ctx, &["get", "configmap", "demo-cm", "-n", "apps", "-o", "jsonpath={.data.value}"]));
-    assert_eq!(value, "two");
-    let extra = kubectl(&sandbox, &ctx, &["get", "configmap", "demo-extra", "-n", "apps"]);
-    assert!(!extra.status.success(), "demo-extra was dropped from the chart and should be deleted");
-    let history = helm(&sandbox, &ctx, &["history", "web", "-n", "apps", "-o", "json"]);
     assert!(
-        history.contains("\"revision\":1,") && history.contains("\"status\":\"superseded\"")
+        text(&upgraded).contains("REVISION: 2"),
+        "{}",
+        text(&upgraded)
+    );
+    let value = text(&kubectl(
+        &sandbox,
+        &ctx,
+        &[
+            "get",
+            "configmap",
+            "demo-cm",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.data.value}",
+        ],
+    ));
+    assert_eq!(value, "two");
+    let extra = kubectl(
+        &sandbox,
+        &ctx,
+        &["get", "configmap", "demo-extra", "-n", "apps"],
+    );
+    assert!(
+        !extra.status.success(),
+        "demo-extra was dropped from the chart and should be deleted"
+    );
+    let history = helm(
+        &sandbox,
+        &ctx,
+        &["history", "web", "-n", "apps", "-o", "json"],
+    );
+    assert!(
+        history.contains("\"revision\":1,")
+            && history.contains("\"status\":\"superseded\"")
             && history.contains("\"status\":\"deployed\""),
         "{history}"
     );
 
     // Rollback to revision 1 brings the dropped object and the old value back.
     run_ok(chartkit(&sandbox, &ctx).args(["rollback", "web", "1", "-n", "apps"]));
-    let value = text(&kubectl(&sandbox, &ctx, &["get", "configmap", "demo-cm", "-n", "apps", "-o", "jsonpath={.data.value}"]));
+    let value = text(&kubectl(
+        &sandbox,
+        &ctx,
+        &[
+            "get",
+            "configmap",
+            "demo-cm",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.data.value}",
+        ],
+    ));
     assert_eq!(value, "one");
-    assert!(kubectl(&sandbox, &ctx, &["get", "configmap", "demo-extra", "-n", "apps"]).status.success());
+    assert!(
+        kubectl(
+            &sandbox,
+            &ctx,
+            &["get", "configmap", "demo-extra", "-n", "apps"]
+        )
+        .status
+        .success()
+    );
     let history = helm(&sandbox, &ctx, &["history", "web", "-n", "apps"]);
     assert!(history.contains("Rollback to 1"), "{history}");
 
     // helm uninstalls chartkit's release.
-    helm(&sandbox, &ctx, &["uninstall", "web", "-n", "apps", "--wait"]);
-    assert!(!kubectl(&sandbox, &ctx, &["get", "configmap", "demo-cm", "-n", "apps"]).status.success());
+    helm(
+        &sandbox,
+        &ctx,
+        &["uninstall", "web", "-n", "apps", "--wait"],
+    );
+    assert!(
+        !kubectl(
+            &sandbox,
+            &ctx,
+            &["get", "configmap", "demo-cm", "-n", "apps"]
+        )
+        .status
+        .success()
+    );
 
     // chartkit uninstalls helm's release.
     helm(&sandbox, &ctx, &["install", "theirs", &chart, "-n", "apps"]);
-    let out = run_ok(chartkit(&sandbox, &ctx).args(["uninstall", "theirs", "-n", "apps", "--wait"]));
+    let out =
+        run_ok(chartkit(&sandbox, &ctx).args(["uninstall", "theirs", "-n", "apps", "--wait"]));
     assert_eq!(text(&out), "release \"theirs\" uninstalled\n");
     assert_eq!(helm(&sandbox, &ctx, &["list", "-n", "apps", "-q"]), "");
-    assert!(!kubectl(&sandbox, &ctx, &["get", "deployment", "demo", "-n", "apps"]).status.success());
+    assert!(
+        !kubectl(&sandbox, &ctx, &["get", "deployment", "demo", "-n", "apps"])
+            .status
+            .success()
+    );
 }
 
 #[test]
@@ -209,11 +315,25 @@ fn podinfo_installs_with_wait_as_helm_sees_it() {
         return;
     }
     let chart = podinfo(&corpus);
-    run_ok(chartkit(&sandbox, &ctx).args(["install", "pod", &chart, "-n", "web", "--create-namespace", "--wait"]));
+    run_ok(chartkit(&sandbox, &ctx).args([
+        "install",
+        "pod",
+        &chart,
+        "-n",
+        "web",
+        "--create-namespace",
+        "--wait",
+    ]));
     let listed = helm(&sandbox, &ctx, &["list", "-n", "web", "-o", "json"]);
-    assert!(listed.contains("\"name\":\"pod\"") && listed.contains("\"status\":\"deployed\""), "{listed}");
+    assert!(
+        listed.contains("\"name\":\"pod\"") && listed.contains("\"status\":\"deployed\""),
+        "{listed}"
+    );
     let manifest = helm(&sandbox, &ctx, &["get", "manifest", "pod", "-n", "web"]);
-    assert_eq!(manifest.trim(), rendered(&ctx, &["pod", &chart, "-n", "web"]).trim());
+    assert_eq!(
+        manifest.trim(),
+        rendered(&ctx, &["pod", &chart, "-n", "web"]).trim()
+    );
 }
 
 #[test]
@@ -226,26 +346,74 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
     let chart = demo(&ctx);
     let crash = "podAnnotations.sandbox\\.chartkit\\.dev/fail=crashloop";
     let failed = chartkit(&sandbox, &ctx)
-        .args(["install", "bad", &chart, "-n", "apps", "--create-namespace", "--wait", "--timeout", "10s", "--set", crash])
+        .args([
+            "install",
+            "bad",
+            &chart,
+            "-n",
+            "apps",
+            "--create-namespace",
+            "--wait",
+            "--timeout",
+            "10s",
+            "--set",
+            crash,
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&failed.stderr);
-    assert!(!failed.status.success(), "the crashlooping install should fail");
+    assert!(
+        !failed.status.success(),
+        "the crashlooping install should fail"
+    );
     assert!(stderr.contains("Deployment/demo"), "{stderr}");
     assert!(stderr.contains("CrashLoopBackOff"), "{stderr}");
     let listed = helm(&sandbox, &ctx, &["list", "-n", "apps", "-o", "json"]);
     assert!(listed.contains("\"status\":\"failed\""), "{listed}");
-    helm(&sandbox, &ctx, &["uninstall", "bad", "-n", "apps", "--wait"]);
+    helm(
+        &sandbox,
+        &ctx,
+        &["uninstall", "bad", "-n", "apps", "--wait"],
+    );
 
     let atomic = chartkit(&sandbox, &ctx)
-        .args(["install", "bad", &chart, "-n", "apps", "--wait", "--timeout", "10s", "--atomic", "--set", crash])
+        .args([
+            "install",
+            "bad",
+            &chart,
+            "-n",
+            "apps",
+            "--wait",
+            "--timeout",
+            "10s",
+            "--atomic",
+            "--set",
+            crash,
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&atomic.stderr);
     assert!(!atomic.status.success());
-    assert!(stderr.contains("has been uninstalled due to rollback-on-failure"), "{stderr}");
-    let left = text(&kubectl(&sandbox, &ctx, &["get", "deployments,configmaps,jobs", "-n", "apps", "-o", "name"]));
-    let left: Vec<&str> = left.lines().filter(|l| !l.contains("kube-root-ca.crt")).collect();
+    assert!(
+        stderr.contains("has been uninstalled due to rollback-on-failure"),
+        "{stderr}"
+    );
+    let left = text(&kubectl(
+        &sandbox,
+        &ctx,
+        &[
+            "get",
+            "deployments,configmaps,jobs",
+            "-n",
+            "apps",
+            "-o",
+            "name",
+        ],
+    ));
+    let left: Vec<&str> = left
+        .lines()
+        .filter(|l| !l.contains("kube-root-ca.crt"))
+        .collect();
     assert!(left.is_empty(), "objects left after --atomic: {left:?}");
     assert_eq!(helm(&sandbox, &ctx, &["list", "-n", "apps", "-q"]), "");
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 use chartkit_cluster::Propagation;
 use chartkit_cluster::readiness::Quiet;
 use chartkit_engine::{
-    DryRun, Engine, InstallOptions, RollbackOptions, UninstallOptions, UpgradeOptions,
-    ValuesMode, Waiting,
+    DryRun, Engine, InstallOptions, RollbackOptions, UninstallOptions, UpgradeOptions, ValuesMode,
+    Waiting,
 };
 use chartkit_release::{Driver, Release, Storage, views};
 use chartkit_repo_client::ChartRef;
@@ -162,7 +162,9 @@ fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
         .filter(|p| !p.is_empty())
         .map(|p| match p.split_once('=') {
             Some((k, v)) => Ok((k.to_string(), v.to_string())),
-            None => Err(Error::msg(format!("invalid label {p:?}: expected key=value"))),
+            None => Err(Error::msg(format!(
+                "invalid label {p:?}: expected key=value"
+            ))),
         })
         .collect()
 }
@@ -171,13 +173,21 @@ pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
     let (name, chart_ref) = match (args.positionals.as_slice(), args.generate_name) {
         ([chart], true) => (None, chart.clone()),
         ([_, _], true) => {
-            return Err(Error::msg("cannot set --generate-name and also specify a name"));
+            return Err(Error::msg(
+                "cannot set --generate-name and also specify a name",
+            ));
         }
         ([name, chart], false) => (Some(name.clone()), chart.clone()),
         ([_], false) => {
-            return Err(Error::msg("must either provide a name or specify --generate-name"));
+            return Err(Error::msg(
+                "must either provide a name or specify --generate-name",
+            ));
         }
-        _ => return Err(Error::msg("\"chartkit install\" requires at most 2 arguments")),
+        _ => {
+            return Err(Error::msg(
+                "\"chartkit install\" requires at most 2 arguments",
+            ));
+        }
     };
     let dry_run = match args.dry_run.as_deref() {
         None | Some("none") | Some("false") => DryRun::None,
@@ -189,7 +199,8 @@ pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
             )));
         }
     };
-    let user_values = super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let user_values =
+        super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let chart = locate_chart(&chart_ref, &args.source, offline)?;
     chartkit_render::check_installable(&chart)?;
     let name = match name {
@@ -209,7 +220,10 @@ pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         labels: labels(&args.labels)?,
     };
     if dry_run == DryRun::Client {
-        let namespace = kube.namespace.clone().unwrap_or_else(|| "default".to_string());
+        let namespace = kube
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_string());
         let (mut release, warnings) = chartkit_engine::render_release(
             chart,
             &user_values,
@@ -291,10 +305,15 @@ pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
 }
 
 pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
-    let user_values = super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let user_values =
+        super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let chart = locate_chart(&args.chart, &args.source, offline)?;
     chartkit_render::check_installable(&chart)?;
-    let values_mode = match (args.reuse_values, args.reset_values, args.reset_then_reuse_values) {
+    let values_mode = match (
+        args.reuse_values,
+        args.reset_values,
+        args.reset_then_reuse_values,
+    ) {
         (_, true, _) => ValuesMode::Reset,
         (true, false, _) => ValuesMode::Reuse,
         (false, false, true) => ValuesMode::ResetThenReuse,
@@ -335,9 +354,15 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         super::print_warning(w);
     }
     let heading = if installed {
-        format!("Release {:?} does not exist. Installing it now.\n", args.release)
+        format!(
+            "Release {:?} does not exist. Installing it now.\n",
+            args.release
+        )
     } else {
-        format!("Release {:?} has been upgraded. Happy Helming!\n", args.release)
+        format!(
+            "Release {:?} has been upgraded. Happy Helming!\n",
+            args.release
+        )
     };
     crate::output::stdout_bytes(heading.as_bytes())?;
     print_release(&release, false)?;
