@@ -21,6 +21,8 @@ fn key(target: &Target) -> (String, String, Option<String>, String) {
 /// not exist in the old manifest, and the old objects the new manifest no longer has.
 pub(crate) struct Change {
     pub objects: Vec<Object>,
+    /// Per object: whether the old manifest had it too.
+    pub existing: Vec<bool>,
     pub created: Vec<Target>,
     /// Dropped objects not marked `helm.sh/resource-policy: keep`.
     pub dropped: Vec<Target>,
@@ -57,8 +59,11 @@ impl Engine {
         }
         let mut created = Vec::new();
         let mut fresh = Vec::new();
+        let mut existing = Vec::new();
         for (object, target) in objects.iter().zip(&new_targets) {
-            if !old_keys.contains(&key(target)) {
+            let old = old_keys.contains(&key(target));
+            existing.push(old);
+            if !old {
                 created.push(target.clone());
                 fresh.push(object.clone());
             }
@@ -67,20 +72,28 @@ impl Engine {
         self.check_ownership("update", &fresh, release).await?;
         Ok(Change {
             objects,
+            existing,
             created,
             dropped,
         })
     }
 
     /// Applies the new objects, deletes the dropped ones, and waits if asked.
+    ///
+    /// Objects the release already had are applied with force: they carry this
+    /// release's marks, and the fields another manager holds on them are the release's
+    /// own from an earlier writer (helm's `helm` manager when chartkit upgrades a release
+    /// helm installed). Objects new to the release are forced only with `force`.
     pub(crate) async fn carry_out(
         &self,
         change: &Change,
         force: bool,
         waiting: Waiting,
     ) -> Result<(), EngineError> {
-        self.apply_objects(&change.objects, force).await?;
         let applier = self.applier();
+        for (object, existing) in change.objects.iter().zip(&change.existing) {
+            applier.apply(object, force || *existing).await?;
+        }
         let mut errors = Vec::new();
         for target in &change.dropped {
             if let Err(e) = applier.delete(target, Propagation::Background, None).await {

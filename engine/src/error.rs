@@ -10,10 +10,11 @@ pub enum EngineError {
     Storage(#[from] StorageError),
     #[error(transparent)]
     Render(#[from] RenderError),
+    // Boxed: these two are large, and every engine result carries the error type.
     #[error(transparent)]
-    Apply(#[from] ApplyError),
+    Apply(Box<ApplyError>),
     #[error(transparent)]
-    Wait(#[from] WaitError),
+    Wait(Box<WaitError>),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error("{0}")]
@@ -45,6 +46,18 @@ impl From<kube::Error> for EngineError {
 
 impl From<chartkit_cluster::MappingError> for EngineError {
     fn from(error: chartkit_cluster::MappingError) -> Self {
-        EngineError::Apply(ApplyError::Mapping(error))
+        EngineError::Apply(Box::new(ApplyError::Mapping(error)))
+    }
+}
+
+impl From<ApplyError> for EngineError {
+    fn from(error: ApplyError) -> Self {
+        EngineError::Apply(Box::new(error))
+    }
+}
+
+impl From<WaitError> for EngineError {
+    fn from(error: WaitError) -> Self {
+        EngineError::Wait(Box::new(error))
     }
 }

@@ -69,7 +69,7 @@ pub fn render_release(
     let release = Release {
         name: name.to_string(),
         info: Some(Info {
-            first_deployed: Some(at.clone()),
+            first_deployed: Some(at),
             last_deployed: Some(at),
             status: Status::Unknown,
             notes: rendered.notes.clone(),

@@ -47,7 +47,7 @@ impl Engine {
         let mut release = target.clone();
         release.version = last.version + 1;
         release.info = Some(Info {
-            first_deployed: current.info.as_ref().and_then(|i| i.first_deployed.clone()),
+            first_deployed: current.info.as_ref().and_then(|i| i.first_deployed),
             last_deployed: Some(now()),
             status: Status::PendingRollback,
             description: description.clone(),

@@ -121,7 +121,7 @@ impl Engine {
         )?;
         if let (Some(info), Some(first)) = (
             release.info.as_mut(),
-            current.info.as_ref().and_then(|i| i.first_deployed.clone()),
+            current.info.as_ref().and_then(|i| i.first_deployed),
         ) {
             info.first_deployed = Some(first);
         }

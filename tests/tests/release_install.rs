@@ -293,6 +293,30 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
 
     // chartkit uninstalls helm's release.
     helm(&sandbox, &ctx, &["install", "theirs", &chart, "-n", "apps"]);
+    // chartkit upgrades it: fields helm's field manager owned are taken over.
+    run_ok(chartkit(&sandbox, &ctx).args([
+        "upgrade",
+        "theirs",
+        &chart,
+        "-n",
+        "apps",
+        "--set",
+        "value=three",
+    ]));
+    let value = text(&kubectl(
+        &sandbox,
+        &ctx,
+        &[
+            "get",
+            "configmap",
+            "demo-cm",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.data.value}",
+        ],
+    ));
+    assert_eq!(value, "three");
     let out =
         run_ok(chartkit(&sandbox, &ctx).args(["uninstall", "theirs", "-n", "apps", "--wait"]));
     assert_eq!(text(&out), "release \"theirs\" uninstalled\n");
@@ -416,4 +440,80 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
         .collect();
     assert!(left.is_empty(), "objects left after --atomic: {left:?}");
     assert_eq!(helm(&sandbox, &ctx, &["list", "-n", "apps", "-q"]), "");
+}
+
+#[test]
+fn crds_are_installed_first_and_their_kinds_usable() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    if sandbox.helm(&ctx, NAME).is_none() || sandbox.kubectl(&ctx, NAME).is_none() {
+        return;
+    }
+    let chart = ctx.demo_chart(&[
+        (
+            "crds/widgets.yaml",
+            r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+"#,
+        ),
+        (
+            "templates/widget.yaml",
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n",
+        ),
+    ]);
+    let out = run_ok(chartkit(&sandbox, &ctx).args([
+        "install",
+        "widgets",
+        &chart,
+        "-n",
+        "apps",
+        "--create-namespace",
+        "--description",
+        "with a CRD",
+    ]));
+    assert!(
+        text(&out).contains("DESCRIPTION: with a CRD"),
+        "{}",
+        text(&out)
+    );
+    let widget = kubectl(
+        &sandbox,
+        &ctx,
+        &[
+            "get",
+            "widgets.example.com",
+            "w1",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.spec.size}",
+        ],
+    );
+    assert_eq!(
+        text(&widget),
+        "3",
+        "{}",
+        String::from_utf8_lossy(&widget.stderr)
+    );
+    // The CRD is not part of the release's manifest, as with helm.
+    let manifest = helm(
+        &sandbox,
+        &ctx,
+        &["get", "manifest", "widgets", "-n", "apps"],
+    );
+    assert!(!manifest.contains("CustomResourceDefinition"), "{manifest}");
 }
