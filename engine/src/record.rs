@@ -123,3 +123,54 @@ pub fn hooks(rendered: &Rendered) -> Vec<Option<model::Hook>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rendered(hook_annotations: &str) -> Rendered {
+        let manifest = format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: h\n  annotations:\n{hook_annotations}"
+        );
+        Rendered {
+            chart: chartkit_chart::Chart::default(),
+            values: Default::default(),
+            manifests: vec![chartkit_render::Manifest {
+                name: "c/templates/cm.yaml".into(),
+                content: "kind: ConfigMap".into(),
+                head: Default::default(),
+            }],
+            hooks: vec![chartkit_render::Hook {
+                name: "h".into(),
+                kind: "Job".into(),
+                path: "c/templates/h.yaml".into(),
+                manifest,
+                events: vec!["pre-install".into()],
+                weight: 2,
+            }],
+            notes: String::new(),
+            files: Default::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn delete_policies_come_from_the_annotation() {
+        let r = rendered(
+            "    helm.sh/hook: pre-install\n    helm.sh/hook-delete-policy: hook-succeeded, hook-failed\n",
+        );
+        let hook = hooks(&r).remove(0).unwrap();
+        assert_eq!(hook.delete_policies, ["hook-succeeded", "hook-failed"]);
+        assert_eq!(hook.weight, 2);
+        assert!(hook.output_log_policies.is_empty());
+    }
+
+    #[test]
+    fn manifest_is_stored_as_helm_writes_it() {
+        let r = rendered("    helm.sh/hook: pre-install\n");
+        assert_eq!(
+            release_manifest(&r),
+            "---\n# Source: c/templates/cm.yaml\nkind: ConfigMap\n"
+        );
+    }
+}

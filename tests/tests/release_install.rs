@@ -517,3 +517,77 @@ spec:
     );
     assert!(!manifest.contains("CustomResourceDefinition"), "{manifest}");
 }
+
+#[test]
+fn a_failing_hook_fails_the_install_with_its_reason() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    if sandbox.helm(&ctx, NAME).is_none() || sandbox.kubectl(&ctx, NAME).is_none() {
+        return;
+    }
+    let chart = ctx.demo_chart(&[
+        (
+            "templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo-cm\n",
+        ),
+        (
+            "templates/hook.yaml",
+            r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: demo-hook
+  annotations:
+    helm.sh/hook: pre-install
+    helm.sh/hook-delete-policy: hook-failed
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations:
+        sandbox.chartkit.dev/fail: job-fail
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: hook
+          image: busybox
+"#,
+        ),
+    ]);
+    let failed = chartkit(&sandbox, &ctx)
+        .args([
+            "install",
+            "hooked",
+            &chart,
+            "-n",
+            "apps",
+            "--create-namespace",
+            "--timeout",
+            "30s",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        !failed.status.success(),
+        "the failing hook should fail the install"
+    );
+    assert!(stderr.contains("failed pre-install: pre-install hook demo/templates/hook.yaml failed: Job/demo-hook failed"), "{stderr}");
+    // The release's objects were never applied, the hook was deleted by its policy, and
+    // the record says failed.
+    assert!(
+        !kubectl(
+            &sandbox,
+            &ctx,
+            &["get", "configmap", "demo-cm", "-n", "apps"]
+        )
+        .status
+        .success()
+    );
+    assert!(
+        !kubectl(&sandbox, &ctx, &["get", "job", "demo-hook", "-n", "apps"])
+            .status
+            .success()
+    );
+    let listed = helm(&sandbox, &ctx, &["list", "-n", "apps", "-o", "json"]);
+    assert!(listed.contains("\"status\":\"failed\""), "{listed}");
+}
