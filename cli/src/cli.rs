@@ -169,6 +169,15 @@ pub enum Command {
     /// Download extended information of a named release.
     #[command(subcommand)]
     Get(GetCommand),
+    /// Install a chart into the cluster as a release, as `helm install` does.
+    Install(InstallArgs),
+    /// Upgrade a release to a new chart or new values.
+    Upgrade(UpgradeArgs),
+    /// Uninstall a release.
+    #[command(visible_alias = "un", alias = "delete", alias = "del")]
+    Uninstall(UninstallArgs),
+    /// Roll a release back to a previous revision.
+    Rollback(RollbackArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -1084,4 +1093,173 @@ pub struct GetValuesArgs {
     /// Prints the output in the specified format.
     #[arg(short = 'o', long, value_enum, default_value_t = ReleaseOutput::Table)]
     pub output: ReleaseOutput,
+}
+
+/// Where a chart comes from: a directory, a package, or REPO/NAME resolved in the
+/// repositories added with `chartkit repo add` (or with --repo URL).
+#[derive(Debug, Args)]
+pub struct ChartSourceArgs {
+    /// A version or version range (Helm's semver constraints) of a repository chart.
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Include pre-releases (`>0.0.0-0`); ignored with --version.
+    #[arg(long)]
+    pub devel: bool,
+    /// Repository URL to find CHART in (it need not be added).
+    #[arg(long)]
+    pub repo: Option<String>,
+}
+
+/// `--wait`, `--wait-for-jobs` and `--timeout`, shared by the release commands.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// Wait until every object of the release is ready (Deployments available, Pods
+    /// ready, Services with addresses...), at most --timeout.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "STRATEGY")]
+    pub wait: Option<String>,
+    /// With --wait, also wait until Jobs have completed.
+    #[arg(long = "wait-for-jobs")]
+    pub wait_for_jobs: bool,
+    /// Time to wait for any one Kubernetes operation (hooks, readiness), as a Go
+    /// duration (`5m`, `90s`, `1m30s`).
+    #[arg(long, default_value = "5m0s")]
+    pub timeout: String,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    /// NAME CHART, or CHART with --generate-name.
+    #[arg(value_name = "NAME", required = true, num_args = 1..=2)]
+    pub positionals: Vec<String>,
+    #[command(flatten)]
+    pub source: ChartSourceArgs,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Create the release namespace if it does not exist.
+    #[arg(long = "create-namespace")]
+    pub create_namespace: bool,
+    /// Do not run the chart's hooks.
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+    /// Do not install the chart's CRDs (crds/).
+    #[arg(long = "skip-crds")]
+    pub skip_crds: bool,
+    /// Generate the release name (CHART's name and a timestamp) instead of taking NAME.
+    #[arg(short = 'g', long = "generate-name")]
+    pub generate_name: bool,
+    /// A description for the release instead of "Install complete".
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Render and check without changing the cluster: `client` (no cluster access) or
+    /// `server` (the cluster's capabilities and ownership checks).
+    #[arg(long = "dry-run", num_args = 0..=1, default_missing_value = "client", value_name = "MODE")]
+    pub dry_run: Option<String>,
+    /// If the install fails, uninstall the release (Helm 4's --rollback-on-failure).
+    #[arg(long, alias = "rollback-on-failure")]
+    pub atomic: bool,
+    /// Take over fields other field managers own (server-side apply).
+    #[arg(long = "force-conflicts")]
+    pub force_conflicts: bool,
+    /// Labels to add to the release record (`k=v,k2=v2`).
+    #[arg(short = 'l', long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UpgradeArgs {
+    /// The release.
+    pub release: String,
+    /// The chart: a directory, a package, or REPO/NAME.
+    pub chart: String,
+    #[command(flatten)]
+    pub source: ChartSourceArgs,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Install the release when it does not exist yet.
+    #[arg(short = 'i', long)]
+    pub install: bool,
+    /// With --install, create the release namespace if it does not exist.
+    #[arg(long = "create-namespace")]
+    pub create_namespace: bool,
+    /// Merge the new values over the last release's.
+    #[arg(long = "reuse-values")]
+    pub reuse_values: bool,
+    /// Ignore the last release's values; use the chart's and the new ones only.
+    #[arg(long = "reset-values")]
+    pub reset_values: bool,
+    /// The chart's defaults, then the last release's values, then the new ones.
+    #[arg(long = "reset-then-reuse-values")]
+    pub reset_then_reuse_values: bool,
+    /// Do not run the chart's hooks.
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+    /// If the upgrade fails, roll back to the last deployed revision.
+    #[arg(long, alias = "rollback-on-failure")]
+    pub atomic: bool,
+    /// If the upgrade fails, delete the objects it created.
+    #[arg(long = "cleanup-on-fail")]
+    pub cleanup_on_fail: bool,
+    /// Take over fields other field managers own (server-side apply).
+    #[arg(long = "force-conflicts")]
+    pub force_conflicts: bool,
+    /// Keep at most this many revisions (0: no limit).
+    #[arg(long = "history-max", alias = "max-history", default_value_t = 10)]
+    pub history_max: usize,
+    /// A description for the revision instead of "Upgrade complete".
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Skip the chart's CRDs when installing with --install.
+    #[arg(long = "skip-crds")]
+    pub skip_crds: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    /// The releases.
+    #[arg(required = true)]
+    pub releases: Vec<String>,
+    /// Keep the records, marked uninstalled (so `rollback` can bring the release back).
+    #[arg(long = "keep-history")]
+    pub keep_history: bool,
+    /// Do not run the chart's hooks.
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+    /// Wait until every object is gone, at most --timeout.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "STRATEGY")]
+    pub wait: Option<String>,
+    /// How long to wait for hooks and deletions, as a Go duration.
+    #[arg(long, default_value = "5m0s")]
+    pub timeout: String,
+    /// How deletions cascade: background, foreground or orphan.
+    #[arg(long, default_value = "background")]
+    pub cascade: String,
+    /// A description for the uninstalled record.
+    #[arg(long)]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// The release.
+    pub release: String,
+    /// The revision to go back to (default: the previous one).
+    pub revision: Option<i64>,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Do not run the chart's hooks.
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+    /// If the rollback fails, delete the objects it created.
+    #[arg(long = "cleanup-on-fail")]
+    pub cleanup_on_fail: bool,
+    /// Take over fields other field managers own (server-side apply).
+    #[arg(long = "force-conflicts")]
+    pub force_conflicts: bool,
+    /// Keep at most this many revisions (0: no limit).
+    #[arg(long = "history-max", alias = "max-history", default_value_t = 10)]
+    pub history_max: usize,
 }

@@ -8,6 +8,7 @@ mod package;
 mod pull;
 mod push;
 mod release_read;
+mod release_write;
 mod repo_add;
 mod repo_import_helm;
 mod repo_index;
@@ -74,6 +75,10 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::History(args) => release_read::history(args, kube),
         Command::Status(args) => release_read::status(args, kube),
         Command::Get(command) => release_read::get(command, kube),
+        Command::Install(args) => release_write::install(args, kube, offline),
+        Command::Upgrade(args) => release_write::upgrade(args, kube, offline),
+        Command::Uninstall(args) => release_write::uninstall(args, kube),
+        Command::Rollback(args) => release_write::rollback(args, kube),
     }
 }
 

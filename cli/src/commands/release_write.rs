@@ -1,0 +1,404 @@
+//! `install`, `upgrade`, `uninstall` and `rollback`: parse the flags, find the chart,
+//! hand the work to chartkit-engine, and print what helm prints.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use chartkit_cluster::Propagation;
+use chartkit_cluster::readiness::Quiet;
+use chartkit_engine::{
+    DryRun, Engine, InstallOptions, RollbackOptions, UninstallOptions, UpgradeOptions, ValuesMode,
+    Waiting,
+};
+use chartkit_release::{Driver, Release, Storage, views};
+use chartkit_repo_client::ChartRef;
+
+use super::repo_support::{client, client_error};
+use crate::cli::{
+    ChartSourceArgs, InstallArgs, KubeArgs, RollbackArgs, UninstallArgs, UpgradeArgs, WaitArgs,
+};
+use crate::env;
+use crate::error::{Context, Error, Result};
+use crate::output::errln;
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Error::new)
+}
+
+async fn engine(kube: &KubeArgs) -> Result<Engine> {
+    let driver = Driver::from_name(&env::helm_driver()).map_err(Error::new)?;
+    let connection = crate::kube::options(kube)
+        .connect()
+        .await
+        .map_err(Error::new)?;
+    let storage = Storage::new(
+        connection.client.clone(),
+        driver,
+        Some(connection.namespace.as_str()),
+    );
+    Ok(Engine::new(
+        connection.client.clone(),
+        storage,
+        &connection.namespace,
+        Box::new(Quiet),
+    ))
+}
+
+/// Go's `time.ParseDuration` for the units helm users write: `5m`, `90s`, `1m30s`,
+/// `1h`, `500ms`.
+pub fn parse_go_duration(text: &str) -> Option<Duration> {
+    let mut rest = text.trim();
+    if rest == "0" {
+        return Some(Duration::ZERO);
+    }
+    let mut total = 0f64;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        let number: f64 = rest[..end].parse().ok()?;
+        rest = &rest[end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let scale = match &rest[..unit_end] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 0.001,
+            "us" | "µs" => 0.000_001,
+            "ns" => 0.000_000_001,
+            _ => return None,
+        };
+        total += number * scale;
+        rest = &rest[unit_end..];
+    }
+    Duration::try_from_secs_f64(total).ok()
+}
+
+fn timeout(text: &str) -> Result<Duration> {
+    parse_go_duration(text).ok_or_else(|| {
+        Error::msg(format!("invalid argument {text:?} for \"--timeout\" flag"))
+            .with_hint("give a Go duration such as 5m, 90s or 1m30s")
+    })
+}
+
+fn waiting(args: &WaitArgs) -> Result<Waiting> {
+    let wait = match args.wait.as_deref() {
+        None | Some("false") | Some("hookOnly") => false,
+        Some("true" | "watcher" | "legacy") => true,
+        Some(other) => {
+            return Err(Error::msg(format!(
+                "invalid wait strategy {other:?}: use true, watcher, legacy or hookOnly"
+            )));
+        }
+    };
+    Ok(Waiting {
+        wait,
+        wait_for_jobs: args.wait_for_jobs,
+        timeout: timeout(&args.timeout)?,
+    })
+}
+
+/// The chart CHART names: a directory or package on disk, else a repository chart
+/// resolved with Helm's version rules and fetched through chartkit's cache.
+fn locate_chart(
+    chart: &str,
+    source: &ChartSourceArgs,
+    offline: bool,
+) -> Result<chartkit_chart::Chart> {
+    let path = Path::new(chart);
+    if source.repo.is_none() && path.exists() {
+        return super::load_chart(path, true);
+    }
+    let client = client(offline, 120)?;
+    let reference = ChartRef::parse(chart, source.repo.as_deref()).map_err(client_error)?;
+    let (entry, refresh) = client.entry_for(&reference).map_err(client_error)?;
+    let resolved = match &reference {
+        ChartRef::Direct { url } => client.direct(url, entry),
+        _ => {
+            let loaded = client.load_index(&entry, refresh).map_err(client_error)?;
+            for warning in &loaded.warnings {
+                errln!("warning: {warning}");
+            }
+            client
+                .resolve_in(&loaded, &reference, source.version.as_deref(), source.devel)
+                .map_err(client_error)?
+        }
+    };
+    let package = client.fetch_package(&resolved).map_err(client_error)?;
+    let file_name = resolved.file_name();
+    let options = chartkit_chart::LoadOptions {
+        check_api_version: true,
+        ..super::load_options()?
+    };
+    let chart = chartkit_chart::load_archive(&package.bytes, &file_name, &options)
+        .with_context(|| format!("cannot load the chart {file_name}"))?;
+    for warning in &chart.warnings {
+        errln!("warning: {warning}");
+    }
+    Ok(chart)
+}
+
+fn print_release(release: &Release, dry_run: bool) -> Result<()> {
+    let mut text = views::status_text(release, None, None);
+    if dry_run {
+        text.push_str(&views::hooks_text(release).replacen("---", "HOOKS:\n---", 1));
+        text.push_str(&format!("MANIFEST:\n{}", release.manifest));
+    }
+    crate::output::stdout_bytes(text.as_bytes())?;
+    Ok(())
+}
+
+fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
+    pairs
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => Err(Error::msg(format!(
+                "invalid label {p:?}: expected key=value"
+            ))),
+        })
+        .collect()
+}
+
+pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
+    let (name, chart_ref) = match (args.positionals.as_slice(), args.generate_name) {
+        ([chart], true) => (None, chart.clone()),
+        ([_, _], true) => {
+            return Err(Error::msg(
+                "cannot set --generate-name and also specify a name",
+            ));
+        }
+        ([name, chart], false) => (Some(name.clone()), chart.clone()),
+        ([_], false) => {
+            return Err(Error::msg(
+                "must either provide a name or specify --generate-name",
+            ));
+        }
+        _ => {
+            return Err(Error::msg(
+                "\"chartkit install\" requires at most 2 arguments",
+            ));
+        }
+    };
+    let dry_run = match args.dry_run.as_deref() {
+        None | Some("none") | Some("false") => DryRun::None,
+        Some("client" | "true") => DryRun::Client,
+        Some("server") => DryRun::Server,
+        Some(other) => {
+            return Err(Error::msg(format!(
+                "invalid dry-run value ({other}). Must be \"none\", \"server\", or \"client\""
+            )));
+        }
+    };
+    let user_values =
+        super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let chart = locate_chart(&chart_ref, &args.source, offline)?;
+    chartkit_render::check_installable(&chart)?;
+    let name = match name {
+        Some(name) => name,
+        None => format!("{}-{}", chart.name(), chrono::Utc::now().timestamp()),
+    };
+    let options = InstallOptions {
+        name,
+        create_namespace: args.create_namespace,
+        waiting: waiting(&args.wait)?,
+        no_hooks: args.no_hooks,
+        skip_crds: args.skip_crds,
+        description: args.description.clone(),
+        dry_run,
+        atomic: args.atomic,
+        force_conflicts: args.force_conflicts,
+        labels: labels(&args.labels)?,
+    };
+    if dry_run == DryRun::Client {
+        let namespace = kube
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_string());
+        let (mut release, warnings) = chartkit_engine::render_release(
+            chart,
+            &user_values,
+            &options.name,
+            &namespace,
+            1,
+            false,
+            Default::default(),
+        )
+        .map_err(Error::new)?;
+        for w in &warnings {
+            super::print_warning(w);
+        }
+        if let Some(info) = release.info.as_mut() {
+            info.status = chartkit_release::Status::PendingInstall;
+            info.description = "Dry run complete".to_string();
+        }
+        print_release(&release, true)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (release, warnings) = runtime()?.block_on(async {
+        let engine = engine(kube).await?;
+        engine
+            .install(chart, &user_values, &options)
+            .await
+            .map_err(Error::new)
+    })?;
+    for w in &warnings {
+        super::print_warning(w);
+    }
+    print_release(&release, dry_run != DryRun::None)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
+    let propagation = match args.cascade.as_str() {
+        "background" => Propagation::Background,
+        "foreground" => Propagation::Foreground,
+        "orphan" => Propagation::Orphan,
+        other => {
+            return Err(Error::msg(format!(
+                "invalid cascade value ({other}). Must be \"background\", \"foreground\", or \"orphan\""
+            )));
+        }
+    };
+    let wait = matches!(args.wait.as_deref(), Some("true" | "watcher" | "legacy"));
+    let timeout = timeout(&args.timeout)?;
+    runtime()?.block_on(async {
+        let engine = engine(kube).await?;
+        for name in &args.releases {
+            let options = UninstallOptions {
+                name: name.clone(),
+                keep_history: args.keep_history,
+                no_hooks: args.no_hooks,
+                waiting: Waiting {
+                    wait,
+                    wait_for_jobs: false,
+                    timeout,
+                },
+                propagation,
+                description: args.description.clone(),
+            };
+            let done = engine.uninstall(&options).await.map_err(Error::new)?;
+            let mut text = String::new();
+            if !done.kept.is_empty() {
+                text.push_str("These resources were kept due to the resource policy:\n");
+                for k in &done.kept {
+                    text.push_str(k);
+                    text.push('\n');
+                }
+                text.push('\n');
+            }
+            text.push_str(&format!("release \"{name}\" uninstalled\n"));
+            crate::output::stdout_bytes(text.as_bytes())?;
+        }
+        Ok::<_, Error>(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
+    let user_values =
+        super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let chart = locate_chart(&args.chart, &args.source, offline)?;
+    chartkit_render::check_installable(&chart)?;
+    let values_mode = match (
+        args.reuse_values,
+        args.reset_values,
+        args.reset_then_reuse_values,
+    ) {
+        (_, true, _) => ValuesMode::Reset,
+        (true, false, _) => ValuesMode::Reuse,
+        (false, false, true) => ValuesMode::ResetThenReuse,
+        _ => ValuesMode::Default,
+    };
+    let options = UpgradeOptions {
+        name: args.release.clone(),
+        values_mode,
+        waiting: waiting(&args.wait)?,
+        no_hooks: args.no_hooks,
+        atomic: args.atomic,
+        cleanup_on_fail: args.cleanup_on_fail,
+        force_conflicts: args.force_conflicts,
+        max_history: args.history_max,
+        description: args.description.clone(),
+        dry_run: false,
+    };
+    let install = args.install.then(|| InstallOptions {
+        name: args.release.clone(),
+        create_namespace: args.create_namespace,
+        waiting: options.waiting,
+        no_hooks: args.no_hooks,
+        skip_crds: args.skip_crds,
+        description: args.description.clone(),
+        dry_run: DryRun::None,
+        atomic: args.atomic,
+        force_conflicts: args.force_conflicts,
+        labels: BTreeMap::new(),
+    });
+    let (release, warnings, installed) = runtime()?.block_on(async {
+        let engine = engine(kube).await?;
+        engine
+            .upgrade(chart, &user_values, &options, install.as_ref())
+            .await
+            .map_err(Error::new)
+    })?;
+    for w in &warnings {
+        super::print_warning(w);
+    }
+    let heading = if installed {
+        format!(
+            "Release {:?} does not exist. Installing it now.\n",
+            args.release
+        )
+    } else {
+        format!(
+            "Release {:?} has been upgraded. Happy Helming!\n",
+            args.release
+        )
+    };
+    crate::output::stdout_bytes(heading.as_bytes())?;
+    print_release(&release, false)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn rollback(args: RollbackArgs, kube: &KubeArgs) -> Result<ExitCode> {
+    let options = RollbackOptions {
+        name: args.release.clone(),
+        revision: args.revision.unwrap_or(0),
+        waiting: waiting(&args.wait)?,
+        no_hooks: args.no_hooks,
+        cleanup_on_fail: args.cleanup_on_fail,
+        force_conflicts: args.force_conflicts,
+        max_history: args.history_max,
+    };
+    runtime()?.block_on(async {
+        let engine = engine(kube).await?;
+        engine.rollback(&options).await.map_err(Error::new)
+    })?;
+    crate::output::stdout_bytes(b"Rollback was a success! Happy Helming!\n")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("5m"), Some(Duration::from_secs(300)));
+        assert_eq!(parse_go_duration("5m0s"), Some(Duration::from_secs(300)));
+        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("1h"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("10"), None);
+        assert_eq!(parse_go_duration("x"), None);
+    }
+}

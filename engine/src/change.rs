@@ -1,0 +1,120 @@
+//! Moving a release's objects from one manifest to another (upgrade and rollback): what
+//! is new, what stays, and what the new manifest dropped.
+
+use chartkit_cluster::manifest::{Object, install_order, split, uninstall_order};
+use chartkit_cluster::{Propagation, Target};
+
+use crate::ownership::{keep, mark};
+use crate::{Engine, EngineError, Waiting};
+
+/// An object's identity across revisions: group, kind, namespace and name.
+fn key(target: &Target) -> (String, String, Option<String>, String) {
+    (
+        target.resource.api.group.clone(),
+        target.resource.api.kind.clone(),
+        target.namespace.clone(),
+        target.name.clone(),
+    )
+}
+
+/// The plan of a change: the new objects (marked, in install order), which of them do
+/// not exist in the old manifest, and the old objects the new manifest no longer has.
+pub(crate) struct Change {
+    pub objects: Vec<Object>,
+    /// Per object: whether the old manifest had it too.
+    pub existing: Vec<bool>,
+    pub created: Vec<Target>,
+    /// Dropped objects not marked `helm.sh/resource-policy: keep`.
+    pub dropped: Vec<Target>,
+}
+
+impl Engine {
+    pub(crate) async fn plan_change(
+        &self,
+        old_manifest: &str,
+        new_manifest: &str,
+        release: &str,
+    ) -> Result<Change, EngineError> {
+        let mut objects = split(new_manifest)?;
+        install_order(&mut objects);
+        for object in &mut objects {
+            mark(object, release, &self.namespace);
+        }
+        let applier = self.applier();
+        let new_targets = self.targets(&objects).await?;
+        let mut old = split(old_manifest)?;
+        uninstall_order(&mut old);
+        let mut old_keys = Vec::new();
+        let mut dropped = Vec::new();
+        for object in &old {
+            // A kind the cluster no longer serves has nothing left to delete.
+            let Ok(target) = applier.target(object).await else {
+                continue;
+            };
+            let k = key(&target);
+            if !new_targets.iter().any(|t| key(t) == k) && !keep(object) {
+                dropped.push(target);
+            }
+            old_keys.push(k);
+        }
+        let mut created = Vec::new();
+        let mut fresh = Vec::new();
+        let mut existing = Vec::new();
+        for (object, target) in objects.iter().zip(&new_targets) {
+            let old = old_keys.contains(&key(target));
+            existing.push(old);
+            if !old {
+                created.push(target.clone());
+                fresh.push(object.clone());
+            }
+        }
+        // Objects new to the release must not belong to someone else.
+        self.check_ownership("update", &fresh, release).await?;
+        Ok(Change {
+            objects,
+            existing,
+            created,
+            dropped,
+        })
+    }
+
+    /// Applies the new objects, deletes the dropped ones, and waits if asked.
+    ///
+    /// Objects the release already had are applied with force: they carry this
+    /// release's marks, and the fields another manager holds on them are the release's
+    /// own from an earlier writer (helm's `helm` manager when chartkit upgrades a release
+    /// helm installed). Objects new to the release are forced only with `force`.
+    pub(crate) async fn carry_out(
+        &self,
+        change: &Change,
+        force: bool,
+        waiting: Waiting,
+    ) -> Result<(), EngineError> {
+        let applier = self.applier();
+        for (object, existing) in change.objects.iter().zip(&change.existing) {
+            applier.apply(object, force || *existing).await?;
+        }
+        let mut errors = Vec::new();
+        for target in &change.dropped {
+            if let Err(e) = applier.delete(target, Propagation::Background, None).await {
+                errors.push(e.to_string());
+            }
+        }
+        if !errors.is_empty() {
+            return Err(EngineError::msg(format!(
+                "failed to delete resources dropped from the chart: {}",
+                errors.join("; ")
+            )));
+        }
+        self.wait_for(&change.objects, waiting).await
+    }
+
+    /// Deletes what a failed change created (`--cleanup-on-fail`).
+    pub(crate) async fn clean_up(&self, change: &Change) {
+        let applier = self.applier();
+        for target in &change.created {
+            // Best effort: the change already failed; its error is what the user needs.
+            let _ = applier.delete(target, Propagation::Background, None).await;
+        }
+    }
+}

@@ -1,0 +1,63 @@
+use chartkit_cluster::manifest::ManifestError;
+use chartkit_cluster::{ApplyError, WaitError};
+use chartkit_release::StorageError;
+use chartkit_render::RenderError;
+
+/// Why a release operation failed. The messages are helm's where helm has one.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    // Boxed: these two are large, and every engine result carries the error type.
+    #[error(transparent)]
+    Apply(Box<ApplyError>),
+    #[error(transparent)]
+    Wait(Box<WaitError>),
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("{0}")]
+    Kube(String),
+    /// Anything else, already worded for the user.
+    #[error("{0}")]
+    Message(String),
+}
+
+impl EngineError {
+    pub(crate) fn msg(text: impl Into<String>) -> EngineError {
+        EngineError::Message(text.into())
+    }
+
+    /// The error with words in front, keeping the message (`failed pre-install: ...`).
+    pub(crate) fn context(self, words: &str) -> EngineError {
+        EngineError::Message(format!("{words}: {self}"))
+    }
+}
+
+impl From<kube::Error> for EngineError {
+    fn from(error: kube::Error) -> Self {
+        match error {
+            kube::Error::Api(status) => EngineError::Kube(status.message),
+            other => EngineError::Kube(other.to_string()),
+        }
+    }
+}
+
+impl From<chartkit_cluster::MappingError> for EngineError {
+    fn from(error: chartkit_cluster::MappingError) -> Self {
+        EngineError::Apply(Box::new(ApplyError::Mapping(error)))
+    }
+}
+
+impl From<ApplyError> for EngineError {
+    fn from(error: ApplyError) -> Self {
+        EngineError::Apply(Box::new(error))
+    }
+}
+
+impl From<WaitError> for EngineError {
+    fn from(error: WaitError) -> Self {
+        EngineError::Wait(Box::new(error))
+    }
+}

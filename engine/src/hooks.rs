@@ -1,0 +1,197 @@
+//! Running a release's hooks for one event, as helm does: by weight then name, each
+//! deleted first by its `before-hook-creation` policy, created, and watched until its Job
+//! or Pod finishes; then deleted by the `hook-succeeded` or `hook-failed` policy.
+
+use std::time::Duration;
+
+use chartkit_cluster::manifest::{Object, split};
+use chartkit_cluster::readiness::{self, WaitError};
+use chartkit_cluster::{Propagation, Target};
+use chartkit_release::{Hook, Release};
+use kube::api::DynamicObject;
+use serde_json::Value;
+
+use crate::{Engine, EngineError, now};
+
+const BEFORE_CREATION: &str = "before-hook-creation";
+const SUCCEEDED: &str = "hook-succeeded";
+const FAILED: &str = "hook-failed";
+
+impl Engine {
+    /// Runs the hooks of `event`, recording each run in the release. The error says
+    /// which hook failed and why (a Job's failure condition, a Pod's phase, a timeout).
+    pub(crate) async fn run_hooks(
+        &self,
+        release: &mut Release,
+        event: &str,
+        timeout: Duration,
+    ) -> Result<(), EngineError> {
+        let mut order: Vec<usize> = release
+            .hooks
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| {
+                h.as_ref()
+                    .is_some_and(|h| h.events.iter().any(|e| e == event))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (hook(release, a), hook(release, b));
+            a.weight.cmp(&b.weight).then_with(|| a.name.cmp(&b.name))
+        });
+        for (position, &index) in order.iter().enumerate() {
+            let h = hook_mut(release, index);
+            if h.delete_policies.is_empty() {
+                h.delete_policies.push(BEFORE_CREATION.to_string());
+            }
+            let h = h.clone();
+            self.delete_hook_by_policy(&h, BEFORE_CREATION, timeout)
+                .await?;
+            let objects = split(&h.manifest).map_err(|e| {
+                EngineError::msg(format!(
+                    "unable to build kubernetes object for {event} hook {}: {e}",
+                    h.path
+                ))
+            })?;
+            hook_mut(release, index).last_run = chartkit_release::HookExecution {
+                started_at: Some(now()),
+                completed_at: None,
+                phase: "Running".to_string(),
+            };
+            self.storage.update(release, now().unix()).await?;
+            let result = self.create_and_watch(&objects, timeout).await;
+            let run = &mut hook_mut(release, index).last_run;
+            run.completed_at = Some(now());
+            match result {
+                Ok(()) => run.phase = "Succeeded".to_string(),
+                Err(reason) => {
+                    run.phase = "Failed".to_string();
+                    // Cleanup failures are secondary to the hook's own failure.
+                    let _ = self.delete_hook_by_policy(&h, FAILED, timeout).await;
+                    for &earlier in &order[..position] {
+                        let earlier = hook(release, earlier).clone();
+                        let _ = self
+                            .delete_hook_by_policy(&earlier, SUCCEEDED, timeout)
+                            .await;
+                    }
+                    return Err(EngineError::msg(format!(
+                        "{event} hook {} failed: {reason}",
+                        h.path
+                    )));
+                }
+            }
+        }
+        for &index in order.iter().rev() {
+            let h = hook(release, index).clone();
+            self.delete_hook_by_policy(&h, SUCCEEDED, timeout).await?;
+        }
+        Ok(())
+    }
+
+    async fn create_and_watch(&self, objects: &[Object], timeout: Duration) -> Result<(), String> {
+        let applier = self.applier();
+        let mut targets = Vec::new();
+        for object in objects {
+            applier
+                .apply(object, false)
+                .await
+                .map_err(|e| e.to_string())?;
+            targets.push(applier.target(object).await.map_err(|e| e.to_string())?);
+        }
+        for target in &targets {
+            match target.resource.api.kind.as_str() {
+                "Job" => {
+                    readiness::wait(
+                        &self.client,
+                        std::slice::from_ref(target),
+                        timeout,
+                        true,
+                        self.progress.as_ref(),
+                    )
+                    .await
+                    .map_err(|e| match e {
+                        WaitError::Failed { object, reason } => {
+                            format!("{object} failed: {reason}")
+                        }
+                        other => other.to_string(),
+                    })?;
+                }
+                "Pod" => self.watch_pod(target, timeout).await?,
+                // Helm considers every other kind done once created.
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until a hook Pod has run to completion.
+    async fn watch_pod(&self, target: &Target, timeout: Duration) -> Result<(), String> {
+        let api = target.api(&self.client);
+        let finished = kube::runtime::wait::await_condition(
+            api,
+            &target.name,
+            |object: Option<&DynamicObject>| {
+                object.is_some_and(|o| {
+                    matches!(
+                        o.data["status"]["phase"].as_str(),
+                        Some("Succeeded" | "Failed")
+                    )
+                })
+            },
+        );
+        let pod = match tokio::time::timeout(timeout, finished).await {
+            Ok(Ok(Some(pod))) => pod,
+            Ok(Ok(None)) => return Err(format!("{} was deleted", target.describe())),
+            Ok(Err(e)) => return Err(format!("{}: {e}", target.describe())),
+            Err(_) => {
+                return Err(format!(
+                    "{}: timed out after {timeout:?} waiting for it to complete",
+                    target.describe()
+                ));
+            }
+        };
+        let status = &pod.data["status"];
+        if status["phase"] == "Failed" {
+            let value = serde_json::to_value(&pod).unwrap_or(Value::Null);
+            let reason = readiness::pod_problem(&value)
+                .or_else(|| status["message"].as_str().map(str::to_string))
+                .unwrap_or_else(|| "pod phase Failed".to_string());
+            return Err(format!("{}: {reason}", target.describe()));
+        }
+        Ok(())
+    }
+
+    async fn delete_hook_by_policy(
+        &self,
+        h: &Hook,
+        policy: &str,
+        timeout: Duration,
+    ) -> Result<(), EngineError> {
+        // Deleting a CRD would take every object of its kind with it.
+        if h.kind == "CustomResourceDefinition" || !h.delete_policies.iter().any(|p| p == policy) {
+            return Ok(());
+        }
+        let objects = split(&h.manifest)?;
+        let applier = self.applier();
+        for object in &objects {
+            let target = applier.target(object).await?;
+            applier
+                .delete(&target, Propagation::Background, Some(timeout))
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+fn hook(release: &Release, index: usize) -> &Hook {
+    release.hooks[index]
+        .as_ref()
+        .expect("filtered to present hooks")
+}
+
+fn hook_mut(release: &mut Release, index: usize) -> &mut Hook {
+    release.hooks[index]
+        .as_mut()
+        .expect("filtered to present hooks")
+}

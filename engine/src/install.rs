@@ -1,0 +1,343 @@
+//! `install`: render, install CRDs, record the release as pending, run the pre-install
+//! hooks, apply the objects, wait, run the post-install hooks, and record the outcome.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use chartkit_chart::Chart;
+use chartkit_cluster::manifest::{Object, install_order, split};
+use chartkit_cluster::readiness;
+use chartkit_release::{Info, Release, Status};
+use chartkit_render::{KubeVersion, RenderOptions, parse_kube_version};
+use chartkit_yaml::Map;
+use serde_json::Value;
+
+use crate::ownership::{check_live, mark};
+use crate::record::{chart_record, hooks, release_manifest};
+use crate::{Engine, EngineError, UninstallOptions, Waiting, now};
+
+/// Helm's `--dry-run` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DryRun {
+    #[default]
+    None,
+    /// Render only, without the cluster.
+    Client,
+    /// Render with the cluster's capabilities, change nothing.
+    Server,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct InstallOptions {
+    pub name: String,
+    pub create_namespace: bool,
+    pub waiting: Waiting,
+    pub no_hooks: bool,
+    pub skip_crds: bool,
+    pub description: Option<String>,
+    pub dry_run: DryRun,
+    /// `--atomic`/`--rollback-on-failure`: a failed install is uninstalled.
+    pub atomic: bool,
+    pub force_conflicts: bool,
+    /// Extra labels on the record (`--labels`).
+    pub labels: BTreeMap<String, String>,
+}
+
+/// Renders a chart into a release record (not stored), as `install` and `upgrade` do
+/// before they touch the cluster.
+pub fn render_release(
+    chart: Chart,
+    user_values: &Map,
+    name: &str,
+    namespace: &str,
+    revision: i64,
+    is_upgrade: bool,
+    capabilities: (KubeVersion, Vec<String>),
+) -> Result<(Release, Vec<String>), EngineError> {
+    let record_chart = chart_record(&chart);
+    let options = RenderOptions {
+        release_name: name.to_string(),
+        namespace: namespace.to_string(),
+        revision,
+        is_upgrade,
+        kube_version: capabilities.0,
+        api_versions: capabilities.1,
+        ..Default::default()
+    };
+    let rendered = chartkit_render::render(chart, user_values, &options)?;
+    let at = now();
+    let release = Release {
+        name: name.to_string(),
+        info: Some(Info {
+            first_deployed: Some(at),
+            last_deployed: Some(at),
+            status: Status::Unknown,
+            notes: rendered.notes.clone(),
+            ..Default::default()
+        }),
+        chart: Some(record_chart),
+        config: Some(user_values.clone()),
+        manifest: release_manifest(&rendered),
+        hooks: hooks(&rendered),
+        version: revision,
+        namespace: namespace.to_string(),
+        labels: BTreeMap::new(),
+        apply_method: "ssa".to_string(),
+    };
+    Ok((release, rendered.warnings))
+}
+
+pub(crate) fn set_status(release: &mut Release, status: Status, description: &str) {
+    let info = release.info.get_or_insert_with(Info::default);
+    info.status = status;
+    info.description = description.to_string();
+}
+
+impl Engine {
+    /// The Kubernetes version and API versions templates see (`.Capabilities`).
+    pub async fn capabilities(&self) -> Result<(KubeVersion, Vec<String>), EngineError> {
+        let info = self.client.apiserver_version().await?;
+        let version = parse_kube_version(&info.git_version).map_err(|e| {
+            EngineError::msg(format!(
+                "the cluster reports Kubernetes version {:?}: {e}",
+                info.git_version
+            ))
+        })?;
+        let mut api_versions = vec!["v1".to_string()];
+        for group in self.client.list_api_groups().await?.groups {
+            api_versions.extend(group.versions.into_iter().map(|v| v.group_version));
+        }
+        Ok((version, api_versions))
+    }
+
+    /// Installs a chart. On failure the release is recorded as failed (or, with
+    /// `atomic`, uninstalled) and the error says what failed.
+    pub async fn install(
+        &self,
+        chart: Chart,
+        user_values: &Map,
+        options: &InstallOptions,
+    ) -> Result<(Release, Vec<String>), EngineError> {
+        let name = &options.name;
+        if !chartkit_release::query::valid_release_name(name) {
+            return Err(EngineError::msg(format!(
+                "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
+            )));
+        }
+        if options.dry_run == DryRun::None {
+            let history = match self.storage.history(name).await {
+                Ok(history) => history,
+                Err(chartkit_release::StorageError::NotFound) => Vec::new(),
+                Err(e) => return Err(e.into()),
+            };
+            if !history.is_empty() {
+                return Err(EngineError::msg("cannot reuse a name that is still in use"));
+            }
+        }
+        let crds = chartkit_render::crd_files(&chart);
+        if options.dry_run == DryRun::None && !options.skip_crds && !crds.is_empty() {
+            self.install_crds(&crds, options.waiting.timeout).await?;
+        }
+        let capabilities = self.capabilities().await?;
+        let (mut release, warnings) = render_release(
+            chart,
+            user_values,
+            name,
+            &self.namespace,
+            1,
+            false,
+            capabilities,
+        )?;
+        release.labels = options.labels.clone();
+        set_status(
+            &mut release,
+            Status::PendingInstall,
+            "Initial install underway",
+        );
+        let mut objects = split(&release.manifest)?;
+        install_order(&mut objects);
+        for object in &mut objects {
+            mark(object, name, &self.namespace);
+        }
+        // helm adopts objects already marked as this release's, and refuses others.
+        self.check_ownership("install", &objects, name).await?;
+        if options.dry_run != DryRun::None {
+            set_status(&mut release, Status::PendingInstall, "Dry run complete");
+            return Ok((release, warnings));
+        }
+        if options.create_namespace {
+            self.create_namespace().await?;
+        }
+        self.storage.create(&release, 0, now().unix()).await?;
+        match self.perform_install(&mut release, &objects, options).await {
+            Ok(()) => {
+                let description = options.description.as_deref().unwrap_or("Install complete");
+                set_status(&mut release, Status::Deployed, description);
+                self.storage.update(&release, now().unix()).await?;
+                Ok((release, warnings))
+            }
+            Err(error) => {
+                set_status(
+                    &mut release,
+                    Status::Failed,
+                    &format!("Release {name:?} failed: {error}"),
+                );
+                if options.atomic {
+                    let uninstall = UninstallOptions {
+                        name: name.clone(),
+                        no_hooks: options.no_hooks,
+                        waiting: Waiting {
+                            wait: options.waiting.wait,
+                            ..options.waiting
+                        },
+                        ..Default::default()
+                    };
+                    if let Err(cleanup) = self.uninstall(&uninstall).await {
+                        return Err(EngineError::msg(format!(
+                            "an error occurred while uninstalling the release. original install error: {error}: {cleanup}"
+                        )));
+                    }
+                    return Err(EngineError::msg(format!(
+                        "release {name} failed, and has been uninstalled due to rollback-on-failure being set: {error}"
+                    )));
+                }
+                let _ = self.storage.update(&release, now().unix()).await;
+                Err(error)
+            }
+        }
+    }
+
+    async fn perform_install(
+        &self,
+        release: &mut Release,
+        objects: &[Object],
+        options: &InstallOptions,
+    ) -> Result<(), EngineError> {
+        let timeout = options.waiting.timeout;
+        if !options.no_hooks {
+            self.run_hooks(release, "pre-install", timeout)
+                .await
+                .map_err(|e| e.context("failed pre-install"))?;
+        }
+        self.apply_objects(objects, options.force_conflicts).await?;
+        self.wait_for(objects, options.waiting).await?;
+        if !options.no_hooks {
+            self.run_hooks(release, "post-install", timeout)
+                .await
+                .map_err(|e| e.context("failed post-install"))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn apply_objects(
+        &self,
+        objects: &[Object],
+        force: bool,
+    ) -> Result<(), EngineError> {
+        let applier = self.applier();
+        for object in objects {
+            applier.apply(object, force).await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn wait_for(
+        &self,
+        objects: &[Object],
+        waiting: Waiting,
+    ) -> Result<(), EngineError> {
+        if !waiting.wait || objects.is_empty() {
+            return Ok(());
+        }
+        let targets = self.targets(objects).await?;
+        readiness::wait(
+            &self.client,
+            &targets,
+            waiting.timeout,
+            waiting.wait_for_jobs,
+            self.progress.as_ref(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Refuses objects that exist in the cluster without this release's marks.
+    pub(crate) async fn check_ownership(
+        &self,
+        operation: &str,
+        objects: &[Object],
+        release: &str,
+    ) -> Result<(), EngineError> {
+        let applier = self.applier();
+        for object in objects {
+            let target = applier.target(object).await?;
+            let live = target.api(&self.client).get_opt(&target.name).await?;
+            if let Some(live) = live {
+                let live = serde_json::to_value(&live).unwrap_or(Value::Null);
+                check_live(operation, &target, &live, release, &self.namespace)?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn create_namespace(&self) -> Result<(), EngineError> {
+        let object = Object {
+            source: None,
+            value: serde_json::json!({
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": self.namespace, "labels": {"name": self.namespace}},
+            }),
+        };
+        let applier = self.applier();
+        let target = applier.target(&object).await?;
+        if target
+            .api(&self.client)
+            .get_opt(&target.name)
+            .await?
+            .is_none()
+        {
+            applier.apply(&object, false).await?;
+        }
+        Ok(())
+    }
+
+    /// CRDs from `crds/`: created when missing (never changed, as helm does), waited
+    /// until Established, then discovery forgotten so their kinds are found.
+    async fn install_crds(
+        &self,
+        files: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<(), EngineError> {
+        let applier = self.applier();
+        let mut created = Vec::new();
+        for (name, text) in files {
+            let objects = split(text)
+                .map_err(|e| EngineError::msg(format!("failed to install CRD {name}: {e}")))?;
+            for object in objects {
+                let target = applier.target(&object).await?;
+                if target
+                    .api(&self.client)
+                    .get_opt(&target.name)
+                    .await?
+                    .is_none()
+                {
+                    applier.apply(&object, false).await?;
+                    created.push(target);
+                }
+            }
+        }
+        if !created.is_empty() {
+            readiness::wait(
+                &self.client,
+                &created,
+                timeout,
+                false,
+                self.progress.as_ref(),
+            )
+            .await?;
+            self.discovery.invalidate();
+        }
+        Ok(())
+    }
+}

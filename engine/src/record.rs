@@ -1,0 +1,176 @@
+//! Turning a loaded chart and a render into the pieces of a release record.
+
+use std::fmt::Write as _;
+
+use chartkit_release::{GoTime, model};
+use chartkit_render::Rendered;
+
+/// The chart as a release record keeps it: the top chart's own files, metadata, values,
+/// schema and lock (Helm does not store subcharts in a record).
+pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
+    let m = &chart.metadata;
+    let file = |f: &chartkit_chart::File| {
+        Some(model::File {
+            name: f.name.clone(),
+            data: Some(f.data.to_vec()),
+            mod_time: None,
+        })
+    };
+    model::Chart {
+        metadata: Some(model::Metadata {
+            name: m.name.clone(),
+            home: m.home.clone(),
+            sources: m.sources.clone(),
+            version: m.version.clone(),
+            description: m.description.clone(),
+            keywords: m.keywords.clone(),
+            maintainers: m
+                .maintainers
+                .iter()
+                .map(|x| {
+                    x.as_ref().map(|x| model::Maintainer {
+                        name: x.name.clone(),
+                        email: x.email.clone(),
+                        url: x.url.clone(),
+                    })
+                })
+                .collect(),
+            icon: m.icon.clone(),
+            api_version: m.api_version.clone(),
+            condition: m.condition.clone(),
+            tags: m.tags.clone(),
+            app_version: m.app_version.clone(),
+            deprecated: m.deprecated,
+            annotations: m.annotations.clone(),
+            kube_version: m.kube_version.clone(),
+            dependencies: m
+                .dependencies
+                .iter()
+                .map(|d| d.as_ref().map(dependency))
+                .collect(),
+            chart_type: m.chart_type.clone(),
+        }),
+        lock: chart.lock.as_ref().map(|l| model::Lock {
+            generated: GoTime::parse(&l.generated).ok().flatten(),
+            digest: l.digest.clone(),
+            dependencies: Some(l.dependencies.iter().map(|d| Some(dependency(d))).collect()),
+        }),
+        templates: Some(chart.templates.iter().map(file).collect()),
+        values: Some(chart.values.clone()),
+        schema: chart.schema.as_ref().map(|s| s.to_vec()),
+        schema_mod_time: None,
+        files: Some(chart.files.iter().map(file).collect()),
+        mod_time: None,
+    }
+}
+
+fn dependency(d: &chartkit_chart::Dependency) -> model::Dependency {
+    model::Dependency {
+        name: d.name.clone(),
+        version: d.version.clone(),
+        repository: d.repository.clone(),
+        condition: d.condition.clone(),
+        tags: d.tags.clone(),
+        enabled: d.enabled,
+        import_values: d.import_values.clone(),
+        alias: d.alias.clone(),
+    }
+}
+
+/// The release's manifest as helm stores it: each ordinary document in install order as
+/// `---\n# Source: PATH\nDOCUMENT\n` (hooks and CRDs are kept elsewhere).
+pub fn release_manifest(rendered: &Rendered) -> String {
+    let mut out = String::new();
+    for m in &rendered.manifests {
+        let _ = write!(out, "---\n# Source: {}\n{}\n", m.name, m.content);
+    }
+    out
+}
+
+/// The hooks of a render as a record keeps them, with the policies from their
+/// annotations.
+pub fn hooks(rendered: &Rendered) -> Vec<Option<model::Hook>> {
+    rendered
+        .hooks
+        .iter()
+        .map(|h| {
+            let annotations = chartkit_render::parse_head(&h.manifest)
+                .ok()
+                .and_then(|head| head.annotations)
+                .unwrap_or_default();
+            let list = |key: &str| -> Vec<String> {
+                annotations
+                    .get(key)
+                    .map(|v| {
+                        v.split(',')
+                            .map(|p| p.trim().to_string())
+                            .filter(|p| !p.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            Some(model::Hook {
+                name: h.name.clone(),
+                kind: h.kind.clone(),
+                path: h.path.clone(),
+                manifest: h.manifest.clone(),
+                events: h.events.clone(),
+                last_run: model::HookExecution::default(),
+                weight: h.weight,
+                delete_policies: list("helm.sh/hook-delete-policy"),
+                output_log_policies: list("helm.sh/hook-output-log-policy"),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rendered(hook_annotations: &str) -> Rendered {
+        let manifest = format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: h\n  annotations:\n{hook_annotations}"
+        );
+        Rendered {
+            chart: chartkit_chart::Chart::default(),
+            values: Default::default(),
+            manifests: vec![chartkit_render::Manifest {
+                name: "c/templates/cm.yaml".into(),
+                content: "kind: ConfigMap".into(),
+                head: Default::default(),
+            }],
+            hooks: vec![chartkit_render::Hook {
+                name: "h".into(),
+                kind: "Job".into(),
+                path: "c/templates/h.yaml".into(),
+                manifest,
+                events: vec!["pre-install".into()],
+                weight: 2,
+            }],
+            notes: String::new(),
+            files: Default::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn delete_policies_come_from_the_annotation() {
+        let r = rendered(
+            "    helm.sh/hook: pre-install\n    helm.sh/hook-delete-policy: hook-succeeded, hook-failed\n",
+        );
+        let hook = hooks(&r).remove(0).unwrap();
+        assert_eq!(hook.delete_policies, ["hook-succeeded", "hook-failed"]);
+        assert_eq!(hook.weight, 2);
+        assert!(hook.output_log_policies.is_empty());
+    }
+
+    #[test]
+    fn manifest_is_stored_as_helm_writes_it() {
+        let r = rendered("    helm.sh/hook: pre-install\n");
+        assert_eq!(
+            release_manifest(&r),
+            "---\n# Source: c/templates/cm.yaml\nkind: ConfigMap\n"
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! `rollback`: a new revision with an earlier revision's chart, values and manifest,
+//! applied as an upgrade to it would be.
+
+use chartkit_release::{Info, Status};
+
+use crate::install::set_status;
+use crate::upgrade::{check_not_pending, latest};
+use crate::{Engine, EngineError, Waiting, now};
+
+/// `rollback NAME [REVISION]`.
+#[derive(Debug, Clone, Default)]
+pub struct RollbackOptions {
+    pub name: String,
+    /// 0: the revision before the newest.
+    pub revision: i64,
+    pub waiting: Waiting,
+    pub no_hooks: bool,
+    pub cleanup_on_fail: bool,
+    pub force_conflicts: bool,
+    pub max_history: usize,
+}
+
+impl Engine {
+    pub async fn rollback(&self, options: &RollbackOptions) -> Result<(), EngineError> {
+        let name = &options.name;
+        let history = self.storage.history(name).await?;
+        let last = latest(&history).cloned().expect("history is not empty");
+        check_not_pending(&last)?;
+        let revision = if options.revision > 0 {
+            options.revision
+        } else {
+            last.version - 1
+        };
+        if revision < 1 {
+            return Err(EngineError::msg("no revision to roll back to"));
+        }
+        let Some(target) = history.iter().find(|r| r.version == revision).cloned() else {
+            return Err(EngineError::msg(format!(
+                "release has no {revision} version"
+            )));
+        };
+        let current = match self.storage.deployed(name).await {
+            Ok(r) => r,
+            Err(_) => last.clone(),
+        };
+        let description = format!("Rollback to {revision}");
+        let mut release = target.clone();
+        release.version = last.version + 1;
+        release.info = Some(Info {
+            first_deployed: current.info.as_ref().and_then(|i| i.first_deployed),
+            last_deployed: Some(now()),
+            status: Status::PendingRollback,
+            description: description.clone(),
+            notes: target
+                .info
+                .as_ref()
+                .map(|i| i.notes.clone())
+                .unwrap_or_default(),
+            ..Default::default()
+        });
+        for hook in release.hooks.iter_mut().flatten() {
+            hook.last_run = Default::default();
+        }
+        let change = self
+            .plan_change(&current.manifest, &release.manifest, name)
+            .await?;
+        self.storage
+            .create(&release, options.max_history, now().unix())
+            .await?;
+        let timeout = options.waiting.timeout;
+        let outcome = async {
+            if !options.no_hooks {
+                self.run_hooks(&mut release, "pre-rollback", timeout)
+                    .await
+                    .map_err(|e| e.context("pre-rollback hooks failed"))?;
+            }
+            self.carry_out(&change, options.force_conflicts, options.waiting)
+                .await?;
+            if !options.no_hooks {
+                self.run_hooks(&mut release, "post-rollback", timeout)
+                    .await
+                    .map_err(|e| e.context("post-rollback hooks failed"))?;
+            }
+            Ok::<_, EngineError>(())
+        }
+        .await;
+        match outcome {
+            Ok(()) => {
+                for mut deployed in history
+                    .into_iter()
+                    .filter(|r| r.status() == Status::Deployed)
+                {
+                    set_status(
+                        &mut deployed,
+                        Status::Superseded,
+                        "superseded by new release",
+                    );
+                    self.storage.update(&deployed, now().unix()).await?;
+                }
+                set_status(&mut release, Status::Deployed, &description);
+                self.storage.update(&release, now().unix()).await?;
+                Ok(())
+            }
+            Err(error) => {
+                set_status(
+                    &mut release,
+                    Status::Failed,
+                    &format!("Rollback {name:?} failed: {error}"),
+                );
+                let _ = self.storage.update(&release, now().unix()).await;
+                if options.cleanup_on_fail {
+                    self.clean_up(&change).await;
+                }
+                Err(error)
+            }
+        }
+    }
+}

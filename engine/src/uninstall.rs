@@ -1,0 +1,134 @@
+//! `uninstall`: pre-delete hooks, the release's objects deleted in uninstall order (those
+//! marked `helm.sh/resource-policy: keep` left alone), post-delete hooks, and the records
+//! removed or, with `keep_history`, the last one marked uninstalled.
+
+use chartkit_cluster::Propagation;
+use chartkit_cluster::manifest::{split, uninstall_order};
+use chartkit_release::{Release, Status, StorageError};
+
+use crate::install::set_status;
+use crate::ownership::keep;
+use crate::{Engine, EngineError, Waiting, now};
+
+#[derive(Debug, Clone, Default)]
+pub struct UninstallOptions {
+    pub name: String,
+    pub keep_history: bool,
+    pub no_hooks: bool,
+    pub waiting: Waiting,
+    pub propagation: Propagation,
+    pub description: Option<String>,
+}
+
+/// What an uninstall did.
+#[derive(Debug, Clone)]
+pub struct Uninstalled {
+    pub release: Release,
+    /// `[Kind] name` of each object left in place by its resource policy.
+    pub kept: Vec<String>,
+}
+
+impl Engine {
+    pub async fn uninstall(&self, options: &UninstallOptions) -> Result<Uninstalled, EngineError> {
+        let name = &options.name;
+        let history = match self.storage.history(name).await {
+            Ok(history) => history,
+            Err(StorageError::NotFound) => {
+                return Err(EngineError::msg(format!(
+                    "uninstall: Release not loaded: {name}: release: not found"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let mut release = history
+            .iter()
+            .max_by_key(|r| r.version)
+            .cloned()
+            .expect("history is not empty");
+        if release.status() == Status::Uninstalled {
+            if !options.keep_history {
+                self.purge(&history).await?;
+                return Ok(Uninstalled {
+                    release,
+                    kept: Vec::new(),
+                });
+            }
+            return Err(EngineError::msg(format!(
+                "the release named {name:?} is already deleted"
+            )));
+        }
+        set_status(
+            &mut release,
+            Status::Uninstalling,
+            "Deletion in progress (or silently failed)",
+        );
+        if let Some(info) = release.info.as_mut() {
+            info.deleted = Some(now());
+        }
+        self.storage.update(&release, now().unix()).await?;
+        let timeout = options.waiting.timeout;
+        if !options.no_hooks {
+            self.run_hooks(&mut release, "pre-delete", timeout)
+                .await
+                .map_err(|e| e.context("failed pre-delete"))?;
+        }
+        let mut objects = split(&release.manifest)?;
+        uninstall_order(&mut objects);
+        let mut kept = Vec::new();
+        let mut errors = Vec::new();
+        let applier = self.applier();
+        let deadline = tokio::time::Instant::now() + timeout;
+        for object in &objects {
+            if keep(object) {
+                kept.push(format!("[{}] {}", object.kind(), object.name()));
+                continue;
+            }
+            let target = match applier.target(object).await {
+                Ok(target) => target,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    continue;
+                }
+            };
+            let wait = options
+                .waiting
+                .wait
+                .then(|| deadline.saturating_duration_since(tokio::time::Instant::now()));
+            if let Err(e) = applier.delete(&target, options.propagation, wait).await {
+                errors.push(e.to_string());
+            }
+        }
+        if !options.no_hooks {
+            self.run_hooks(&mut release, "post-delete", timeout)
+                .await
+                .map_err(|e| e.context("failed post-delete"))?;
+        }
+        let description = options
+            .description
+            .as_deref()
+            .unwrap_or("Uninstallation complete");
+        set_status(&mut release, Status::Uninstalled, description);
+        if options.keep_history {
+            self.storage.update(&release, now().unix()).await?;
+        } else {
+            self.purge(&history).await?;
+        }
+        if !errors.is_empty() {
+            return Err(EngineError::msg(format!(
+                "failed to delete release: {name}: {}",
+                errors.join("; ")
+            )));
+        }
+        Ok(Uninstalled { release, kept })
+    }
+
+    async fn purge(&self, history: &[Release]) -> Result<(), EngineError> {
+        for record in history {
+            match self.storage.delete(&record.name, record.version).await {
+                Ok(_) | Err(StorageError::NotFound) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+}

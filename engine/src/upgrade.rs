@@ -1,0 +1,204 @@
+//! `upgrade`: render the chart as the next revision, record it pending, run the
+//! pre-upgrade hooks, apply the new objects and delete those the chart dropped, wait,
+//! run the post-upgrade hooks, then mark the previous revision superseded.
+
+use chartkit_chart::Chart;
+use chartkit_release::{Release, Status, StorageError};
+use chartkit_yaml::Map;
+
+use crate::install::{InstallOptions, render_release, set_status};
+use crate::{Engine, EngineError, RollbackOptions, Waiting, now};
+
+/// How an upgrade computes the values it renders with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValuesMode {
+    /// Helm's default: the new values, or the previous ones when none are given.
+    #[default]
+    Default,
+    /// The new values over the previous ones.
+    Reuse,
+    /// The new values only.
+    Reset,
+    /// The previous values, then the new ones, over the new chart's defaults.
+    ResetThenReuse,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeOptions {
+    pub name: String,
+    pub values_mode: ValuesMode,
+    pub waiting: Waiting,
+    pub no_hooks: bool,
+    /// `--atomic`: a failed upgrade is rolled back to the last deployed revision.
+    pub atomic: bool,
+    pub cleanup_on_fail: bool,
+    pub force_conflicts: bool,
+    /// Revisions kept (0: all).
+    pub max_history: usize,
+    pub description: Option<String>,
+    pub dry_run: bool,
+}
+
+/// The newest revision of a history.
+pub(crate) fn latest(history: &[Release]) -> Option<&Release> {
+    history.iter().max_by_key(|r| r.version)
+}
+
+pub(crate) fn check_not_pending(last: &Release) -> Result<(), EngineError> {
+    if last.status().is_pending() {
+        return Err(EngineError::msg(
+            "another operation (install/upgrade/rollback) is in progress",
+        ));
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// Upgrades a release; with `install`, installs it when it has no history. The flag
+    /// says whether it was installed.
+    pub async fn upgrade(
+        &self,
+        chart: Chart,
+        user_values: &Map,
+        options: &UpgradeOptions,
+        install: Option<&InstallOptions>,
+    ) -> Result<(Release, Vec<String>, bool), EngineError> {
+        let name = &options.name;
+        let history = match self.storage.history(name).await {
+            Ok(history) => history,
+            Err(StorageError::NotFound) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let uninstalled = latest(&history).is_some_and(|r| r.status() == Status::Uninstalled);
+        if (history.is_empty() || uninstalled)
+            && let Some(install) = install
+        {
+            if uninstalled {
+                return Err(EngineError::msg(format!(
+                    "{name:?} has no deployed releases"
+                )));
+            }
+            let (release, warnings) = self.install(chart, user_values, install).await?;
+            return Ok((release, warnings, true));
+        }
+        let Some(last) = latest(&history).cloned() else {
+            return Err(EngineError::msg(format!(
+                "{name:?} has no deployed releases"
+            )));
+        };
+        check_not_pending(&last)?;
+        let current = match self.storage.deployed(name).await {
+            Ok(r) => r,
+            Err(StorageError::NoDeployed(_)) if last.status() == Status::Failed => last.clone(),
+            Err(StorageError::NoDeployed(_)) => {
+                return Err(EngineError::msg(format!(
+                    "{name:?} has no deployed releases"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let previous = current.config.clone().unwrap_or_default();
+        let values = match options.values_mode {
+            ValuesMode::Reset => user_values.clone(),
+            ValuesMode::Reuse | ValuesMode::ResetThenReuse => {
+                let mut merged = user_values.clone();
+                let mut ignored = Vec::new();
+                chartkit_values::merge_tables(&mut merged, previous, &mut ignored);
+                merged
+            }
+            ValuesMode::Default if user_values.is_empty() && !previous.is_empty() => previous,
+            ValuesMode::Default => user_values.clone(),
+        };
+        let capabilities = self.capabilities().await?;
+        let (mut release, warnings) = render_release(
+            chart,
+            &values,
+            name,
+            &self.namespace,
+            last.version + 1,
+            true,
+            capabilities,
+        )?;
+        if let (Some(info), Some(first)) = (
+            release.info.as_mut(),
+            current.info.as_ref().and_then(|i| i.first_deployed),
+        ) {
+            info.first_deployed = Some(first);
+        }
+        release.labels = current.labels.clone();
+        set_status(&mut release, Status::PendingUpgrade, "Preparing upgrade");
+        let change = self
+            .plan_change(&current.manifest, &release.manifest, name)
+            .await?;
+        if options.dry_run {
+            set_status(&mut release, Status::PendingUpgrade, "Dry run complete");
+            return Ok((release, warnings, false));
+        }
+        self.storage
+            .create(&release, options.max_history, now().unix())
+            .await?;
+        let timeout = options.waiting.timeout;
+        let outcome = async {
+            if !options.no_hooks {
+                self.run_hooks(&mut release, "pre-upgrade", timeout)
+                    .await
+                    .map_err(|e| e.context("pre-upgrade hooks failed"))?;
+            }
+            self.carry_out(&change, options.force_conflicts, options.waiting)
+                .await?;
+            if !options.no_hooks {
+                self.run_hooks(&mut release, "post-upgrade", timeout)
+                    .await
+                    .map_err(|e| e.context("post-upgrade hooks failed"))?;
+            }
+            Ok::<_, EngineError>(())
+        }
+        .await;
+        match outcome {
+            Ok(()) => {
+                let mut superseded = current.clone();
+                set_status(
+                    &mut superseded,
+                    Status::Superseded,
+                    "superseded by new release",
+                );
+                self.storage.update(&superseded, now().unix()).await?;
+                let description = options.description.as_deref().unwrap_or("Upgrade complete");
+                set_status(&mut release, Status::Deployed, description);
+                self.storage.update(&release, now().unix()).await?;
+                Ok((release, warnings, false))
+            }
+            Err(error) => {
+                set_status(
+                    &mut release,
+                    Status::Failed,
+                    &format!("Upgrade {name:?} failed: {error}"),
+                );
+                let _ = self.storage.update(&release, now().unix()).await;
+                if options.cleanup_on_fail {
+                    self.clean_up(&change).await;
+                }
+                if options.atomic {
+                    let rollback = RollbackOptions {
+                        name: name.clone(),
+                        revision: current.version,
+                        waiting: options.waiting,
+                        no_hooks: options.no_hooks,
+                        cleanup_on_fail: options.cleanup_on_fail,
+                        force_conflicts: true,
+                        max_history: options.max_history,
+                    };
+                    if let Err(again) = self.rollback(&rollback).await {
+                        return Err(EngineError::msg(format!(
+                            "an error occurred while rolling back the release. original upgrade error: {error}: {again}"
+                        )));
+                    }
+                    return Err(EngineError::msg(format!(
+                        "release {name} failed, and has been rolled back due to rollback-on-failure being set: {error}"
+                    )));
+                }
+                Err(error)
+            }
+        }
+    }
+}
