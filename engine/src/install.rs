@@ -87,6 +87,12 @@ pub fn render_release(
     Ok((release, rendered.warnings))
 }
 
+/// A newer revision replaced this one: only the status changes, the description stays
+/// ("Install complete" stays in `helm history`), as Helm's upgrade and rollback do.
+pub(crate) fn supersede(release: &mut Release) {
+    release.info.get_or_insert_with(Info::default).status = Status::Superseded;
+}
+
 pub(crate) fn set_status(release: &mut Release, status: Status, description: &str) {
     let info = release.info.get_or_insert_with(Info::default);
     info.status = status;

@@ -3,7 +3,7 @@
 
 use chartkit_release::{Info, Status};
 
-use crate::install::set_status;
+use crate::install::{set_status, supersede};
 use crate::upgrade::{check_not_pending, latest};
 use crate::{Engine, EngineError, Waiting, now};
 
@@ -90,11 +90,7 @@ impl Engine {
                     .into_iter()
                     .filter(|r| r.status() == Status::Deployed)
                 {
-                    set_status(
-                        &mut deployed,
-                        Status::Superseded,
-                        "superseded by new release",
-                    );
+                    supersede(&mut deployed);
                     self.storage.update(&deployed, now().unix()).await?;
                 }
                 set_status(&mut release, Status::Deployed, &description);

@@ -6,7 +6,7 @@ use chartkit_chart::Chart;
 use chartkit_release::{Release, Status, StorageError};
 use chartkit_yaml::Map;
 
-use crate::install::{InstallOptions, render_release, set_status};
+use crate::install::{InstallOptions, render_release, set_status, supersede};
 use crate::{Engine, EngineError, RollbackOptions, Waiting, now};
 
 /// How an upgrade computes the values it renders with.
@@ -157,11 +157,7 @@ impl Engine {
         match outcome {
             Ok(()) => {
                 let mut superseded = current.clone();
-                set_status(
-                    &mut superseded,
-                    Status::Superseded,
-                    "superseded by new release",
-                );
+                supersede(&mut superseded);
                 self.storage.update(&superseded, now().unix()).await?;
                 let description = options.description.as_deref().unwrap_or("Upgrade complete");
                 set_status(&mut release, Status::Deployed, description);

@@ -272,8 +272,31 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
         .status
         .success()
     );
-    let history = helm(&sandbox, &ctx, &["history", "web", "-n", "apps"]);
-    assert!(history.contains("Rollback to 1"), "{history}");
+    // Superseded revisions keep their descriptions, as helm leaves them.
+    let history = helm(
+        &sandbox,
+        &ctx,
+        &["history", "web", "-n", "apps", "-o", "json"],
+    );
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&history).expect("history json");
+    let described: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["status"].as_str().unwrap_or(""),
+                e["description"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            ("superseded", "Install complete"),
+            ("superseded", "Upgrade complete"),
+            ("deployed", "Rollback to 1")
+        ],
+        "{history}"
+    );
 
     // helm uninstalls chartkit's release.
     helm(
