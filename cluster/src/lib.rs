@@ -1,6 +1,6 @@
 //! Everything chartkit needs to talk to a Kubernetes cluster, on kube-rs: connecting with
-//! helm's flags ([`connect`]), mapping kinds to API resources ([`discovery`]), splitting and
-//! ordering rendered manifests ([`manifest`]), applying and deleting them ([`apply`]), and
+//! helm's flags ([`connect`]), mapping kinds to API resources ([`discovery`]), splitting
+//! rendered manifests into objects ([`manifest`]; Helm's kind order is `chartkit_render`'s), applying and deleting them ([`apply`]), and
 //! waiting until they are ready ([`readiness`]). No printing: progress goes through
 //! callbacks the command line draws.
 

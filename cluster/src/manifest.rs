@@ -1,6 +1,7 @@
 //! Rendered manifests as objects: splitting a multi-document YAML stream (what
-//! `chartkit template` prints, with `# Source:` comments) and ordering objects by kind for
-//! installation and removal, as helm does.
+//! `chartkit template` prints, with `# Source:` comments). Helm's install and uninstall
+//! orders of kinds live with the renderer (`chartkit_render::kind_order`,
+//! `uninstall_kind_order`), which sorts the same kinds when it renders.
 
 use serde_json::Value;
 
@@ -221,118 +222,6 @@ fn to_json(node: &chartkit_yaml::Node) -> Result<Value, String> {
     })
 }
 
-/// Helm's installation order of kinds: what others depend on first (namespaces, then
-/// accounts and configuration, then workloads, then what routes to them).
-pub const INSTALL_ORDER: &[&str] = &[
-    "PriorityClass",
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-];
-
-/// Helm's removal order. Not the exact reverse of [`INSTALL_ORDER`]: validating webhooks
-/// go before mutating ones so that neither blocks the removal of the other, and services
-/// go early, before the workloads behind them.
-pub const UNINSTALL_ORDER: &[&str] = &[
-    "ValidatingWebhookConfiguration",
-    "MutatingWebhookConfiguration",
-    "APIService",
-    "Ingress",
-    "IngressClass",
-    "Service",
-    "CronJob",
-    "Job",
-    "StatefulSet",
-    "HorizontalPodAutoscaler",
-    "Deployment",
-    "ReplicaSet",
-    "ReplicationController",
-    "Pod",
-    "DaemonSet",
-    "RoleBindingList",
-    "RoleBinding",
-    "RoleList",
-    "Role",
-    "ClusterRoleBindingList",
-    "ClusterRoleBinding",
-    "ClusterRoleList",
-    "ClusterRole",
-    "CustomResourceDefinition",
-    "PersistentVolumeClaim",
-    "PersistentVolume",
-    "StorageClass",
-    "ConfigMap",
-    "SecretList",
-    "Secret",
-    "ServiceAccount",
-    "PodDisruptionBudget",
-    "PodSecurityPolicy",
-    "LimitRange",
-    "ResourceQuota",
-    "NetworkPolicy",
-    "Namespace",
-    "PriorityClass",
-];
-
-/// Sorts items by kind in `order`, stably: kinds the order does not name come last,
-/// alphabetically among themselves, and items of one kind keep their relative order.
-pub fn sort_by_kind<T>(items: &mut [T], order: &[&str], kind: impl Fn(&T) -> &str) {
-    items.sort_by(|a, b| {
-        let (ka, kb) = (kind(a), kind(b));
-        let rank = |k: &str| order.iter().position(|o| *o == k);
-        match (rank(ka), rank(kb)) {
-            (Some(x), Some(y)) => x.cmp(&y),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => ka.cmp(kb),
-        }
-    });
-}
-
-/// Objects in helm's installation order.
-pub fn install_order(objects: &mut [Object]) {
-    sort_by_kind(objects, INSTALL_ORDER, |o| o.kind());
-}
-
-/// Objects in helm's removal order.
-pub fn uninstall_order(objects: &mut [Object]) {
-    sort_by_kind(objects, UNINSTALL_ORDER, |o| o.kind());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,61 +310,5 @@ metadata: {name: glued}
         assert!(error.contains("not a map"), "{error}");
         let error = split("a: [\n").unwrap_err().to_string();
         assert!(error.starts_with("document 1: "), "{error}");
-    }
-
-    #[test]
-    fn install_order_is_helms() {
-        let mut kinds = vec![
-            "Deployment",
-            "Zeta",
-            "Service",
-            "Alpha",
-            "Namespace",
-            "ConfigMap",
-            "Service",
-            "CustomResourceDefinition",
-        ];
-        let tagged: Vec<(usize, &str)> = kinds.iter().copied().enumerate().collect();
-        let mut sorted = tagged.clone();
-        sort_by_kind(&mut sorted, INSTALL_ORDER, |(_, k)| *k);
-        assert_eq!(
-            sorted,
-            [
-                (4, "Namespace"),
-                (5, "ConfigMap"),
-                (7, "CustomResourceDefinition"),
-                (2, "Service"),
-                (6, "Service"),
-                (0, "Deployment"),
-                (3, "Alpha"),
-                (1, "Zeta"),
-            ]
-        );
-        sort_by_kind(&mut kinds, UNINSTALL_ORDER, |k| *k);
-        assert_eq!(
-            kinds,
-            [
-                "Service",
-                "Service",
-                "Deployment",
-                "CustomResourceDefinition",
-                "ConfigMap",
-                "Namespace",
-                "Alpha",
-                "Zeta"
-            ]
-        );
-    }
-
-    #[test]
-    fn uninstall_removes_validating_webhooks_before_mutating_ones() {
-        let mut kinds = vec![
-            "MutatingWebhookConfiguration",
-            "ValidatingWebhookConfiguration",
-        ];
-        sort_by_kind(&mut kinds, UNINSTALL_ORDER, |k| *k);
-        assert_eq!(kinds[0], "ValidatingWebhookConfiguration");
-        sort_by_kind(&mut kinds, INSTALL_ORDER, |k| *k);
-        assert_eq!(kinds[0], "MutatingWebhookConfiguration");
     }
 }

@@ -58,7 +58,7 @@ async fn server_side_apply_conflicts_force_and_foreground_delete() {
     let applier = Applier::new(client.clone(), &discovery, "default");
 
     let mut objects = manifest::split(APP).unwrap();
-    manifest::install_order(&mut objects);
+    objects.sort_by(|a, b| chartkit_render::kind_order(a.kind(), b.kind()));
     let kinds: Vec<&str> = objects.iter().map(|o| o.kind()).collect();
     assert_eq!(kinds, ["ConfigMap", "Service", "Deployment"]);
     for object in &objects {

@@ -1,8 +1,9 @@
 //! Moving a release's objects from one manifest to another (upgrade and rollback): what
 //! is new, what stays, and what the new manifest dropped.
 
-use chartkit_cluster::manifest::{Object, install_order, split, uninstall_order};
+use chartkit_cluster::manifest::{Object, split};
 use chartkit_cluster::{Propagation, Target};
+use chartkit_render::{kind_order, uninstall_kind_order};
 
 use crate::ownership::{keep, mark};
 use crate::{Engine, EngineError, Waiting};
@@ -36,14 +37,14 @@ impl Engine {
         release: &str,
     ) -> Result<Change, EngineError> {
         let mut objects = split(new_manifest)?;
-        install_order(&mut objects);
+        objects.sort_by(|a, b| kind_order(a.kind(), b.kind()));
         for object in &mut objects {
             mark(object, release, &self.namespace);
         }
         let applier = self.applier();
         let new_targets = self.targets(&objects).await?;
         let mut old = split(old_manifest)?;
-        uninstall_order(&mut old);
+        old.sort_by(|a, b| uninstall_kind_order(a.kind(), b.kind()));
         let mut old_keys = Vec::new();
         let mut dropped = Vec::new();
         for object in &old {
@@ -84,6 +85,32 @@ impl Engine {
     /// release's marks, and the fields another manager holds on them are the release's
     /// own from an earlier writer (helm's `helm` manager when chartkit upgrades a release
     /// helm installed). Objects new to the release are forced only with `force`.
+    /// An upgrade's or rollback's change between its `pre-ACTION` and `post-ACTION`
+    /// hooks (`action` is `upgrade` or `rollback`), the hooks' runs recorded in `release`.
+    pub(crate) async fn carry_out_with_hooks(
+        &self,
+        release: &mut chartkit_release::Release,
+        change: &Change,
+        action: &str,
+        no_hooks: bool,
+        force: bool,
+        waiting: Waiting,
+    ) -> Result<(), EngineError> {
+        let timeout = waiting.timeout;
+        if !no_hooks {
+            self.run_hooks(release, &format!("pre-{action}"), timeout)
+                .await
+                .map_err(|e| e.context(&format!("pre-{action} hooks failed")))?;
+        }
+        self.carry_out(change, force, waiting).await?;
+        if !no_hooks {
+            self.run_hooks(release, &format!("post-{action}"), timeout)
+                .await
+                .map_err(|e| e.context(&format!("post-{action} hooks failed")))?;
+        }
+        Ok(())
+    }
+
     pub(crate) async fn carry_out(
         &self,
         change: &Change,

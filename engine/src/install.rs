@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chartkit_chart::Chart;
-use chartkit_cluster::manifest::{Object, install_order, split};
+use chartkit_cluster::manifest::{Object, split};
 use chartkit_cluster::readiness;
 use chartkit_release::{Info, Release, Status};
+use chartkit_render::kind_order;
 use chartkit_render::{KubeVersion, RenderOptions, parse_kube_version};
 use chartkit_yaml::Map;
 use serde_json::Value;
@@ -161,7 +162,7 @@ impl Engine {
             "Initial install underway",
         );
         let mut objects = split(&release.manifest)?;
-        install_order(&mut objects);
+        objects.sort_by(|a, b| kind_order(a.kind(), b.kind()));
         for object in &mut objects {
             mark(object, name, &self.namespace);
         }

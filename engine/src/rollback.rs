@@ -67,23 +67,16 @@ impl Engine {
         self.storage
             .create(&release, options.max_history, now().unix())
             .await?;
-        let timeout = options.waiting.timeout;
-        let outcome = async {
-            if !options.no_hooks {
-                self.run_hooks(&mut release, "pre-rollback", timeout)
-                    .await
-                    .map_err(|e| e.context("pre-rollback hooks failed"))?;
-            }
-            self.carry_out(&change, options.force_conflicts, options.waiting)
-                .await?;
-            if !options.no_hooks {
-                self.run_hooks(&mut release, "post-rollback", timeout)
-                    .await
-                    .map_err(|e| e.context("post-rollback hooks failed"))?;
-            }
-            Ok::<_, EngineError>(())
-        }
-        .await;
+        let outcome = self
+            .carry_out_with_hooks(
+                &mut release,
+                &change,
+                "rollback",
+                options.no_hooks,
+                options.force_conflicts,
+                options.waiting,
+            )
+            .await;
         match outcome {
             Ok(()) => {
                 for mut deployed in history

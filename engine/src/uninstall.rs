@@ -3,8 +3,9 @@
 //! removed or, with `keep_history`, the last one marked uninstalled.
 
 use chartkit_cluster::Propagation;
-use chartkit_cluster::manifest::{split, uninstall_order};
+use chartkit_cluster::manifest::split;
 use chartkit_release::{Release, Status, StorageError};
+use chartkit_render::uninstall_kind_order;
 
 use crate::install::set_status;
 use crate::ownership::keep;
@@ -73,7 +74,7 @@ impl Engine {
                 .map_err(|e| e.context("failed pre-delete"))?;
         }
         let mut objects = split(&release.manifest)?;
-        uninstall_order(&mut objects);
+        objects.sort_by(|a, b| uninstall_kind_order(a.kind(), b.kind()));
         let mut kept = Vec::new();
         let mut errors = Vec::new();
         let applier = self.applier();

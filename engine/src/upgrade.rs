@@ -137,23 +137,16 @@ impl Engine {
         self.storage
             .create(&release, options.max_history, now().unix())
             .await?;
-        let timeout = options.waiting.timeout;
-        let outcome = async {
-            if !options.no_hooks {
-                self.run_hooks(&mut release, "pre-upgrade", timeout)
-                    .await
-                    .map_err(|e| e.context("pre-upgrade hooks failed"))?;
-            }
-            self.carry_out(&change, options.force_conflicts, options.waiting)
-                .await?;
-            if !options.no_hooks {
-                self.run_hooks(&mut release, "post-upgrade", timeout)
-                    .await
-                    .map_err(|e| e.context("post-upgrade hooks failed"))?;
-            }
-            Ok::<_, EngineError>(())
-        }
-        .await;
+        let outcome = self
+            .carry_out_with_hooks(
+                &mut release,
+                &change,
+                "upgrade",
+                options.no_hooks,
+                options.force_conflicts,
+                options.waiting,
+            )
+            .await;
         match outcome {
             Ok(()) => {
                 let mut superseded = current.clone();

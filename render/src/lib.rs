@@ -24,7 +24,8 @@ pub use capabilities::{
 /// The memory limit of a render unless the caller sets one.
 pub use chartkit_template::DEFAULT_MEMORY_LIMIT;
 pub use manifests::{
-    Head, Hook, INSTALL_ORDER, Manifest, kind_order, parse_head, sort_manifests, split_manifests,
+    Head, Hook, INSTALL_ORDER, Manifest, UNINSTALL_ORDER, kind_order, parse_head, sort_manifests,
+    split_manifests, uninstall_kind_order,
 };
 pub use output::{OutputOptions, ShowOnlyError, glob_match, template_output, write_output_dir};
 

@@ -50,6 +50,50 @@ pub const INSTALL_ORDER: &[&str] = &[
     "ValidatingWebhookConfiguration",
 ];
 
+/// Helm's removal order. Not the exact reverse of [`INSTALL_ORDER`]: validating webhooks
+/// go before mutating ones so that neither blocks the removal of the other, and services
+/// go early, before the workloads behind them.
+pub const UNINSTALL_ORDER: &[&str] = &[
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "APIService",
+    "Ingress",
+    "IngressClass",
+    "Service",
+    "CronJob",
+    "Job",
+    "StatefulSet",
+    "HorizontalPodAutoscaler",
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "Pod",
+    "DaemonSet",
+    "RoleBindingList",
+    "RoleBinding",
+    "RoleList",
+    "Role",
+    "ClusterRoleBindingList",
+    "ClusterRoleBinding",
+    "ClusterRoleList",
+    "ClusterRole",
+    "CustomResourceDefinition",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "ConfigMap",
+    "SecretList",
+    "Secret",
+    "ServiceAccount",
+    "PodDisruptionBudget",
+    "PodSecurityPolicy",
+    "LimitRange",
+    "ResourceQuota",
+    "NetworkPolicy",
+    "Namespace",
+    "PriorityClass",
+];
+
 const HOOK_ANNOTATION: &str = "helm.sh/hook";
 const HOOK_WEIGHT_ANNOTATION: &str = "helm.sh/hook-weight";
 
@@ -294,8 +338,17 @@ fn go_atoi(text: &str) -> Option<i64> {
 /// Helm's `lessByKind` as an ordering: known kinds by install order, unknown kinds after
 /// them alphabetically; equal kinds keep their order (the sort is stable).
 pub fn kind_order(a: &str, b: &str) -> std::cmp::Ordering {
+    kind_order_in(INSTALL_ORDER, a, b)
+}
+
+/// [`kind_order`] for removal: Helm's uninstall order.
+pub fn uninstall_kind_order(a: &str, b: &str) -> std::cmp::Ordering {
+    kind_order_in(UNINSTALL_ORDER, a, b)
+}
+
+fn kind_order_in(order: &[&str], a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
-    let position = |k: &str| INSTALL_ORDER.iter().position(|o| *o == k);
+    let position = |k: &str| order.iter().position(|o| *o == k);
     match (position(a), position(b)) {
         (Some(x), Some(y)) => x.cmp(&y),
         (Some(_), None) => Ordering::Less,
@@ -532,5 +585,61 @@ mod tests {
         assert!(hooks[0].is_test());
         assert_eq!(manifests.len(), 1);
         assert_eq!(manifests[0].head.kind, "Service");
+    }
+
+    #[test]
+    fn install_order_is_helms() {
+        let mut kinds = vec![
+            "Deployment",
+            "Zeta",
+            "Service",
+            "Alpha",
+            "Namespace",
+            "ConfigMap",
+            "Service",
+            "CustomResourceDefinition",
+        ];
+        let tagged: Vec<(usize, &str)> = kinds.iter().copied().enumerate().collect();
+        let mut sorted = tagged.clone();
+        sorted.sort_by(|a, b| kind_order(a.1, b.1));
+        assert_eq!(
+            sorted,
+            [
+                (4, "Namespace"),
+                (5, "ConfigMap"),
+                (7, "CustomResourceDefinition"),
+                (2, "Service"),
+                (6, "Service"),
+                (0, "Deployment"),
+                (3, "Alpha"),
+                (1, "Zeta"),
+            ]
+        );
+        kinds.sort_by(|a, b| uninstall_kind_order(a, b));
+        assert_eq!(
+            kinds,
+            [
+                "Service",
+                "Service",
+                "Deployment",
+                "CustomResourceDefinition",
+                "ConfigMap",
+                "Namespace",
+                "Alpha",
+                "Zeta"
+            ]
+        );
+    }
+
+    #[test]
+    fn uninstall_removes_validating_webhooks_before_mutating_ones() {
+        let mut kinds = [
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ];
+        kinds.sort_by(|a, b| uninstall_kind_order(a, b));
+        assert_eq!(kinds[0], "ValidatingWebhookConfiguration");
+        kinds.sort_by(|a, b| kind_order(a, b));
+        assert_eq!(kinds[0], "MutatingWebhookConfiguration");
     }
 }
