@@ -82,6 +82,15 @@ pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
 /// Where release records are kept, as helm reads it: `secret` (the default, also
 /// `secrets` or empty) or `configmap`/`configmaps`. helm's `memory` and `sql` are refused.
 pub const HELM_DRIVER: &str = "HELM_DRIVER";
+/// Seconds a release lock lasts without renewal (default 30). An install, upgrade,
+/// rollback or uninstall holds a Lease named `chartkit.release.NAME` in the release's
+/// namespace and renews it every third of this; when the process is killed, the next
+/// operation on the release waits out this long at most before recovering it.
+pub const RELEASE_LOCK_SECONDS: &str = "CHARTKIT_RELEASE_LOCK_SECONDS";
+/// The user named in a release lock's holder (with the host and process id).
+pub const USER: &str = "USER";
+/// The host named in a release lock's holder.
+pub const HOSTNAME: &str = "HOSTNAME";
 /// The local time zone, as Go reads it: an IANA name (`:` prefix allowed), UTC when set
 /// but empty or unknown; unset means /etc/localtime. Release times print in it as helm's do.
 pub const TZ: &str = "TZ";
@@ -213,4 +222,32 @@ pub fn number(name: &str) -> crate::error::Result<Option<u64>> {
             )
         }),
     }
+}
+
+/// The release lock's duration and a holder name that tells a user who meets the lock
+/// whose it is: `chartkit upgrade by alice@build-7 (pid 4121)`.
+pub fn release_lock(operation: &str) -> crate::error::Result<chartkit_engine::LockSettings> {
+    let mut settings = chartkit_engine::LockSettings::default();
+    if let Some(seconds) = number(RELEASE_LOCK_SECONDS)? {
+        if seconds == 0 {
+            return Err(crate::error::err!(
+                "environment variable `{RELEASE_LOCK_SECONDS}` must be at least 1"
+            ));
+        }
+        settings.ttl = std::time::Duration::from_secs(seconds);
+    }
+    let host = var(HOSTNAME)
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    let user = var(USER).unwrap_or_else(|| "unknown".to_string());
+    settings.holder = format!(
+        "chartkit {operation} by {user}@{host} (pid {})",
+        std::process::id()
+    );
+    Ok(settings)
 }

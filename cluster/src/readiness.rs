@@ -138,23 +138,11 @@ fn percent(text: &str, total: i64, round_up: bool) -> i64 {
     }
 }
 
-/// How many of a Deployment's replicas may be unavailable during a rolling update.
-fn deployment_max_unavailable(spec: &Value, replicas: i64) -> i64 {
-    if spec["strategy"]["type"].as_str().unwrap_or("RollingUpdate") != "RollingUpdate"
-        || replicas == 0
-    {
-        return 0;
-    }
-    let rolling = &spec["strategy"]["rollingUpdate"];
-    let surge = scaled(&rolling["maxSurge"], "25%", replicas, true);
-    let mut unavailable = scaled(&rolling["maxUnavailable"], "25%", replicas, false);
-    // Both zero would stall a rollout; the controller then allows one unavailable.
-    if surge == 0 && unavailable == 0 {
-        unavailable = 1;
-    }
-    unavailable.min(replicas)
-}
-
+/// A Deployment is ready as Helm 4's default waiter (kstatus) sees it: the rollout has
+/// finished, so every replica runs the new template, no old pod is left, and the
+/// controller reports the new ReplicaSet available. (Helm 3's waiter was looser: it let a
+/// rollout be "ready" while old pods still served and up to maxUnavailable new ones were
+/// missing, so a new template that never turns ready passed `--wait`.)
 fn deployment(object: &Value) -> State {
     let (spec, status) = (&object["spec"], &object["status"]);
     if spec["paused"].as_bool() == Some(true) {
@@ -163,16 +151,42 @@ fn deployment(object: &Value) -> State {
     if let Some(pending) = unobserved(object) {
         return pending;
     }
-    let replicas = int(&spec["replicas"]).unwrap_or(1);
-    let expected = replicas - deployment_max_unavailable(spec, replicas);
-    let updated = int(&status["updatedReplicas"]).unwrap_or(0);
-    let available = int(&status["availableReplicas"]).unwrap_or(0);
-    if updated < expected || available < expected {
-        return State::Pending(format!(
-            "{available} of {replicas} replicas available, {updated} updated (needs {expected})"
-        ));
+    if let Some(("False", message)) = condition(object, "Progressing")
+        .filter(|_| condition_reason(object, "Progressing") == Some("ProgressDeadlineExceeded"))
+    {
+        // Still pending, not failed: helm keeps waiting until its timeout.
+        return State::Pending(format!("progress deadline exceeded: {message}"));
     }
-    State::Ready
+    let want = int(&spec["replicas"]).unwrap_or(1);
+    let count = |field: &str| int(&status[field]).unwrap_or(0);
+    let (total, updated) = (count("replicas"), count("updatedReplicas"));
+    let (available, ready) = (count("availableReplicas"), count("readyReplicas"));
+    let pending = if total < want {
+        format!("{total} of {want} replicas created")
+    } else if updated < want {
+        format!("{updated} of {want} replicas updated")
+    } else if total > want {
+        format!("{} old replicas pending termination", total - want)
+    } else if available < updated {
+        format!("{available} of {updated} updated replicas available")
+    } else if ready < want {
+        format!("{ready} of {want} replicas ready")
+    } else if condition_reason(object, "Progressing") != Some("NewReplicaSetAvailable") {
+        "the new ReplicaSet is not available yet".to_string()
+    } else if !matches!(condition(object, "Available"), Some(("True", _))) {
+        "the Deployment is not available yet".to_string()
+    } else {
+        return State::Ready;
+    };
+    State::Pending(pending)
+}
+
+fn condition_reason<'a>(object: &'a Value, kind: &str) -> Option<&'a str> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)?["reason"]
+        .as_str()
 }
 
 fn stateful_set(object: &Value) -> State {
@@ -549,26 +563,48 @@ mod tests {
         })
     }
 
+    fn rolled_out(replicas: i64) -> Value {
+        json!({
+            "observedGeneration": 2, "replicas": replicas, "updatedReplicas": replicas,
+            "availableReplicas": replicas, "readyReplicas": replicas,
+            "conditions": [
+                {"type": "Available", "status": "True"},
+                {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
+            ],
+        })
+    }
+
     #[test]
-    fn deployments_allow_max_unavailable_like_helm() {
-        let status = json!({"observedGeneration": 2, "updatedReplicas": 4, "availableReplicas": 3});
-        // 25% of 4 rounds down to 1 unavailable: 3 available is enough.
+    fn deployments_are_ready_once_the_rollout_is_complete() {
         assert_eq!(
-            check("Deployment", &deploy(4, json!({}), status.clone()), false),
+            check("Deployment", &deploy(4, json!({}), rolled_out(4)), false),
             State::Ready
         );
-        let strict =
-            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}});
-        assert!(!check("Deployment", &deploy(4, strict, status.clone()), false).is_ready());
-        let recreate = json!({"type": "Recreate"});
-        assert!(!check("Deployment", &deploy(4, recreate, status), false).is_ready());
-        // Both zero: one may be unavailable.
-        let zero = json!({"rollingUpdate": {"maxUnavailable": "0%", "maxSurge": 0}});
-        let status = json!({"observedGeneration": 2, "updatedReplicas": 1, "availableReplicas": 1});
+        // Mid-rollout: the new pod is not ready while the old one still serves.
+        let mut status = rolled_out(1);
+        status["replicas"] = json!(2);
+        status["readyReplicas"] = json!(1);
+        status["conditions"][1]["reason"] = json!("ReplicaSetUpdated");
         assert_eq!(
-            check("Deployment", &deploy(2, zero, status), false),
-            State::Ready
+            check("Deployment", &deploy(1, json!({}), status), false),
+            State::Pending("1 old replicas pending termination".into())
         );
+        let mut status = rolled_out(4);
+        status["availableReplicas"] = json!(3);
+        assert_eq!(
+            check("Deployment", &deploy(4, json!({}), status), false),
+            State::Pending("3 of 4 updated replicas available".into())
+        );
+        let mut status = rolled_out(2);
+        status["conditions"][1]["reason"] = json!("ReplicaSetUpdated");
+        assert!(!check("Deployment", &deploy(2, json!({}), status), false).is_ready());
+        let mut status = rolled_out(2);
+        status["conditions"][1] = json!({"type": "Progressing", "status": "False",
+            "reason": "ProgressDeadlineExceeded", "message": "ReplicaSet \"web-1\" has timed out progressing."});
+        assert!(matches!(
+            check("Deployment", &deploy(2, json!({}), status), false),
+            State::Pending(reason) if reason.starts_with("progress deadline exceeded: ")
+        ));
     }
 
     #[test]

@@ -125,6 +125,21 @@ impl Engine {
         user_values: &Map,
         options: &InstallOptions,
     ) -> Result<(Release, Vec<String>), EngineError> {
+        if options.dry_run != DryRun::None {
+            return self.install_locked(chart, user_values, options).await;
+        }
+        let lock = self.lock(&options.name).await?;
+        let result = self.install_locked(chart, user_values, options).await;
+        self.unlock(&options.name, lock).await;
+        result
+    }
+
+    async fn install_locked(
+        &self,
+        chart: Chart,
+        user_values: &Map,
+        options: &InstallOptions,
+    ) -> Result<(Release, Vec<String>), EngineError> {
         let name = &options.name;
         if !chartkit_release::query::valid_release_name(name) {
             return Err(EngineError::msg(format!(
@@ -175,17 +190,41 @@ impl Engine {
         if options.create_namespace {
             self.create_namespace().await?;
         }
-        self.storage.create(&release, 0, now().unix()).await?;
-        match self.perform_install(&mut release, &objects, options).await {
+        // The namespace may have just been made: the lock could not be taken before.
+        let late = self.lock(name).await?;
+        let result = self
+            .record_and_install(&mut release, &objects, options)
+            .await;
+        self.unlock(name, late).await;
+        result.map(|()| (release, warnings))
+    }
+
+    async fn record_and_install(
+        &self,
+        release: &mut Release,
+        objects: &[Object],
+        options: &InstallOptions,
+    ) -> Result<(), EngineError> {
+        let name = &options.name;
+        if self
+            .storage
+            .history(name)
+            .await
+            .is_ok_and(|h| !h.is_empty())
+        {
+            return Err(EngineError::msg("cannot reuse a name that is still in use"));
+        }
+        self.storage.create(release, 0, now().unix()).await?;
+        match self.perform_install(release, objects, options).await {
             Ok(()) => {
                 let description = options.description.as_deref().unwrap_or("Install complete");
-                set_status(&mut release, Status::Deployed, description);
-                self.storage.update(&release, now().unix()).await?;
-                Ok((release, warnings))
+                set_status(release, Status::Deployed, description);
+                self.storage.update(release, now().unix()).await?;
+                Ok(())
             }
             Err(error) => {
                 set_status(
-                    &mut release,
+                    release,
                     Status::Failed,
                     &format!("Release {name:?} failed: {error}"),
                 );
@@ -208,7 +247,7 @@ impl Engine {
                         "release {name} failed, and has been uninstalled due to rollback-on-failure being set: {error}"
                     )));
                 }
-                let _ = self.storage.update(&release, now().unix()).await;
+                let _ = self.storage.update(release, now().unix()).await;
                 Err(error)
             }
         }

@@ -7,20 +7,27 @@ mod change;
 mod error;
 mod hooks;
 mod install;
+mod lock;
 mod ownership;
 mod record;
 mod rollback;
 mod uninstall;
 mod upgrade;
 
+use std::collections::BTreeSet;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chartkit_cluster::manifest::Object;
 use chartkit_cluster::{Applier, Discovery, Progress, Target};
-use chartkit_release::{GoTime, Storage};
+use chartkit_release::{GoTime, Status, Storage, StorageError};
+
+use crate::install::set_status;
+use crate::lock::ReleaseLock;
 
 pub use error::EngineError;
 pub use install::{DryRun, InstallOptions, render_release};
+pub use lock::{LockSettings, lease_name};
 pub use record::{chart_record, release_manifest};
 pub use rollback::RollbackOptions;
 pub use uninstall::{UninstallOptions, Uninstalled};
@@ -35,6 +42,11 @@ pub struct Engine {
     /// The release namespace (namespaced objects without one go there).
     pub namespace: String,
     pub progress: Box<dyn Progress>,
+    /// The per-release lock's duration and holder name.
+    pub lock: LockSettings,
+    /// Releases whose lock this engine holds, so an operation that calls another (an
+    /// atomic upgrade rolling back) does not wait for itself.
+    held: Mutex<BTreeSet<String>>,
 }
 
 /// How long operations may take, and whether to wait for readiness.
@@ -68,7 +80,62 @@ impl Engine {
             storage,
             namespace: namespace.to_string(),
             progress,
+            lock: LockSettings::default(),
+            held: Mutex::new(BTreeSet::new()),
         }
+    }
+
+    /// Takes release `name`'s lock for one operation: None when this engine holds it
+    /// already, or when the namespace does not exist yet (so no release can be there). A
+    /// lock taken over from an operation that died is followed by `recover`.
+    async fn lock(&self, name: &str) -> Result<Option<ReleaseLock>, EngineError> {
+        if self.held.lock().expect("lock set").contains(name) {
+            return Ok(None);
+        }
+        let Some(lock) =
+            ReleaseLock::acquire(&self.client, &self.namespace, name, &self.lock).await?
+        else {
+            return Ok(None);
+        };
+        self.held.lock().expect("lock set").insert(name.to_string());
+        if let Some(abandoned) = &lock.abandoned
+            && let Err(error) = self.recover(name, abandoned).await
+        {
+            self.unlock(name, Some(lock)).await;
+            return Err(error);
+        }
+        Ok(Some(lock))
+    }
+
+    async fn unlock(&self, name: &str, lock: Option<ReleaseLock>) {
+        if let Some(lock) = lock {
+            lock.release().await;
+            self.held.lock().expect("lock set").remove(name);
+        }
+    }
+
+    /// The operation that held the lock before stopped renewing it: it crashed or was
+    /// killed. Its revision, if still pending, can never finish, so it is marked failed
+    /// (what helm users otherwise do by editing the Secret), and the release can move on.
+    async fn recover(&self, name: &str, abandoned: &lock::Abandoned) -> Result<(), EngineError> {
+        let history = match self.storage.history(name).await {
+            Ok(history) => history,
+            Err(StorageError::NotFound) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        let Some(mut last) = history.into_iter().max_by_key(|r| r.version) else {
+            return Ok(());
+        };
+        if !last.status().is_pending() {
+            return Ok(());
+        }
+        let description = format!(
+            "Release {name:?} was interrupted: {} stopped renewing the release lock, which expired at {}",
+            abandoned.holder, abandoned.expired_at
+        );
+        set_status(&mut last, Status::Failed, &description);
+        self.storage.update(&last, now().unix()).await?;
+        Ok(())
     }
 
     fn applier(&self) -> Applier<'_> {

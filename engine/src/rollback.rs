@@ -22,6 +22,13 @@ pub struct RollbackOptions {
 
 impl Engine {
     pub async fn rollback(&self, options: &RollbackOptions) -> Result<(), EngineError> {
+        let lock = self.lock(&options.name).await?;
+        let result = self.rollback_locked(options).await;
+        self.unlock(&options.name, lock).await;
+        result
+    }
+
+    async fn rollback_locked(&self, options: &RollbackOptions) -> Result<(), EngineError> {
         let name = &options.name;
         let history = self.storage.history(name).await?;
         let last = latest(&history).cloned().expect("history is not empty");

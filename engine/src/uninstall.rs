@@ -31,6 +31,16 @@ pub struct Uninstalled {
 
 impl Engine {
     pub async fn uninstall(&self, options: &UninstallOptions) -> Result<Uninstalled, EngineError> {
+        let lock = self.lock(&options.name).await?;
+        let result = self.uninstall_locked(options).await;
+        self.unlock(&options.name, lock).await;
+        result
+    }
+
+    async fn uninstall_locked(
+        &self,
+        options: &UninstallOptions,
+    ) -> Result<Uninstalled, EngineError> {
         let name = &options.name;
         let history = match self.storage.history(name).await {
             Ok(history) => history,

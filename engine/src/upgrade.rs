@@ -63,6 +63,26 @@ impl Engine {
         options: &UpgradeOptions,
         install: Option<&InstallOptions>,
     ) -> Result<(Release, Vec<String>, bool), EngineError> {
+        if options.dry_run {
+            return self
+                .upgrade_locked(chart, user_values, options, install)
+                .await;
+        }
+        let lock = self.lock(&options.name).await?;
+        let result = self
+            .upgrade_locked(chart, user_values, options, install)
+            .await;
+        self.unlock(&options.name, lock).await;
+        result
+    }
+
+    async fn upgrade_locked(
+        &self,
+        chart: Chart,
+        user_values: &Map,
+        options: &UpgradeOptions,
+        install: Option<&InstallOptions>,
+    ) -> Result<(Release, Vec<String>, bool), EngineError> {
         let name = &options.name;
         let history = match self.storage.history(name).await {
             Ok(history) => history,

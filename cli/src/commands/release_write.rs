@@ -30,7 +30,8 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .map_err(Error::new)
 }
 
-async fn engine(kube: &KubeArgs) -> Result<Engine> {
+async fn engine(kube: &KubeArgs, operation: &str) -> Result<Engine> {
+    let lock = env::release_lock(operation)?;
     let driver = Driver::from_name(&env::helm_driver()).map_err(Error::new)?;
     let connection = crate::kube::options(kube)
         .connect()
@@ -41,12 +42,14 @@ async fn engine(kube: &KubeArgs) -> Result<Engine> {
         driver,
         Some(connection.namespace.as_str()),
     );
-    Ok(Engine::new(
+    let mut engine = Engine::new(
         connection.client.clone(),
         storage,
         &connection.namespace,
         Box::new(Quiet),
-    ))
+    );
+    engine.lock = lock;
+    Ok(engine)
 }
 
 /// Go's `time.ParseDuration` for the units helm users write: `5m`, `90s`, `1m30s`,
@@ -245,7 +248,7 @@ pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         return Ok(ExitCode::SUCCESS);
     }
     let (release, warnings) = runtime()?.block_on(async {
-        let engine = engine(kube).await?;
+        let engine = engine(kube, "install").await?;
         engine
             .install(chart, &user_values, &options)
             .await
@@ -272,7 +275,7 @@ pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
     let wait = matches!(args.wait.as_deref(), Some("true" | "watcher" | "legacy"));
     let timeout = timeout(&args.timeout)?;
     runtime()?.block_on(async {
-        let engine = engine(kube).await?;
+        let engine = engine(kube, "uninstall").await?;
         for name in &args.releases {
             let options = UninstallOptions {
                 name: name.clone(),
@@ -344,7 +347,7 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         labels: BTreeMap::new(),
     });
     let (release, warnings, installed) = runtime()?.block_on(async {
-        let engine = engine(kube).await?;
+        let engine = engine(kube, "upgrade").await?;
         engine
             .upgrade(chart, &user_values, &options, install.as_ref())
             .await
@@ -380,7 +383,7 @@ pub fn rollback(args: RollbackArgs, kube: &KubeArgs) -> Result<ExitCode> {
         max_history: args.history_max,
     };
     runtime()?.block_on(async {
-        let engine = engine(kube).await?;
+        let engine = engine(kube, "rollback").await?;
         engine.rollback(&options).await.map_err(Error::new)
     })?;
     crate::output::stdout_bytes(b"Rollback was a success! Happy Helming!\n")?;
