@@ -178,6 +178,8 @@ pub enum Command {
     Uninstall(UninstallArgs),
     /// Roll a release back to a previous revision.
     Rollback(RollbackArgs),
+    /// Run a release's tests (its `helm.sh/hook: test` Pods and Jobs).
+    Test(TestArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -1262,4 +1264,20 @@ pub struct RollbackArgs {
     /// Keep at most this many revisions (0: no limit).
     #[arg(long = "history-max", alias = "max-history", default_value_t = 10)]
     pub history_max: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The release.
+    pub release: String,
+    /// How long each test may take (a Go duration).
+    #[arg(long, default_value = "5m0s")]
+    pub timeout: String,
+    /// Print the test pods' logs (read after every test ran, before any is deleted).
+    #[arg(long)]
+    pub logs: bool,
+    /// Choose tests: `name=X` runs only X, `!name=X` skips X (repeat, or separate with
+    /// commas).
+    #[arg(long, value_delimiter = ',')]
+    pub filter: Vec<String>,
 }

@@ -17,22 +17,48 @@ const BEFORE_CREATION: &str = "before-hook-creation";
 const SUCCEEDED: &str = "hook-succeeded";
 const FAILED: &str = "hook-failed";
 
+/// The hooks one event ran (indexes into the release's hooks, in run order) and, when
+/// one failed (the last of them), why.
+pub(crate) struct HookRun {
+    pub order: Vec<usize>,
+    pub failure: Option<EngineError>,
+}
+
 impl Engine {
-    /// Runs the hooks of `event`, recording each run in the release. The error says
-    /// which hook failed and why (a Job's failure condition, a Pod's phase, a timeout).
+    /// Runs the hooks of `event`, recording each run in the release, then deletes them
+    /// by their policies. The error says which hook failed and why (a Job's failure
+    /// condition, a Pod's phase, a timeout).
     pub(crate) async fn run_hooks(
         &self,
         release: &mut Release,
         event: &str,
         timeout: Duration,
     ) -> Result<(), EngineError> {
+        let run = self
+            .execute_hooks(release, event, timeout, &|_| true)
+            .await?;
+        self.finish_hooks(release, run, timeout).await
+    }
+
+    /// Runs the hooks of `event` that `chosen` picks, by weight then name, each deleted
+    /// first by its `before-hook-creation` policy and watched until its Job or Pod
+    /// finishes; stops at the first failure. Nothing is deleted by the `hook-succeeded`
+    /// and `hook-failed` policies yet: `finish_hooks` does that, so that `test --logs`
+    /// can read the pods' logs first.
+    pub(crate) async fn execute_hooks(
+        &self,
+        release: &mut Release,
+        event: &str,
+        timeout: Duration,
+        chosen: &dyn Fn(&Hook) -> bool,
+    ) -> Result<HookRun, EngineError> {
         let mut order: Vec<usize> = release
             .hooks
             .iter()
             .enumerate()
             .filter(|(_, h)| {
                 h.as_ref()
-                    .is_some_and(|h| h.events.iter().any(|e| e == event))
+                    .is_some_and(|h| h.events.iter().any(|e| e == event) && chosen(h))
             })
             .map(|(i, _)| i)
             .collect();
@@ -67,22 +93,47 @@ impl Engine {
                 Ok(()) => run.phase = "Succeeded".to_string(),
                 Err(reason) => {
                     run.phase = "Failed".to_string();
-                    // Cleanup failures are secondary to the hook's own failure.
-                    let _ = self.delete_hook_by_policy(&h, FAILED, timeout).await;
-                    for &earlier in &order[..position] {
-                        let earlier = hook(release, earlier).clone();
-                        let _ = self
-                            .delete_hook_by_policy(&earlier, SUCCEEDED, timeout)
-                            .await;
-                    }
-                    return Err(EngineError::msg(format!(
-                        "{event} hook {} failed: {reason}",
-                        h.path
-                    )));
+                    order.truncate(position + 1);
+                    return Ok(HookRun {
+                        order,
+                        failure: Some(EngineError::msg(format!(
+                            "{event} hook {} failed: {reason}",
+                            h.path
+                        ))),
+                    });
                 }
             }
         }
-        for &index in order.iter().rev() {
+        Ok(HookRun {
+            order,
+            failure: None,
+        })
+    }
+
+    /// Deletes the hooks that ran by their policies: after a failure the failed one by
+    /// `hook-failed` and those before it by `hook-succeeded` (cleanup errors give way to
+    /// the hook's own failure, which is returned); after success each by
+    /// `hook-succeeded`, newest first.
+    pub(crate) async fn finish_hooks(
+        &self,
+        release: &Release,
+        run: HookRun,
+        timeout: Duration,
+    ) -> Result<(), EngineError> {
+        if let Some(failure) = run.failure {
+            if let Some((&failed, earlier)) = run.order.split_last() {
+                let failed = hook(release, failed).clone();
+                let _ = self.delete_hook_by_policy(&failed, FAILED, timeout).await;
+                for &index in earlier {
+                    let earlier = hook(release, index).clone();
+                    let _ = self
+                        .delete_hook_by_policy(&earlier, SUCCEEDED, timeout)
+                        .await;
+                }
+            }
+            return Err(failure);
+        }
+        for &index in run.order.iter().rev() {
             let h = hook(release, index).clone();
             self.delete_hook_by_policy(&h, SUCCEEDED, timeout).await?;
         }

@@ -11,6 +11,7 @@ mod lock;
 mod ownership;
 mod record;
 mod rollback;
+mod test;
 mod uninstall;
 mod upgrade;
 
@@ -30,6 +31,7 @@ pub use install::{DryRun, InstallOptions, render_release};
 pub use lock::{LockSettings, lease_name};
 pub use record::{chart_record, release_manifest};
 pub use rollback::RollbackOptions;
+pub use test::{TestOptions, Tested};
 pub use uninstall::{UninstallOptions, Uninstalled};
 pub use upgrade::{UpgradeOptions, ValuesMode};
 

@@ -114,7 +114,12 @@ pub fn hooks(rendered: &Rendered) -> Vec<Option<model::Hook>> {
                 kind: h.kind.clone(),
                 path: h.path.clone(),
                 manifest: h.manifest.clone(),
-                events: h.events.clone(),
+                // Helm 2's `test-success` is recorded as the `test` event it became.
+                events: h
+                    .events
+                    .iter()
+                    .map(|e| if e == "test-success" { "test" } else { e }.to_string())
+                    .collect(),
                 last_run: model::HookExecution::default(),
                 weight: h.weight,
                 delete_policies: list("helm.sh/hook-delete-policy"),

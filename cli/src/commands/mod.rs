@@ -79,6 +79,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Upgrade(args) => release_write::upgrade(args, kube, offline),
         Command::Uninstall(args) => release_write::uninstall(args, kube),
         Command::Rollback(args) => release_write::rollback(args, kube),
+        Command::Test(args) => release_write::test(args, kube),
     }
 }
 

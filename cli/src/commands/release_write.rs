@@ -9,15 +9,16 @@ use std::time::Duration;
 use chartkit_cluster::Propagation;
 use chartkit_cluster::readiness::Quiet;
 use chartkit_engine::{
-    DryRun, Engine, InstallOptions, RollbackOptions, UninstallOptions, UpgradeOptions, ValuesMode,
-    Waiting,
+    DryRun, Engine, InstallOptions, RollbackOptions, TestOptions, UninstallOptions, UpgradeOptions,
+    ValuesMode, Waiting,
 };
 use chartkit_release::{Driver, Release, Storage, views};
 use chartkit_repo_client::ChartRef;
 
 use super::repo_support::{client, client_error};
 use crate::cli::{
-    ChartSourceArgs, InstallArgs, KubeArgs, RollbackArgs, UninstallArgs, UpgradeArgs, WaitArgs,
+    ChartSourceArgs, InstallArgs, KubeArgs, RollbackArgs, TestArgs, UninstallArgs, UpgradeArgs,
+    WaitArgs,
 };
 use crate::env;
 use crate::error::{Context, Error, Result};
@@ -388,6 +389,46 @@ pub fn rollback(args: RollbackArgs, kube: &KubeArgs) -> Result<ExitCode> {
     })?;
     crate::output::stdout_bytes(b"Rollback was a success! Happy Helming!\n")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `test`: prints the release's status with each test's phase (and the pods' logs with
+/// `--logs`) whether or not a test failed, then fails if one did, as helm does.
+pub fn test(args: TestArgs, kube: &KubeArgs) -> Result<ExitCode> {
+    let mut options = TestOptions {
+        name: args.release.clone(),
+        timeout: timeout(&args.timeout)?,
+        logs: args.logs,
+        ..Default::default()
+    };
+    for filter in &args.filter {
+        if let Some(name) = filter.strip_prefix("name=") {
+            options.include.push(name.to_string());
+        } else if let Some(name) = filter
+            .strip_prefix('!')
+            .map(str::trim_start)
+            .and_then(|f| f.strip_prefix("name="))
+        {
+            options.exclude.push(name.to_string());
+        }
+    }
+    let tested = runtime()?.block_on(async {
+        let engine = engine(kube, "test").await?;
+        engine.test(&options).await.map_err(Error::new)
+    })?;
+    let mut shown = tested.release.clone();
+    if let Some(info) = shown.info.as_mut() {
+        info.notes.clear();
+    }
+    let mut out = views::status_text(&shown, None, None);
+    if let Some(logs) = &tested.logs {
+        out.push('\n');
+        out.push_str(logs);
+    }
+    crate::output::stdout_bytes(out.as_bytes())?;
+    match tested.failure {
+        Some(failure) => Err(Error::new(failure)),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 #[cfg(test)]
