@@ -215,9 +215,16 @@ pub struct SandboxUpArgs {
     /// How long a pod takes to become ready once scheduled, e.g. 500ms, 2s.
     #[arg(long, value_name = "DURATION", default_value = "500ms")]
     pub pod_ready_delay: String,
+    /// How long a Job's (or a test hook's) pods run before they succeed, e.g. 0s, 2s.
+    #[arg(long, value_name = "DURATION")]
+    pub job_duration: Option<String>,
     /// Names of the simulated nodes, comma-separated (DaemonSets run a pod on each).
     #[arg(long, value_delimiter = ',', default_value = "sandbox-node")]
     pub nodes: Vec<String>,
+    /// Append one JSON line per request (verb, requestURI, userAgent, response code) to
+    /// FILE, as the API server's audit log does.
+    #[arg(long, value_name = "FILE")]
+    pub audit_log: Option<PathBuf>,
     /// Internal: the process `--background` starts, which reports its address there.
     #[arg(long, hide = true)]
     pub state_file: Option<PathBuf>,

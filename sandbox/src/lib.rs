@@ -66,6 +66,12 @@ pub enum SandboxError {
     /// The data directory is locked by another sandbox, or its state is damaged.
     #[error(transparent)]
     Persist(#[from] persist::PersistError),
+    /// `--audit-log`'s file could not be opened for appending.
+    #[error("cannot open the audit log `{}`: {source}", path.display())]
+    AuditLog {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// How to start a sandbox.
@@ -79,6 +85,8 @@ pub struct Options {
     pub settings: Settings,
     /// A secret that lets a POST to [`http::SHUTDOWN_PATH`] stop the server.
     pub shutdown_token: Option<String>,
+    /// Append one JSON line per request to this file (`--audit-log`).
+    pub audit_log: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -89,6 +97,7 @@ impl Default for Options {
             data: None,
             settings: Settings::default(),
             shutdown_token: None,
+            audit_log: None,
         }
     }
 }
@@ -149,11 +158,25 @@ impl Sandbox {
                 (cluster, Some(opened.wal), opened.warnings)
             }
         };
+        let audit = match &options.audit_log {
+            Some(path) => Some(http::AuditLog::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|source| SandboxError::AuditLog {
+                        path: path.clone(),
+                        source,
+                    })?,
+            )),
+            None => None,
+        };
         controllers::spawn(Arc::clone(&cluster));
         let app = http::App::new(
             Arc::clone(&cluster),
             addr.to_string(),
             options.shutdown_token.clone(),
+            audit,
         );
         let acceptor = tls.as_ref().map(TlsMaterial::acceptor).transpose()?;
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();

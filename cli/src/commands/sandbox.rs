@@ -38,6 +38,15 @@ pub fn up(args: SandboxUpArgs) -> Result<ExitCode> {
             "write it as 500ms, 2s or 1m",
         )
     })?;
+    let job_duration = match &args.job_duration {
+        None => None,
+        Some(text) => Some(parse_duration(text).ok_or_else(|| {
+            with_hint(
+                err!("--job-duration {text:?} is not a duration"),
+                "write it as 0s, 500ms, 2s or 1m",
+            )
+        })?),
+    };
     if args
         .nodes
         .iter()
@@ -54,10 +63,12 @@ pub fn up(args: SandboxUpArgs) -> Result<ExitCode> {
     }
     let token: [u8; 16] = rand::random();
     let shutdown_token = hex::encode(token);
+    let defaults = chartkit_sandbox::Settings::default();
     let settings = chartkit_sandbox::Settings {
         pod_ready_delay,
+        job_duration: job_duration.unwrap_or(defaults.job_duration),
         nodes: args.nodes.clone(),
-        ..chartkit_sandbox::Settings::default()
+        ..defaults
     };
     let options = chartkit_sandbox::Options {
         addr: args.addr,
@@ -65,6 +76,7 @@ pub fn up(args: SandboxUpArgs) -> Result<ExitCode> {
         data: args.data.clone(),
         settings,
         shutdown_token: Some(shutdown_token.clone()),
+        audit_log: args.audit_log.clone(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -168,6 +180,13 @@ fn start_background(args: &SandboxUpArgs, kubeconfig: &Path) -> Result<ExitCode>
         .arg(&state);
     if let Some(d) = &args.data {
         cmd.arg("--data").arg(d);
+    }
+    if let Some(d) = &args.job_duration {
+        cmd.arg("--job-duration").arg(d);
+    }
+    if let Some(f) = &args.audit_log {
+        cmd.arg("--audit-log")
+            .arg(std::path::absolute(f).unwrap_or_else(|_| f.clone()));
     }
     if args.tls {
         cmd.arg("--tls");

@@ -18,7 +18,7 @@ use crate::store::Store;
 fn app() -> Arc<App> {
     let cluster = Cluster::new(Settings::default(), Store::new());
     crate::seed(&cluster);
-    App::new(cluster, "127.0.0.1:6443".into(), None)
+    App::new(cluster, "127.0.0.1:6443".into(), None, None)
 }
 
 const BODIES: &[&[u8]] = &[

@@ -2,6 +2,7 @@
 //! YAML bodies, Tables, aggregated discovery), watch streams, and the `Status` errors
 //! clients parse.
 
+mod audit;
 pub mod discovery;
 mod openapi;
 pub mod path;
@@ -33,6 +34,8 @@ use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::{ApiError, ApiResult};
 use path::{ApiPath, ResourcePath};
 
+pub use audit::AuditLog;
+
 /// Where `chartkit sandbox down` asks a background sandbox to stop.
 pub const SHUTDOWN_PATH: &str = "/.chartkit/shutdown";
 /// The header carrying the shutdown secret.
@@ -51,16 +54,24 @@ pub struct App {
     pub shutdown_token: Option<String>,
     /// Told when a shutdown request arrives.
     pub shutdown: tokio::sync::Notify,
+    /// Where each request is written, with `--audit-log`.
+    pub audit: Option<AuditLog>,
 }
 
 impl App {
-    pub fn new(cluster: Arc<Cluster>, address: String, shutdown_token: Option<String>) -> Arc<App> {
+    pub fn new(
+        cluster: Arc<Cluster>,
+        address: String,
+        shutdown_token: Option<String>,
+        audit: Option<AuditLog>,
+    ) -> Arc<App> {
         Arc::new(App {
             cluster,
             address,
             openapi: openapi::Cache::default(),
             shutdown_token,
             shutdown: tokio::sync::Notify::new(),
+            audit,
         })
     }
 }
@@ -132,8 +143,20 @@ fn go_quote(s: &str) -> String {
     out
 }
 
-/// Handles one request.
+/// Handles one request, writing it to the audit log when there is one.
 pub async fn handle(app: Arc<App>, req: Request<Body>) -> Response<Body> {
+    let Some(audit) = app.audit.as_ref() else {
+        return answer(&app, req).await;
+    };
+    let method = req.method().to_string();
+    let uri = req.uri().to_string();
+    let agent = header(req.headers(), "user-agent").to_string();
+    let response = answer(&app, req).await;
+    audit.record(&method, &uri, &agent, response.status().as_u16());
+    response
+}
+
+async fn answer(app: &Arc<App>, req: Request<Body>) -> Response<Body> {
     if req.uri().path() == SHUTDOWN_PATH {
         let given = header(req.headers(), SHUTDOWN_HEADER);
         if req.method() == Method::POST
@@ -161,7 +184,7 @@ pub async fn handle(app: Arc<App>, req: Request<Body>) -> Response<Body> {
     // As the API server's panic filter does: a bug answers 500, never a dropped
     // connection.
     use futures::FutureExt as _;
-    match std::panic::AssertUnwindSafe(route(&app, req))
+    match std::panic::AssertUnwindSafe(route(app, req))
         .catch_unwind()
         .await
     {
