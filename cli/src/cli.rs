@@ -186,7 +186,7 @@ pub enum Command {
 pub enum SandboxCommand {
     /// Start a sandbox, write its context into the kubeconfig, and serve until stopped
     /// (Ctrl-C), or in the background with --background.
-    Up(SandboxUpArgs),
+    Up(Box<SandboxUpArgs>),
     /// Stop the sandbox started with `sandbox up --background`.
     Down,
     /// Say whether a background sandbox is running, and where.

@@ -68,7 +68,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
             dependency::fetch(args, true, offline)
         }
         Command::Mirror(args) => mirror::run(args, offline),
-        Command::Sandbox(SandboxCommand::Up(args)) => sandbox::up(args),
+        Command::Sandbox(SandboxCommand::Up(args)) => sandbox::up(*args),
         Command::Sandbox(SandboxCommand::Down) => sandbox::down(),
         Command::Sandbox(SandboxCommand::Status) => sandbox::status(),
         Command::List(args) => release_read::list(args, kube),
