@@ -1168,12 +1168,41 @@ pub struct InstallArgs {
     /// If the install fails, uninstall the release (Helm 4's --rollback-on-failure).
     #[arg(long, alias = "rollback-on-failure")]
     pub atomic: bool,
-    /// Take over fields other field managers own (server-side apply).
-    #[arg(long = "force-conflicts")]
-    pub force_conflicts: bool,
+    #[command(flatten)]
+    pub writing: WritingArgs,
     /// Labels to add to the release record (`k=v,k2=v2`).
     #[arg(short = 'l', long, value_delimiter = ',')]
     pub labels: Vec<String>,
+    /// Adopt objects that already exist, whatever release (if any) they belong to.
+    #[arg(long = "take-ownership")]
+    pub take_ownership: bool,
+    /// Reuse the name of a release whose last revision is uninstalled (kept with
+    /// --keep-history) or failed. Unsafe in production.
+    #[arg(long)]
+    pub replace: bool,
+}
+
+/// How objects are written (Helm 4's flags).
+#[derive(Debug, Args)]
+pub struct WritingArgs {
+    /// `true`: server-side apply; `false`: a client-side three-way merge from the
+    /// previous revision's manifest; `auto`: as the release's last revision was written
+    /// (server-side for a new release).
+    #[arg(
+        long = "server-side",
+        default_value = "auto",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        value_parser = ["true", "false", "auto"]
+    )]
+    pub server_side: String,
+    /// Take over fields other field managers own (server-side apply).
+    #[arg(long = "force-conflicts", conflicts_with = "force_replace")]
+    pub force_conflicts: bool,
+    /// Replace objects whole instead of merging into them (client-side writes only;
+    /// `--force` is its old name).
+    #[arg(long = "force-replace", alias = "force")]
+    pub force_replace: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1212,9 +1241,8 @@ pub struct UpgradeArgs {
     /// If the upgrade fails, delete the objects it created.
     #[arg(long = "cleanup-on-fail")]
     pub cleanup_on_fail: bool,
-    /// Take over fields other field managers own (server-side apply).
-    #[arg(long = "force-conflicts")]
-    pub force_conflicts: bool,
+    #[command(flatten)]
+    pub writing: WritingArgs,
     /// Keep at most this many revisions (0: no limit).
     #[arg(long = "history-max", alias = "max-history", default_value_t = 10)]
     pub history_max: usize,
@@ -1224,6 +1252,13 @@ pub struct UpgradeArgs {
     /// Skip the chart's CRDs when installing with --install.
     #[arg(long = "skip-crds")]
     pub skip_crds: bool,
+    /// Adopt objects that already exist, whatever release (if any) they belong to.
+    #[arg(long = "take-ownership")]
+    pub take_ownership: bool,
+    /// Also apply the chart's `crds/`, changed ones included (helm installs them once and
+    /// never updates them).
+    #[arg(long = "upgrade-crds")]
+    pub upgrade_crds: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1265,9 +1300,8 @@ pub struct RollbackArgs {
     /// If the rollback fails, delete the objects it created.
     #[arg(long = "cleanup-on-fail")]
     pub cleanup_on_fail: bool,
-    /// Take over fields other field managers own (server-side apply).
-    #[arg(long = "force-conflicts")]
-    pub force_conflicts: bool,
+    #[command(flatten)]
+    pub writing: WritingArgs,
     /// Keep at most this many revisions (0: no limit).
     #[arg(long = "history-max", alias = "max-history", default_value_t = 10)]
     pub history_max: usize,

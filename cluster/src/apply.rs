@@ -158,10 +158,94 @@ impl<'a> Applier<'a> {
         }
     }
 
-    /// Client-side apply: creates the object, or patches the live one with a three-way
-    /// merge of the last applied configuration, the live object and this one. A write
-    /// that lost a race with another writer is recomputed from a fresh read.
+    /// Client-side apply as kubectl does it: creates the object, or patches the live one
+    /// with a three-way merge of the last applied configuration (kept in an annotation),
+    /// the live object and this one. A write that lost a race with another writer is
+    /// recomputed from a fresh read.
     pub async fn apply_client_side(&self, object: &Object) -> Result<Outcome, ApplyError> {
+        self.client_side(object, Original::LastApplied).await
+    }
+
+    /// Client-side update as helm does it: the three-way merge's original is the object
+    /// as the release's previous manifest had it (`None` for an object new to the
+    /// release), and no annotation is written.
+    pub async fn update_client_side(
+        &self,
+        object: &Object,
+        original: Option<&Value>,
+    ) -> Result<Outcome, ApplyError> {
+        self.client_side(object, Original::Given(original.cloned()))
+            .await
+    }
+
+    /// `--force-replace`: the object is written whole over the live one (PUT), or
+    /// created; fields other writers set and the manifest lacks are lost, as helm's
+    /// replacement loses them.
+    pub async fn replace(&self, object: &Object) -> Result<Outcome, ApplyError> {
+        let target = self.target(object).await?;
+        let api = target.api(&self.client);
+        let mut body = object.value.clone();
+        if let Some(ns) = &target.namespace {
+            body["metadata"]["namespace"] = Value::String(ns.clone());
+        }
+        let mut attempt = 0;
+        loop {
+            let live = api
+                .get_opt(&target.name)
+                .await
+                .map_err(|e| api_error(&target, e))?;
+            let result = match live {
+                None => self.create(&api, &target, &body).await?,
+                Some(live) => {
+                    body["metadata"]["resourceVersion"] =
+                        serde_json::to_value(&live.metadata.resource_version)
+                            .expect("strings serialise");
+                    let typed = dynamic(&body).map_err(|e| unreadable(&target, e))?;
+                    let params = PostParams {
+                        field_manager: Some(self.field_manager.clone()),
+                        ..PostParams::default()
+                    };
+                    api.replace(&target.name, &params, &typed)
+                        .await
+                        .map(|_| Outcome::Updated)
+                }
+            };
+            match result {
+                Ok(outcome) => return Ok(outcome),
+                Err(kube::Error::Api(status))
+                    if status.code == 409 && attempt < CONFLICT_RETRIES =>
+                {
+                    attempt += 1;
+                }
+                Err(error) => return Err(api_error(&target, error)),
+            }
+        }
+    }
+
+    /// Creates the object (without a resourceVersion, which a create must not carry).
+    async fn create(
+        &self,
+        api: &Api<DynamicObject>,
+        target: &Target,
+        body: &Value,
+    ) -> Result<Result<Outcome, kube::Error>, ApplyError> {
+        let mut body = body.clone();
+        if let Some(meta) = body["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        let typed = dynamic(&body).map_err(|e| unreadable(target, e))?;
+        let params = PostParams {
+            field_manager: Some(self.field_manager.clone()),
+            ..PostParams::default()
+        };
+        Ok(api.create(&params, &typed).await.map(|_| Outcome::Created))
+    }
+
+    async fn client_side(
+        &self,
+        object: &Object,
+        original: Original,
+    ) -> Result<Outcome, ApplyError> {
         let target = self.target(object).await?;
         let api = target.api(&self.client);
         let mut modified = object.value.clone();
@@ -171,9 +255,11 @@ impl<'a> Applier<'a> {
         if let Some(meta) = modified["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
-        let applied_text =
-            serde_json::to_string(&without_last_applied(&modified)).expect("JSON values serialise");
-        modified["metadata"]["annotations"][LAST_APPLIED] = Value::String(applied_text);
+        if let Original::LastApplied = original {
+            let applied_text = serde_json::to_string(&without_last_applied(&modified))
+                .expect("JSON values serialise");
+            modified["metadata"]["annotations"][LAST_APPLIED] = Value::String(applied_text);
+        }
         let mut attempt = 0;
         loop {
             let live = api
@@ -181,24 +267,16 @@ impl<'a> Applier<'a> {
                 .await
                 .map_err(|e| api_error(&target, e))?;
             let result = match live {
-                None => {
-                    let body: DynamicObject =
-                        serde_json::from_value(modified.clone()).map_err(|e| ApplyError::Api {
-                            object: target.describe(),
-                            message: e.to_string(),
-                        })?;
-                    let params = PostParams {
-                        field_manager: Some(self.field_manager.clone()),
-                        ..PostParams::default()
-                    };
-                    api.create(&params, &body).await.map(|_| Outcome::Created)
-                }
+                None => self.create(&api, &target, &modified).await?,
                 Some(live) => {
                     let live = serde_json::to_value(&live).expect("objects serialise");
-                    let original = live["metadata"]["annotations"][LAST_APPLIED]
-                        .as_str()
-                        .and_then(|t| serde_json::from_str::<Value>(t).ok())
-                        .unwrap_or(Value::Null);
+                    let original = match &original {
+                        Original::LastApplied => live["metadata"]["annotations"][LAST_APPLIED]
+                            .as_str()
+                            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                            .unwrap_or(Value::Null),
+                        Original::Given(given) => given.clone().unwrap_or(Value::Null),
+                    };
                     let mut patch = three_way_merge_patch(&original, &modified, &live);
                     if patch.as_object().is_none_or(|p| p.is_empty()) {
                         return Ok(Outcome::Unchanged);
@@ -294,6 +372,26 @@ fn api_error(target: &Target, error: kube::Error) -> ApplyError {
     ApplyError::Api {
         object: target.describe(),
         message,
+    }
+}
+
+/// Where a client-side merge's original (what the previous apply wrote) comes from.
+enum Original {
+    /// kubectl's annotation on the live object.
+    LastApplied,
+    /// The caller knows it (helm: the previous release manifest's object).
+    Given(Option<Value>),
+}
+
+/// The manifest as kube's dynamic object.
+fn dynamic(body: &Value) -> Result<DynamicObject, serde_json::Error> {
+    serde_json::from_value(body.clone())
+}
+
+fn unreadable(target: &Target, error: serde_json::Error) -> ApplyError {
+    ApplyError::Api {
+        object: target.describe(),
+        message: error.to_string(),
     }
 }
 

@@ -5,8 +5,10 @@ use chartkit_cluster::manifest::{Object, split};
 use chartkit_cluster::{Propagation, Target};
 use chartkit_render::{kind_order, uninstall_kind_order};
 
+use serde_json::Value;
+
 use crate::ownership::{keep, mark};
-use crate::{Engine, EngineError, Waiting};
+use crate::{Engine, EngineError, Waiting, Writing};
 
 /// An object's identity across revisions: group, kind, namespace and name.
 fn key(target: &Target) -> (String, String, Option<String>, String) {
@@ -22,8 +24,9 @@ fn key(target: &Target) -> (String, String, Option<String>, String) {
 /// not exist in the old manifest, and the old objects the new manifest no longer has.
 pub(crate) struct Change {
     pub objects: Vec<Object>,
-    /// Per object: whether the old manifest had it too.
-    pub existing: Vec<bool>,
+    /// Per object: as the old manifest had it (client-side merges start from it), or
+    /// None when it is new to the release.
+    pub originals: Vec<Option<Value>>,
     pub created: Vec<Target>,
     /// Dropped objects not marked `helm.sh/resource-policy: keep`.
     pub dropped: Vec<Target>,
@@ -35,6 +38,7 @@ impl Engine {
         old_manifest: &str,
         new_manifest: &str,
         release: &str,
+        take_ownership: bool,
     ) -> Result<Change, EngineError> {
         let mut objects = split(new_manifest)?;
         objects.sort_by(|a, b| kind_order(a.kind(), b.kind()));
@@ -45,7 +49,7 @@ impl Engine {
         let new_targets = self.targets(&objects).await?;
         let mut old = split(old_manifest)?;
         old.sort_by(|a, b| uninstall_kind_order(a.kind(), b.kind()));
-        let mut old_keys = Vec::new();
+        let mut old_objects = Vec::new();
         let mut dropped = Vec::new();
         for object in &old {
             // A kind the cluster no longer serves has nothing left to delete.
@@ -56,35 +60,35 @@ impl Engine {
             if !new_targets.iter().any(|t| key(t) == k) && !keep(object) {
                 dropped.push(target);
             }
-            old_keys.push(k);
+            old_objects.push((k, object));
         }
         let mut created = Vec::new();
         let mut fresh = Vec::new();
-        let mut existing = Vec::new();
+        let mut originals = Vec::new();
         for (object, target) in objects.iter().zip(&new_targets) {
-            let old = old_keys.contains(&key(target));
-            existing.push(old);
-            if !old {
+            let k = key(target);
+            let original = old_objects
+                .iter()
+                .find(|(old, _)| *old == k)
+                .map(|(_, o)| o.value.clone());
+            if original.is_none() {
                 created.push(target.clone());
                 fresh.push(object.clone());
             }
+            originals.push(original);
         }
         // Objects new to the release must not belong to someone else.
-        self.check_ownership("update", &fresh, release).await?;
+        if !take_ownership {
+            self.check_ownership("update", &fresh, release).await?;
+        }
         Ok(Change {
             objects,
-            existing,
+            originals,
             created,
             dropped,
         })
     }
 
-    /// Applies the new objects, deletes the dropped ones, and waits if asked.
-    ///
-    /// Objects the release already had are applied with force: they carry this
-    /// release's marks, and the fields another manager holds on them are the release's
-    /// own from an earlier writer (helm's `helm` manager when chartkit upgrades a release
-    /// helm installed). Objects new to the release are forced only with `force`.
     /// An upgrade's or rollback's change between its `pre-ACTION` and `post-ACTION`
     /// hooks (`action` is `upgrade` or `rollback`), the hooks' runs recorded in `release`.
     pub(crate) async fn carry_out_with_hooks(
@@ -93,7 +97,7 @@ impl Engine {
         change: &Change,
         action: &str,
         no_hooks: bool,
-        force: bool,
+        writing: Writing,
         waiting: Waiting,
     ) -> Result<(), EngineError> {
         let timeout = waiting.timeout;
@@ -102,7 +106,7 @@ impl Engine {
                 .await
                 .map_err(|e| e.context(&format!("pre-{action} hooks failed")))?;
         }
-        self.carry_out(change, force, waiting).await?;
+        self.carry_out(change, writing, waiting).await?;
         if !no_hooks {
             self.run_hooks(release, &format!("post-{action}"), timeout)
                 .await
@@ -111,15 +115,17 @@ impl Engine {
         Ok(())
     }
 
+    /// Writes the new objects, deletes the dropped ones, and waits if asked.
     pub(crate) async fn carry_out(
         &self,
         change: &Change,
-        force: bool,
+        writing: Writing,
         waiting: Waiting,
     ) -> Result<(), EngineError> {
         let applier = self.applier();
-        for (object, existing) in change.objects.iter().zip(&change.existing) {
-            applier.apply(object, force || *existing).await?;
+        for (object, original) in change.objects.iter().zip(&change.originals) {
+            self.write(object, original.as_ref(), original.is_some(), writing)
+                .await?;
         }
         let mut errors = Vec::new();
         for target in &change.dropped {

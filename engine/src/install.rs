@@ -39,9 +39,14 @@ pub struct InstallOptions {
     pub dry_run: DryRun,
     /// `--atomic`/`--rollback-on-failure`: a failed install is uninstalled.
     pub atomic: bool,
-    pub force_conflicts: bool,
+    pub writing: crate::Writing,
     /// Extra labels on the record (`--labels`).
     pub labels: BTreeMap<String, String>,
+    /// `--take-ownership`: adopt existing objects whatever release (if any) owns them.
+    pub take_ownership: bool,
+    /// `--replace`: reuse the name of a release whose last revision is uninstalled or
+    /// failed.
+    pub replace: bool,
 }
 
 /// Renders a chart into a release record (not stored), as `install` and `upgrade` do
@@ -147,18 +152,12 @@ impl Engine {
             )));
         }
         if options.dry_run == DryRun::None {
-            let history = match self.storage.history(name).await {
-                Ok(history) => history,
-                Err(chartkit_release::StorageError::NotFound) => Vec::new(),
-                Err(e) => return Err(e.into()),
-            };
-            if !history.is_empty() {
-                return Err(EngineError::msg("cannot reuse a name that is still in use"));
-            }
+            self.available_name(name, options.replace).await?;
         }
         let crds = chartkit_render::crd_files(&chart);
         if options.dry_run == DryRun::None && !options.skip_crds && !crds.is_empty() {
-            self.install_crds(&crds, options.waiting.timeout).await?;
+            self.install_crds(&crds, options.waiting.timeout, false)
+                .await?;
         }
         let capabilities = self.capabilities().await?;
         let (mut release, warnings) = render_release(
@@ -182,7 +181,10 @@ impl Engine {
             mark(object, name, &self.namespace);
         }
         // helm adopts objects already marked as this release's, and refuses others.
-        self.check_ownership("install", &objects, name).await?;
+        if !options.take_ownership {
+            self.check_ownership("install", &objects, name).await?;
+        }
+        release.apply_method = options.writing.resolve(None)?.method().to_string();
         if options.dry_run != DryRun::None {
             set_status(&mut release, Status::PendingInstall, "Dry run complete");
             return Ok((release, warnings));
@@ -206,13 +208,14 @@ impl Engine {
         options: &InstallOptions,
     ) -> Result<(), EngineError> {
         let name = &options.name;
-        if self
-            .storage
-            .history(name)
-            .await
-            .is_ok_and(|h| !h.is_empty())
-        {
-            return Err(EngineError::msg("cannot reuse a name that is still in use"));
+        // Checked again under the lock: another install may have won the name.
+        if let Some(mut last) = self.available_name(name, options.replace).await? {
+            // `--replace` continues the old history rather than starting it again.
+            release.version = last.version + 1;
+            if last.status() != Status::Failed {
+                set_status(&mut last, Status::Superseded, "superseded by new release");
+                self.storage.update(&last, now().unix()).await?;
+            }
         }
         self.storage.create(release, 0, now().unix()).await?;
         match self.perform_install(release, objects, options).await {
@@ -265,24 +268,15 @@ impl Engine {
                 .await
                 .map_err(|e| e.context("failed pre-install"))?;
         }
-        self.apply_objects(objects, options.force_conflicts).await?;
+        let writing = options.writing.resolve(None)?;
+        for object in objects {
+            self.write(object, None, false, writing).await?;
+        }
         self.wait_for(objects, options.waiting).await?;
         if !options.no_hooks {
             self.run_hooks(release, "post-install", timeout)
                 .await
                 .map_err(|e| e.context("failed post-install"))?;
-        }
-        Ok(())
-    }
-
-    pub(crate) async fn apply_objects(
-        &self,
-        objects: &[Object],
-        force: bool,
-    ) -> Result<(), EngineError> {
-        let applier = self.applier();
-        for object in objects {
-            applier.apply(object, force).await?;
         }
         Ok(())
     }
@@ -305,6 +299,27 @@ impl Engine {
         )
         .await?;
         Ok(())
+    }
+
+    /// Whether `name` may be installed: it has no history, or (with `replace`) its last
+    /// revision is uninstalled or failed, which is then returned.
+    async fn available_name(
+        &self,
+        name: &str,
+        replace: bool,
+    ) -> Result<Option<Release>, EngineError> {
+        let history = match self.storage.history(name).await {
+            Ok(history) => history,
+            Err(chartkit_release::StorageError::NotFound) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let Some(last) = history.into_iter().max_by_key(|r| r.version) else {
+            return Ok(None);
+        };
+        if replace && matches!(last.status(), Status::Uninstalled | Status::Failed) {
+            return Ok(Some(last));
+        }
+        Err(EngineError::msg("cannot reuse a name that is still in use"))
     }
 
     /// Refuses objects that exist in the cluster without this release's marks.
@@ -348,12 +363,14 @@ impl Engine {
         Ok(())
     }
 
-    /// CRDs from `crds/`: created when missing (never changed, as helm does), waited
-    /// until Established, then discovery forgotten so their kinds are found.
-    async fn install_crds(
+    /// CRDs from `crds/`: created when missing (never changed, as helm does, unless
+    /// `update`: then each is applied, taking over its fields), waited until
+    /// Established, then discovery forgotten so their kinds are found.
+    pub(crate) async fn install_crds(
         &self,
         files: &[(String, String)],
         timeout: Duration,
+        update: bool,
     ) -> Result<(), EngineError> {
         let applier = self.applier();
         let mut created = Vec::new();
@@ -362,7 +379,10 @@ impl Engine {
                 .map_err(|e| EngineError::msg(format!("failed to install CRD {name}: {e}")))?;
             for object in objects {
                 let target = applier.target(&object).await?;
-                if target
+                if update {
+                    applier.apply(&object, true).await?;
+                    created.push(target);
+                } else if target
                     .api(&self.client)
                     .get_opt(&target.name)
                     .await?

@@ -51,6 +51,49 @@ pub struct Engine {
     held: Mutex<BTreeSet<String>>,
 }
 
+/// How objects are written: Helm 4's `--server-side` (`None`: auto, following the
+/// release's recorded method, server-side for a new release), `--force-conflicts` and
+/// `--force-replace`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Writing {
+    pub server_side: Option<bool>,
+    pub force_conflicts: bool,
+    pub force_replace: bool,
+}
+
+impl Writing {
+    /// The method to use when the release's last revision recorded `previous` (`None`
+    /// for a new release), refusing combinations helm refuses.
+    pub(crate) fn resolve(&self, previous: Option<&str>) -> Result<Writing, EngineError> {
+        let server_side = self
+            .server_side
+            .unwrap_or_else(|| previous.is_none_or(|method| method == "ssa"));
+        if self.force_conflicts && self.force_replace {
+            return Err(EngineError::msg(
+                "invalid operation: cannot use force conflicts and force replace together",
+            ));
+        }
+        if server_side && self.force_replace {
+            return Err(EngineError::msg(
+                "invalid operation: cannot use server-side apply and force replace together",
+            ));
+        }
+        Ok(Writing {
+            server_side: Some(server_side),
+            ..*self
+        })
+    }
+
+    fn is_server_side(&self) -> bool {
+        self.server_side != Some(false)
+    }
+
+    /// What the release record says (`applyMethod`).
+    pub(crate) fn method(&self) -> &'static str {
+        if self.is_server_side() { "ssa" } else { "csa" }
+    }
+}
+
 /// How long operations may take, and whether to wait for readiness.
 #[derive(Debug, Clone, Copy)]
 pub struct Waiting {
@@ -142,6 +185,31 @@ impl Engine {
 
     fn applier(&self) -> Applier<'_> {
         Applier::new(self.client.clone(), &self.discovery, &self.namespace)
+    }
+
+    /// Writes one object the way `writing` says. `original` is the object as the
+    /// release's previous manifest had it (client-side merges start from it); `owned`
+    /// says the release had the object already, so server-side apply takes over fields
+    /// another manager holds on it (they are the release's own from an earlier writer,
+    /// such as helm's `helm` manager when chartkit upgrades a release helm installed).
+    pub(crate) async fn write(
+        &self,
+        object: &Object,
+        original: Option<&serde_json::Value>,
+        owned: bool,
+        writing: Writing,
+    ) -> Result<(), EngineError> {
+        let applier = self.applier();
+        if writing.is_server_side() {
+            applier
+                .apply(object, writing.force_conflicts || owned)
+                .await?;
+        } else if writing.force_replace {
+            applier.replace(object).await?;
+        } else {
+            applier.update_client_side(object, original).await?;
+        }
+        Ok(())
     }
 
     /// The targets of objects, skipping (and reporting) those whose kind the cluster no

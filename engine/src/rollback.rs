@@ -16,7 +16,7 @@ pub struct RollbackOptions {
     pub waiting: Waiting,
     pub no_hooks: bool,
     pub cleanup_on_fail: bool,
-    pub force_conflicts: bool,
+    pub writing: crate::Writing,
     pub max_history: usize,
 }
 
@@ -68,8 +68,13 @@ impl Engine {
         for hook in release.hooks.iter_mut().flatten() {
             hook.last_run = Default::default();
         }
+        // helm follows the method of the revision rolled back to.
+        let writing = options
+            .writing
+            .resolve(Some(target.apply_method.as_str()))?;
+        release.apply_method = writing.method().to_string();
         let change = self
-            .plan_change(&current.manifest, &release.manifest, name)
+            .plan_change(&current.manifest, &release.manifest, name, false)
             .await?;
         self.storage
             .create(&release, options.max_history, now().unix())
@@ -80,7 +85,7 @@ impl Engine {
                 &change,
                 "rollback",
                 options.no_hooks,
-                options.force_conflicts,
+                writing,
                 options.waiting,
             )
             .await;

@@ -32,7 +32,12 @@ pub struct UpgradeOptions {
     /// `--atomic`: a failed upgrade is rolled back to the last deployed revision.
     pub atomic: bool,
     pub cleanup_on_fail: bool,
-    pub force_conflicts: bool,
+    pub writing: crate::Writing,
+    /// `--take-ownership`: adopt existing objects whatever release (if any) owns them.
+    pub take_ownership: bool,
+    /// `--upgrade-crds`: apply the chart's `crds/` too, changed ones included (helm
+    /// installs them once and never changes them).
+    pub upgrade_crds: bool,
     /// Revisions kept (0: all).
     pub max_history: usize,
     pub description: Option<String>,
@@ -129,6 +134,14 @@ impl Engine {
             ValuesMode::Default if user_values.is_empty() && !previous.is_empty() => previous,
             ValuesMode::Default => user_values.clone(),
         };
+        let writing = options.writing.resolve(Some(last.apply_method.as_str()))?;
+        if options.upgrade_crds && !options.dry_run {
+            let crds = chartkit_render::crd_files(&chart);
+            if !crds.is_empty() {
+                self.install_crds(&crds, options.waiting.timeout, true)
+                    .await?;
+            }
+        }
         let capabilities = self.capabilities().await?;
         let (mut release, warnings) = render_release(
             chart,
@@ -146,9 +159,15 @@ impl Engine {
             info.first_deployed = Some(first);
         }
         release.labels = current.labels.clone();
+        release.apply_method = writing.method().to_string();
         set_status(&mut release, Status::PendingUpgrade, "Preparing upgrade");
         let change = self
-            .plan_change(&current.manifest, &release.manifest, name)
+            .plan_change(
+                &current.manifest,
+                &release.manifest,
+                name,
+                options.take_ownership,
+            )
             .await?;
         if options.dry_run {
             set_status(&mut release, Status::PendingUpgrade, "Dry run complete");
@@ -163,7 +182,7 @@ impl Engine {
                 &change,
                 "upgrade",
                 options.no_hooks,
-                options.force_conflicts,
+                writing,
                 options.waiting,
             )
             .await;
@@ -194,7 +213,7 @@ impl Engine {
                         waiting: options.waiting,
                         no_hooks: options.no_hooks,
                         cleanup_on_fail: options.cleanup_on_fail,
-                        force_conflicts: true,
+                        writing: options.writing,
                         max_history: options.max_history,
                     };
                     if let Err(again) = self.rollback(&rollback).await {

@@ -10,7 +10,7 @@ use chartkit_cluster::Propagation;
 use chartkit_cluster::readiness::Quiet;
 use chartkit_engine::{
     DryRun, Engine, InstallOptions, RollbackOptions, TestOptions, UninstallOptions, UpgradeOptions,
-    ValuesMode, Waiting,
+    ValuesMode, Waiting, Writing,
 };
 use chartkit_release::{Driver, Release, Storage, views};
 use chartkit_repo_client::ChartRef;
@@ -18,7 +18,7 @@ use chartkit_repo_client::ChartRef;
 use super::repo_support::{client, client_error};
 use crate::cli::{
     ChartSourceArgs, InstallArgs, KubeArgs, RollbackArgs, TestArgs, UninstallArgs, UpgradeArgs,
-    WaitArgs,
+    WaitArgs, WritingArgs,
 };
 use crate::env;
 use crate::error::{Context, Error, Result};
@@ -91,6 +91,18 @@ fn timeout(text: &str) -> Result<Duration> {
         Error::msg(format!("invalid argument {text:?} for \"--timeout\" flag"))
             .with_hint("give a Go duration such as 5m, 90s or 1m30s")
     })
+}
+
+fn writing(args: &WritingArgs) -> Writing {
+    Writing {
+        server_side: match args.server_side.as_str() {
+            "true" => Some(true),
+            "false" => Some(false),
+            _ => None,
+        },
+        force_conflicts: args.force_conflicts,
+        force_replace: args.force_replace,
+    }
 }
 
 fn waiting(args: &WaitArgs) -> Result<Waiting> {
@@ -220,8 +232,10 @@ pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         description: args.description.clone(),
         dry_run,
         atomic: args.atomic,
-        force_conflicts: args.force_conflicts,
+        writing: writing(&args.writing),
         labels: labels(&args.labels)?,
+        take_ownership: args.take_ownership,
+        replace: args.replace,
     };
     if dry_run == DryRun::Client {
         let namespace = kube
@@ -330,7 +344,9 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         no_hooks: args.no_hooks,
         atomic: args.atomic,
         cleanup_on_fail: args.cleanup_on_fail,
-        force_conflicts: args.force_conflicts,
+        writing: writing(&args.writing),
+        take_ownership: args.take_ownership,
+        upgrade_crds: args.upgrade_crds,
         max_history: args.history_max,
         description: args.description.clone(),
         dry_run: false,
@@ -344,8 +360,10 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         description: args.description.clone(),
         dry_run: DryRun::None,
         atomic: args.atomic,
-        force_conflicts: args.force_conflicts,
+        writing: writing(&args.writing),
         labels: BTreeMap::new(),
+        take_ownership: args.take_ownership,
+        replace: false,
     });
     let (release, warnings, installed) = runtime()?.block_on(async {
         let engine = engine(kube, "upgrade").await?;
@@ -380,7 +398,7 @@ pub fn rollback(args: RollbackArgs, kube: &KubeArgs) -> Result<ExitCode> {
         waiting: waiting(&args.wait)?,
         no_hooks: args.no_hooks,
         cleanup_on_fail: args.cleanup_on_fail,
-        force_conflicts: args.force_conflicts,
+        writing: writing(&args.writing),
         max_history: args.history_max,
     };
     runtime()?.block_on(async {
