@@ -7,6 +7,7 @@ mod error;
 mod kube;
 mod output;
 mod report;
+mod wait_view;
 
 use std::process::ExitCode;
 

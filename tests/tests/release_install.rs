@@ -415,6 +415,15 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
     );
     assert!(stderr.contains("Deployment/demo"), "{stderr}");
     assert!(stderr.contains("CrashLoopBackOff"), "{stderr}");
+    // Piped, the wait says what it is waiting for in plain lines before the error.
+    let waiting = stderr
+        .lines()
+        .find(|l| l.starts_with("Deployment/demo: waiting: "))
+        .unwrap_or_else(|| panic!("no progress line for the Deployment:\n{stderr}"));
+    assert!(
+        stderr.find(waiting) < stderr.find("Error: "),
+        "progress comes before the error:\n{stderr}"
+    );
     let listed = helm(&sandbox, &ctx, &["list", "-n", "apps", "-o", "json"]);
     assert!(listed.contains("\"status\":\"failed\""), "{listed}");
     helm(

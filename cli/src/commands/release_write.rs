@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use chartkit_cluster::Propagation;
-use chartkit_cluster::readiness::Quiet;
 use chartkit_engine::{
     DryRun, Engine, InstallOptions, RollbackOptions, TestOptions, UninstallOptions, UpgradeOptions,
     ValuesMode, Waiting, Writing,
@@ -23,6 +22,7 @@ use crate::cli::{
 use crate::env;
 use crate::error::{Context, Error, Result};
 use crate::output::errln;
+use crate::wait_view::WaitView;
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
@@ -47,7 +47,7 @@ async fn engine(kube: &KubeArgs, operation: &str) -> Result<Engine> {
         connection.client.clone(),
         storage,
         &connection.namespace,
-        Box::new(Quiet),
+        Box::new(WaitView::new()),
     );
     engine.lock = lock;
     Ok(engine)
