@@ -1170,6 +1170,8 @@ pub struct InstallArgs {
     pub atomic: bool,
     #[command(flatten)]
     pub writing: WritingArgs,
+    #[command(flatten)]
+    pub print: ReleasePrintArgs,
     /// Labels to add to the release record (`k=v,k2=v2`).
     #[arg(short = 'l', long, value_delimiter = ',')]
     pub labels: Vec<String>,
@@ -1180,6 +1182,18 @@ pub struct InstallArgs {
     /// --keep-history) or failed. Unsafe in production.
     #[arg(long)]
     pub replace: bool,
+}
+
+/// How `install` and `upgrade` print the release.
+#[derive(Debug, Args)]
+pub struct ReleasePrintArgs {
+    /// Print the release as a `table` (helm's status text), `json` or `yaml` (the whole
+    /// record).
+    #[arg(short = 'o', long, value_enum, default_value_t = ReleaseOutput::Table)]
+    pub output: ReleaseOutput,
+    /// Leave the chart's NOTES.txt out of the table.
+    #[arg(long = "hide-notes")]
+    pub hide_notes: bool,
 }
 
 /// How objects are written (Helm 4's flags).
@@ -1241,6 +1255,8 @@ pub struct UpgradeArgs {
     /// If the upgrade fails, delete the objects it created.
     #[arg(long = "cleanup-on-fail")]
     pub cleanup_on_fail: bool,
+    #[command(flatten)]
+    pub print: ReleasePrintArgs,
     #[command(flatten)]
     pub writing: WritingArgs,
     /// Keep at most this many revisions (0: no limit).

@@ -56,10 +56,14 @@ pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
             dependencies: Some(l.dependencies.iter().map(|d| Some(dependency(d))).collect()),
         }),
         templates: Some(chart.templates.iter().map(file).collect()),
-        values: Some(chart.values.clone()),
+        // helm's loader leaves both nil (JSON null) when the chart has no values.yaml or
+        // no other files.
+        values: chart
+            .raw_file(chartkit_chart::VALUES_FILE)
+            .map(|_| chart.values.clone()),
         schema: chart.schema.as_ref().map(|s| s.to_vec()),
         schema_mod_time: None,
-        files: Some(chart.files.iter().map(file).collect()),
+        files: (!chart.files.is_empty()).then(|| chart.files.iter().map(file).collect()),
         mod_time: None,
     }
 }

@@ -447,6 +447,19 @@ fn deployed_at(release: &Release) -> String {
         .unwrap_or_else(|| ZERO_RFC3339.to_owned())
 }
 
+/// `install`/`upgrade -o json`: the whole record, chart included, as helm's
+/// `json.Encoder` writes it.
+pub fn release_json(release: &Release) -> String {
+    let mut out = release.to_json();
+    out.push('\n');
+    out
+}
+
+/// `install`/`upgrade -o yaml`.
+pub fn release_yaml(release: &Release) -> String {
+    yaml_of_json(&release_json(release))
+}
+
 /// YAML as `sigs.k8s.io/yaml` makes it from JSON text that this module wrote.
 fn yaml_of_json(json: &str) -> String {
     match serde_json::from_str::<serde_json::Value>(json) {

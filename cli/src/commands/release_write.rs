@@ -16,8 +16,8 @@ use chartkit_repo_client::ChartRef;
 
 use super::repo_support::{client, client_error};
 use crate::cli::{
-    ChartSourceArgs, InstallArgs, KubeArgs, RollbackArgs, TestArgs, UninstallArgs, UpgradeArgs,
-    WaitArgs, WritingArgs,
+    ChartSourceArgs, InstallArgs, KubeArgs, ReleaseOutput, ReleasePrintArgs, RollbackArgs,
+    TestArgs, UninstallArgs, UpgradeArgs, WaitArgs, WritingArgs,
 };
 use crate::env;
 use crate::error::{Context, Error, Result};
@@ -162,12 +162,21 @@ fn locate_chart(
     Ok(chart)
 }
 
-fn print_release(release: &Release, dry_run: bool) -> Result<()> {
-    let mut text = views::status_text(release, None, None);
-    if dry_run {
-        text.push_str(&views::hooks_text(release).replacen("---", "HOOKS:\n---", 1));
-        text.push_str(&format!("MANIFEST:\n{}", release.manifest));
-    }
+/// The release as helm's install and upgrade print it (a dry run's table has its hooks
+/// and manifest, which `status_text` adds for the "Dry run complete" description).
+fn print_release(release: &Release, print: &ReleasePrintArgs) -> Result<()> {
+    let text = match print.output {
+        ReleaseOutput::Json => views::release_json(release),
+        ReleaseOutput::Yaml => views::release_yaml(release),
+        ReleaseOutput::Table if print.hide_notes => {
+            let mut shown = release.clone();
+            if let Some(info) = shown.info.as_mut() {
+                info.notes.clear();
+            }
+            views::status_text(&shown, None, None)
+        }
+        ReleaseOutput::Table => views::status_text(release, None, None),
+    };
     crate::output::stdout_bytes(text.as_bytes())?;
     Ok(())
 }
@@ -259,7 +268,7 @@ pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
             info.status = chartkit_release::Status::PendingInstall;
             info.description = "Dry run complete".to_string();
         }
-        print_release(&release, true)?;
+        print_release(&release, &args.print)?;
         return Ok(ExitCode::SUCCESS);
     }
     let (release, warnings) = runtime()?.block_on(async {
@@ -272,7 +281,7 @@ pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
     for w in &warnings {
         super::print_warning(w);
     }
-    print_release(&release, dry_run != DryRun::None)?;
+    print_release(&release, &args.print)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -386,8 +395,10 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
             args.release
         )
     };
-    crate::output::stdout_bytes(heading.as_bytes())?;
-    print_release(&release, false)?;
+    if args.print.output == ReleaseOutput::Table {
+        crate::output::stdout_bytes(heading.as_bytes())?;
+    }
+    print_release(&release, &args.print)?;
     Ok(ExitCode::SUCCESS)
 }
 
