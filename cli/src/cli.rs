@@ -1117,6 +1117,13 @@ pub struct ChartSourceArgs {
     /// Repository URL to find CHART in (it need not be added).
     #[arg(long)]
     pub repo: Option<String>,
+    /// Verify the chart package against its provenance file (NAME-VERSION.tgz.prov,
+    /// beside a local package or next to it in the repository) before using it.
+    #[arg(long)]
+    pub verify: bool,
+    /// Public keys trusted for --verify (default, as helm's: GnuPG's pubring.gpg).
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
 }
 
 /// `--wait`, `--wait-for-jobs` and `--timeout`, shared by the release commands.

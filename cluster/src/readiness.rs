@@ -64,17 +64,14 @@ pub fn check(kind: &str, object: &Value, wait_for_jobs: bool) -> State {
             Some((_, message)) if !message.is_empty() => State::Pending(message.to_string()),
             _ => State::Pending("not yet available".to_string()),
         },
-        "PodDisruptionBudget" => {
-            if let Some(pending) = unobserved(object) {
-                return pending;
-            }
-            let healthy = int(&status["currentHealthy"]).unwrap_or(0);
-            let desired = int(&status["desiredHealthy"]).unwrap_or(0);
-            if healthy < desired {
-                return State::Pending(format!("{healthy} of {desired} pods healthy"));
-            }
-            State::Ready
-        }
+        // As helm's --wait (kstatus) judges it: ready once the disruption controller has
+        // observed the latest generation, when the status says which one it observed
+        // (helm waits for no status to appear); the pods it counts are waited for as
+        // their own workloads'.
+        "PodDisruptionBudget" => match status.get("observedGeneration") {
+            Some(_) => unobserved(object).unwrap_or(State::Ready),
+            None => State::Ready,
+        },
         _ => match condition(object, "Ready") {
             Some(("False", message)) | Some(("Unknown", message)) => {
                 State::Pending(if message.is_empty() {
@@ -605,6 +602,19 @@ mod tests {
             check("Deployment", &deploy(2, json!({}), status), false),
             State::Pending(reason) if reason.starts_with("progress deadline exceeded: ")
         ));
+    }
+
+    #[test]
+    fn disruption_budgets_wait_only_for_an_observed_generation() {
+        let pdb = |status: Value| json!({"metadata": {"generation": 2}, "status": status});
+        assert_eq!(
+            check("PodDisruptionBudget", &pdb(json!({})), false),
+            State::Ready
+        );
+        let behind = pdb(json!({"observedGeneration": 1}));
+        assert!(!check("PodDisruptionBudget", &behind, false).is_ready());
+        let seen = pdb(json!({"observedGeneration": 2, "currentHealthy": 0, "desiredHealthy": 1}));
+        assert_eq!(check("PodDisruptionBudget", &seen, false), State::Ready);
     }
 
     #[test]

@@ -9,11 +9,17 @@ use chartkit_render::Rendered;
 /// schema and lock (Helm does not store subcharts in a record).
 pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
     let m = &chart.metadata;
-    let file = |f: &chartkit_chart::File| {
-        Some(model::File {
-            name: f.name.clone(),
-            data: Some(f.data.to_vec()),
-            mod_time: None,
+    let files = |list: &[chartkit_chart::File]| {
+        (!list.is_empty()).then(|| {
+            list.iter()
+                .map(|f| {
+                    Some(model::File {
+                        name: f.name.clone(),
+                        data: Some(f.data.to_vec()),
+                        mod_time: None,
+                    })
+                })
+                .collect()
         })
     };
     model::Chart {
@@ -55,15 +61,15 @@ pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
             digest: l.digest.clone(),
             dependencies: Some(l.dependencies.iter().map(|d| Some(dependency(d))).collect()),
         }),
-        templates: Some(chart.templates.iter().map(file).collect()),
-        // helm's loader leaves both nil (JSON null) when the chart has no values.yaml or
-        // no other files.
+        // helm's loader appends to nil lists, so a chart without any stores `null`.
+        templates: files(&chart.templates),
+        // and leaves values nil when there is no values.yaml.
         values: chart
             .raw_file(chartkit_chart::VALUES_FILE)
             .map(|_| chart.values.clone()),
         schema: chart.schema.as_ref().map(|s| s.to_vec()),
         schema_mod_time: None,
-        files: (!chart.files.is_empty()).then(|| chart.files.iter().map(file).collect()),
+        files: files(&chart.files),
         mod_time: None,
     }
 }
@@ -172,6 +178,17 @@ mod tests {
         assert_eq!(hook.delete_policies, ["hook-succeeded", "hook-failed"]);
         assert_eq!(hook.weight, 2);
         assert!(hook.output_log_policies.is_empty());
+    }
+
+    #[test]
+    fn a_chart_without_files_stores_none_as_helm_does() {
+        let mut chart = chartkit_chart::Chart::default();
+        chart
+            .templates
+            .push(chartkit_chart::File::new("templates/a.yaml", "a: 1"));
+        let record = chart_record(&chart);
+        assert_eq!(record.files, None);
+        assert_eq!(record.templates.map(|t| t.len()), Some(1));
     }
 
     #[test]

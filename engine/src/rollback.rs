@@ -46,11 +46,14 @@ impl Engine {
                 "release has no {revision} version"
             )));
         };
-        let current = match self.storage.deployed(name).await {
-            Ok(r) => r,
-            Err(_) => last.clone(),
-        };
+        // The change starts from the newest revision, deployed or not, as helm's does:
+        // after a failed upgrade that is the failed one, so what it created and the
+        // target does not have is deleted (what makes `upgrade --atomic` leave the
+        // cluster as it was).
+        let current = last.clone();
         let description = format!("Rollback to {revision}");
+        // The hooks keep their last runs, as helm copies them with the revision; those
+        // of the rollback events get new ones when they run.
         let mut release = target.clone();
         release.version = last.version + 1;
         release.info = Some(Info {
@@ -65,9 +68,6 @@ impl Engine {
                 .unwrap_or_default(),
             ..Default::default()
         });
-        for hook in release.hooks.iter_mut().flatten() {
-            hook.last_run = Default::default();
-        }
         // helm follows the method of the revision rolled back to.
         let writing = options
             .writing

@@ -207,9 +207,20 @@ impl Engine {
                     self.clean_up(&change).await;
                 }
                 if options.atomic {
+                    // helm goes back to the newest revision that was ever deployed.
+                    let Some(good) = history
+                        .iter()
+                        .filter(|r| matches!(r.status(), Status::Superseded | Status::Deployed))
+                        .map(|r| r.version)
+                        .max()
+                    else {
+                        return Err(EngineError::msg(format!(
+                            "unable to find a previously successful release when attempting to rollback. original upgrade error: {error}"
+                        )));
+                    };
                     let rollback = RollbackOptions {
                         name: name.clone(),
-                        revision: current.version,
+                        revision: good,
                         waiting: options.waiting,
                         no_hooks: options.no_hooks,
                         cleanup_on_fail: options.cleanup_on_fail,

@@ -88,6 +88,11 @@ impl Resolved {
         }
     }
 
+    /// Where the package's provenance file is: its URL with `.prov` added.
+    pub fn prov_url(&self) -> String {
+        format!("{}.prov", self.urls.first().cloned().unwrap_or_default())
+    }
+
     /// The command that would download this chart.
     pub fn fetch_command(&self) -> String {
         let version = if self.version.is_empty() {
@@ -445,10 +450,7 @@ impl Client {
         {
             return Ok(bytes);
         }
-        let url = format!(
-            "{}.prov",
-            resolved.urls.first().cloned().unwrap_or_default()
-        );
+        let url = resolved.prov_url();
         let http = self.network.http(|| {
             (
                 format!("the provenance file {url}"),

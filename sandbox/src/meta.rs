@@ -132,10 +132,13 @@ pub fn generate_name(prefix: &str) -> String {
 }
 
 /// A short hash suffix as controllers name what they create (pod-template-hash).
+/// The value is hashed with its keys sorted: objects keep the key order their writer
+/// sent, and the same template applied by two clients (helm sorts keys, chartkit keeps
+/// the chart's order) must get the same hash, as the API server's hash of Go structs does.
 pub fn hash_suffix(value: &Value) -> String {
     use sha2::Digest as _;
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let digest = sha2::Sha256::digest(value.to_string().as_bytes());
+    let digest = sha2::Sha256::digest(sorted_keys(value).to_string().as_bytes());
     let mut n = u64::from_be_bytes(digest[..8].try_into().expect("8 bytes"));
     let mut out = String::new();
     for _ in 0..10 {
@@ -143,6 +146,23 @@ pub fn hash_suffix(value: &Value) -> String {
         n /= ALPHABET.len() as u64;
     }
     out
+}
+
+/// `value` with the keys of every object in sorted order.
+fn sorted_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), sorted_keys(&map[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
+        other => other.clone(),
+    }
 }
 
 /// How a resource's names are checked.
@@ -359,6 +379,18 @@ pub fn check_label_value(value: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hash_suffix_ignores_key_order() {
+        let a: Value =
+            serde_json::from_str(r#"{"spec": {"b": 1, "a": [{"y": 2, "x": 3}]}}"#).unwrap();
+        let b: Value =
+            serde_json::from_str(r#"{"spec": {"a": [{"x": 3, "y": 2}], "b": 1}}"#).unwrap();
+        assert_eq!(hash_suffix(&a), hash_suffix(&b));
+        let c: Value =
+            serde_json::from_str(r#"{"spec": {"a": [{"x": 3, "y": 2}], "b": 2}}"#).unwrap();
+        assert_ne!(hash_suffix(&a), hash_suffix(&c));
+    }
 
     #[test]
     fn names_follow_the_api_servers_rules() {

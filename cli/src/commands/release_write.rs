@@ -123,14 +123,31 @@ fn waiting(args: &WaitArgs) -> Result<Waiting> {
 }
 
 /// The chart CHART names: a directory or package on disk, else a repository chart
-/// resolved with Helm's version rules and fetched through chartkit's cache.
+/// resolved with Helm's version rules and fetched through chartkit's cache. With
+/// `--verify`, a package is used only once its provenance file checks out against the
+/// keyring, as helm does it (and in helm's words when it does not).
 fn locate_chart(
     chart: &str,
     source: &ChartSourceArgs,
     offline: bool,
 ) -> Result<chartkit_chart::Chart> {
+    let keyring = match source.verify {
+        true => Some(super::keyring_or_default(source.keyring.as_deref(), "gpg --export")?.1),
+        false => None,
+    };
     let path = Path::new(chart);
     if source.repo.is_none() && path.exists() {
+        if let Some(keyring) = &keyring {
+            if path.is_dir() {
+                return Err(Error::msg("unpacked charts cannot be verified").with_hint(
+                    "package and sign it (chartkit package --sign), then install the package",
+                ));
+            }
+            // Absolute, as helm names the .prov it looked for.
+            let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            chartkit_signing::verify_package_file(&absolute, keyring)
+                .map_err(super::verify::in_helm_words)?;
+        }
         return super::load_chart(path, true);
     }
     let client = client(offline, 120)?;
@@ -150,6 +167,23 @@ fn locate_chart(
     };
     let package = client.fetch_package(&resolved).map_err(client_error)?;
     let file_name = resolved.file_name();
+    if let Some(keyring) = &keyring {
+        let prov = client.fetch_prov(&resolved).map_err(|e| {
+            client_error(e)
+                .context(format!(
+                    "failed to fetch provenance {:?}",
+                    resolved.prov_url()
+                ))
+                .with_hint("the chart is not signed, or its repository does not serve its .prov")
+        })?;
+        chartkit_signing::verify(
+            &String::from_utf8_lossy(&prov),
+            &package.bytes,
+            &file_name,
+            keyring,
+        )
+        .map_err(super::verify::in_helm_words)?;
+    }
     let options = chartkit_chart::LoadOptions {
         check_api_version: true,
         ..super::load_options()?
@@ -194,7 +228,12 @@ fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
         .collect()
 }
 
+/// `install`; failures read `INSTALLATION FAILED: ...`, as helm's do.
 pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
+    run_install(args, kube, offline).map_err(|e| e.context("INSTALLATION FAILED"))
+}
+
+fn run_install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
     let (name, chart_ref) = match (args.positionals.as_slice(), args.generate_name) {
         ([chart], true) => (None, chart.clone()),
         ([_, _], true) => {
@@ -379,7 +418,9 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         engine
             .upgrade(chart, &user_values, &options, install.as_ref())
             .await
-            .map_err(Error::new)
+            // helm words only the upgrade's own failures so, not those of finding the
+            // chart or of the cluster connection.
+            .map_err(|e| Error::new(e).context("UPGRADE FAILED"))
     })?;
     for w in &warnings {
         super::print_warning(w);
