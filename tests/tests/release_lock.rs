@@ -132,7 +132,7 @@ fn assert_lease_refusal(output: &Output) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "expected a refusal:\n{stderr}");
     assert!(
-        stderr.contains("Error: another operation is in progress on release web (lease default/chartkit.release.web held by chartkit upgrade by"),
+        stderr.contains("Error: UPGRADE FAILED: another operation is in progress on release web (lease default/chartkit.release.web held by chartkit upgrade by"),
         "{stderr}"
     );
     assert!(
