@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::{self, SignedDuration, Timestamp};
 use kube::Api;
 use kube::api::{DeleteParams, PostParams, Preconditions};
 use tokio::sync::Mutex;
@@ -145,6 +145,15 @@ impl ReleaseLock {
                 Some(mut lease) => {
                     let abandoned = match expiry(&lease) {
                         Some((holder, until)) if until > Timestamp::now() => {
+                            // Whole seconds read better, and round up so the time given
+                            // is never before the lease really expires.
+                            let until = until
+                                .round(
+                                    jiff::TimestampRound::new()
+                                        .smallest(jiff::Unit::Second)
+                                        .mode(jiff::RoundMode::Ceil),
+                                )
+                                .unwrap_or(until);
                             return Err(EngineError::msg(format!(
                                 "another operation is in progress on release {release} (lease {namespace}/{name} held by {holder} until {until}); wait for it to finish, or run this again after {until} if that operation was interrupted"
                             )));
