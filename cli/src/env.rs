@@ -89,6 +89,8 @@ pub const HELM_DRIVER: &str = "HELM_DRIVER";
 pub const RELEASE_LOCK_SECONDS: &str = "CHARTKIT_RELEASE_LOCK_SECONDS";
 /// The user named in a release lock's holder (with the host and process id).
 pub const USER: &str = "USER";
+/// The login name, when `USER` is not set (cron jobs, some CI runners).
+pub const LOGNAME: &str = "LOGNAME";
 /// The host named in a release lock's holder.
 pub const HOSTNAME: &str = "HOSTNAME";
 /// The local time zone, as Go reads it: an IANA name (`:` prefix allowed), UTC when set
@@ -244,10 +246,22 @@ pub fn release_lock(operation: &str) -> crate::error::Result<chartkit_engine::Lo
         })
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".to_string());
-    let user = var(USER).unwrap_or_else(|| "unknown".to_string());
+    let user = var(USER)
+        .or_else(|| var(LOGNAME))
+        .unwrap_or_else(|| format!("uid {}", current_uid().unwrap_or_default()));
     settings.holder = format!(
         "chartkit {operation} by {user}@{host} (pid {})",
         std::process::id()
     );
     Ok(settings)
+}
+
+/// The process's user id, from /proc (Linux); None elsewhere.
+fn current_uid() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().next())
+        .map(str::to_string)
 }
