@@ -2,10 +2,11 @@
 //!
 //! Server-side apply is the default: the API server merges with each field's owner, so
 //! chartkit needs no schema knowledge. The client-side path (create, or a three-way merge
-//! of the last-applied annotation, the live object and the new one) is for servers or
-//! objects where that is not wanted; it computes a JSON merge patch, as kubectl does for
-//! custom resources, so for built-in kinds a list is replaced whole where kubectl's
-//! strategic merge would merge it by key.
+//! of the previous configuration, the live object and the new one) is for servers or
+//! objects where that is not wanted: for kinds the server publishes an OpenAPI v3 schema
+//! of, the merge is strategic (lists merged by their keys, [`crate::strategic`]) and the
+//! result is written with the live resourceVersion; for the others (custom resources) it
+//! is a JSON merge patch, as kubectl's and helm's are.
 
 use std::time::Duration;
 
@@ -277,6 +278,43 @@ impl<'a> Applier<'a> {
                             .unwrap_or(Value::Null),
                         Original::Given(given) => given.clone().unwrap_or(Value::Null),
                     };
+                    // Built-in kinds merge strategically, as kubectl's and helm's patches
+                    // do; kinds without a published schema (custom resources) fall back to
+                    // a JSON merge patch, as theirs do.
+                    let kind = &target.resource.api;
+                    let document = self.discovery.openapi(&kind.api_version).await;
+                    let root = document.as_deref().and_then(|d| {
+                        crate::strategic::SchemaNode::root(
+                            d,
+                            &kind.group,
+                            &kind.version,
+                            &kind.kind,
+                        )
+                    });
+                    if let Some(root) = root {
+                        let merged =
+                            crate::strategic::three_way(&original, &modified, &live, Some(root));
+                        if merged == live {
+                            return Ok(Outcome::Unchanged);
+                        }
+                        let typed = dynamic(&merged).map_err(|e| unreadable(&target, e))?;
+                        let params = PostParams {
+                            field_manager: Some(self.field_manager.clone()),
+                            ..PostParams::default()
+                        };
+                        // The live resourceVersion rides along: a concurrent write makes
+                        // this a 409, and the merge is redone from a fresh read.
+                        match api.replace(&target.name, &params, &typed).await {
+                            Ok(_) => return Ok(Outcome::Updated),
+                            Err(kube::Error::Api(status))
+                                if status.code == 409 && attempt < CONFLICT_RETRIES =>
+                            {
+                                attempt += 1;
+                                continue;
+                            }
+                            Err(error) => return Err(api_error(&target, error)),
+                        }
+                    }
                     let mut patch = three_way_merge_patch(&original, &modified, &live);
                     if patch.as_object().is_none_or(|p| p.is_empty()) {
                         return Ok(Outcome::Unchanged);

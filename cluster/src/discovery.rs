@@ -69,6 +69,9 @@ type Served = Option<Vec<Resource>>;
 pub struct Discovery {
     client: kube::Client,
     by_group_version: Mutex<HashMap<String, Served>>,
+    /// OpenAPI v3 documents by group-version, for client-side merges (None: the server
+    /// has none for it).
+    openapi: Mutex<HashMap<String, Option<std::sync::Arc<serde_json::Value>>>>,
 }
 
 impl Discovery {
@@ -76,7 +79,42 @@ impl Discovery {
         Discovery {
             client,
             by_group_version: Mutex::new(HashMap::new()),
+            openapi: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The server's OpenAPI v3 document of a group-version (`v1`, `apps/v1`), fetched once
+    /// per process; None when the server does not publish one (then client-side merges
+    /// replace lists whole).
+    pub async fn openapi(&self, api_version: &str) -> Option<std::sync::Arc<serde_json::Value>> {
+        let cached = self
+            .openapi
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(api_version)
+            .cloned();
+        if let Some(document) = cached {
+            return document;
+        }
+        let path = if api_version.contains('/') {
+            format!("/openapi/v3/apis/{api_version}")
+        } else {
+            format!("/openapi/v3/api/{api_version}")
+        };
+        let document = match http::Request::get(path).body(Vec::new()) {
+            Ok(request) => self
+                .client
+                .request::<serde_json::Value>(request)
+                .await
+                .ok()
+                .map(std::sync::Arc::new),
+            Err(_) => None,
+        };
+        self.openapi
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(api_version.to_string(), document.clone());
+        document
     }
 
     /// Forgets everything discovered, so the next lookups ask the server.

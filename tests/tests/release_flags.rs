@@ -274,3 +274,93 @@ fn upgrade_crds_updates_the_chart_crds() {
     run_ok(chartkit(&sandbox, &ctx).args(["upgrade", "crds", &second, "--upgrade-crds"]));
     assert_eq!(columns(&sandbox)[0]["name"], "colour");
 }
+
+fn deployment_chart(ctx: &TestContext) -> String {
+    ctx.demo_chart(&[
+        ("values.yaml", "image: nginx:1.27\nextraPort: true\n"),
+        (
+            "templates/deploy.yaml",
+            r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: {{ .Release.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Release.Name }}}
+    spec:
+      containers:
+        - name: app
+          image: {{ .Values.image }}
+          ports:
+            - containerPort: 80
+            {{- if .Values.extraPort }}
+            - containerPort: 81
+            {{- end }}
+"#,
+        ),
+    ])
+}
+
+#[test]
+fn client_side_updates_merge_lists_by_key_like_helm() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    if sandbox.helm(&ctx, NAME).is_none() || sandbox.kubectl(&ctx, NAME).is_none() {
+        return;
+    }
+    let chart = deployment_chart(&ctx);
+    let sidecar =
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"mesh","image":"proxy:1"}]}}}}"#;
+    for (tool, name) in [("chartkit", "ck"), ("helm", "hm")] {
+        let run = |args: &[&str]| {
+            if tool == "chartkit" {
+                run_ok(chartkit(&sandbox, &ctx).args(args));
+            } else {
+                helm(&sandbox, &ctx, args);
+            }
+        };
+        run(&["install", name, &chart, "--server-side=false"]);
+        // Another client injects a sidecar (as a service mesh would).
+        run_ok(sandbox.kubectl(&ctx, NAME).expect("kubectl").args([
+            "patch",
+            "deployment",
+            name,
+            "--type=strategic",
+            "-p",
+            sidecar,
+        ]));
+        run(&[
+            "upgrade",
+            name,
+            &chart,
+            "--set",
+            "image=nginx:1.28,extraPort=false",
+        ]);
+    }
+    let containers = |name: &str| -> Value {
+        kubectl_json(&sandbox, &ctx, &["get", "deployment", name])["spec"]["template"]["spec"]
+            ["containers"]
+            .clone()
+    };
+    let ours = containers("ck");
+    // The sidecar another client added stays, the image changes, the dropped port goes.
+    let names: Vec<&str> = ours
+        .as_array()
+        .expect("containers")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    // In the order the API server's strategic merge gives (the sidecar was put first).
+    assert_eq!(names, ["mesh", "app"], "{ours}");
+    assert_eq!(ours[1]["image"], "nginx:1.28");
+    assert_eq!(ours[1]["ports"].as_array().map(Vec::len), Some(1), "{ours}");
+    assert_eq!(
+        ours,
+        containers("hm"),
+        "helm's client-side upgrade made the same list"
+    );
+}
