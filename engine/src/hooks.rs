@@ -86,7 +86,9 @@ impl Engine {
                 phase: "Running".to_string(),
             };
             self.storage.update(release, now().unix()).await?;
-            let result = self.create_and_watch(&objects, timeout).await;
+            // Hooks are written the way the release is (helm: server-side unless csa).
+            let client_side = release.apply_method == "csa";
+            let result = self.create_and_watch(&objects, timeout, client_side).await;
             let run = &mut hook_mut(release, index).last_run;
             run.completed_at = Some(now());
             match result {
@@ -140,14 +142,26 @@ impl Engine {
         Ok(())
     }
 
-    async fn create_and_watch(&self, objects: &[Object], timeout: Duration) -> Result<(), String> {
+    async fn create_and_watch(
+        &self,
+        objects: &[Object],
+        timeout: Duration,
+        client_side: bool,
+    ) -> Result<(), String> {
         let applier = self.applier();
         let mut targets = Vec::new();
         for object in objects {
-            applier
-                .apply(object, false)
-                .await
-                .map_err(|e| e.to_string())?;
+            if client_side {
+                applier
+                    .update_client_side(object, None)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            } else {
+                applier
+                    .apply(object, false)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
             targets.push(applier.target(object).await.map_err(|e| e.to_string())?);
         }
         for target in &targets {

@@ -90,6 +90,10 @@ fn chart(ctx: &TestContext, column: Option<&str>) -> String {
             "templates/cm.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  value: {{ .Values.value | quote }}\n",
         ),
+        (
+            "templates/hook.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    helm.sh/hook: pre-upgrade\ndata:\n  value: {{ .Values.value | quote }}\n",
+        ),
     ])
 }
 
@@ -117,6 +121,14 @@ fn client_side_writes_are_recorded_and_followed_by_auto() {
     assert_eq!(apply_method(&sandbox, &ctx, "csa"), "csa");
     let cm = kubectl_json(&sandbox, &ctx, &["get", "configmap", "csa-cm"]);
     assert_eq!(cm["data"]["value"], "two");
+    // Hooks are written the release's way too.
+    let hook = kubectl_json(&sandbox, &ctx, &["get", "configmap", "csa-hook"]);
+    assert!(
+        hook["metadata"]["managedFields"]
+            .as_array()
+            .is_some_and(|m| m.iter().all(|f| f["operation"] == "Update")),
+        "{hook}"
+    );
     helm(
         &sandbox,
         &ctx,
