@@ -22,6 +22,7 @@ pub use time::{GoTime, LocalZone};
 pub mod query;
 pub mod resources;
 pub mod storage;
+pub mod tables;
 pub mod views;
 
 pub use storage::{Storage, StorageError};

@@ -15,6 +15,37 @@ pub async fn fetch(
     manifest: &str,
     namespace: &str,
 ) -> BTreeMap<String, Vec<Json>> {
+    fetch_as(client, manifest, namespace, false).await
+}
+
+/// The same objects as the server's Tables (what `kubectl get` prints), for the
+/// RESOURCES section of `status`'s text.
+pub async fn fetch_tables(
+    client: &kube::Client,
+    manifest: &str,
+    namespace: &str,
+) -> BTreeMap<String, Vec<Json>> {
+    fetch_as(client, manifest, namespace, true).await
+}
+
+/// Asks for a Table, falling back to the object for servers that cannot make one.
+const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+
+fn as_table(mut request: http::Request<Vec<u8>>, tables: bool) -> http::Request<Vec<u8>> {
+    if tables {
+        request
+            .headers_mut()
+            .insert(http::header::ACCEPT, http::HeaderValue::from_static(TABLE));
+    }
+    request
+}
+
+async fn fetch_as(
+    client: &kube::Client,
+    manifest: &str,
+    namespace: &str,
+    tables: bool,
+) -> BTreeMap<String, Vec<Json>> {
     let mut objects: BTreeMap<String, Vec<Json>> = BTreeMap::new();
     let mut selectors: Vec<BTreeMap<String, String>> = Vec::new();
     for doc in documents(manifest) {
@@ -31,7 +62,7 @@ pub async fn fetch(
         let Ok(request) = Request::new(path).get(&head.name, &Default::default()) else {
             continue;
         };
-        let Ok(object) = client.request::<Json>(request).await else {
+        let Ok(object) = client.request::<Json>(as_table(request, tables)).await else {
             continue;
         };
         objects
@@ -59,7 +90,7 @@ pub async fn fetch(
         };
         // helm's builder gives the whole list back as one object (a PodList), its items
         // given the list's kind as Go's list decoder gives them.
-        if let Ok(mut list) = client.request::<Json>(request).await {
+        if let Ok(mut list) = client.request::<Json>(as_table(request, tables)).await {
             if let Some(Json::Array(items)) = list.get_mut("items") {
                 for item in items {
                     if let Json::Object(map) = item {

@@ -129,27 +129,37 @@ pub fn status(args: StatusArgs, kube: &KubeArgs) -> Result<ExitCode> {
             args.release
         )));
     }
-    let with_resources = args.output != ReleaseOutput::Table;
-    let release = runtime()?.block_on(async {
+    let table = args.output == ReleaseOutput::Table;
+    let (release, resources) = runtime()?.block_on(async {
         let storage = storage(kube, false).await?;
         let mut release = storage
             .content(&args.release, args.revision)
             .await
             .map_err(Error::new)?;
-        // helm reads the release's objects from the cluster for its JSON and YAML; its
-        // table prints them as kubectl's tables, which chartkit leaves out.
-        if with_resources && let Some(info) = release.info.as_mut() {
-            let namespace = release.namespace.clone();
+        // helm reads the release's objects from the cluster: whole for its JSON and YAML,
+        // as the server's Tables for its text.
+        let namespace = release.namespace.clone();
+        let mut tables = Default::default();
+        if table {
+            tables = chartkit_release::resources::fetch_tables(
+                storage.client(),
+                &release.manifest,
+                &namespace,
+            )
+            .await;
+        } else if let Some(info) = release.info.as_mut() {
             info.resources =
                 chartkit_release::resources::fetch(storage.client(), &release.manifest, &namespace)
                     .await;
         }
-        Ok::<_, Error>(release)
+        Ok::<_, Error>((release, tables))
     })?;
+    let resources_text =
+        (!resources.is_empty()).then(|| chartkit_release::tables::resources_text(&resources));
     print(&match args.output {
         ReleaseOutput::Json => views::status_json(&release),
         ReleaseOutput::Yaml => views::status_yaml(&release),
-        ReleaseOutput::Table => views::status_text(&release, None, None),
+        ReleaseOutput::Table => views::status_text(&release, None, resources_text.as_deref()),
     })
 }
 
