@@ -27,11 +27,11 @@ pub const OFFLINE: &str = "CHARTKIT_OFFLINE";
 /// Log filter for `chartkit serve` (tracing's syntax, e.g. `debug` or
 /// `chartkit_repo_server=debug`; default `info`).
 pub const LOG: &str = "CHARTKIT_LOG";
-/// `chartkit push --username` when the flag is absent.
+/// `--username` of push, pull, repo add, install and upgrade when the flag is absent.
 pub const REPO_USERNAME: &str = "CHARTKIT_REPO_USERNAME";
-/// `chartkit push --password` when the flag is absent.
+/// `--password` of push, pull, repo add, install and upgrade when the flag is absent.
 pub const REPO_PASSWORD: &str = "CHARTKIT_REPO_PASSWORD";
-/// `chartkit push --token` when the flag is absent.
+/// `--token` of push, pull, repo add, install and upgrade when the flag is absent.
 pub const REPO_TOKEN: &str = "CHARTKIT_REPO_TOKEN";
 /// Set (to anything) to turn off colour in `chartkit serve`'s logs (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
@@ -74,6 +74,14 @@ pub const HELM_KUBETLS_SERVER_NAME: &str = "HELM_KUBETLS_SERVER_NAME";
 pub const HELM_KUBEINSECURE_SKIP_TLS_VERIFY: &str = "HELM_KUBEINSECURE_SKIP_TLS_VERIFY";
 /// helm's `--namespace` when the flag is absent.
 pub const HELM_NAMESPACE: &str = "HELM_NAMESPACE";
+/// helm's `--debug` when the flag is absent (`true`/`false`).
+pub const HELM_DEBUG: &str = "HELM_DEBUG";
+/// helm's `--burst-limit` when the flag is absent (accepted, and ignored as the flag is).
+pub const HELM_BURST_LIMIT: &str = "HELM_BURST_LIMIT";
+/// helm's `--qps` when the flag is absent (accepted, and ignored as the flag is).
+pub const HELM_QPS: &str = "HELM_QPS";
+/// helm's `--color` when the flag is absent: never, auto or always.
+pub const HELM_COLOR: &str = "HELM_COLOR";
 /// Directory for chartkit's runtime state, such as a background sandbox's address and
 /// log (default `$XDG_STATE_HOME/chartkit`, then `$HOME/.local/state/chartkit`).
 pub const STATE_HOME: &str = "CHARTKIT_STATE_HOME";

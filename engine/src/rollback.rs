@@ -18,10 +18,15 @@ pub struct RollbackOptions {
     pub cleanup_on_fail: bool,
     pub writing: crate::Writing,
     pub max_history: usize,
+    /// Check that the revision exists and prepare the new one, changing nothing.
+    pub dry_run: bool,
 }
 
 impl Engine {
     pub async fn rollback(&self, options: &RollbackOptions) -> Result<(), EngineError> {
+        if options.dry_run {
+            return self.rollback_locked(options).await;
+        }
         let lock = self.lock(&options.name).await?;
         let result = self.rollback_locked(options).await;
         self.unlock(&options.name, lock).await;
@@ -30,6 +35,11 @@ impl Engine {
 
     async fn rollback_locked(&self, options: &RollbackOptions) -> Result<(), EngineError> {
         let name = &options.name;
+        if !chartkit_release::query::valid_release_name(name) {
+            return Err(EngineError::msg(format!(
+                "prepareRollback: Release name is invalid: {name}"
+            )));
+        }
         let history = self.storage.history(name).await?;
         let last = latest(&history).cloned().expect("history is not empty");
         check_not_pending(&last)?;
@@ -73,6 +83,9 @@ impl Engine {
             .writing
             .resolve(Some(target.apply_method.as_str()))?;
         release.apply_method = writing.method().to_string();
+        if options.dry_run {
+            return Ok(());
+        }
         let change = self
             .plan_change(&current.manifest, &release.manifest, name, false)
             .await?;
