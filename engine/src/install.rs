@@ -206,6 +206,8 @@ impl Engine {
         user_values: &Map,
         options: &InstallOptions,
     ) -> Result<(Release, Vec<String>), EngineError> {
+        // Before the lock, whose Lease is named after the release.
+        check_install_request(options)?;
         if options.dry_run != DryRun::None {
             return self.install_locked(chart, user_values, options).await;
         }
@@ -222,7 +224,6 @@ impl Engine {
         options: &InstallOptions,
     ) -> Result<(Release, Vec<String>), EngineError> {
         let name = &options.name;
-        check_install_request(options)?;
         if options.dry_run == DryRun::Client {
             return install_offline(chart, user_values, options, &self.namespace);
         }

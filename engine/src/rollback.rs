@@ -24,6 +24,13 @@ pub struct RollbackOptions {
 
 impl Engine {
     pub async fn rollback(&self, options: &RollbackOptions) -> Result<(), EngineError> {
+        // Before the lock, whose Lease is named after the release.
+        if !chartkit_release::query::valid_release_name(&options.name) {
+            return Err(EngineError::msg(format!(
+                "prepareRollback: Release name is invalid: {}",
+                options.name
+            )));
+        }
         if options.dry_run {
             return self.rollback_locked(options).await;
         }
@@ -35,11 +42,6 @@ impl Engine {
 
     async fn rollback_locked(&self, options: &RollbackOptions) -> Result<(), EngineError> {
         let name = &options.name;
-        if !chartkit_release::query::valid_release_name(name) {
-            return Err(EngineError::msg(format!(
-                "prepareRollback: Release name is invalid: {name}"
-            )));
-        }
         let history = self.storage.history(name).await?;
         let last = latest(&history).cloned().expect("history is not empty");
         check_not_pending(&last)?;

@@ -80,6 +80,14 @@ impl Engine {
         options: &UpgradeOptions,
         install: Option<&InstallOptions>,
     ) -> Result<(Release, Vec<String>, bool), EngineError> {
+        // Before the lock, whose Lease is named after the release.
+        if !chartkit_release::query::valid_release_name(&options.name) {
+            return Err(EngineError::msg(format!(
+                "release name is invalid: {}",
+                options.name
+            )));
+        }
+        check_hide_secret(options.rendering.hide_secret, options.dry_run)?;
         if options.dry_run {
             return self
                 .upgrade_locked(chart, user_values, options, install)
@@ -101,10 +109,6 @@ impl Engine {
         install: Option<&InstallOptions>,
     ) -> Result<(Release, Vec<String>, bool), EngineError> {
         let name = &options.name;
-        if !chartkit_release::query::valid_release_name(name) {
-            return Err(EngineError::msg(format!("release name is invalid: {name}")));
-        }
-        check_hide_secret(options.rendering.hide_secret, options.dry_run)?;
         let history = match self.storage.history(name).await {
             Ok(history) => history,
             Err(StorageError::NotFound) => Vec::new(),
