@@ -362,7 +362,7 @@ fn labels_and_release_names_are_helms() {
 
     // upgrade --labels merges over the last revision's labels; `null` unsets one.
     for (tool, release) in [("chartkit", "lab-ours"), ("helm", "lab-helm")] {
-        let mut run = |args: &[&str]| {
+        let run = |args: &[&str]| {
             let mut command = if tool == "chartkit" {
                 tools.chartkit()
             } else {
