@@ -33,7 +33,9 @@ pub const REPO_USERNAME: &str = "CHARTKIT_REPO_USERNAME";
 pub const REPO_PASSWORD: &str = "CHARTKIT_REPO_PASSWORD";
 /// `--token` of push, pull, repo add, install and upgrade when the flag is absent.
 pub const REPO_TOKEN: &str = "CHARTKIT_REPO_TOKEN";
-/// Set (to anything) to turn off colour in `chartkit serve`'s logs (<https://no-color.org>).
+/// Set (to anything) to turn off colour in `chartkit serve`'s logs; non-empty, it also
+/// keeps release tables plain whatever `--color` says, as helm does
+/// (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Helm's repository list, used to resolve repository names (`chartkit push CHART NAME`).
 pub const HELM_REPOSITORY_CONFIG: &str = "HELM_REPOSITORY_CONFIG";
