@@ -91,18 +91,18 @@ pub struct GlobalArgs {
     pub debug: bool,
     /// Accepted for helm's scripts and ignored: chartkit does not throttle its requests
     /// to the Kubernetes API (kube-rs has no client-side rate limiter to give it to).
-    #[arg(long = "burst-limit", global = true, env = env::HELM_BURST_LIMIT, value_name = "N")]
+    #[arg(long = "burst-limit", global = true, value_name = "N")]
     pub burst_limit: Option<i32>,
     /// Accepted for helm's scripts and ignored, as --burst-limit is.
-    #[arg(long, global = true, env = env::HELM_QPS, value_name = "QPS")]
+    #[arg(long, global = true, value_name = "QPS")]
     pub qps: Option<f32>,
     /// Colour the NAMESPACE and STATUS lines of install, upgrade and status tables:
-    /// never, auto (when stdout is a terminal) or always. A non-empty NO_COLOR wins.
+    /// never, auto (when stdout is a terminal) or always (default: HELM_COLOR, else
+    /// auto). A non-empty NO_COLOR wins.
     #[arg(
         long,
         visible_alias = "colour",
         global = true,
-        env = env::HELM_COLOR,
         value_name = "MODE",
         value_parser = color_mode
     )]

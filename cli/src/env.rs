@@ -78,11 +78,8 @@ pub const HELM_KUBEINSECURE_SKIP_TLS_VERIFY: &str = "HELM_KUBEINSECURE_SKIP_TLS_
 pub const HELM_NAMESPACE: &str = "HELM_NAMESPACE";
 /// helm's `--debug` when the flag is absent (`true`/`false`).
 pub const HELM_DEBUG: &str = "HELM_DEBUG";
-/// helm's `--burst-limit` when the flag is absent (accepted, and ignored as the flag is).
-pub const HELM_BURST_LIMIT: &str = "HELM_BURST_LIMIT";
-/// helm's `--qps` when the flag is absent (accepted, and ignored as the flag is).
-pub const HELM_QPS: &str = "HELM_QPS";
-/// helm's `--color` when the flag is absent: never, auto or always.
+/// helm's `--color` when the flag is absent: never, auto or always, in any case; any
+/// other value is auto, as helm reads it.
 pub const HELM_COLOR: &str = "HELM_COLOR";
 /// Directory for chartkit's runtime state, such as a background sandbox's address and
 /// log (default `$XDG_STATE_HOME/chartkit`, then `$HOME/.local/state/chartkit`).

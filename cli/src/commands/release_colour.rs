@@ -10,16 +10,17 @@ use crate::env;
 
 const RESET: &str = "\x1b[0m";
 
-/// Whether to colour, from `--color` (or HELM_COLOR): `always`, `never`, or `auto` (the
+/// Whether to colour, from `--color`, else HELM_COLOR: `always`, `never`, or `auto` (the
 /// default) when stdout is a terminal. A non-empty NO_COLOR turns colour off whatever
 /// the mode, as it does for helm.
-pub fn enabled(mode: Option<&str>) -> bool {
-    if env::var(env::NO_COLOR).is_some_and(|v| !v.is_empty()) {
+pub fn enabled(flag: Option<&str>) -> bool {
+    if env::var(env::NO_COLOR).is_some() {
         return false;
     }
-    match mode.unwrap_or("auto") {
-        "always" => true,
-        "never" => false,
+    let from_env = env::var(env::HELM_COLOR).map(|v| v.to_lowercase());
+    match flag.or(from_env.as_deref()) {
+        Some("always") => true,
+        Some("never") => false,
         _ => std::io::stdout().is_terminal(),
     }
 }
