@@ -16,6 +16,8 @@ pub struct Cli {
     pub offline: bool,
     #[command(flatten)]
     pub kube: KubeArgs,
+    #[command(flatten)]
+    pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -35,6 +37,7 @@ impl Cli {
             Some(command) => Ok(Cli {
                 offline: false,
                 kube: KubeArgs::default(),
+                global: GlobalArgs::default(),
                 command,
             }),
             None => Cli::try_parse_from(args),
@@ -77,6 +80,43 @@ pub struct KubeArgs {
     /// Do not check the Kubernetes API server's certificate (insecure).
     #[arg(long = "kube-insecure-skip-tls-verify", global = true, env = env::HELM_KUBEINSECURE_SKIP_TLS_VERIFY)]
     pub kube_insecure_skip_tls_verify: bool,
+}
+
+/// helm's other global flags, accepted everywhere so helm's scripts run unchanged.
+#[derive(Debug, Default, Args)]
+pub struct GlobalArgs {
+    /// install and upgrade print the release's values and manifest too, as helm's
+    /// --debug does; chartkit has no debug log for it to turn on.
+    #[arg(long, global = true, env = env::HELM_DEBUG)]
+    pub debug: bool,
+    /// Accepted for helm's scripts and ignored: chartkit does not throttle its requests
+    /// to the Kubernetes API (kube-rs has no client-side rate limiter to give it to).
+    #[arg(long = "burst-limit", global = true, value_name = "N")]
+    pub burst_limit: Option<i32>,
+    /// Accepted for helm's scripts and ignored, as --burst-limit is.
+    #[arg(long, global = true, value_name = "QPS")]
+    pub qps: Option<f32>,
+    /// Colour the NAMESPACE and STATUS lines of install, upgrade and status tables:
+    /// never, auto (when stdout is a terminal) or always (default: HELM_COLOR, else
+    /// auto). A non-empty NO_COLOR wins.
+    #[arg(
+        long,
+        visible_alias = "colour",
+        global = true,
+        value_name = "MODE",
+        value_parser = color_mode
+    )]
+    pub color: Option<String>,
+}
+
+/// helm's colour modes, refused in helm's words.
+fn color_mode(text: &str) -> Result<String, String> {
+    match text {
+        "never" | "auto" | "always" => Ok(text.to_string()),
+        _ => Err(format!(
+            "invalid color mode {text:?}: must be one of: never, auto, always"
+        )),
+    }
 }
 
 /// `template`, `lint` and `package` parsed on their own, when that succeeds.
@@ -1124,6 +1164,48 @@ pub struct ChartSourceArgs {
     /// Public keys trusted for --verify (default, as helm's: GnuPG's pubring.gpg).
     #[arg(long)]
     pub keyring: Option<PathBuf>,
+    /// Credentials and TLS for the repository, as `chartkit pull` takes them.
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
+    /// Accepted for helm's scripts: helm uses it for OCI registries, which chartkit does
+    /// not read; http:// repository URLs are fetched as given either way.
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
+    /// The repository list to find REPO in (helm's repositories.yaml format), instead
+    /// of chartkit's.
+    #[arg(long = "repository-config", value_name = "FILE")]
+    pub repository_config: Option<PathBuf>,
+    /// The directory of downloaded repository indexes (NAME-index.yaml, helm's layout),
+    /// instead of chartkit's cache.
+    #[arg(long = "repository-cache", value_name = "DIR")]
+    pub repository_cache: Option<PathBuf>,
+    /// Fetch the dependencies Chart.yaml names into charts/ first when some are
+    /// missing (a chart directory only), as `chartkit dependency update` does.
+    #[arg(long = "dependency-update")]
+    pub dependency_update: bool,
+}
+
+/// How `install` and `upgrade` render, beyond the values (helm's flags).
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Do not check the values against the chart's values.schema.json.
+    #[arg(long = "skip-schema-validation")]
+    pub skip_schema_validation: bool,
+    /// Add the subcharts' NOTES.txt to the release notes.
+    #[arg(long = "render-subchart-notes")]
+    pub render_subchart_notes: bool,
+    /// Accepted for helm's scripts: chartkit never resolves names while rendering, so
+    /// `getHostByName` returns "" with or without it.
+    #[arg(long = "enable-dns")]
+    pub enable_dns: bool,
+    /// Accepted for helm's scripts: chartkit does no client-side OpenAPI check to turn
+    /// off; the API server still checks the fields of what is written, as it does for
+    /// helm with this flag.
+    #[arg(long = "disable-openapi-validation")]
+    pub disable_openapi_validation: bool,
+    /// With --dry-run, show each Secret as a placeholder line instead of its data.
+    #[arg(long = "hide-secret")]
+    pub hide_secret: bool,
 }
 
 /// `--wait`, `--wait-for-jobs` and `--timeout`, shared by the release commands.
@@ -1131,7 +1213,14 @@ pub struct ChartSourceArgs {
 pub struct WaitArgs {
     /// Wait until every object of the release is ready (Deployments available, Pods
     /// ready, Services with addresses...), at most --timeout.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "STRATEGY")]
+    // `=` is required, as by helm's flag parser: `--wait NAME CHART` keeps NAME.
+    #[arg(
+        long,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "STRATEGY"
+    )]
     pub wait: Option<String>,
     /// With --wait, also wait until Jobs have completed.
     #[arg(long = "wait-for-jobs")]
@@ -1162,16 +1251,21 @@ pub struct InstallArgs {
     /// Do not install the chart's CRDs (crds/).
     #[arg(long = "skip-crds")]
     pub skip_crds: bool,
-    /// Generate the release name (CHART's name and a timestamp) instead of taking NAME.
+    /// Generate the release name (the last part of CHART up to its first dot, and the
+    /// Unix time) instead of taking NAME.
     #[arg(short = 'g', long = "generate-name")]
     pub generate_name: bool,
+    /// A Go template (with Sprig's functions, no data) whose output is the release
+    /// name, instead of NAME.
+    #[arg(long = "name-template", value_name = "TEMPLATE")]
+    pub name_template: Option<String>,
     /// A description for the release instead of "Install complete".
     #[arg(long)]
     pub description: Option<String>,
-    /// Render and check without changing the cluster: `client` (no cluster access) or
-    /// `server` (the cluster's capabilities and ownership checks).
-    #[arg(long = "dry-run", num_args = 0..=1, default_missing_value = "client", value_name = "MODE")]
-    pub dry_run: Option<String>,
+    #[command(flatten)]
+    pub dry_run: DryRunArgs,
+    #[command(flatten)]
+    pub render: RenderArgs,
     /// If the install fails, uninstall the release (Helm 4's --rollback-on-failure).
     #[arg(long, alias = "rollback-on-failure")]
     pub atomic: bool,
@@ -1189,6 +1283,23 @@ pub struct InstallArgs {
     /// --keep-history) or failed. Unsafe in production.
     #[arg(long)]
     pub replace: bool,
+}
+
+/// helm's `--dry-run[=MODE]` of install, upgrade and rollback.
+#[derive(Debug, Args)]
+pub struct DryRunArgs {
+    /// Render and check without changing the cluster: `client` (no cluster access where
+    /// the command allows it) or `server` (the cluster's capabilities and ownership
+    /// checks); `none` runs for real. A bare --dry-run is `client`.
+    // `=` is required, as by helm's flag parser: `--dry-run NAME CHART` keeps NAME.
+    #[arg(
+        long = "dry-run",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "unset",
+        value_name = "MODE"
+    )]
+    pub dry_run: Option<String>,
 }
 
 /// How `install` and `upgrade` print the release.
@@ -1282,6 +1393,14 @@ pub struct UpgradeArgs {
     /// never updates them).
     #[arg(long = "upgrade-crds")]
     pub upgrade_crds: bool,
+    /// Labels to add to the record (`k=v,k2=v2`), over the last revision's; `k=null`
+    /// removes one.
+    #[arg(short = 'l', long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+    #[command(flatten)]
+    pub dry_run: DryRunArgs,
+    #[command(flatten)]
+    pub render: RenderArgs,
 }
 
 #[derive(Debug, Args)]
@@ -1296,7 +1415,13 @@ pub struct UninstallArgs {
     #[arg(long = "no-hooks")]
     pub no_hooks: bool,
     /// Wait until every object is gone, at most --timeout.
-    #[arg(long, num_args = 0..=1, default_missing_value = "true", value_name = "STRATEGY")]
+    #[arg(
+        long,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "STRATEGY"
+    )]
     pub wait: Option<String>,
     /// How long to wait for hooks and deletions, as a Go duration.
     #[arg(long, default_value = "5m0s")]
@@ -1307,6 +1432,12 @@ pub struct UninstallArgs {
     /// A description for the uninstalled record.
     #[arg(long)]
     pub description: Option<String>,
+    /// Only check that the release exists; delete nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// A release that does not exist counts as uninstalled (exit 0).
+    #[arg(long = "ignore-not-found")]
+    pub ignore_not_found: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1328,6 +1459,8 @@ pub struct RollbackArgs {
     /// Keep at most this many revisions (0: no limit).
     #[arg(long = "history-max", alias = "max-history", default_value_t = 10)]
     pub history_max: usize,
+    #[command(flatten)]
+    pub dry_run: DryRunArgs,
 }
 
 #[derive(Debug, Args)]

@@ -27,13 +27,15 @@ pub const OFFLINE: &str = "CHARTKIT_OFFLINE";
 /// Log filter for `chartkit serve` (tracing's syntax, e.g. `debug` or
 /// `chartkit_repo_server=debug`; default `info`).
 pub const LOG: &str = "CHARTKIT_LOG";
-/// `chartkit push --username` when the flag is absent.
+/// `--username` of push, pull, repo add, install and upgrade when the flag is absent.
 pub const REPO_USERNAME: &str = "CHARTKIT_REPO_USERNAME";
-/// `chartkit push --password` when the flag is absent.
+/// `--password` of push, pull, repo add, install and upgrade when the flag is absent.
 pub const REPO_PASSWORD: &str = "CHARTKIT_REPO_PASSWORD";
-/// `chartkit push --token` when the flag is absent.
+/// `--token` of push, pull, repo add, install and upgrade when the flag is absent.
 pub const REPO_TOKEN: &str = "CHARTKIT_REPO_TOKEN";
-/// Set (to anything) to turn off colour in `chartkit serve`'s logs (<https://no-color.org>).
+/// Set (to anything) to turn off colour in `chartkit serve`'s logs; non-empty, it also
+/// keeps release tables plain whatever `--color` says, as helm does
+/// (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// Helm's repository list, used to resolve repository names (`chartkit push CHART NAME`).
 pub const HELM_REPOSITORY_CONFIG: &str = "HELM_REPOSITORY_CONFIG";
@@ -74,6 +76,11 @@ pub const HELM_KUBETLS_SERVER_NAME: &str = "HELM_KUBETLS_SERVER_NAME";
 pub const HELM_KUBEINSECURE_SKIP_TLS_VERIFY: &str = "HELM_KUBEINSECURE_SKIP_TLS_VERIFY";
 /// helm's `--namespace` when the flag is absent.
 pub const HELM_NAMESPACE: &str = "HELM_NAMESPACE";
+/// helm's `--debug` when the flag is absent (`true`/`false`).
+pub const HELM_DEBUG: &str = "HELM_DEBUG";
+/// helm's `--color` when the flag is absent: never, auto or always, in any case; any
+/// other value is auto, as helm reads it.
+pub const HELM_COLOR: &str = "HELM_COLOR";
 /// Directory for chartkit's runtime state, such as a background sandbox's address and
 /// log (default `$XDG_STATE_HOME/chartkit`, then `$HOME/.local/state/chartkit`).
 pub const STATE_HOME: &str = "CHARTKIT_STATE_HOME";

@@ -13,6 +13,7 @@ use chartkit_render::{KubeVersion, RenderOptions, parse_kube_version};
 use chartkit_yaml::Map;
 use serde_json::Value;
 
+use crate::labels::check_user_labels;
 use crate::ownership::{check_live, mark};
 use crate::record::{chart_record, hooks, release_manifest};
 use crate::{Engine, EngineError, UninstallOptions, Waiting, now};
@@ -47,6 +48,30 @@ pub struct InstallOptions {
     /// `--replace`: reuse the name of a release whose last revision is uninstalled or
     /// failed.
     pub replace: bool,
+    pub rendering: Rendering,
+}
+
+/// Rendering switches `install` and `upgrade` share, named after helm's flags.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rendering {
+    /// `--render-subchart-notes`: subcharts' NOTES.txt joins the parent's.
+    pub subchart_notes: bool,
+    /// `--skip-schema-validation`: values are not checked against values.schema.json.
+    pub skip_schema_validation: bool,
+    /// `--hide-secret`: a dry run's manifest shows a placeholder for each v1 Secret.
+    /// Refused without a dry run (as helm does), so no record ever holds the placeholder.
+    pub hide_secret: bool,
+}
+
+/// What a render is for: the release, its revision, and the cluster's capabilities.
+#[derive(Debug, Clone, Default)]
+pub struct RenderRequest {
+    pub name: String,
+    pub namespace: String,
+    pub revision: i64,
+    pub is_upgrade: bool,
+    pub capabilities: (KubeVersion, Vec<String>),
+    pub rendering: Rendering,
 }
 
 /// Renders a chart into a release record (not stored), as `install` and `upgrade` do
@@ -54,26 +79,24 @@ pub struct InstallOptions {
 pub fn render_release(
     chart: Chart,
     user_values: &Map,
-    name: &str,
-    namespace: &str,
-    revision: i64,
-    is_upgrade: bool,
-    capabilities: (KubeVersion, Vec<String>),
+    request: RenderRequest,
 ) -> Result<(Release, Vec<String>), EngineError> {
     let record_chart = chart_record(&chart);
     let options = RenderOptions {
-        release_name: name.to_string(),
-        namespace: namespace.to_string(),
-        revision,
-        is_upgrade,
-        kube_version: capabilities.0,
-        api_versions: capabilities.1,
+        release_name: request.name.clone(),
+        namespace: request.namespace.clone(),
+        revision: request.revision,
+        is_upgrade: request.is_upgrade,
+        kube_version: request.capabilities.0,
+        api_versions: request.capabilities.1,
+        skip_schema_validation: request.rendering.skip_schema_validation,
+        subchart_notes: request.rendering.subchart_notes,
         ..Default::default()
     };
     let rendered = chartkit_render::render(chart, user_values, &options)?;
     let at = now();
     let release = Release {
-        name: name.to_string(),
+        name: request.name,
         info: Some(Info {
             first_deployed: Some(at),
             last_deployed: Some(at),
@@ -83,14 +106,67 @@ pub fn render_release(
         }),
         chart: Some(record_chart),
         config: Some(user_values.clone()),
-        manifest: release_manifest(&rendered),
+        manifest: release_manifest(&rendered, request.rendering.hide_secret),
         hooks: hooks(&rendered),
-        version: revision,
-        namespace: namespace.to_string(),
+        version: request.revision,
+        namespace: request.namespace,
         labels: BTreeMap::new(),
         apply_method: "ssa".to_string(),
     };
     Ok((release, rendered.warnings))
+}
+
+/// The checks helm makes of an install's request before it looks at the cluster: secrets
+/// hidden only in a dry run, and a valid name.
+pub(crate) fn check_install_request(options: &InstallOptions) -> Result<(), EngineError> {
+    check_hide_secret(
+        options.rendering.hide_secret,
+        options.dry_run != DryRun::None,
+    )?;
+    let name = &options.name;
+    if !chartkit_release::query::valid_release_name(name) {
+        return Err(EngineError::msg(format!(
+            "release name check failed: release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_hide_secret(hide_secret: bool, dry_run: bool) -> Result<(), EngineError> {
+    if hide_secret && !dry_run {
+        return Err(EngineError::msg(
+            "hiding Kubernetes secrets requires a dry-run mode",
+        ));
+    }
+    Ok(())
+}
+
+/// `install --dry-run=client`: the release an install would record, rendered with
+/// helm's default capabilities, without any cluster (nothing is checked against one).
+pub fn install_offline(
+    chart: Chart,
+    user_values: &Map,
+    options: &InstallOptions,
+    namespace: &str,
+) -> Result<(Release, Vec<String>), EngineError> {
+    check_install_request(options)?;
+    check_user_labels(&options.labels)?;
+    let (mut release, warnings) = render_release(
+        chart,
+        user_values,
+        RenderRequest {
+            name: options.name.clone(),
+            namespace: namespace.to_string(),
+            revision: 1,
+            is_upgrade: false,
+            capabilities: Default::default(),
+            rendering: options.rendering,
+        },
+    )?;
+    release.labels = options.labels.clone();
+    release.apply_method = options.writing.resolve(None)?.method().to_string();
+    set_status(&mut release, Status::PendingInstall, "Dry run complete");
+    Ok((release, warnings))
 }
 
 /// A newer revision replaced this one: only the status changes, the description stays
@@ -130,6 +206,8 @@ impl Engine {
         user_values: &Map,
         options: &InstallOptions,
     ) -> Result<(Release, Vec<String>), EngineError> {
+        // Before the lock, whose Lease is named after the release.
+        check_install_request(options)?;
         if options.dry_run != DryRun::None {
             return self.install_locked(chart, user_values, options).await;
         }
@@ -146,10 +224,8 @@ impl Engine {
         options: &InstallOptions,
     ) -> Result<(Release, Vec<String>), EngineError> {
         let name = &options.name;
-        if !chartkit_release::query::valid_release_name(name) {
-            return Err(EngineError::msg(format!(
-                "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
-            )));
+        if options.dry_run == DryRun::Client {
+            return install_offline(chart, user_values, options, &self.namespace);
         }
         if options.dry_run == DryRun::None {
             self.available_name(name, options.replace).await?;
@@ -160,14 +236,18 @@ impl Engine {
                 .await?;
         }
         let capabilities = self.capabilities().await?;
+        check_user_labels(&options.labels)?;
         let (mut release, warnings) = render_release(
             chart,
             user_values,
-            name,
-            &self.namespace,
-            1,
-            false,
-            capabilities,
+            RenderRequest {
+                name: name.clone(),
+                namespace: self.namespace.clone(),
+                revision: 1,
+                is_upgrade: false,
+                capabilities,
+                rendering: options.rendering,
+            },
         )?;
         release.labels = options.labels.clone();
         set_status(

@@ -7,7 +7,9 @@ mod change;
 mod error;
 mod hooks;
 mod install;
+mod labels;
 mod lock;
+mod naming;
 mod ownership;
 mod record;
 mod rollback;
@@ -27,8 +29,11 @@ use crate::install::set_status;
 use crate::lock::ReleaseLock;
 
 pub use error::EngineError;
-pub use install::{DryRun, InstallOptions, render_release};
+pub use install::{
+    DryRun, InstallOptions, RenderRequest, Rendering, install_offline, render_release,
+};
 pub use lock::{LockSettings, lease_name};
+pub use naming::{generated_name, template_name};
 pub use record::{chart_record, release_manifest};
 pub use rollback::RollbackOptions;
 pub use test::{TestOptions, Tested};

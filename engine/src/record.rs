@@ -88,11 +88,21 @@ fn dependency(d: &chartkit_chart::Dependency) -> model::Dependency {
 }
 
 /// The release's manifest as helm stores it: each ordinary document in install order as
-/// `---\n# Source: PATH\nDOCUMENT\n` (hooks and CRDs are kept elsewhere).
-pub fn release_manifest(rendered: &Rendered) -> String {
+/// `---\n# Source: PATH\nDOCUMENT\n` (hooks and CRDs are kept elsewhere). With
+/// `hide_secrets` (a dry run's `--hide-secret`), a v1 Secret's document is replaced by a
+/// comment saying so, in helm's words.
+pub fn release_manifest(rendered: &Rendered, hide_secrets: bool) -> String {
     let mut out = String::new();
     for m in &rendered.manifests {
-        let _ = write!(out, "---\n# Source: {}\n{}\n", m.name, m.content);
+        if hide_secrets && m.head.kind == "Secret" && m.head.api_version == "v1" {
+            let _ = write!(
+                out,
+                "---\n# Source: {}\n# HIDDEN: The Secret output has been suppressed\n",
+                m.name
+            );
+        } else {
+            let _ = write!(out, "---\n# Source: {}\n{}\n", m.name, m.content);
+        }
     }
     out
 }
@@ -195,8 +205,34 @@ mod tests {
     fn manifest_is_stored_as_helm_writes_it() {
         let r = rendered("    helm.sh/hook: pre-install\n");
         assert_eq!(
-            release_manifest(&r),
+            release_manifest(&r, false),
             "---\n# Source: c/templates/cm.yaml\nkind: ConfigMap\n"
         );
+    }
+
+    #[test]
+    fn hidden_secrets_leave_only_their_source() {
+        let mut r = rendered("    helm.sh/hook: pre-install\n");
+        let secret = |api_version: &str| chartkit_render::Manifest {
+            name: "c/templates/s.yaml".into(),
+            content: "kind: Secret\ndata:\n  pw: aHVudGVyMg==".into(),
+            head: chartkit_render::Head {
+                api_version: api_version.into(),
+                kind: "Secret".into(),
+                name: "s".into(),
+                annotations: None,
+            },
+        };
+        r.manifests.push(secret("v1"));
+        // Only core v1 Secrets are hidden, as in helm.
+        r.manifests.push(secret("example.com/v1"));
+        let text = release_manifest(&r, true);
+        assert_eq!(
+            text,
+            "---\n# Source: c/templates/cm.yaml\nkind: ConfigMap\n\
+             ---\n# Source: c/templates/s.yaml\n# HIDDEN: The Secret output has been suppressed\n\
+             ---\n# Source: c/templates/s.yaml\nkind: Secret\ndata:\n  pw: aHVudGVyMg==\n"
+        );
+        assert!(release_manifest(&r, false).matches("aHVudGVyMg==").count() == 2);
     }
 }

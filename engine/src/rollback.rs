@@ -18,10 +18,22 @@ pub struct RollbackOptions {
     pub cleanup_on_fail: bool,
     pub writing: crate::Writing,
     pub max_history: usize,
+    /// Check that the revision exists and prepare the new one, changing nothing.
+    pub dry_run: bool,
 }
 
 impl Engine {
     pub async fn rollback(&self, options: &RollbackOptions) -> Result<(), EngineError> {
+        // Before the lock, whose Lease is named after the release.
+        if !chartkit_release::query::valid_release_name(&options.name) {
+            return Err(EngineError::msg(format!(
+                "prepareRollback: Release name is invalid: {}",
+                options.name
+            )));
+        }
+        if options.dry_run {
+            return self.rollback_locked(options).await;
+        }
         let lock = self.lock(&options.name).await?;
         let result = self.rollback_locked(options).await;
         self.unlock(&options.name, lock).await;
@@ -73,6 +85,9 @@ impl Engine {
             .writing
             .resolve(Some(target.apply_method.as_str()))?;
         release.apply_method = writing.method().to_string();
+        if options.dry_run {
+            return Ok(());
+        }
         let change = self
             .plan_change(&current.manifest, &release.manifest, name, false)
             .await?;

@@ -19,18 +19,34 @@ pub struct UninstallOptions {
     pub waiting: Waiting,
     pub propagation: Propagation,
     pub description: Option<String>,
+    /// Find the release and stop there: nothing is deleted or recorded (Helm 4.1's
+    /// `--dry-run`).
+    pub dry_run: bool,
+    /// A release that does not exist counts as uninstalled (`--ignore-not-found`).
+    pub ignore_not_found: bool,
 }
 
 /// What an uninstall did.
 #[derive(Debug, Clone)]
 pub struct Uninstalled {
-    pub release: Release,
+    /// The release's last revision; `None` when there was none and `ignore_not_found`
+    /// made that fine.
+    pub release: Option<Release>,
     /// `[Kind] name` of each object left in place by its resource policy.
     pub kept: Vec<String>,
 }
 
 impl Engine {
     pub async fn uninstall(&self, options: &UninstallOptions) -> Result<Uninstalled, EngineError> {
+        if options.dry_run {
+            return self.uninstall_dry_run(options).await;
+        }
+        if !chartkit_release::query::valid_release_name(&options.name) {
+            return Err(EngineError::msg(format!(
+                "uninstall: Release name is invalid: {}",
+                options.name
+            )));
+        }
         let lock = self.lock(&options.name).await?;
         let result = self.uninstall_locked(options).await;
         self.unlock(&options.name, lock).await;
@@ -44,6 +60,12 @@ impl Engine {
         let name = &options.name;
         let history = match self.storage.history(name).await {
             Ok(history) => history,
+            Err(StorageError::NotFound) if options.ignore_not_found => {
+                return Ok(Uninstalled {
+                    release: None,
+                    kept: Vec::new(),
+                });
+            }
             Err(StorageError::NotFound) => {
                 return Err(EngineError::msg(format!(
                     "uninstall: Release not loaded: {name}: release: not found"
@@ -60,7 +82,7 @@ impl Engine {
             if !options.keep_history {
                 self.purge(&history).await?;
                 return Ok(Uninstalled {
-                    release,
+                    release: Some(release),
                     kept: Vec::new(),
                 });
             }
@@ -130,7 +152,40 @@ impl Engine {
                 errors.join("; ")
             )));
         }
-        Ok(Uninstalled { release, kept })
+        Ok(Uninstalled {
+            release: Some(release),
+            kept,
+        })
+    }
+
+    /// helm 4.1's dry run: the newest revision is looked up, and that is all (what would
+    /// be kept is not worked out, so nothing is listed).
+    async fn uninstall_dry_run(
+        &self,
+        options: &UninstallOptions,
+    ) -> Result<Uninstalled, EngineError> {
+        let name = &options.name;
+        if !chartkit_release::query::valid_release_name(name) {
+            return Err(EngineError::msg(format!(
+                "releaseContent: Release name is invalid: {name}"
+            )));
+        }
+        let release = match self.storage.history(name).await {
+            Ok(history) => history.into_iter().max_by_key(|r| r.version),
+            Err(StorageError::NotFound) => None,
+            Err(e) => return Err(e.into()),
+        };
+        match release {
+            None if options.ignore_not_found => Ok(Uninstalled {
+                release: None,
+                kept: Vec::new(),
+            }),
+            None => Err(StorageError::NotFound.into()),
+            release => Ok(Uninstalled {
+                release,
+                kept: Vec::new(),
+            }),
+        }
     }
 
     async fn purge(&self, history: &[Release]) -> Result<(), EngineError> {

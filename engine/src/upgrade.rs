@@ -2,11 +2,17 @@
 //! pre-upgrade hooks, apply the new objects and delete those the chart dropped, wait,
 //! run the post-upgrade hooks, then mark the previous revision superseded.
 
+use std::collections::BTreeMap;
+
 use chartkit_chart::Chart;
 use chartkit_release::{Release, Status, StorageError};
 use chartkit_yaml::Map;
 
-use crate::install::{InstallOptions, render_release, set_status, supersede};
+use crate::install::{
+    InstallOptions, RenderRequest, Rendering, check_hide_secret, render_release, set_status,
+    supersede,
+};
+use crate::labels::{check_user_labels, merge_labels};
 use crate::{Engine, EngineError, RollbackOptions, Waiting, now};
 
 /// How an upgrade computes the values it renders with.
@@ -41,7 +47,13 @@ pub struct UpgradeOptions {
     /// Revisions kept (0: all).
     pub max_history: usize,
     pub description: Option<String>,
+    /// Prepare the revision and check it against the cluster, recording and changing
+    /// nothing (helm's client and server dry runs do the same for an upgrade: both read
+    /// the release's history from the cluster).
     pub dry_run: bool,
+    /// `--labels`: merged over the last revision's; a value `null` removes a label.
+    pub labels: BTreeMap<String, String>,
+    pub rendering: Rendering,
 }
 
 /// The newest revision of a history.
@@ -68,6 +80,14 @@ impl Engine {
         options: &UpgradeOptions,
         install: Option<&InstallOptions>,
     ) -> Result<(Release, Vec<String>, bool), EngineError> {
+        // Before the lock, whose Lease is named after the release.
+        if !chartkit_release::query::valid_release_name(&options.name) {
+            return Err(EngineError::msg(format!(
+                "release name is invalid: {}",
+                options.name
+            )));
+        }
+        check_hide_secret(options.rendering.hide_secret, options.dry_run)?;
         if options.dry_run {
             return self
                 .upgrade_locked(chart, user_values, options, install)
@@ -143,14 +163,18 @@ impl Engine {
             }
         }
         let capabilities = self.capabilities().await?;
+        check_user_labels(&options.labels)?;
         let (mut release, warnings) = render_release(
             chart,
             &values,
-            name,
-            &self.namespace,
-            last.version + 1,
-            true,
-            capabilities,
+            RenderRequest {
+                name: name.clone(),
+                namespace: self.namespace.clone(),
+                revision: last.version + 1,
+                is_upgrade: true,
+                capabilities,
+                rendering: options.rendering,
+            },
         )?;
         if let (Some(info), Some(first)) = (
             release.info.as_mut(),
@@ -158,7 +182,8 @@ impl Engine {
         ) {
             info.first_deployed = Some(first);
         }
-        release.labels = current.labels.clone();
+        // helm starts from the newest revision's labels, deployed or not.
+        release.labels = merge_labels(&last.labels, &options.labels);
         release.apply_method = writing.method().to_string();
         set_status(&mut release, Status::PendingUpgrade, "Preparing upgrade");
         let change = self
@@ -170,7 +195,10 @@ impl Engine {
             )
             .await?;
         if options.dry_run {
-            set_status(&mut release, Status::PendingUpgrade, "Dry run complete");
+            // helm keeps a --description here too, which also keeps the status text
+            // from printing the manifest.
+            let description = options.description.as_deref().unwrap_or("Dry run complete");
+            set_status(&mut release, Status::PendingUpgrade, description);
             return Ok((release, warnings, false));
         }
         self.storage
@@ -226,6 +254,7 @@ impl Engine {
                         cleanup_on_fail: options.cleanup_on_fail,
                         writing: options.writing,
                         max_history: options.max_history,
+                        dry_run: false,
                     };
                     if let Err(again) = self.rollback(&rollback).await {
                         return Err(EngineError::msg(format!(

@@ -220,6 +220,22 @@ pub fn status_yaml(release: &Release) -> String {
 /// values `get values --all` computes) prints as text. `resources` is the RESOURCES
 /// section's body when the caller printed one.
 pub fn status_text(release: &Release, get_all: Option<&Map>, resources: Option<&str>) -> String {
+    status_text_with(release, get_all.is_some(), get_all, resources)
+}
+
+/// The status as install and upgrade print it under helm's `--debug`: the values the
+/// release was given and those computed from them (`computed`), its hooks and its
+/// manifest, without `get all`'s chart lines.
+pub fn debug_status_text(release: &Release, computed: &Map) -> String {
+    status_text_with(release, false, Some(computed), None)
+}
+
+fn status_text_with(
+    release: &Release,
+    metadata: bool,
+    computed: Option<&Map>,
+    resources: Option<&str>,
+) -> String {
     let mut out = String::new();
     let info = release.info.clone().unwrap_or_default();
     let _ = writeln!(out, "NAME: {}", release.name);
@@ -229,7 +245,7 @@ pub fn status_text(release: &Release, get_all: Option<&Map>, resources: Option<&
     let _ = writeln!(out, "NAMESPACE: {}", release.namespace);
     let _ = writeln!(out, "STATUS: {}", info.status);
     let _ = writeln!(out, "REVISION: {}", release.version);
-    if get_all.is_some() {
+    if metadata {
         let m = release.metadata().cloned().unwrap_or_default();
         let _ = writeln!(out, "CHART: {}", m.name);
         let _ = writeln!(out, "VERSION: {}", m.version);
@@ -262,7 +278,7 @@ pub fn status_text(release: &Release, get_all: Option<&Map>, resources: Option<&
             );
         }
     }
-    if let Some(computed) = get_all {
+    if let Some(computed) = computed {
         out.push_str("USER-SUPPLIED VALUES:\n");
         out.push_str(&values_yaml(&release.config));
         out.push('\n');
@@ -270,7 +286,7 @@ pub fn status_text(release: &Release, get_all: Option<&Map>, resources: Option<&
         out.push_str(&values_yaml(&Some(computed.clone())));
         out.push('\n');
     }
-    if info.description.eq_ignore_ascii_case("Dry run complete") || get_all.is_some() {
+    if info.description.eq_ignore_ascii_case("Dry run complete") || computed.is_some() {
         out.push_str("HOOKS:\n");
         out.push_str(&hooks_text(release));
         let _ = writeln!(out, "MANIFEST:\n{}", release.manifest);

@@ -16,16 +16,25 @@ pub struct Paths {
     /// Holds `repository/` (downloaded indexes), `content/` (packages by digest) and the
     /// compact index cache.
     pub cache_home: PathBuf,
+    /// A repository list to use instead of `config_home`'s (helm's `--repository-config`).
+    pub repositories: Option<PathBuf>,
+    /// A directory of downloaded indexes to use instead of `cache_home`'s `repository/`
+    /// (helm's `--repository-cache`; helm's own cache has the same layout).
+    pub indexes: Option<PathBuf>,
 }
 
 impl Paths {
     pub fn repositories_file(&self) -> PathBuf {
-        self.config_home.join("repositories.yaml")
+        self.repositories
+            .clone()
+            .unwrap_or_else(|| self.config_home.join("repositories.yaml"))
     }
 
     /// The directory of downloaded indexes and their validators.
     pub fn index_dir(&self) -> PathBuf {
-        self.cache_home.join("repository")
+        self.indexes
+            .clone()
+            .unwrap_or_else(|| self.cache_home.join("repository"))
     }
 
     /// The content-addressed store: `content/sha256/<2 hex>/<64 hex>`.

@@ -91,19 +91,32 @@ pub fn update_before(
     only_if_missing: bool,
     offline: bool,
 ) -> crate::error::Result<()> {
-    if only_if_missing {
-        // Only to see what is missing: the caller loads the chart itself and prints its
-        // warnings then, so they are not printed twice.
-        use crate::error::Context;
-        let loaded = chartkit_chart::load(chart, &super::load_options()?)
-            .with_context(|| format!("cannot load the chart at `{}`", chart.display()))?;
-        if chartkit_dependency::list::missing(&loaded).is_empty() {
-            return Ok(());
-        }
+    if only_if_missing && !missing_dependencies(chart)? {
+        return Ok(());
     }
     let client = super::repo_support::client(offline, 120)?;
+    update_with(&client, chart, &mut |_| {})
+}
+
+/// Whether the chart directory names dependencies charts/ does not hold. Only that is
+/// looked at: the caller loads the chart itself and prints its warnings then, so they
+/// are not printed twice.
+pub fn missing_dependencies(chart: &std::path::Path) -> crate::error::Result<bool> {
+    use crate::error::Context;
+    let loaded = chartkit_chart::load(chart, &super::load_options()?)
+        .with_context(|| format!("cannot load the chart at `{}`", chart.display()))?;
+    Ok(!chartkit_dependency::list::missing(&loaded).is_empty())
+}
+
+/// `dependency update` of `chart` through `client` (whose repository settings may be
+/// the caller's), telling `notify` what it does.
+pub fn update_with(
+    client: &chartkit_repo_client::Client,
+    chart: &std::path::Path,
+    notify: &mut dyn FnMut(&str),
+) -> crate::error::Result<()> {
     let options = manager_options(Verify::Never, None, false)?;
-    chartkit_dependency::manager::update(&client, chart, &options, &mut |_| {})
+    chartkit_dependency::manager::update(client, chart, &options, notify)
         .map_err(|e| explain(e, chart))?;
     Ok(())
 }

@@ -7,6 +7,7 @@ mod mirror;
 mod package;
 mod pull;
 mod push;
+mod release_colour;
 mod release_read;
 mod release_write;
 mod repo_add;
@@ -40,6 +41,7 @@ use crate::env;
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
     let offline = cli.offline;
     let kube = &cli.kube;
+    let global = &cli.global;
     match cli.command {
         Command::Create(args) => create::run(args),
         Command::Package(args) => package::run(args, offline),
@@ -73,10 +75,10 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Sandbox(SandboxCommand::Status) => sandbox::status(),
         Command::List(args) => release_read::list(args, kube),
         Command::History(args) => release_read::history(args, kube),
-        Command::Status(args) => release_read::status(args, kube),
+        Command::Status(args) => release_read::status(args, kube, global),
         Command::Get(command) => release_read::get(command, kube),
-        Command::Install(args) => release_write::install(args, kube, offline),
-        Command::Upgrade(args) => release_write::upgrade(args, kube, offline),
+        Command::Install(args) => release_write::install(args, kube, global, offline),
+        Command::Upgrade(args) => release_write::upgrade(args, kube, global, offline),
         Command::Uninstall(args) => release_write::uninstall(args, kube),
         Command::Rollback(args) => release_write::rollback(args, kube),
         Command::Test(args) => release_write::test(args, kube),

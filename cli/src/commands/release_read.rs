@@ -7,8 +7,8 @@ use chartkit_release::query::{self, ListOptions, NameFilter, Order, States};
 use chartkit_release::{Driver, Release, Storage, views};
 
 use crate::cli::{
-    GetAllArgs, GetCommand, GetOutputArgs, GetTextArgs, GetValuesArgs, HistoryArgs, KubeArgs,
-    ListArgs, ReleaseOutput, StatusArgs,
+    GetAllArgs, GetCommand, GetOutputArgs, GetTextArgs, GetValuesArgs, GlobalArgs, HistoryArgs,
+    KubeArgs, ListArgs, ReleaseOutput, StatusArgs,
 };
 use crate::env;
 use crate::error::{Error, Result};
@@ -122,7 +122,7 @@ fn content(kube: &KubeArgs, name: &str, revision: i64) -> Result<Release> {
     })
 }
 
-pub fn status(args: StatusArgs, kube: &KubeArgs) -> Result<ExitCode> {
+pub fn status(args: StatusArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
     if !query::valid_release_name(&args.release) {
         return Err(Error::msg(format!(
             "releaseContent: Release name is invalid: {}",
@@ -159,6 +159,12 @@ pub fn status(args: StatusArgs, kube: &KubeArgs) -> Result<ExitCode> {
     print(&match args.output {
         ReleaseOutput::Json => views::status_json(&release),
         ReleaseOutput::Yaml => views::status_yaml(&release),
+        ReleaseOutput::Table if super::release_colour::enabled(global.color.as_deref()) => {
+            super::release_colour::status_table(
+                &views::status_text(&release, None, resources_text.as_deref()),
+                &release,
+            )
+        }
         ReleaseOutput::Table => views::status_text(&release, None, resources_text.as_deref()),
     })
 }

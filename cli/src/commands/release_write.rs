@@ -8,16 +8,18 @@ use std::time::Duration;
 
 use chartkit_cluster::Propagation;
 use chartkit_engine::{
-    DryRun, Engine, InstallOptions, RollbackOptions, TestOptions, UninstallOptions, UpgradeOptions,
-    ValuesMode, Waiting, Writing,
+    DryRun, Engine, InstallOptions, Rendering, RollbackOptions, TestOptions, UninstallOptions,
+    UpgradeOptions, ValuesMode, Waiting, Writing,
 };
 use chartkit_release::{Driver, Release, Storage, views};
 use chartkit_repo_client::ChartRef;
 
-use super::repo_support::{client, client_error};
+use super::release_colour;
+use super::repo_support::{apply_access, client_at, client_error, paths_at};
 use crate::cli::{
-    ChartSourceArgs, InstallArgs, KubeArgs, ReleaseOutput, ReleasePrintArgs, RollbackArgs,
-    TestArgs, UninstallArgs, UpgradeArgs, WaitArgs, WritingArgs,
+    ChartSourceArgs, DryRunArgs, GlobalArgs, InstallArgs, KubeArgs, ReleaseOutput,
+    ReleasePrintArgs, RenderArgs, RollbackArgs, TestArgs, UninstallArgs, UpgradeArgs, WaitArgs,
+    WritingArgs,
 };
 use crate::env;
 use crate::error::{Context, Error, Result};
@@ -122,6 +124,50 @@ fn waiting(args: &WaitArgs) -> Result<Waiting> {
     })
 }
 
+/// helm's `--dry-run[=MODE]`: `client`, `server` or `none`, or (with helm's warning that
+/// they are deprecated) a bare flag or a boolean.
+fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
+    let Some(value) = args.dry_run.as_deref() else {
+        return Ok(DryRun::None);
+    };
+    let legacy = match value {
+        "unset" => {
+            super::print_warning(
+                "--dry-run is deprecated and should be replaced with '--dry-run=client'",
+            );
+            return Ok(DryRun::Client);
+        }
+        "client" => return Ok(DryRun::Client),
+        "server" => return Ok(DryRun::Server),
+        "none" => return Ok(DryRun::None),
+        // Go's strconv.ParseBool.
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => DryRun::Client,
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => DryRun::None,
+        other => {
+            return Err(Error::msg(format!(
+                "invalid dry-run value ({other:?}). Must be \"none\", \"server\", or \"client\""
+            )));
+        }
+    };
+    let mode = if legacy == DryRun::Client {
+        "client"
+    } else {
+        "none"
+    };
+    super::print_warning(&format!(
+        "boolean '--dry-run={value}' flag is deprecated and must be replaced with '--dry-run={mode}'"
+    ));
+    Ok(legacy)
+}
+
+fn rendering(args: &RenderArgs) -> Rendering {
+    Rendering {
+        subchart_notes: args.render_subchart_notes,
+        skip_schema_validation: args.skip_schema_validation,
+        hide_secret: args.hide_secret,
+    }
+}
+
 /// The chart CHART names: a directory or package on disk, else a repository chart
 /// resolved with Helm's version rules and fetched through chartkit's cache. With
 /// `--verify`, a package is used only once its provenance file checks out against the
@@ -136,6 +182,19 @@ fn locate_chart(
         false => None,
     };
     let path = Path::new(chart);
+    let paths = paths_at(
+        source.repository_config.as_deref(),
+        source.repository_cache.as_deref(),
+    )?;
+    if source.repo.is_none() && path.is_dir() && source.dependency_update {
+        // helm updates only when something is missing, and prints the update's progress.
+        if super::dependency::missing_dependencies(path)? {
+            let client = client_at(paths.clone(), offline, 120)?;
+            super::dependency::update_with(&client, path, &mut |line| {
+                let _ = crate::output::outln!("{line}");
+            })?;
+        }
+    }
     if source.repo.is_none() && path.exists() {
         if let Some(keyring) = &keyring {
             if path.is_dir() {
@@ -150,9 +209,10 @@ fn locate_chart(
         }
         return super::load_chart(path, true);
     }
-    let client = client(offline, 120)?;
+    let client = client_at(paths, offline, 120)?;
     let reference = ChartRef::parse(chart, source.repo.as_deref()).map_err(client_error)?;
-    let (entry, refresh) = client.entry_for(&reference).map_err(client_error)?;
+    let (mut entry, refresh) = client.entry_for(&reference).map_err(client_error)?;
+    apply_access(&mut entry, &source.access);
     let resolved = match &reference {
         ChartRef::Direct { url } => client.direct(url, entry),
         _ => {
@@ -196,23 +256,65 @@ fn locate_chart(
     Ok(chart)
 }
 
-/// The release as helm's install and upgrade print it (a dry run's table has its hooks
-/// and manifest, which `status_text` adds for the "Dry run complete" description).
-fn print_release(release: &Release, print: &ReleasePrintArgs) -> Result<()> {
-    let text = match print.output {
-        ReleaseOutput::Json => views::release_json(release),
-        ReleaseOutput::Yaml => views::release_yaml(release),
-        ReleaseOutput::Table if print.hide_notes => {
-            let mut shown = release.clone();
-            if let Some(info) = shown.info.as_mut() {
-                info.notes.clear();
-            }
-            views::status_text(&shown, None, None)
+/// How install and upgrade print the release: the `-o` format and `--hide-notes`, and
+/// from the global flags `--debug` (with the values computed for the chart) and colour.
+struct Printing<'a> {
+    print: &'a ReleasePrintArgs,
+    /// `--debug`: the chart, to compute the values from (the record does not keep
+    /// subcharts, whose defaults helm shows too).
+    chart: Option<chartkit_chart::Chart>,
+    colour: bool,
+}
+
+impl<'a> Printing<'a> {
+    fn new(
+        print: &'a ReleasePrintArgs,
+        global: &GlobalArgs,
+        chart: &chartkit_chart::Chart,
+    ) -> Self {
+        let table = print.output == ReleaseOutput::Table;
+        Printing {
+            print,
+            chart: (global.debug && table).then(|| chart.clone()),
+            colour: table && release_colour::enabled(global.color.as_deref()),
         }
-        ReleaseOutput::Table => views::status_text(release, None, None),
-    };
-    crate::output::stdout_bytes(text.as_bytes())?;
-    Ok(())
+    }
+
+    /// The release as helm's install and upgrade print it (a dry run's table has its
+    /// hooks and manifest, which `status_text` adds for the "Dry run complete"
+    /// description; `--debug` adds them always, with the values).
+    fn print(&self, release: &Release) -> Result<()> {
+        let text = match self.print.output {
+            ReleaseOutput::Json => views::release_json(release),
+            ReleaseOutput::Yaml => views::release_yaml(release),
+            ReleaseOutput::Table => {
+                let mut shown = release.clone();
+                if self.print.hide_notes
+                    && let Some(info) = shown.info.as_mut()
+                {
+                    info.notes.clear();
+                }
+                let text = match &self.chart {
+                    Some(chart) => {
+                        let config = release.config.clone().unwrap_or_default();
+                        let mut ignored = Vec::new();
+                        let computed =
+                            chartkit_values::coalesce_values(chart, &config, &mut ignored)
+                                .unwrap_or(config);
+                        views::debug_status_text(&shown, &computed)
+                    }
+                    None => views::status_text(&shown, None, None),
+                };
+                if self.colour {
+                    release_colour::status_table(&text, release)
+                } else {
+                    text
+                }
+            }
+        };
+        crate::output::stdout_bytes(text.as_bytes())?;
+        Ok(())
+    }
 }
 
 fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
@@ -229,48 +331,62 @@ fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
 }
 
 /// `install`; failures read `INSTALLATION FAILED: ...`, as helm's do.
-pub fn install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
-    run_install(args, kube, offline).map_err(|e| e.context("INSTALLATION FAILED"))
+pub fn install(
+    args: InstallArgs,
+    kube: &KubeArgs,
+    global: &GlobalArgs,
+    offline: bool,
+) -> Result<ExitCode> {
+    run_install(args, kube, global, offline).map_err(|e| e.context("INSTALLATION FAILED"))
 }
 
-fn run_install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
-    let (name, chart_ref) = match (args.positionals.as_slice(), args.generate_name) {
-        ([chart], true) => (None, chart.clone()),
-        ([_, _], true) => {
-            return Err(Error::msg(
-                "cannot set --generate-name and also specify a name",
-            ));
+/// The release name and the chart, from NAME CHART or CHART with --name-template or
+/// --generate-name, in helm's order of preference and with its refusals.
+fn name_and_chart(args: &InstallArgs) -> Result<(String, String)> {
+    match args.positionals.as_slice() {
+        [name, chart] => {
+            if args.generate_name {
+                return Err(Error::msg(
+                    "cannot set --generate-name and also specify a name",
+                ));
+            }
+            if args.name_template.is_some() {
+                return Err(Error::msg(
+                    "cannot set --name-template and also specify a name",
+                ));
+            }
+            Ok((name.clone(), chart.clone()))
         }
-        ([name, chart], false) => (Some(name.clone()), chart.clone()),
-        ([_], false) => {
-            return Err(Error::msg(
-                "must either provide a name or specify --generate-name",
-            ));
+        [chart] => {
+            let name = if let Some(template) = &args.name_template {
+                chartkit_engine::template_name(template).map_err(Error::new)?
+            } else if args.generate_name {
+                chartkit_engine::generated_name(chart, chrono::Utc::now().timestamp())
+            } else {
+                return Err(Error::msg(
+                    "must either provide a name or specify --generate-name",
+                ));
+            };
+            Ok((name, chart.clone()))
         }
-        _ => {
-            return Err(Error::msg(
-                "\"chartkit install\" requires at most 2 arguments",
-            ));
-        }
-    };
-    let dry_run = match args.dry_run.as_deref() {
-        None | Some("none") | Some("false") => DryRun::None,
-        Some("client" | "true") => DryRun::Client,
-        Some("server") => DryRun::Server,
-        Some(other) => {
-            return Err(Error::msg(format!(
-                "invalid dry-run value ({other}). Must be \"none\", \"server\", or \"client\""
-            )));
-        }
-    };
+        _ => Err(Error::msg(
+            "\"chartkit install\" requires at most 2 arguments",
+        )),
+    }
+}
+
+fn run_install(
+    args: InstallArgs,
+    kube: &KubeArgs,
+    global: &GlobalArgs,
+    offline: bool,
+) -> Result<ExitCode> {
+    let (name, chart_ref) = name_and_chart(&args)?;
+    let dry_run = dry_run(&args.dry_run)?;
+    let chart = locate_chart(&chart_ref, &args.source, offline)?;
     let user_values =
         super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
-    let chart = locate_chart(&chart_ref, &args.source, offline)?;
     chartkit_render::check_installable(&chart)?;
-    let name = match name {
-        Some(name) => name,
-        None => format!("{}-{}", chart.name(), chrono::Utc::now().timestamp()),
-    };
     let options = InstallOptions {
         name,
         create_namespace: args.create_namespace,
@@ -284,30 +400,22 @@ fn run_install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         labels: labels(&args.labels)?,
         take_ownership: args.take_ownership,
         replace: args.replace,
+        rendering: rendering(&args.render),
     };
+    let printing = Printing::new(&args.print, global, &chart);
     if dry_run == DryRun::Client {
+        // No cluster at all: helm's default capabilities, and the namespace as given.
         let namespace = kube
             .namespace
             .clone()
             .unwrap_or_else(|| "default".to_string());
-        let (mut release, warnings) = chartkit_engine::render_release(
-            chart,
-            &user_values,
-            &options.name,
-            &namespace,
-            1,
-            false,
-            Default::default(),
-        )
-        .map_err(Error::new)?;
+        let (release, warnings) =
+            chartkit_engine::install_offline(chart, &user_values, &options, &namespace)
+                .map_err(Error::new)?;
         for w in &warnings {
             super::print_warning(w);
         }
-        if let Some(info) = release.info.as_mut() {
-            info.status = chartkit_release::Status::PendingInstall;
-            info.description = "Dry run complete".to_string();
-        }
-        print_release(&release, &args.print)?;
+        printing.print(&release)?;
         return Ok(ExitCode::SUCCESS);
     }
     let (release, warnings) = runtime()?.block_on(async {
@@ -320,7 +428,7 @@ fn run_install(args: InstallArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
     for w in &warnings {
         super::print_warning(w);
     }
-    print_release(&release, &args.print)?;
+    printing.print(&release)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -351,6 +459,8 @@ pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
                 },
                 propagation,
                 description: args.description.clone(),
+                dry_run: args.dry_run,
+                ignore_not_found: args.ignore_not_found,
             };
             let done = engine.uninstall(&options).await.map_err(Error::new)?;
             let mut text = String::new();
@@ -362,6 +472,7 @@ pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
                 }
                 text.push('\n');
             }
+            // Also for a release --ignore-not-found let pass, as helm words it.
             text.push_str(&format!("release \"{name}\" uninstalled\n"));
             crate::output::stdout_bytes(text.as_bytes())?;
         }
@@ -370,10 +481,16 @@ pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<ExitCode> {
+pub fn upgrade(
+    args: UpgradeArgs,
+    kube: &KubeArgs,
+    global: &GlobalArgs,
+    offline: bool,
+) -> Result<ExitCode> {
+    let dry_run = dry_run(&args.dry_run)?;
+    let chart = locate_chart(&args.chart, &args.source, offline)?;
     let user_values =
         super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
-    let chart = locate_chart(&args.chart, &args.source, offline)?;
     chartkit_render::check_installable(&chart)?;
     let values_mode = match (
         args.reuse_values,
@@ -385,6 +502,7 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         (false, false, true) => ValuesMode::ResetThenReuse,
         _ => ValuesMode::Default,
     };
+    let labels = labels(&args.labels)?;
     let options = UpgradeOptions {
         name: args.release.clone(),
         values_mode,
@@ -397,7 +515,9 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         upgrade_crds: args.upgrade_crds,
         max_history: args.history_max,
         description: args.description.clone(),
-        dry_run: false,
+        dry_run: dry_run != DryRun::None,
+        labels: labels.clone(),
+        rendering: rendering(&args.render),
     };
     let install = args.install.then(|| InstallOptions {
         name: args.release.clone(),
@@ -406,13 +526,15 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
         no_hooks: args.no_hooks,
         skip_crds: args.skip_crds,
         description: args.description.clone(),
-        dry_run: DryRun::None,
+        dry_run,
         atomic: args.atomic,
         writing: writing(&args.writing),
-        labels: BTreeMap::new(),
+        labels,
         take_ownership: args.take_ownership,
         replace: false,
+        rendering: options.rendering,
     });
+    let printing = Printing::new(&args.print, global, &chart);
     let (release, warnings, installed) = runtime()?.block_on(async {
         let engine = engine(kube, "upgrade").await?;
         engine
@@ -439,7 +561,7 @@ pub fn upgrade(args: UpgradeArgs, kube: &KubeArgs, offline: bool) -> Result<Exit
     if args.print.output == ReleaseOutput::Table {
         crate::output::stdout_bytes(heading.as_bytes())?;
     }
-    print_release(&release, &args.print)?;
+    printing.print(&release)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -452,6 +574,7 @@ pub fn rollback(args: RollbackArgs, kube: &KubeArgs) -> Result<ExitCode> {
         cleanup_on_fail: args.cleanup_on_fail,
         writing: writing(&args.writing),
         max_history: args.history_max,
+        dry_run: dry_run(&args.dry_run)? != DryRun::None,
     };
     runtime()?.block_on(async {
         let engine = engine(kube, "rollback").await?;

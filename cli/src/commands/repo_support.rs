@@ -11,6 +11,15 @@ use crate::report::with_hint;
 
 /// Settings and cache directories from the environment.
 pub fn paths() -> crate::error::Result<Paths> {
+    paths_at(None, None)
+}
+
+/// The paths, with helm's `--repository-config` file and `--repository-cache` directory
+/// in place of chartkit's own when given.
+pub fn paths_at(
+    repositories: Option<&std::path::Path>,
+    indexes: Option<&std::path::Path>,
+) -> crate::error::Result<Paths> {
     let config_home = env::config_home().ok_or_else(|| {
         with_hint(
             crate::error::err!("cannot locate chartkit's settings directory"),
@@ -26,17 +35,24 @@ pub fn paths() -> crate::error::Result<Paths> {
     Ok(Paths {
         config_home,
         cache_home,
+        repositories: repositories.map(Into::into),
+        indexes: indexes.map(Into::into),
     })
 }
 
 /// The client: online unless `--offline` or CHARTKIT_OFFLINE says otherwise.
 pub fn client(offline: bool, timeout_secs: u64) -> crate::error::Result<Client> {
+    client_at(paths()?, offline, timeout_secs)
+}
+
+/// [`client`] over the given paths.
+pub fn client_at(paths: Paths, offline: bool, timeout_secs: u64) -> crate::error::Result<Client> {
     let network = if offline || env::offline() {
         Network::Offline
     } else {
         Network::online(Duration::from_secs(timeout_secs)).map_err(client_error)?
     };
-    Client::new(paths()?, network).map_err(client_error)
+    Client::new(paths, network).map_err(client_error)
 }
 
 /// The repository flags over an entry's stored settings.
