@@ -403,6 +403,8 @@ fn release_records_read_as_helm_reads_them() {
                     })
                     .collect::<Vec<_>>()
                     .join("\n")
+                    .trim_end()
+                    .to_string()
             })
             .collect();
         groups.sort();
