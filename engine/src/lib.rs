@@ -4,6 +4,7 @@
 //! (`chartkit-cluster`) and the records (`chartkit-release`); it prints nothing.
 
 mod change;
+pub mod compare;
 mod error;
 mod hooks;
 mod install;
