@@ -477,3 +477,62 @@ fn diff_upgrade_of_a_missing_release_needs_install() {
         chartkit_tests::stderr(&bad)
     );
 }
+
+/// A release helm installed: chartkit's diff sees no change in it, and predicts what
+/// helm's own upgrade (server-side, or client-side with --server-side=false) then changes.
+#[test]
+fn diff_upgrade_predicts_helms_upgrades_of_helms_release() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    let Some(mut helm) = sandbox.helm(&ctx, NAME) else {
+        return;
+    };
+    let chart = chart(&ctx);
+    run_ok(helm.args(["install", "web", &chart]));
+    let out = chartkit(&sandbox, &ctx)
+        .args(["diff", "upgrade", "web", &chart, "--detailed-exitcode"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (out.status.code(), text(&out).as_str()),
+        (Some(0), ""),
+        "{}",
+        chartkit_tests::stderr(&out)
+    );
+    for (values, server_side, expected) in [
+        (["replicas=3", "extra=true"], "true", vec!["Deployment/web"]),
+        (
+            ["replicas=3", "extra=false"],
+            "true",
+            vec!["ConfigMap/web-extra"],
+        ),
+        (
+            ["replicas=2", "extra=true"],
+            "false",
+            vec!["ConfigMap/web-extra", "Deployment/web"],
+        ),
+    ] {
+        let server_side = format!("--server-side={server_side}");
+        let prediction = predicted(&text(&run_ok(
+            chartkit(&sandbox, &ctx)
+                .args(["diff", "upgrade", "web", &chart, "--output", "json"])
+                .args(["--set", values[0], "--set", values[1], &server_side]),
+        )));
+        let before = snapshot(&sandbox);
+        run_ok(
+            sandbox
+                .helm(&ctx, NAME)
+                .unwrap()
+                .args(["upgrade", "web", &chart])
+                .args(["--set", values[0], "--set", values[1], &server_side]),
+        );
+        let after = snapshot(&sandbox);
+        assert_eq!(
+            prediction,
+            changed(&before, &after),
+            "{values:?} {server_side}: the diff named other objects than helm's upgrade changed"
+        );
+        let expected: BTreeSet<String> = expected.into_iter().map(String::from).collect();
+        assert_eq!(prediction, expected, "{values:?}");
+    }
+}
