@@ -234,7 +234,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum DiffCommand {
     /// Show a diff explaining what an upgrade would change.
-    Upgrade(DiffUpgradeArgs),
+    Upgrade(Box<DiffUpgradeArgs>),
     /// Show a diff explaining what a rollback would change (default: to the revision
     /// before the newest).
     Rollback(DiffRollbackArgs),

@@ -84,7 +84,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Uninstall(args) => release_write::uninstall(args, kube),
         Command::Rollback(args) => release_write::rollback(args, kube),
         Command::Test(args) => release_write::test(args, kube),
-        Command::Diff(DiffCommand::Upgrade(args)) => diff::upgrade(args, kube, global, offline),
+        Command::Diff(DiffCommand::Upgrade(args)) => diff::upgrade(*args, kube, global, offline),
         Command::Diff(DiffCommand::Rollback(args)) => diff::rollback(args, kube, global),
         Command::Diff(DiffCommand::Revision(args)) => diff::revision(args, kube, global),
     }
