@@ -534,3 +534,38 @@ fn diff_upgrade_predicts_helms_upgrades_of_helms_release() {
         assert_eq!(prediction, expected, "{values:?}");
     }
 }
+
+/// An object that moves to another kind under the same name is shown removed as the old
+/// kind and added as the new one, which is what the upgrade does (creates the new, deletes
+/// the old).
+#[test]
+fn an_object_moved_to_another_kind_is_removed_and_added() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    let chart = ctx.demo_chart(&[
+        ("values.yaml", "kind: ConfigMap\n"),
+        (
+            "templates/moved.yaml",
+            "apiVersion: v1\nkind: {{ .Values.kind }}\nmetadata:\n  name: web-moved\n{{- if eq .Values.kind \"Secret\" }}\nstringData:\n{{- else }}\ndata:\n{{- end }}\n  a: b\n",
+        ),
+    ]);
+    run_ok(chartkit(&sandbox, &ctx).args(["install", "web", &chart]));
+    let report = text(&run_ok(
+        chartkit(&sandbox, &ctx)
+            .args(["diff", "upgrade", "web", &chart, "--set", "kind=Secret"])
+            .args(["--output", "simple"]),
+    ));
+    assert_eq!(
+        report,
+        "default, web-moved, ConfigMap (v1) to be removed.\n\
+         default, web-moved, Secret (v1) to be added.\n\
+         Plan: 1 to add, 0 to change, 1 to destroy, 0 to change ownership.\n"
+    );
+    assert_eq!(
+        diff_then_upgrade(&sandbox, &ctx, &chart, &["kind=Secret"]),
+        BTreeSet::from([
+            "ConfigMap/web-moved".to_string(),
+            "Secret/web-moved".to_string()
+        ])
+    );
+}
