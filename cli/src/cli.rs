@@ -220,6 +220,165 @@ pub enum Command {
     Rollback(RollbackArgs),
     /// Run a release's tests (its `helm.sh/hook: test` Pods and Jobs).
     Test(TestArgs),
+    /// Show what an upgrade or a rollback would change, object by object, as the
+    /// helm-diff plugin shows it, or what changed between two revisions.
+    ///
+    /// The objects are prepared as the operation prepares them and sent to the API
+    /// server as a dry run (server-side apply with dryRun=All, or the client-side merge
+    /// the release uses), so defaults and admission changes show; objects the chart drops
+    /// are shown as the cluster has them. Nothing is written.
+    #[command(subcommand)]
+    Diff(DiffCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DiffCommand {
+    /// Show a diff explaining what an upgrade would change.
+    Upgrade(Box<DiffUpgradeArgs>),
+    /// Show a diff explaining what a rollback would change (default: to the revision
+    /// before the newest).
+    Rollback(DiffRollbackArgs),
+    /// Show the diff between the manifests of two revisions (one revision: between it
+    /// and the newest), from the release records alone.
+    Revision(DiffRevisionArgs),
+}
+
+/// helm-diff's output flags, shared by the diff commands.
+#[derive(Debug, Args)]
+pub struct DiffOutputArgs {
+    /// Lines of context around changes; -1 (the default, as helm-diff's) prints each
+    /// changed object whole. Default: HELM_DIFF_OUTPUT_CONTEXT, else -1.
+    #[arg(
+        short = 'C',
+        long = "context",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
+    pub context: Option<i64>,
+    /// `diff` (each changed object's lines), `simple` (a line per object and a plan
+    /// line) or `json` (a list of {api, kind, namespace, name, change}).
+    #[arg(long, default_value = "diff", value_parser = ["diff", "simple", "json"])]
+    pub output: String,
+    /// Exit with status 2 when there are changes (0 when none).
+    #[arg(long = "detailed-exitcode")]
+    pub detailed_exitcode: bool,
+    /// No colours, even on a terminal (they are used only on one, and not when TERM is
+    /// dumb; HELM_DIFF_COLOR=true|false and --color=always|never decide otherwise).
+    #[arg(long = "no-color")]
+    pub no_color: bool,
+    /// Show Secret values as the objects have them instead of masked.
+    #[arg(long = "show-secrets")]
+    pub show_secrets: bool,
+    /// Show Secret values decoded (under stringData) instead of masked.
+    #[arg(long = "show-secrets-decoded")]
+    pub show_secrets_decoded: bool,
+    /// Report changes to Secrets without their lines (same as --suppress Secret).
+    #[arg(short = 'q', long = "suppress-secrets")]
+    pub suppress_secrets: bool,
+    /// Report changes to objects of this kind without their lines (repeatable).
+    #[arg(long = "suppress", value_name = "KIND")]
+    pub suppress: Vec<String>,
+    /// Leave out of the diff the lines that match this regular expression (Go's syntax;
+    /// repeatable).
+    #[arg(long = "suppress-output-line-regex", value_name = "REGEX")]
+    pub suppress_output_line_regex: Vec<String>,
+    /// Compare the release's test hooks too.
+    #[arg(long = "include-tests")]
+    pub include_tests: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffUpgradeArgs {
+    /// The release.
+    pub release: String,
+    /// The chart: a directory, a package, or REPO/NAME.
+    pub chart: String,
+    #[command(flatten)]
+    pub source: ChartSourceArgs,
+    #[command(flatten)]
+    pub values: ValueArgs,
+    /// Show a release that does not exist yet as installed (as `upgrade --install`).
+    #[arg(short = 'i', long, alias = "allow-unreleased")]
+    pub install: bool,
+    /// Merge the new values over the last release's.
+    #[arg(long = "reuse-values")]
+    pub reuse_values: bool,
+    /// Ignore the last release's values; use the chart's and the new ones only.
+    #[arg(long = "reset-values")]
+    pub reset_values: bool,
+    /// The chart's defaults, then the last release's values, then the new ones.
+    #[arg(long = "reset-then-reuse-values")]
+    pub reset_then_reuse_values: bool,
+    /// Leave the chart's hooks out of the diff.
+    #[arg(long = "no-hooks")]
+    pub no_hooks: bool,
+    #[command(flatten)]
+    pub writing: WritingArgs,
+    /// Adopt objects that already exist, whatever release (if any) they belong to.
+    #[arg(long = "take-ownership")]
+    pub take_ownership: bool,
+    /// Labels the upgrade would add to the record (checked as upgrade checks them).
+    #[arg(short = 'l', long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+    #[command(flatten)]
+    pub render: RenderArgs,
+    #[command(flatten)]
+    pub ignored: DiffIgnoredUpgradeArgs,
+    #[command(flatten)]
+    pub diff: DiffOutputArgs,
+}
+
+/// `upgrade`'s flags that change how it runs but not what it writes, accepted so that
+/// `chartkit diff upgrade` takes the same command line as `chartkit upgrade`.
+#[derive(Debug, Args)]
+pub struct DiffIgnoredUpgradeArgs {
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Accepted and ignored (the release namespace must exist for the dry run).
+    #[arg(long = "create-namespace")]
+    pub create_namespace: bool,
+    /// Accepted and ignored.
+    #[arg(long, alias = "rollback-on-failure")]
+    pub atomic: bool,
+    /// Accepted and ignored.
+    #[arg(long = "cleanup-on-fail")]
+    pub cleanup_on_fail: bool,
+    /// Accepted and ignored.
+    #[arg(long = "history-max", alias = "max-history")]
+    pub history_max: Option<usize>,
+    /// Accepted and ignored.
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Accepted and ignored (CRDs are not compared).
+    #[arg(long = "skip-crds")]
+    pub skip_crds: bool,
+    /// Accepted and ignored (CRDs are not compared).
+    #[arg(long = "upgrade-crds")]
+    pub upgrade_crds: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffRollbackArgs {
+    /// The release.
+    pub release: String,
+    /// The revision to go back to (default: the one before the newest).
+    pub revision: Option<i64>,
+    #[command(flatten)]
+    pub writing: WritingArgs,
+    #[command(flatten)]
+    pub diff: DiffOutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffRevisionArgs {
+    /// The release.
+    pub release: String,
+    /// One revision (compared with the newest) or two (the older first whatever the
+    /// order given).
+    #[arg(required = true, num_args = 1..=2, value_name = "REVISION")]
+    pub revisions: Vec<i64>,
+    #[command(flatten)]
+    pub diff: DiffOutputArgs,
 }
 
 #[derive(Debug, Subcommand)]

@@ -81,6 +81,14 @@ pub const HELM_DEBUG: &str = "HELM_DEBUG";
 /// helm's `--color` when the flag is absent: never, auto or always, in any case; any
 /// other value is auto, as helm reads it.
 pub const HELM_COLOR: &str = "HELM_COLOR";
+/// helm-diff's colour switch for `chartkit diff` when neither --no-color nor --color is
+/// given: `true` or `false` (Go's boolean spellings); anything else is ignored.
+pub const HELM_DIFF_COLOR: &str = "HELM_DIFF_COLOR";
+/// `chartkit diff`'s `--context` when the flag is absent (an integer; anything else is
+/// ignored, as helm-diff ignores it).
+pub const HELM_DIFF_OUTPUT_CONTEXT: &str = "HELM_DIFF_OUTPUT_CONTEXT";
+/// The terminal type; `dumb` turns `chartkit diff`'s colours off, as helm-diff's.
+pub const TERM: &str = "TERM";
 /// Directory for chartkit's runtime state, such as a background sandbox's address and
 /// log (default `$XDG_STATE_HOME/chartkit`, then `$HOME/.local/state/chartkit`).
 pub const STATE_HOME: &str = "CHARTKIT_STATE_HOME";

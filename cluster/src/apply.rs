@@ -85,6 +85,13 @@ impl Target {
     }
 }
 
+/// An object as a write left it (or, in a dry run, as the API server says it would be).
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub outcome: Outcome,
+    pub object: DynamicObject,
+}
+
 /// Writes and removes objects through one client, namespace and field manager.
 pub struct Applier<'a> {
     pub client: kube::Client,
@@ -92,6 +99,9 @@ pub struct Applier<'a> {
     /// Where namespaced objects that name no namespace go.
     pub namespace: String,
     pub field_manager: String,
+    /// Writes are sent with `dryRun=All`: the API server runs defaulting, admission and
+    /// the merge, answers with the result, and stores nothing. Deletes are not affected.
+    pub dry_run: bool,
 }
 
 impl<'a> Applier<'a> {
@@ -101,6 +111,14 @@ impl<'a> Applier<'a> {
             discovery,
             namespace: namespace.to_string(),
             field_manager: DEFAULT_FIELD_MANAGER.to_string(),
+            dry_run: false,
+        }
+    }
+
+    fn post_params(&self) -> PostParams {
+        PostParams {
+            field_manager: Some(self.field_manager.clone()),
+            dry_run: self.dry_run,
         }
     }
 
@@ -137,6 +155,7 @@ impl<'a> Applier<'a> {
         }
         let mut params = PatchParams::apply(&self.field_manager);
         params.force = force;
+        params.dry_run = self.dry_run;
         let mut attempt = 0;
         loop {
             match api.patch(&target.name, &params, &Patch::Apply(&body)).await {
@@ -164,7 +183,10 @@ impl<'a> Applier<'a> {
     /// the live object and this one. A write that lost a race with another writer is
     /// recomputed from a fresh read.
     pub async fn apply_client_side(&self, object: &Object) -> Result<Outcome, ApplyError> {
-        self.client_side(object, Original::LastApplied).await
+        Ok(self
+            .client_side(object, Original::LastApplied)
+            .await?
+            .outcome)
     }
 
     /// Client-side update as helm does it: the three-way merge's original is the object
@@ -174,7 +196,7 @@ impl<'a> Applier<'a> {
         &self,
         object: &Object,
         original: Option<&Value>,
-    ) -> Result<Outcome, ApplyError> {
+    ) -> Result<Written, ApplyError> {
         self.client_side(object, Original::Given(original.cloned()))
             .await
     }
@@ -182,7 +204,7 @@ impl<'a> Applier<'a> {
     /// `--force-replace`: the object is written whole over the live one (PUT), or
     /// created; fields other writers set and the manifest lacks are lost, as helm's
     /// replacement loses them.
-    pub async fn replace(&self, object: &Object) -> Result<Outcome, ApplyError> {
+    pub async fn replace(&self, object: &Object) -> Result<Written, ApplyError> {
         let target = self.target(object).await?;
         let api = target.api(&self.client);
         let mut body = object.value.clone();
@@ -202,13 +224,12 @@ impl<'a> Applier<'a> {
                         serde_json::to_value(&live.metadata.resource_version)
                             .expect("strings serialise");
                     let typed = dynamic(&body).map_err(|e| unreadable(&target, e))?;
-                    let params = PostParams {
-                        field_manager: Some(self.field_manager.clone()),
-                        ..PostParams::default()
-                    };
-                    api.replace(&target.name, &params, &typed)
+                    api.replace(&target.name, &self.post_params(), &typed)
                         .await
-                        .map(|_| Outcome::Updated)
+                        .map(|object| Written {
+                            outcome: Outcome::Updated,
+                            object,
+                        })
                 }
             };
             match result {
@@ -229,24 +250,26 @@ impl<'a> Applier<'a> {
         api: &Api<DynamicObject>,
         target: &Target,
         body: &Value,
-    ) -> Result<Result<Outcome, kube::Error>, ApplyError> {
+    ) -> Result<Result<Written, kube::Error>, ApplyError> {
         let mut body = body.clone();
         if let Some(meta) = body["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
         let typed = dynamic(&body).map_err(|e| unreadable(target, e))?;
-        let params = PostParams {
-            field_manager: Some(self.field_manager.clone()),
-            ..PostParams::default()
-        };
-        Ok(api.create(&params, &typed).await.map(|_| Outcome::Created))
+        Ok(api
+            .create(&self.post_params(), &typed)
+            .await
+            .map(|object| Written {
+                outcome: Outcome::Created,
+                object,
+            }))
     }
 
     async fn client_side(
         &self,
         object: &Object,
         original: Original,
-    ) -> Result<Outcome, ApplyError> {
+    ) -> Result<Written, ApplyError> {
         let target = self.target(object).await?;
         let api = target.api(&self.client);
         let mut modified = object.value.clone();
@@ -269,8 +292,8 @@ impl<'a> Applier<'a> {
                 .map_err(|e| api_error(&target, e))?;
             let result = match live {
                 None => self.create(&api, &target, &modified).await?,
-                Some(live) => {
-                    let live = serde_json::to_value(&live).expect("objects serialise");
+                Some(live_object) => {
+                    let live = serde_json::to_value(&live_object).expect("objects serialise");
                     let original = match &original {
                         Original::LastApplied => live["metadata"]["annotations"][LAST_APPLIED]
                             .as_str()
@@ -295,17 +318,21 @@ impl<'a> Applier<'a> {
                         let merged =
                             crate::strategic::three_way(&original, &modified, &live, Some(root));
                         if merged == live {
-                            return Ok(Outcome::Unchanged);
+                            return Ok(Written {
+                                outcome: Outcome::Unchanged,
+                                object: live_object,
+                            });
                         }
                         let typed = dynamic(&merged).map_err(|e| unreadable(&target, e))?;
-                        let params = PostParams {
-                            field_manager: Some(self.field_manager.clone()),
-                            ..PostParams::default()
-                        };
                         // The live resourceVersion rides along: a concurrent write makes
                         // this a 409, and the merge is redone from a fresh read.
-                        match api.replace(&target.name, &params, &typed).await {
-                            Ok(_) => return Ok(Outcome::Updated),
+                        match api.replace(&target.name, &self.post_params(), &typed).await {
+                            Ok(object) => {
+                                return Ok(Written {
+                                    outcome: Outcome::Updated,
+                                    object,
+                                });
+                            }
                             Err(kube::Error::Api(status))
                                 if status.code == 409 && attempt < CONFLICT_RETRIES =>
                             {
@@ -317,18 +344,25 @@ impl<'a> Applier<'a> {
                     }
                     let mut patch = three_way_merge_patch(&original, &modified, &live);
                     if patch.as_object().is_none_or(|p| p.is_empty()) {
-                        return Ok(Outcome::Unchanged);
+                        return Ok(Written {
+                            outcome: Outcome::Unchanged,
+                            object: live_object,
+                        });
                     }
                     // The patch holds only if nobody wrote in between.
                     patch["metadata"]["resourceVersion"] =
                         live["metadata"]["resourceVersion"].clone();
                     let params = PatchParams {
                         field_manager: Some(self.field_manager.clone()),
+                        dry_run: self.dry_run,
                         ..PatchParams::default()
                     };
                     api.patch(&target.name, &params, &Patch::Merge(&patch))
                         .await
-                        .map(|_| Outcome::Updated)
+                        .map(|object| Written {
+                            outcome: Outcome::Updated,
+                            object,
+                        })
                 }
             };
             match result {

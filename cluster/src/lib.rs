@@ -12,7 +12,7 @@ pub mod manifest;
 pub mod readiness;
 pub mod strategic;
 
-pub use apply::{Applier, ApplyError, Propagation, Target};
+pub use apply::{Applier, ApplyError, Outcome, Propagation, Target, Written};
 pub use connect::{ConnectError, Connection, KubeOptions, KubeconfigSource};
 pub use discovery::{Discovery, DiscoveryError, MappingError};
 pub use manifest::Object;

@@ -217,3 +217,47 @@ async fn client_side_apply_creates_then_merges_three_ways() {
     );
     sandbox.stop().await;
 }
+
+/// A dry-running applier answers with what each write would leave (the server's defaults
+/// included) and stores nothing, by every write method.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_runs_answer_with_the_result_and_store_nothing() {
+    let sandbox = Sandbox::start(Options::default()).await.unwrap();
+    let client = client(&sandbox).await;
+    let discovery = Discovery::new(client.clone());
+    let mut applier = Applier::new(client.clone(), &discovery, "default");
+    applier.dry_run = true;
+    let objects = manifest::split(APP).unwrap();
+    let deployment = objects.iter().find(|o| o.kind() == "Deployment").unwrap();
+    let configmap = objects.iter().find(|o| o.kind() == "ConfigMap").unwrap();
+
+    let answer = applier.apply(deployment, false).await.unwrap();
+    assert_eq!(answer.data["spec"]["replicas"], 2);
+    // A default the template does not set.
+    assert_eq!(answer.data["spec"]["revisionHistoryLimit"], 10);
+    let deployments: Api<DynamicObject> = applier.target(deployment).await.unwrap().api(&client);
+    assert!(deployments.get_opt("web").await.unwrap().is_none());
+
+    let created = applier.update_client_side(configmap, None).await.unwrap();
+    assert_eq!(created.outcome, Outcome::Created);
+    assert_eq!(created.object.data["data"]["greeting"], "hello");
+    let configmaps: Api<DynamicObject> = applier.target(configmap).await.unwrap().api(&client);
+    assert!(configmaps.get_opt("web").await.unwrap().is_none());
+
+    // Against a live object: the merge is answered, the live object stays.
+    applier.dry_run = false;
+    applier.apply(configmap, false).await.unwrap();
+    applier.dry_run = true;
+    let mut changed = configmap.clone();
+    changed.value["data"]["greeting"] = "bye".into();
+    let merged = applier
+        .update_client_side(&changed, Some(&configmap.value))
+        .await
+        .unwrap();
+    assert_eq!(merged.outcome, Outcome::Updated);
+    assert_eq!(merged.object.data["data"]["greeting"], "bye");
+    let replaced = applier.replace(&changed).await.unwrap();
+    assert_eq!(replaced.object.data["data"]["greeting"], "bye");
+    let live = configmaps.get("web").await.unwrap();
+    assert_eq!(live.data["data"]["greeting"], "hello");
+}

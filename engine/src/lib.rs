@@ -4,6 +4,7 @@
 //! (`chartkit-cluster`) and the records (`chartkit-release`); it prints nothing.
 
 mod change;
+pub mod compare;
 mod error;
 mod hooks;
 mod install;
@@ -11,6 +12,7 @@ mod labels;
 mod lock;
 mod naming;
 mod ownership;
+mod plan;
 mod record;
 mod rollback;
 mod test;
@@ -34,6 +36,7 @@ pub use install::{
 };
 pub use lock::{LockSettings, lease_name};
 pub use naming::{generated_name, template_name};
+pub use plan::{Plan, Planned};
 pub use record::{chart_record, release_manifest};
 pub use rollback::RollbackOptions;
 pub use test::{TestOptions, Tested};
@@ -204,17 +207,31 @@ impl Engine {
         owned: bool,
         writing: Writing,
     ) -> Result<(), EngineError> {
-        let applier = self.applier();
-        if writing.is_server_side() {
+        self.write_with(&self.applier(), object, original, owned, writing)
+            .await
+            .map(|_| ())
+    }
+
+    /// [`Engine::write`] through a given applier (a dry-running one, for a plan), giving
+    /// back the object as the API server returned it.
+    pub(crate) async fn write_with(
+        &self,
+        applier: &Applier<'_>,
+        object: &Object,
+        original: Option<&serde_json::Value>,
+        owned: bool,
+        writing: Writing,
+    ) -> Result<kube::api::DynamicObject, EngineError> {
+        let written = if writing.is_server_side() {
             applier
                 .apply(object, writing.force_conflicts || owned)
-                .await?;
+                .await?
         } else if writing.force_replace {
-            applier.replace(object).await?;
+            applier.replace(object).await?.object
         } else {
-            applier.update_client_side(object, original).await?;
-        }
-        Ok(())
+            applier.update_client_side(object, original).await?.object
+        };
+        Ok(written)
     }
 
     /// The targets of objects, skipping (and reporting) those whose kind the cluster no

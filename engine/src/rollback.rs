@@ -1,7 +1,7 @@
 //! `rollback`: a new revision with an earlier revision's chart, values and manifest,
 //! applied as an upgrade to it would be.
 
-use chartkit_release::{Info, Status};
+use chartkit_release::{Info, Release, Status};
 
 use crate::install::{set_status, supersede};
 use crate::upgrade::{check_not_pending, latest};
@@ -20,6 +20,30 @@ pub struct RollbackOptions {
     pub max_history: usize,
     /// Check that the revision exists and prepare the new one, changing nothing.
     pub dry_run: bool,
+}
+
+/// The newest revision of a history and the one a rollback to `revision` (0: the one
+/// before the newest) brings back, refusing what helm refuses.
+pub(crate) fn rollback_ends(
+    history: &[Release],
+    revision: i64,
+) -> Result<(Release, Release), EngineError> {
+    let last = latest(history).cloned().expect("history is not empty");
+    check_not_pending(&last)?;
+    let revision = if revision > 0 {
+        revision
+    } else {
+        last.version - 1
+    };
+    if revision < 1 {
+        return Err(EngineError::msg("no revision to roll back to"));
+    }
+    let Some(target) = history.iter().find(|r| r.version == revision).cloned() else {
+        return Err(EngineError::msg(format!(
+            "release has no {revision} version"
+        )));
+    };
+    Ok((last, target))
 }
 
 impl Engine {
@@ -43,21 +67,8 @@ impl Engine {
     async fn rollback_locked(&self, options: &RollbackOptions) -> Result<(), EngineError> {
         let name = &options.name;
         let history = self.storage.history(name).await?;
-        let last = latest(&history).cloned().expect("history is not empty");
-        check_not_pending(&last)?;
-        let revision = if options.revision > 0 {
-            options.revision
-        } else {
-            last.version - 1
-        };
-        if revision < 1 {
-            return Err(EngineError::msg("no revision to roll back to"));
-        }
-        let Some(target) = history.iter().find(|r| r.version == revision).cloned() else {
-            return Err(EngineError::msg(format!(
-                "release has no {revision} version"
-            )));
-        };
+        let (last, target) = rollback_ends(&history, options.revision)?;
+        let revision = target.version;
         // The change starts from the newest revision, deployed or not, as helm's does:
         // after a failed upgrade that is the failed one, so what it created and the
         // target does not have is deleted (what makes `upgrade --atomic` leave the

@@ -1,6 +1,7 @@
 mod addon;
 mod create;
 mod dependency;
+mod diff;
 mod key;
 mod lint;
 mod mirror;
@@ -34,7 +35,8 @@ use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
 use crate::cli::{
-    AddonCommand, Cli, Command, DependencyCommand, RepoCommand, SandboxCommand, SearchCommand,
+    AddonCommand, Cli, Command, DependencyCommand, DiffCommand, RepoCommand, SandboxCommand,
+    SearchCommand,
 };
 use crate::env;
 
@@ -82,6 +84,9 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Uninstall(args) => release_write::uninstall(args, kube),
         Command::Rollback(args) => release_write::rollback(args, kube),
         Command::Test(args) => release_write::test(args, kube),
+        Command::Diff(DiffCommand::Upgrade(args)) => diff::upgrade(*args, kube, global, offline),
+        Command::Diff(DiffCommand::Rollback(args)) => diff::rollback(args, kube, global),
+        Command::Diff(DiffCommand::Revision(args)) => diff::revision(args, kube, global),
     }
 }
 

@@ -26,14 +26,14 @@ use crate::error::{Context, Error, Result};
 use crate::output::errln;
 use crate::wait_view::WaitView;
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(Error::new)
 }
 
-async fn engine(kube: &KubeArgs, operation: &str) -> Result<Engine> {
+pub(super) async fn engine(kube: &KubeArgs, operation: &str) -> Result<Engine> {
     let lock = env::release_lock(operation)?;
     let driver = Driver::from_name(&env::helm_driver()).map_err(Error::new)?;
     let connection = crate::kube::options(kube)
@@ -95,7 +95,7 @@ fn timeout(text: &str) -> Result<Duration> {
     })
 }
 
-fn writing(args: &WritingArgs) -> Writing {
+pub(super) fn writing(args: &WritingArgs) -> Writing {
     Writing {
         server_side: match args.server_side.as_str() {
             "true" => Some(true),
@@ -160,7 +160,7 @@ fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
     Ok(legacy)
 }
 
-fn rendering(args: &RenderArgs) -> Rendering {
+pub(super) fn rendering(args: &RenderArgs) -> Rendering {
     Rendering {
         subchart_notes: args.render_subchart_notes,
         skip_schema_validation: args.skip_schema_validation,
@@ -172,7 +172,7 @@ fn rendering(args: &RenderArgs) -> Rendering {
 /// resolved with Helm's version rules and fetched through chartkit's cache. With
 /// `--verify`, a package is used only once its provenance file checks out against the
 /// keyring, as helm does it (and in helm's words when it does not).
-fn locate_chart(
+pub(super) fn locate_chart(
     chart: &str,
     source: &ChartSourceArgs,
     offline: bool,
@@ -317,7 +317,7 @@ impl<'a> Printing<'a> {
     }
 }
 
-fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
+pub(super) fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
     pairs
         .iter()
         .filter(|p| !p.is_empty())
