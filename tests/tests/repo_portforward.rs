@@ -542,6 +542,25 @@ fn a_repository_inside_the_cluster_is_used_through_port_forwards_only() {
     world.run_ok(&["pull", "charts/app", "--version", "1.2.0", "-d", "pulled"]);
     assert!(world.ctx.path("pulled/app-1.2.0.tgz").exists());
 
+    // A dependency in the in-cluster repository, and a mirror of it.
+    let parent = world.ctx.path("parent");
+    std::fs::create_dir_all(parent.join("templates")).unwrap();
+    std::fs::write(
+        parent.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n- name: app\n  version: ^1.2\n  repository: {URL}\n"
+        ),
+    )
+    .unwrap();
+    world.run_ok(&["dependency", "update", parent.to_str().unwrap()]);
+    assert!(parent.join("charts/app-1.4.1.tgz").exists());
+    let lock = std::fs::read_to_string(parent.join("Chart.lock")).unwrap();
+    assert!(lock.contains(&format!("repository: {URL}\n")), "{lock}");
+    let mirrored = world.run_ok(&["mirror", URL, "--to", "mirrored", "--versions", "^1.2"]);
+    assert!(mirrored.contains("2 new package(s)"), "{mirrored}");
+    assert!(world.ctx.path("mirrored/app-1.2.0.tgz").exists());
+    assert!(world.ctx.path("mirrored/index.yaml").exists());
+
     // Offline, the cache answers and no tunnel is opened.
     let before = world.port_forwards().len();
     world.run_ok(&[
