@@ -109,6 +109,17 @@ mod tests {
     }
 
     #[test]
+    fn the_fast_path_leaves_the_kube_flags_to_their_variables() {
+        let cli = crate::cli::Cli::from_arg_list(vec!["chartkit".into(), "lint".into()]).unwrap();
+        assert!(cli.kube_unread);
+        let cli = crate::cli::Cli::try_parse_from(["chartkit", "lint"]).unwrap();
+        assert!(!cli.kube_unread);
+        // No variable set here (the test's environment has none of HELM_KUBE*): the
+        // values are clap's defaults.
+        assert!(crate::cli::KubeArgs::from_env().kubeconfig.is_none());
+    }
+
+    #[test]
     fn template_keeps_its_own_namespace() {
         let cli =
             crate::cli::Cli::try_parse_from(["chartkit", "template", "c", "-n", "x"]).unwrap();

@@ -45,6 +45,8 @@ pub fn paths_at(
 /// The cluster `portforward://` repositories are reached through: the global
 /// Kubernetes flags, set once per process before any command runs (like the network
 /// itself, it is a property of the process rather than of one command's arguments).
+/// Unset for a command parsed on the fast path, whose flags' variables are then read
+/// when a client is made.
 static KUBE: OnceLock<KubeOptions> = OnceLock::new();
 
 /// Records the global Kubernetes flags for the repository client's tunnels.
@@ -66,7 +68,7 @@ pub fn client_at(paths: Paths, offline: bool, timeout_secs: u64) -> crate::error
         let kube = KUBE
             .get()
             .cloned()
-            .unwrap_or_else(|| crate::kube::options(&crate::cli::KubeArgs::default()));
+            .unwrap_or_else(|| crate::kube::options(&crate::cli::KubeArgs::from_env()));
         Network::online_with_tunnels(
             Duration::from_secs(timeout_secs),
             crate::kube::tunnels(kube),
