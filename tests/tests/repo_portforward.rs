@@ -675,6 +675,38 @@ fn pods_deleted_mid_download_are_replaced_or_reported() {
         "the download started again on a deleted pod: {last} (deleted {deleted:?})"
     );
 
+    // The same for an index download (a repository not cached yet, by another spelling
+    // of the URL: the service port's name).
+    world.wait_ready_charts(2);
+    let (held, cut) = world.relay.arm("/index.yaml");
+    let pull = world
+        .chartkit(&[
+            "pull",
+            "app",
+            "--repo",
+            "portforward://default/svc/charts:http",
+            "--username",
+            "ci",
+            "--password",
+            "let-me-in",
+            "--version",
+            "2.0.0",
+            "-d",
+            "index-cut",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    held.recv_timeout(Duration::from_secs(60))
+        .expect("the index download was never held");
+    world.delete_charts_pods();
+    cut.send(()).unwrap();
+    let pulled = pull.wait_with_output().unwrap();
+    assert!(pulled.status.success(), "{}", text(&pulled.stderr));
+    assert!(world.ctx.path("index-cut/app-2.0.0.tgz").exists());
+    assert_nothing_left(&["pull"]);
+
     // No pod comes back: after waiting for one, chartkit says so.
     world.wait_ready_charts(2);
     let (held, cut) = world.relay.arm("/charts/app-1.2.0.tgz");
