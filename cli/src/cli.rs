@@ -20,6 +20,11 @@ pub struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
+    /// Set when the command was parsed alone (the fast path): `kube` is then empty, and
+    /// its variables (`HELM_KUBECONTEXT`...) are read only if something needs them
+    /// ([`KubeArgs::from_env`]).
+    #[arg(skip)]
+    pub kube_unread: bool,
 }
 
 impl Cli {
@@ -32,13 +37,14 @@ impl Cli {
         Cli::from_arg_list(std::env::args_os().collect())
     }
 
-    fn from_arg_list(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    pub(crate) fn from_arg_list(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
         match fast_parse(&args) {
             Some(command) => Ok(Cli {
                 offline: false,
                 kube: KubeArgs::default(),
                 global: GlobalArgs::default(),
                 command,
+                kube_unread: true,
             }),
             None => Cli::try_parse_from(args),
         }
@@ -80,6 +86,19 @@ pub struct KubeArgs {
     /// Do not check the Kubernetes API server's certificate (insecure).
     #[arg(long = "kube-insecure-skip-tls-verify", global = true, env = env::HELM_KUBEINSECURE_SKIP_TLS_VERIFY)]
     pub kube_insecure_skip_tls_verify: bool,
+}
+
+impl KubeArgs {
+    /// The Kubernetes flags' values from their environment variables alone, for a
+    /// command parsed without them.
+    pub fn from_env() -> KubeArgs {
+        let command = KubeArgs::augment_args(clap::Command::new("chartkit"));
+        command
+            .try_get_matches_from(["chartkit"])
+            .ok()
+            .and_then(|m| <KubeArgs as clap::FromArgMatches>::from_arg_matches(&m).ok())
+            .unwrap_or_default()
+    }
 }
 
 /// helm's other global flags, accepted everywhere so helm's scripts run unchanged.

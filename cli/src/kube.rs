@@ -1,16 +1,19 @@
 //! The connection settings of cluster commands: helm's global flags and variables turned
-//! into [`KubeOptions`].
+//! into [`KubeOptions`], and the repository client's tunnels for `portforward://`
+//! repositories opened with them.
 
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use chartkit_cluster::portforward::{PortRef, Resource, Target};
 use chartkit_cluster::{KubeOptions, KubeconfigSource};
+use chartkit_repo_client::{TunnelKind, TunnelPort, TunnelTarget};
 
 use crate::cli::KubeArgs;
 use crate::env;
 
 /// The options for connecting, from the global flags (whose variables clap has read) and
 /// KUBECONFIG.
-// The release commands (list, status, install...) are its callers; until they land,
-// nothing else is.
-#[allow(dead_code)]
 pub fn options(args: &KubeArgs) -> KubeOptions {
     let kubeconfig = match &args.kubeconfig {
         Some(path) => KubeconfigSource::Explicit(path.clone()),
@@ -33,6 +36,44 @@ pub fn options(args: &KubeArgs) -> KubeOptions {
         tls_server_name: args.kube_tls_server_name.clone().filter(|s| !s.is_empty()),
         insecure_skip_tls_verify: args.kube_insecure_skip_tls_verify,
         in_cluster_fallback: true,
+    }
+}
+
+/// chartkit-cluster's tunnels as the repository client's: they connect to the cluster
+/// `options` describe only when a `portforward://` URL is first used.
+pub fn tunnels(options: KubeOptions) -> Arc<dyn chartkit_repo_client::Tunnels> {
+    Arc::new(Tunnels(chartkit_cluster::portforward::Tunnels::new(
+        options,
+    )))
+}
+
+struct Tunnels(chartkit_cluster::portforward::Tunnels);
+
+impl chartkit_repo_client::Tunnels for Tunnels {
+    fn open(&self, target: &TunnelTarget) -> Result<SocketAddr, String> {
+        self.0
+            .open(&cluster_target(target))
+            .map_err(|e| e.to_string())
+    }
+
+    fn take_failure(&self, target: &TunnelTarget) -> Option<String> {
+        self.0.take_failure(&cluster_target(target))
+    }
+}
+
+fn cluster_target(target: &TunnelTarget) -> Target {
+    let name = target.name.clone();
+    Target {
+        namespace: target.namespace.clone(),
+        resource: match target.kind {
+            TunnelKind::Service => Resource::Service(name),
+            TunnelKind::Pod => Resource::Pod(name),
+            TunnelKind::Deployment => Resource::Deployment(name),
+        },
+        port: match &target.port {
+            TunnelPort::Number(n) => PortRef::Number(*n),
+            TunnelPort::Name(n) => PortRef::Name(n.clone()),
+        },
     }
 }
 
@@ -65,6 +106,17 @@ mod tests {
             options.kubeconfig,
             KubeconfigSource::Explicit("/k/config".into())
         );
+    }
+
+    #[test]
+    fn the_fast_path_leaves_the_kube_flags_to_their_variables() {
+        let cli = crate::cli::Cli::from_arg_list(vec!["chartkit".into(), "lint".into()]).unwrap();
+        assert!(cli.kube_unread);
+        let cli = crate::cli::Cli::try_parse_from(["chartkit", "lint"]).unwrap();
+        assert!(!cli.kube_unread);
+        // No variable set here (the test's environment has none of HELM_KUBE*): the
+        // values are clap's defaults.
+        assert!(crate::cli::KubeArgs::from_env().kubeconfig.is_none());
     }
 
     #[test]

@@ -9,9 +9,10 @@ use sha2::{Digest, Sha256};
 
 use crate::cached_index::{IndexFiles, IndexMeta, age_of, human_age, now_secs};
 use crate::error::{ClientError, Result};
-use crate::network::{Fetched, Network, Opened, Progress};
+use crate::network::{Fetched, Http, Network, Opened, Progress};
 use crate::reference::ChartRef;
 use crate::settings::{Paths, RepoEntry, RepoFile};
+use crate::tunnel::{TunnelUrl, is_tunnel_url};
 
 /// The repository client of one process.
 pub struct Client {
@@ -162,8 +163,24 @@ impl Client {
         self.update_index_with_progress(entry, None)
     }
 
-    /// [`Client::update_index`], reporting the download's progress.
+    /// [`Client::update_index`], reporting the download's progress. Through a tunnel, a
+    /// download whose connection broke starts again ([`Http::attempts`]).
     pub fn update_index_with_progress(
+        &self,
+        entry: &RepoEntry,
+        progress: Option<Progress<'_>>,
+    ) -> Result<IndexUpdate> {
+        let attempts = Http::attempts(&entry.url);
+        let mut attempt = 1;
+        loop {
+            match self.update_index_once(entry, progress) {
+                Err(ClientError::Unreachable { .. }) if attempt < attempts => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    fn update_index_once(
         &self,
         entry: &RepoEntry,
         progress: Option<Progress<'_>>,
@@ -496,10 +513,28 @@ pub fn index_url(repo_url: &str) -> Result<String> {
 }
 
 /// Helm's `ResolveReferenceURL`: an absolute `reference` as it is, otherwise resolved
-/// against `base` taken as a directory, keeping `base`'s query.
+/// against `base` taken as a directory, keeping `base`'s query. Against a
+/// `portforward://` base, the target (`NAMESPACE/KIND/NAME:PORT`) plays the host's part:
+/// `/top/a.tgz` is `/top/a.tgz` on the same target.
 pub fn resolve_reference_url(base: &str, reference: &str) -> Result<String> {
     if reqwest::Url::parse(reference).is_ok() {
         return Ok(reference.to_owned());
+    }
+    if is_tunnel_url(base) {
+        let tunnel = TunnelUrl::parse(base)?;
+        // Resolved on a stand-in host, so the target's `/`s are not taken for a path.
+        let stand_in = format!("http://tunnel.invalid{}", tunnel.rest);
+        let joined = resolve_reference_url(&stand_in, reference)?;
+        let joined = reqwest::Url::parse(&joined).map_err(|e| ClientError::BadUrl {
+            url: reference.to_owned(),
+            reason: e.to_string(),
+        })?;
+        let mut rest = joined.path().to_owned();
+        if let Some(query) = joined.query() {
+            rest.push('?');
+            rest.push_str(query);
+        }
+        return Ok(tunnel.with_rest(&rest));
     }
     let bad = |url: &str, e: &dyn std::fmt::Display| ClientError::BadUrl {
         url: url.to_owned(),
@@ -515,8 +550,15 @@ pub fn resolve_reference_url(base: &str, reference: &str) -> Result<String> {
     Ok(joined.to_string())
 }
 
-/// Same scheme, host and port: where helm sends a repository's credentials.
+/// Same scheme, host and port: where helm sends a repository's credentials. For
+/// `portforward://` URLs, the same target.
 fn same_origin(a: &str, b: &str) -> bool {
+    if is_tunnel_url(a) || is_tunnel_url(b) {
+        return match (TunnelUrl::parse(a), TunnelUrl::parse(b)) {
+            (Ok(a), Ok(b)) => a.target == b.target,
+            _ => false,
+        };
+    }
     match (reqwest::Url::parse(a), reqwest::Url::parse(b)) {
         (Ok(a), Ok(b)) => a.origin() == b.origin(),
         _ => false,
@@ -566,6 +608,40 @@ mod tests {
     }
 
     #[test]
+    fn reference_urls_resolve_against_a_tunnel() {
+        let r = |b: &str, u: &str| resolve_reference_url(b, u).unwrap();
+        let base = "portforward://infra/svc/charts:8879";
+        assert_eq!(
+            r(base, "index.yaml"),
+            "portforward://infra/svc/charts:8879/index.yaml"
+        );
+        assert_eq!(
+            r(&format!("{base}/"), "charts/web-1.2.0.tgz"),
+            "portforward://infra/svc/charts:8879/charts/web-1.2.0.tgz"
+        );
+        assert_eq!(
+            r(&format!("{base}/stable?k=v"), "web-1.2.0.tgz"),
+            "portforward://infra/svc/charts:8879/stable/web-1.2.0.tgz?k=v"
+        );
+        assert_eq!(
+            r(&format!("{base}/stable"), "/top/a.tgz"),
+            "portforward://infra/svc/charts:8879/top/a.tgz"
+        );
+        assert_eq!(
+            r(&format!("{base}/stable"), "../a.tgz"),
+            "portforward://infra/svc/charts:8879/a.tgz"
+        );
+        // An index pointing elsewhere is followed as it says.
+        assert_eq!(r(base, "https://cdn/a.tgz"), "https://cdn/a.tgz");
+        assert!(
+            resolve_reference_url("portforward://infra/svc/charts", "index.yaml")
+                .unwrap_err()
+                .to_string()
+                .contains("has no port")
+        );
+    }
+
+    #[test]
     fn digests_are_normalized() {
         let hex = "a".repeat(64);
         assert_eq!(
@@ -581,5 +657,12 @@ mod tests {
         assert!(same_origin("http://h:1/a.tgz", "http://h:1/repo"));
         assert!(!same_origin("http://other/a.tgz", "http://h/repo"));
         assert!(!same_origin("https://h/a.tgz", "http://h/repo"));
+        let repo = "portforward://infra/svc/charts:8879";
+        assert!(same_origin(&format!("{repo}/charts/a.tgz"), repo));
+        assert!(!same_origin(
+            "portforward://infra/svc/other:8879/a.tgz",
+            repo
+        ));
+        assert!(!same_origin("http://infra/a.tgz", repo));
     }
 }

@@ -23,6 +23,10 @@ pub enum ClientError {
     /// A request did not get an answer.
     #[error("cannot reach {url}: {reason}")]
     Unreachable { url: String, reason: String },
+    /// A `portforward://` repository's tunnel could not be opened or used; `reason`
+    /// names the part of the target that is wrong.
+    #[error("cannot port-forward to {url}: {reason}")]
+    Tunnel { url: String, reason: String },
     /// The server answered with an error status.
     #[error("{url} answered {status}")]
     Status { url: String, status: u16 },

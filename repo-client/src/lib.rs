@@ -25,6 +25,10 @@
 //!     nothing) and stored, so one version is fetched once across commands.
 //!   - [`Client::fetch_prov`]: the `.prov` beside the package, cached with it.
 //! - [`search()`]: `helm search repo` over loaded indexes.
+//! - [`tunnel`]: `portforward://NAMESPACE/svc/NAME:PORT[/PATH]` repositories inside a
+//!   cluster: the URL stays the repository's identity (settings, cache keys, the base of
+//!   relative index URLs); requests go through the [`Tunnels`] the network was given
+//!   ([`Network::online_with_tunnels`]), and one whose connection broke is sent again.
 //! - [`tls`]: rustls configuration for `--ca-file` (including a self-signed server
 //!   certificate that is itself in the CA file, as Go accepts).
 
@@ -36,6 +40,7 @@ mod reference;
 pub mod search;
 mod settings;
 pub mod tls;
+pub mod tunnel;
 
 pub use cached_index::{IndexFiles, IndexMeta, human_age};
 pub use client::{
@@ -46,3 +51,4 @@ pub use network::{Body, Fetched, Http, Network, Opened, Progress, Validators, re
 pub use reference::ChartRef;
 pub use search::{Hit, SearchOptions, search};
 pub use settings::{Paths, RepoEntry, RepoFile};
+pub use tunnel::{TunnelKind, TunnelPort, TunnelTarget, TunnelUrl, Tunnels, is_tunnel_url};

@@ -2,15 +2,26 @@
 //! [`Network::Offline`], where every operation that would open a connection fails with
 //! [`ClientError::Offline`] instead. Nothing else in the crate decides whether it may
 //! use the network.
+//!
+//! A `portforward://` URL is sent through the [`Tunnels`] the network was given: to a
+//! local listener, with a client that ignores proxy settings (a proxy cannot reach
+//! this machine's loopback), its failures named by the tunnel when it knows why.
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::error::{ClientError, Result};
 use crate::settings::RepoEntry;
+use crate::tunnel::{TunnelTarget, TunnelUrl, Tunnels, is_tunnel_url};
+
+/// How many times a request through a tunnel is sent when its connection breaks: the
+/// pod behind it may have gone away, and the tunnel's next connection goes to another.
+/// Packages are checked against their digest and indexes parsed whole before use, so a
+/// second try cannot mix two answers.
+const TUNNEL_ATTEMPTS: usize = 3;
 
 /// Online or offline, decided once per process.
 pub enum Network {
@@ -22,6 +33,14 @@ impl Network {
     /// An online network with the given request timeout.
     pub fn online(timeout: Duration) -> Result<Network> {
         Ok(Network::Online(Http::new(timeout)?))
+    }
+
+    /// An online network that reaches `portforward://` repositories through `tunnels`
+    /// (which it keeps, and so closes, when dropped).
+    pub fn online_with_tunnels(timeout: Duration, tunnels: Arc<dyn Tunnels>) -> Result<Network> {
+        let mut http = Http::new(timeout)?;
+        http.tunnels = Some(tunnels);
+        Ok(Network::Online(http))
     }
 
     pub fn is_offline(&self) -> bool {
@@ -79,6 +98,23 @@ pub struct Http {
     timeout: Duration,
     default: reqwest::blocking::Client,
     custom: Mutex<HashMap<TlsKey, reqwest::blocking::Client>>,
+    /// Declared after the clients, so their pooled connections to the tunnels' local
+    /// listeners close before the tunnels do.
+    tunnel_client: OnceLock<reqwest::blocking::Client>,
+    tunnels: Option<Arc<dyn Tunnels>>,
+}
+
+/// The tunnel a request went through, asked why a connection failed.
+#[derive(Clone)]
+struct Route {
+    tunnels: Arc<dyn Tunnels>,
+    target: TunnelTarget,
+}
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Route({})", self.target)
+    }
 }
 
 impl Http {
@@ -91,7 +127,63 @@ impl Http {
             timeout,
             default,
             custom: Mutex::new(HashMap::new()),
+            tunnel_client: OnceLock::new(),
+            tunnels: None,
         })
+    }
+
+    /// How many times a request to `url` is sent when its connection breaks: once,
+    /// except through a tunnel ([`TUNNEL_ATTEMPTS`]).
+    pub fn attempts(url: &str) -> usize {
+        if is_tunnel_url(url) {
+            TUNNEL_ATTEMPTS
+        } else {
+            1
+        }
+    }
+
+    /// Where a request for `url` goes: the URL itself with `repo`'s client, or for a
+    /// `portforward://` URL the tunnel's local address with the tunnel client.
+    fn route(
+        &self,
+        url: &str,
+        repo: &RepoEntry,
+    ) -> Result<(String, reqwest::blocking::Client, Option<Route>)> {
+        if !is_tunnel_url(url) {
+            return Ok((url.to_owned(), self.client_for(repo, url)?, None));
+        }
+        let parsed = TunnelUrl::parse(url)?;
+        let Some(tunnels) = &self.tunnels else {
+            return Err(ClientError::Tunnel {
+                url: url.to_owned(),
+                reason: "this command has no Kubernetes connection to open port-forwards with"
+                    .into(),
+            });
+        };
+        let local = tunnels
+            .open(&parsed.target)
+            .map_err(|reason| ClientError::Tunnel {
+                url: url.to_owned(),
+                reason,
+            })?;
+        let client =
+            match self.tunnel_client.get() {
+                Some(client) => client.clone(),
+                None => {
+                    let client = builder(self.timeout).no_proxy().build().map_err(|e| {
+                        ClientError::Setup {
+                            url: url.to_owned(),
+                            reason: chain(&e),
+                        }
+                    })?;
+                    self.tunnel_client.get_or_init(|| client).clone()
+                }
+            };
+        let route = Route {
+            tunnels: Arc::clone(tunnels),
+            target: parsed.target.clone(),
+        };
+        Ok((parsed.local_url(local), client, Some(route)))
     }
 
     fn client_for(&self, repo: &RepoEntry, url: &str) -> Result<reqwest::blocking::Client> {
@@ -141,7 +233,27 @@ impl Http {
 
     /// GETs `url` for `repo`: with its basic auth or token when `credentials`, with
     /// `validators` as conditional headers, reporting the body's progress.
+    /// Through a tunnel, a request whose connection broke is sent again
+    /// ([`Http::attempts`]).
     pub fn get(
+        &self,
+        url: &str,
+        repo: &RepoEntry,
+        credentials: bool,
+        validators: Option<&Validators>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<Fetched> {
+        let attempts = Http::attempts(url);
+        let mut attempt = 1;
+        loop {
+            match self.get_once(url, repo, credentials, validators, progress) {
+                Err(ClientError::Unreachable { .. }) if attempt < attempts => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    fn get_once(
         &self,
         url: &str,
         repo: &RepoEntry,
@@ -175,8 +287,8 @@ impl Http {
         credentials: bool,
         validators: Option<&Validators>,
     ) -> Result<Opened> {
-        let client = self.client_for(repo, url)?;
-        let mut request = client.get(url);
+        let (request_url, client, route) = self.route(url, repo)?;
+        let mut request = client.get(&request_url);
         if credentials {
             if !repo.token.is_empty() {
                 request = request.bearer_auth(&repo.token);
@@ -192,7 +304,9 @@ impl Http {
                 request = request.header(reqwest::header::IF_MODIFIED_SINCE, date);
             }
         }
-        let response = request.send().map_err(|e| unreachable(url, &e))?;
+        let response = request
+            .send()
+            .map_err(|e| transport_error(url, route.as_ref(), &e))?;
         let status = response.status();
         if status == reqwest::StatusCode::NOT_MODIFIED && validators.is_some() {
             return Ok(Opened::NotModified);
@@ -219,6 +333,7 @@ impl Http {
             expected: response.content_length(),
             validators,
             response,
+            route,
         })))
     }
 }
@@ -235,8 +350,10 @@ pub enum Opened {
 /// A response body still to be read.
 #[derive(Debug)]
 pub struct Body {
+    /// The URL asked for (a `portforward://` one, not the tunnel's local address).
     url: String,
     response: reqwest::blocking::Response,
+    route: Option<Route>,
     /// The response's validators.
     pub validators: Validators,
     /// The length the server announced, if it did.
@@ -257,7 +374,7 @@ impl Body {
             let n = self
                 .response
                 .read(&mut buf)
-                .map_err(|e| unreachable(&self.url, &e))?;
+                .map_err(|e| transport_error(&self.url, self.route.as_ref(), &e))?;
             if n == 0 {
                 return Ok(received);
             }
@@ -270,8 +387,17 @@ impl Body {
     }
 }
 
-/// A request that got no answer (or lost it on the way).
-fn unreachable(url: &str, e: &dyn std::error::Error) -> ClientError {
+/// A request that got no answer (or lost it on the way): through a tunnel that knows
+/// why (no pod to forward to, nothing listening in it), the tunnel's reason.
+fn transport_error(url: &str, route: Option<&Route>, e: &dyn std::error::Error) -> ClientError {
+    if let Some(route) = route
+        && let Some(reason) = route.tunnels.take_failure(&route.target)
+    {
+        return ClientError::Tunnel {
+            url: url.to_owned(),
+            reason,
+        };
+    }
     ClientError::Unreachable {
         url: url.to_owned(),
         reason: chain(e),
@@ -347,4 +473,149 @@ pub(crate) fn chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     messages.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::{SocketAddr, TcpListener};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// Tunnels that all lead to one local server, with a failure to report when set.
+    struct FakeTunnels {
+        local: SocketAddr,
+        failure: Mutex<Option<String>>,
+        opened: Mutex<Vec<TunnelTarget>>,
+    }
+
+    impl Tunnels for FakeTunnels {
+        fn open(&self, target: &TunnelTarget) -> Result<SocketAddr, String> {
+            self.opened.lock().unwrap().push(target.clone());
+            Ok(self.local)
+        }
+        fn take_failure(&self, _: &TunnelTarget) -> Option<String> {
+            self.failure.lock().unwrap().take()
+        }
+    }
+
+    /// A server that answers `GET PATH` with 64 bytes, except that the first `broken`
+    /// connections get the headers and half the body before the connection closes
+    /// (`usize::MAX`: every connection). Returns its address and the paths asked for.
+    fn server(broken: usize) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&paths);
+        let served = AtomicUsize::new(0);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                seen.lock()
+                    .unwrap()
+                    .push(line.split_whitespace().nth(1).unwrap_or("").to_owned());
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                }
+                let mut stream = stream;
+                let body = [b'x'; 64];
+                let n = served.fetch_add(1, Ordering::SeqCst);
+                let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: 64\r\n\r\n");
+                if n < broken {
+                    let _ = stream.write_all(&body[..32]);
+                } else {
+                    let _ = stream.write_all(&body);
+                }
+            }
+        });
+        (addr, paths)
+    }
+
+    fn tunnelled(local: SocketAddr, failure: Option<&str>) -> (Network, Arc<FakeTunnels>) {
+        let tunnels = Arc::new(FakeTunnels {
+            local,
+            failure: Mutex::new(failure.map(str::to_owned)),
+            opened: Mutex::new(Vec::new()),
+        });
+        let network =
+            Network::online_with_tunnels(Duration::from_secs(10), tunnels.clone()).unwrap();
+        (network, tunnels)
+    }
+
+    fn get(network: &Network, url: &str) -> Result<Fetched> {
+        let Network::Online(http) = network else {
+            unreachable!()
+        };
+        http.get(url, &RepoEntry::for_url(url), true, None, None)
+    }
+
+    #[test]
+    fn a_tunnel_url_is_sent_to_the_local_listener_with_its_path() {
+        let (local, paths) = server(0);
+        let (network, tunnels) = tunnelled(local, None);
+        let url = "portforward://infra/svc/charts:8879/stable/web-1.2.0.tgz?k=v";
+        let Fetched::Body { bytes, .. } = get(&network, url).unwrap() else {
+            panic!("not a body")
+        };
+        assert_eq!(bytes.len(), 64);
+        assert_eq!(*paths.lock().unwrap(), ["/stable/web-1.2.0.tgz?k=v"]);
+        assert_eq!(
+            tunnels.opened.lock().unwrap()[0].to_string(),
+            "infra/svc/charts:8879"
+        );
+    }
+
+    #[test]
+    fn a_broken_connection_through_a_tunnel_is_tried_again() {
+        let (local, paths) = server(2);
+        let (network, _) = tunnelled(local, None);
+        let url = "portforward://infra/svc/charts:8879/a.tgz";
+        let Fetched::Body { bytes, .. } = get(&network, url).unwrap() else {
+            panic!("not a body")
+        };
+        assert_eq!(bytes.len(), 64);
+        assert_eq!(paths.lock().unwrap().len(), 3);
+
+        // Every try broken: the error names the portforward URL, not the local one.
+        let (local, paths) = server(usize::MAX);
+        let (network, _) = tunnelled(local, None);
+        let error = get(&network, url).unwrap_err();
+        assert!(
+            matches!(&error, ClientError::Unreachable { url: u, .. } if u == url),
+            "{error:?}"
+        );
+        assert_eq!(paths.lock().unwrap().len(), TUNNEL_ATTEMPTS);
+    }
+
+    #[test]
+    fn the_tunnels_reason_is_the_error_and_is_not_tried_again() {
+        let (local, paths) = server(usize::MAX);
+        let reason = "no ready pod behind svc/charts in namespace infra";
+        let (network, _) = tunnelled(local, Some(reason));
+        let url = "portforward://infra/svc/charts:8879/index.yaml";
+        let error = get(&network, url).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("cannot port-forward to {url}: {reason}")
+        );
+        assert_eq!(paths.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn without_tunnels_or_online_a_tunnel_url_is_refused() {
+        let network = Network::online(Duration::from_secs(1)).unwrap();
+        let error = get(&network, "portforward://a/svc/b:80/index.yaml").unwrap_err();
+        assert!(
+            error.to_string().contains("no Kubernetes connection"),
+            "{error}"
+        );
+        let error = get(&network, "portforward://a/svc/b/index.yaml").unwrap_err();
+        assert!(error.to_string().contains("`svc/b` has no port"), "{error}");
+    }
 }

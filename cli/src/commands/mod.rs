@@ -43,6 +43,9 @@ use crate::env;
 pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
     let offline = cli.offline;
     let kube = &cli.kube;
+    if !cli.kube_unread {
+        repo_support::use_kube(crate::kube::options(kube));
+    }
     let global = &cli.global;
     match cli.command {
         Command::Create(args) => create::run(args),

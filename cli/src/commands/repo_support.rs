@@ -1,8 +1,10 @@
 //! What the repository commands share: the client built from the environment and the
 //! flags, repository flags applied to an entry, and hints for the client's errors.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use chartkit_cluster::KubeOptions;
 use chartkit_repo_client::{Client, ClientError, Network, Paths, RepoEntry};
 
 use crate::cli::RepoAccessArgs;
@@ -40,6 +42,18 @@ pub fn paths_at(
     })
 }
 
+/// The cluster `portforward://` repositories are reached through: the global
+/// Kubernetes flags, set once per process before any command runs (like the network
+/// itself, it is a property of the process rather than of one command's arguments).
+/// Unset for a command parsed on the fast path, whose flags' variables are then read
+/// when a client is made.
+static KUBE: OnceLock<KubeOptions> = OnceLock::new();
+
+/// Records the global Kubernetes flags for the repository client's tunnels.
+pub fn use_kube(options: KubeOptions) {
+    let _ = KUBE.set(options);
+}
+
 /// The client: online unless `--offline` or CHARTKIT_OFFLINE says otherwise.
 pub fn client(offline: bool, timeout_secs: u64) -> crate::error::Result<Client> {
     client_at(paths()?, offline, timeout_secs)
@@ -47,10 +61,19 @@ pub fn client(offline: bool, timeout_secs: u64) -> crate::error::Result<Client> 
 
 /// [`client`] over the given paths.
 pub fn client_at(paths: Paths, offline: bool, timeout_secs: u64) -> crate::error::Result<Client> {
+    // Offline, no tunnel is ever opened: the network that would carry it does not exist.
     let network = if offline || env::offline() {
         Network::Offline
     } else {
-        Network::online(Duration::from_secs(timeout_secs)).map_err(client_error)?
+        let kube = KUBE
+            .get()
+            .cloned()
+            .unwrap_or_else(|| crate::kube::options(&crate::cli::KubeArgs::from_env()));
+        Network::online_with_tunnels(
+            Duration::from_secs(timeout_secs),
+            crate::kube::tunnels(kube),
+        )
+        .map_err(client_error)?
     };
     Client::new(paths, network).map_err(client_error)
 }
@@ -105,6 +128,10 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
         ClientError::Unreachable { .. } => {
             Some("check the URL and that the server is running".to_owned())
         }
+        ClientError::Tunnel { .. } => Some(format!(
+            "the port-forward is opened in the cluster --kubeconfig and --kube-context select, as install's connection is; the URL's form is {}",
+            chartkit_repo_client::tunnel::FORM
+        )),
         ClientError::ChartNotFound { .. } => Some(
             "list the versions with \"chartkit search repo NAME --versions\", or update the index with \"chartkit repo update\"".to_owned(),
         ),
