@@ -284,6 +284,14 @@ impl<'a> Applier<'a> {
                 .expect("JSON values serialise");
             modified["metadata"]["annotations"][LAST_APPLIED] = Value::String(applied_text);
         }
+        // Built-in kinds merge strategically, as kubectl's and helm's patches do; kinds
+        // without a published schema (custom resources) fall back to a JSON merge patch,
+        // as theirs do. The schema is looked up once, not on every retry.
+        let kind = &target.resource.api;
+        let document = self.discovery.openapi(&kind.api_version).await;
+        let root = document.as_deref().and_then(|d| {
+            crate::strategic::SchemaNode::root(d, &kind.group, &kind.version, &kind.kind)
+        });
         let mut attempt = 0;
         loop {
             let live = api
@@ -301,19 +309,6 @@ impl<'a> Applier<'a> {
                             .unwrap_or(Value::Null),
                         Original::Given(given) => given.clone().unwrap_or(Value::Null),
                     };
-                    // Built-in kinds merge strategically, as kubectl's and helm's patches
-                    // do; kinds without a published schema (custom resources) fall back to
-                    // a JSON merge patch, as theirs do.
-                    let kind = &target.resource.api;
-                    let document = self.discovery.openapi(&kind.api_version).await;
-                    let root = document.as_deref().and_then(|d| {
-                        crate::strategic::SchemaNode::root(
-                            d,
-                            &kind.group,
-                            &kind.version,
-                            &kind.kind,
-                        )
-                    });
                     if let Some(root) = root {
                         let merged =
                             crate::strategic::three_way(&original, &modified, &live, Some(root));
@@ -326,43 +321,35 @@ impl<'a> Applier<'a> {
                         let typed = dynamic(&merged).map_err(|e| unreadable(&target, e))?;
                         // The live resourceVersion rides along: a concurrent write makes
                         // this a 409, and the merge is redone from a fresh read.
-                        match api.replace(&target.name, &self.post_params(), &typed).await {
-                            Ok(object) => {
-                                return Ok(Written {
-                                    outcome: Outcome::Updated,
-                                    object,
-                                });
-                            }
-                            Err(kube::Error::Api(status))
-                                if status.code == 409 && attempt < CONFLICT_RETRIES =>
-                            {
-                                attempt += 1;
-                                continue;
-                            }
-                            Err(error) => return Err(api_error(&target, error)),
+                        api.replace(&target.name, &self.post_params(), &typed)
+                            .await
+                            .map(|object| Written {
+                                outcome: Outcome::Updated,
+                                object,
+                            })
+                    } else {
+                        let mut patch = three_way_merge_patch(&original, &modified, &live);
+                        if patch.as_object().is_none_or(|p| p.is_empty()) {
+                            return Ok(Written {
+                                outcome: Outcome::Unchanged,
+                                object: live_object,
+                            });
                         }
+                        // The patch holds only if nobody wrote in between.
+                        patch["metadata"]["resourceVersion"] =
+                            live["metadata"]["resourceVersion"].clone();
+                        let params = PatchParams {
+                            field_manager: Some(self.field_manager.clone()),
+                            dry_run: self.dry_run,
+                            ..PatchParams::default()
+                        };
+                        api.patch(&target.name, &params, &Patch::Merge(&patch))
+                            .await
+                            .map(|object| Written {
+                                outcome: Outcome::Updated,
+                                object,
+                            })
                     }
-                    let mut patch = three_way_merge_patch(&original, &modified, &live);
-                    if patch.as_object().is_none_or(|p| p.is_empty()) {
-                        return Ok(Written {
-                            outcome: Outcome::Unchanged,
-                            object: live_object,
-                        });
-                    }
-                    // The patch holds only if nobody wrote in between.
-                    patch["metadata"]["resourceVersion"] =
-                        live["metadata"]["resourceVersion"].clone();
-                    let params = PatchParams {
-                        field_manager: Some(self.field_manager.clone()),
-                        dry_run: self.dry_run,
-                        ..PatchParams::default()
-                    };
-                    api.patch(&target.name, &params, &Patch::Merge(&patch))
-                        .await
-                        .map(|object| Written {
-                            outcome: Outcome::Updated,
-                            object,
-                        })
                 }
             };
             match result {

@@ -77,6 +77,13 @@ impl SandboxProcess {
         }
     }
 
+    /// chartkit pointed at this sandbox (its kubeconfig in KUBECONFIG).
+    pub fn chartkit(&self, ctx: &TestContext) -> Command {
+        let mut command = ctx.chartkit();
+        command.env("KUBECONFIG", &self.kubeconfig);
+        command
+    }
+
     /// What the sandbox printed.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

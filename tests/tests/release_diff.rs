@@ -7,23 +7,13 @@
 //! is compared when helm has it installed.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Command, Output};
 
 use chartkit_tests::TestContext;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::stdout as text;
 use serde_json::Value;
 
 const NAME: &str = "release_diff";
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn chartkit(sandbox: &SandboxProcess, ctx: &TestContext) -> Command {
-    let mut command = ctx.chartkit();
-    command.env("KUBECONFIG", &sandbox.kubeconfig);
-    command
-}
 
 fn chart(ctx: &TestContext) -> String {
     ctx.demo_chart(&[
@@ -141,7 +131,7 @@ fn changed_lines(report: &str) -> Vec<&str> {
 }
 
 fn revisions(sandbox: &SandboxProcess, ctx: &TestContext) -> usize {
-    let out = run_ok(chartkit(sandbox, ctx).args(["history", "web", "-o", "json"]));
+    let out = run_ok(sandbox.chartkit(ctx).args(["history", "web", "-o", "json"]));
     serde_json::from_slice::<Value>(&out.stdout)
         .expect("history json")
         .as_array()
@@ -157,14 +147,14 @@ fn diff_then_upgrade(
     chart: &str,
     values: &[&str],
 ) -> BTreeSet<String> {
-    let mut diff = chartkit(sandbox, ctx);
+    let mut diff = sandbox.chartkit(ctx);
     diff.args(["diff", "upgrade", "web", chart, "--output", "json"]);
     for v in values {
         diff.args(["--set", v]);
     }
     let prediction = predicted(&text(&run_ok(&mut diff)));
     let before = snapshot(sandbox);
-    let mut upgrade = chartkit(sandbox, ctx);
+    let mut upgrade = sandbox.chartkit(ctx);
     upgrade.args(["upgrade", "web", chart]);
     for v in values {
         upgrade.args(["--set", v]);
@@ -184,10 +174,11 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
     let chart = chart(&ctx);
-    run_ok(chartkit(&sandbox, &ctx).args(["install", "web", &chart]));
+    run_ok(sandbox.chartkit(&ctx).args(["install", "web", &chart]));
 
     // No change: nothing printed, exit 0 with --detailed-exitcode, nothing recorded.
-    let out = chartkit(&sandbox, &ctx)
+    let out = sandbox
+        .chartkit(&ctx)
         .args(["diff", "upgrade", "web", &chart, "--detailed-exitcode"])
         .output()
         .unwrap();
@@ -206,7 +197,8 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
 
     // A changed value: exactly its lines, with the server's defaults around them (-C 1),
     // and exit status 2.
-    let out = chartkit(&sandbox, &ctx)
+    let out = sandbox
+        .chartkit(&ctx)
         .args(["diff", "upgrade", "web", &chart, "--set", "replicas=3"])
         .args(["--detailed-exitcode", "-C", "1"])
         .output()
@@ -221,7 +213,8 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
         "Error: identified at least one change, exiting with non-zero exit code (detailed-exitcode parameter enabled)\n"
     );
     let simple = run_ok(
-        chartkit(&sandbox, &ctx)
+        sandbox
+            .chartkit(&ctx)
             .args(["diff", "upgrade", "web", &chart, "--set", "replicas=3"])
             .args(["--output", "simple"]),
     );
@@ -237,7 +230,8 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
     // A resource the chart drops: shown as removed, whole.
     let values = ["replicas=3", "extra=false"];
     let out = run_ok(
-        chartkit(&sandbox, &ctx)
+        sandbox
+            .chartkit(&ctx)
             .args(["diff", "upgrade", "web", &chart])
             .args(["--set", values[0], "--set", values[1]]),
     );
@@ -262,7 +256,7 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
         "diff", "upgrade", "web", &chart, "--set", values[0], "--set", values[1], "--set",
         values[2],
     ];
-    let report = text(&run_ok(chartkit(&sandbox, &ctx).args(diff_args)));
+    let report = text(&run_ok(sandbox.chartkit(&ctx).args(diff_args)));
     assert_eq!(
         changed_lines(&report),
         [
@@ -278,16 +272,15 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
     assert!(!report.contains("swordfish") && !report.contains("c3dvcmRmaXNo"));
     assert!(!report.contains("hunter2") && !report.contains("aHVudGVyMg=="));
     let shown = text(&run_ok(
-        chartkit(&sandbox, &ctx)
-            .args(diff_args)
-            .arg("--show-secrets"),
+        sandbox.chartkit(&ctx).args(diff_args).arg("--show-secrets"),
     ));
     assert_eq!(
         changed_lines(&shown),
         ["-   password: aHVudGVyMg==", "+   password: c3dvcmRmaXNo"]
     );
     let decoded = text(&run_ok(
-        chartkit(&sandbox, &ctx)
+        sandbox
+            .chartkit(&ctx)
             .args(diff_args)
             .arg("--show-secrets-decoded"),
     ));
@@ -296,7 +289,8 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
         ["-   password: hunter2", "+   password: swordfish"]
     );
     let suppressed = text(&run_ok(
-        chartkit(&sandbox, &ctx)
+        sandbox
+            .chartkit(&ctx)
             .args(diff_args)
             .args(["--suppress", "Secret"]),
     ));
@@ -313,7 +307,8 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
     // --suppress-output-line-regex leave a header only.
     let values = ["replicas=2", "extra=true", "password=swordfish"];
     let out = run_ok(
-        chartkit(&sandbox, &ctx)
+        sandbox
+            .chartkit(&ctx)
             .args(["diff", "upgrade", "web", &chart])
             .args(["--set", values[0], "--set", values[1], "--set", values[2]])
             .args(["--suppress-output-line-regex", "replicas"]),
@@ -335,7 +330,9 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
     // diff rollback: to revision 1 (replicas 1, the first password), held to the real
     // rollback.
     let report = text(&run_ok(
-        chartkit(&sandbox, &ctx).args(["diff", "rollback", "web", "1", "-C", "0"]),
+        sandbox
+            .chartkit(&ctx)
+            .args(["diff", "rollback", "web", "1", "-C", "0"]),
     ));
     assert_eq!(
         changed_lines(&report),
@@ -348,10 +345,12 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
         "{report}"
     );
     let prediction = predicted(&text(&run_ok(
-        chartkit(&sandbox, &ctx).args(["diff", "rollback", "web", "1", "--output", "json"]),
+        sandbox
+            .chartkit(&ctx)
+            .args(["diff", "rollback", "web", "1", "--output", "json"]),
     )));
     let before = snapshot(&sandbox);
-    run_ok(chartkit(&sandbox, &ctx).args(["rollback", "web", "1"]));
+    run_ok(sandbox.chartkit(&ctx).args(["rollback", "web", "1"]));
     let after = snapshot(&sandbox);
     assert_eq!(prediction, changed(&before, &after));
     assert_eq!(
@@ -359,7 +358,8 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
         BTreeSet::from(["Deployment/web".to_string(), "Secret/web-creds".to_string()])
     );
     // Nothing left to roll back to revision 1 for.
-    let out = chartkit(&sandbox, &ctx)
+    let out = sandbox
+        .chartkit(&ctx)
         .args(["diff", "rollback", "web", "1", "--detailed-exitcode"])
         .output()
         .unwrap();
@@ -369,25 +369,30 @@ fn diff_upgrade_predicts_what_the_upgrade_changes() {
     // diff revision: between two records, in either order, and a revision against the
     // newest one.
     let report = text(&run_ok(
-        chartkit(&sandbox, &ctx).args(["diff", "revision", "web", "2", "3", "-C", "0"]),
+        sandbox
+            .chartkit(&ctx)
+            .args(["diff", "revision", "web", "2", "3", "-C", "0"]),
     ));
     assert_eq!(
         report,
         "default, web, Deployment (apps) has changed:\n...\n-   replicas: 1\n+   replicas: 3\n...\n"
     );
     let swapped = text(&run_ok(
-        chartkit(&sandbox, &ctx).args(["diff", "revision", "web", "3", "2", "-C", "0"]),
+        sandbox
+            .chartkit(&ctx)
+            .args(["diff", "revision", "web", "3", "2", "-C", "0"]),
     ));
     assert_eq!(swapped, report);
     let json =
-        text(&run_ok(chartkit(&sandbox, &ctx).args([
+        text(&run_ok(sandbox.chartkit(&ctx).args([
             "diff", "revision", "web", "3", "4", "--output", "json",
         ])));
     assert_eq!(
         json,
         "[{\n  \"api\": \"v1\",\n  \"kind\": \"ConfigMap\",\n  \"namespace\": \"default\",\n  \"name\": \"web-extra\",\n  \"change\": \"REMOVE\"\n}]\n"
     );
-    let out = chartkit(&sandbox, &ctx)
+    let out = sandbox
+        .chartkit(&ctx)
         .args(["diff", "revision", "web", "1", "--detailed-exitcode"])
         .output()
         .unwrap();
@@ -429,7 +434,7 @@ fn compare_with_helm_diff(sandbox: &SandboxProcess, ctx: &TestContext, chart: &s
         "json",
     ];
     let theirs = text(&run_ok(sandbox.helm(ctx, NAME).unwrap().args(args)));
-    let ours = text(&run_ok(chartkit(sandbox, ctx).args(args)));
+    let ours = text(&run_ok(sandbox.chartkit(ctx).args(args)));
     assert_eq!(predicted(&ours), predicted(&theirs));
 }
 
@@ -438,7 +443,8 @@ fn diff_upgrade_of_a_missing_release_needs_install() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
     let chart = chart(&ctx);
-    let out = chartkit(&sandbox, &ctx)
+    let out = sandbox
+        .chartkit(&ctx)
         .args(["diff", "upgrade", "web", &chart])
         .output()
         .unwrap();
@@ -450,7 +456,8 @@ fn diff_upgrade_of_a_missing_release_needs_install() {
     );
     // --install (helm-diff's --allow-unreleased): everything is added, as created.
     let out = run_ok(
-        chartkit(&sandbox, &ctx)
+        sandbox
+            .chartkit(&ctx)
             .args(["diff", "upgrade", "web", &chart, "--allow-unreleased"])
             .args(["--output", "simple"]),
     );
@@ -463,7 +470,8 @@ fn diff_upgrade_of_a_missing_release_needs_install() {
          Plan: 4 to add, 0 to change, 0 to destroy, 0 to change ownership.\n"
     );
     assert!(snapshot(&sandbox).is_empty(), "a diff creates nothing");
-    let bad = chartkit(&sandbox, &ctx)
+    let bad = sandbox
+        .chartkit(&ctx)
         .args(["diff", "upgrade", "web", &chart, "-i"])
         .args(["--suppress-output-line-regex", "(unclosed"])
         .output()
@@ -487,7 +495,8 @@ fn diff_upgrade_predicts_helms_upgrades_of_helms_release() {
     };
     let chart = chart(&ctx);
     run_ok(helm.args(["install", "web", &chart]));
-    let out = chartkit(&sandbox, &ctx)
+    let out = sandbox
+        .chartkit(&ctx)
         .args(["diff", "upgrade", "web", &chart, "--detailed-exitcode"])
         .output()
         .unwrap();
@@ -512,7 +521,8 @@ fn diff_upgrade_predicts_helms_upgrades_of_helms_release() {
     ] {
         let server_side = format!("--server-side={server_side}");
         let prediction = predicted(&text(&run_ok(
-            chartkit(&sandbox, &ctx)
+            sandbox
+                .chartkit(&ctx)
                 .args(["diff", "upgrade", "web", &chart, "--output", "json"])
                 .args(["--set", values[0], "--set", values[1], &server_side]),
         )));
@@ -549,9 +559,10 @@ fn an_object_moved_to_another_kind_is_removed_and_added() {
             "apiVersion: v1\nkind: {{ .Values.kind }}\nmetadata:\n  name: web-moved\n{{- if eq .Values.kind \"Secret\" }}\nstringData:\n{{- else }}\ndata:\n{{- end }}\n  a: b\n",
         ),
     ]);
-    run_ok(chartkit(&sandbox, &ctx).args(["install", "web", &chart]));
+    run_ok(sandbox.chartkit(&ctx).args(["install", "web", &chart]));
     let report = text(&run_ok(
-        chartkit(&sandbox, &ctx)
+        sandbox
+            .chartkit(&ctx)
             .args(["diff", "upgrade", "web", &chart, "--set", "kind=Secret"])
             .args(["--output", "simple"]),
     ));

@@ -4,23 +4,14 @@
 //! `--take-ownership` adopts unmarked objects, `--replace` reuses an uninstalled name as
 //! helm does, and `--upgrade-crds` updates the chart's CRDs, which plain upgrades never do.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::stdout as text;
 use serde_json::Value;
 
 const NAME: &str = "release_flags";
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn chartkit(sandbox: &SandboxProcess, ctx: &TestContext) -> Command {
-    let mut command = ctx.chartkit();
-    command.env("KUBECONFIG", &sandbox.kubeconfig);
-    command
-}
 
 fn helm(sandbox: &SandboxProcess, ctx: &TestContext, args: &[&str]) -> String {
     text(&run_ok(sandbox.helm(ctx, NAME).expect("helm").args(args)))
@@ -105,7 +96,11 @@ fn client_side_writes_are_recorded_and_followed_by_auto() {
         return;
     }
     let chart = chart(&ctx, None);
-    run_ok(chartkit(&sandbox, &ctx).args(["install", "csa", &chart, "--server-side=false"]));
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["install", "csa", &chart, "--server-side=false"]),
+    );
     assert_eq!(apply_method(&sandbox, &ctx, "csa"), "csa");
     let cm = kubectl_json(&sandbox, &ctx, &["get", "configmap", "csa-cm"]);
     let managers = &cm["metadata"]["managedFields"];
@@ -117,7 +112,11 @@ fn client_side_writes_are_recorded_and_followed_by_auto() {
     );
 
     // auto follows the recorded method, for chartkit and for helm.
-    run_ok(chartkit(&sandbox, &ctx).args(["upgrade", "csa", &chart, "--set", "value=two"]));
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["upgrade", "csa", &chart, "--set", "value=two"]),
+    );
     assert_eq!(apply_method(&sandbox, &ctx, "csa"), "csa");
     let cm = kubectl_json(&sandbox, &ctx, &["get", "configmap", "csa-cm"]);
     assert_eq!(cm["data"]["value"], "two");
@@ -137,7 +136,7 @@ fn client_side_writes_are_recorded_and_followed_by_auto() {
     assert_eq!(apply_method(&sandbox, &ctx, "csa"), "csa");
 
     // Replacement is client-side only, as in helm.
-    run_ok(chartkit(&sandbox, &ctx).args([
+    run_ok(sandbox.chartkit(&ctx).args([
         "upgrade",
         "csa",
         &chart,
@@ -147,7 +146,7 @@ fn client_side_writes_are_recorded_and_followed_by_auto() {
     ]));
     let cm = kubectl_json(&sandbox, &ctx, &["get", "configmap", "csa-cm"]);
     assert_eq!(cm["data"]["value"], "four");
-    let refused = failure(chartkit(&sandbox, &ctx).args([
+    let refused = failure(sandbox.chartkit(&ctx).args([
         "upgrade",
         "csa",
         &chart,
@@ -160,10 +159,14 @@ fn client_side_writes_are_recorded_and_followed_by_auto() {
         "{refused}"
     );
     // And back to server-side apply: recorded as such.
-    run_ok(chartkit(&sandbox, &ctx).args(["upgrade", "csa", &chart, "--server-side"]));
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["upgrade", "csa", &chart, "--server-side"]),
+    );
     assert_eq!(apply_method(&sandbox, &ctx, "csa"), "ssa");
     // A new release is written server-side by default.
-    run_ok(chartkit(&sandbox, &ctx).args(["install", "ssa", &chart]));
+    run_ok(sandbox.chartkit(&ctx).args(["install", "ssa", &chart]));
     assert_eq!(apply_method(&sandbox, &ctx, "ssa"), "ssa");
 }
 
@@ -181,17 +184,21 @@ fn take_ownership_and_replace_reuse_what_exists() {
         "own-cm",
         "--from-literal=value=mine",
     ]));
-    let refused = failure(chartkit(&sandbox, &ctx).args(["install", "own", &chart]));
+    let refused = failure(sandbox.chartkit(&ctx).args(["install", "own", &chart]));
     assert!(refused.contains("ConfigMap \"own-cm\""), "{refused}");
     // Adopting does not take fields another manager set (helm fails the same way).
     let conflict =
-        failure(chartkit(&sandbox, &ctx).args(["install", "own", &chart, "--take-ownership"]));
+        failure(
+            sandbox
+                .chartkit(&ctx)
+                .args(["install", "own", &chart, "--take-ownership"]),
+        );
     assert!(
         conflict.contains("conflict with \"kubectl-create\"") && conflict.contains(".data.value"),
         "{conflict}"
     );
     // The failed install left a failed release: --replace reuses its name.
-    run_ok(chartkit(&sandbox, &ctx).args([
+    run_ok(sandbox.chartkit(&ctx).args([
         "install",
         "own",
         &chart,
@@ -217,7 +224,7 @@ fn take_ownership_and_replace_reuse_what_exists() {
         let name = format!("re-{tool}");
         let run = |args: &[&str]| -> String {
             if tool == "chartkit" {
-                text(&run_ok(chartkit(&sandbox, &ctx).args(args)))
+                text(&run_ok(sandbox.chartkit(&ctx).args(args)))
             } else {
                 helm(&sandbox, &ctx, args)
             }
@@ -225,7 +232,7 @@ fn take_ownership_and_replace_reuse_what_exists() {
         run(&["install", &name, &chart]);
         run(&["uninstall", &name, "--keep-history"]);
         let again = if tool == "chartkit" {
-            failure(chartkit(&sandbox, &ctx).args(["install", &name, &chart]))
+            failure(sandbox.chartkit(&ctx).args(["install", &name, &chart]))
         } else {
             failure(
                 sandbox
@@ -268,7 +275,7 @@ fn upgrade_crds_updates_the_chart_crds() {
         return;
     }
     let first = chart(&ctx, None);
-    run_ok(chartkit(&sandbox, &ctx).args(["install", "crds", &first]));
+    run_ok(sandbox.chartkit(&ctx).args(["install", "crds", &first]));
     let columns = |sandbox: &SandboxProcess| -> Value {
         kubectl_json(sandbox, &ctx, &["get", "crd", "gadgets.example.com"])["spec"]["versions"]
             [0]["additionalPrinterColumns"]
@@ -277,13 +284,17 @@ fn upgrade_crds_updates_the_chart_crds() {
     assert_eq!(columns(&sandbox), Value::Null);
     // The same chart with a new column in its CRD (written over the first).
     let second = chart(&ctx, Some("colour"));
-    run_ok(chartkit(&sandbox, &ctx).args(["upgrade", "crds", &second]));
+    run_ok(sandbox.chartkit(&ctx).args(["upgrade", "crds", &second]));
     assert_eq!(
         columns(&sandbox),
         Value::Null,
         "a plain upgrade never changes CRDs"
     );
-    run_ok(chartkit(&sandbox, &ctx).args(["upgrade", "crds", &second, "--upgrade-crds"]));
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["upgrade", "crds", &second, "--upgrade-crds"]),
+    );
     assert_eq!(columns(&sandbox)[0]["name"], "colour");
 }
 
@@ -330,7 +341,7 @@ fn client_side_updates_merge_lists_by_key_like_helm() {
     for (tool, name) in [("chartkit", "ck"), ("helm", "hm")] {
         let run = |args: &[&str]| {
             if tool == "chartkit" {
-                run_ok(chartkit(&sandbox, &ctx).args(args));
+                run_ok(sandbox.chartkit(&ctx).args(args));
             } else {
                 helm(&sandbox, &ctx, args);
             }

@@ -3,23 +3,14 @@
 //! manifest, uninstall), chartkit uninstalls helm's, objects carry helm's ownership marks,
 //! hooks run and are deleted by policy, and failed waits name what was not ready.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::corpus::corpus_or_skip;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::stdout as text;
 
 const NAME: &str = "release_install";
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn chartkit(sandbox: &SandboxProcess, ctx: &TestContext) -> Command {
-    let mut command = ctx.chartkit();
-    command.env("KUBECONFIG", &sandbox.kubeconfig);
-    command
-}
 
 fn helm(sandbox: &SandboxProcess, ctx: &TestContext, args: &[&str]) -> String {
     text(&run_ok(sandbox.helm(ctx, NAME).expect("helm").args(args)))
@@ -121,7 +112,7 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
     }
     let chart = demo(&ctx);
 
-    let installed = run_ok(chartkit(&sandbox, &ctx).args([
+    let installed = run_ok(sandbox.chartkit(&ctx).args([
         "install",
         "web",
         &chart,
@@ -186,7 +177,8 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
     );
 
     // A second install of the same name is refused.
-    let again = chartkit(&sandbox, &ctx)
+    let again = sandbox
+        .chartkit(&ctx)
         .args(["install", "web", &chart, "-n", "apps"])
         .output()
         .unwrap();
@@ -196,7 +188,7 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
     );
 
     // Upgrade: a changed value, a dropped object.
-    let upgraded = run_ok(chartkit(&sandbox, &ctx).args([
+    let upgraded = run_ok(sandbox.chartkit(&ctx).args([
         "upgrade",
         "web",
         &chart,
@@ -248,7 +240,11 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
     );
 
     // Rollback to revision 1 brings the dropped object and the old value back.
-    run_ok(chartkit(&sandbox, &ctx).args(["rollback", "web", "1", "-n", "apps"]));
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["rollback", "web", "1", "-n", "apps"]),
+    );
     let value = text(&kubectl(
         &sandbox,
         &ctx,
@@ -317,7 +313,7 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
     // chartkit uninstalls helm's release.
     helm(&sandbox, &ctx, &["install", "theirs", &chart, "-n", "apps"]);
     // chartkit upgrades it: fields helm's field manager owned are taken over.
-    run_ok(chartkit(&sandbox, &ctx).args([
+    run_ok(sandbox.chartkit(&ctx).args([
         "upgrade",
         "theirs",
         &chart,
@@ -340,8 +336,11 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
         ],
     ));
     assert_eq!(value, "three");
-    let out =
-        run_ok(chartkit(&sandbox, &ctx).args(["uninstall", "theirs", "-n", "apps", "--wait"]));
+    let out = run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["uninstall", "theirs", "-n", "apps", "--wait"]),
+    );
     assert_eq!(text(&out), "release \"theirs\" uninstalled\n");
     assert_eq!(helm(&sandbox, &ctx, &["list", "-n", "apps", "-q"]), "");
     assert!(
@@ -362,7 +361,7 @@ fn podinfo_installs_with_wait_as_helm_sees_it() {
         return;
     }
     let chart = podinfo(&corpus);
-    run_ok(chartkit(&sandbox, &ctx).args([
+    run_ok(sandbox.chartkit(&ctx).args([
         "install",
         "pod",
         &chart,
@@ -392,7 +391,8 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
     }
     let chart = demo(&ctx);
     let crash = "podAnnotations.sandbox\\.chartkit\\.dev/fail=crashloop";
-    let failed = chartkit(&sandbox, &ctx)
+    let failed = sandbox
+        .chartkit(&ctx)
         .args([
             "install",
             "bad",
@@ -432,7 +432,8 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
         &["uninstall", "bad", "-n", "apps", "--wait"],
     );
 
-    let atomic = chartkit(&sandbox, &ctx)
+    let atomic = sandbox
+        .chartkit(&ctx)
         .args([
             "install",
             "bad",
@@ -507,7 +508,7 @@ spec:
             "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n",
         ),
     ]);
-    let out = run_ok(chartkit(&sandbox, &ctx).args([
+    let out = run_ok(sandbox.chartkit(&ctx).args([
         "install",
         "widgets",
         &chart,
@@ -585,7 +586,8 @@ spec:
 "#,
         ),
     ]);
-    let failed = chartkit(&sandbox, &ctx)
+    let failed = sandbox
+        .chartkit(&ctx)
         .args([
             "install",
             "hooked",

@@ -8,13 +8,10 @@ use std::time::{Duration, Instant};
 
 use chartkit_tests::TestContext;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::stdout as text;
 use serde_json::Value;
 
 const NAME: &str = "release_lock";
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// chartkit pointed at the sandbox, with a short lock so expiry takes seconds.
 fn chartkit(sandbox: &SandboxProcess, ctx: &TestContext, lock_seconds: u32) -> Command {

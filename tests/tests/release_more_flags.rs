@@ -14,13 +14,10 @@ use std::process::{Command, Output};
 use chartkit_tests::TestContext;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok, write_file};
 use chartkit_tests::server::ServeProcess;
+use chartkit_tests::stdout as text;
 use serde_json::Value;
 
 const NAME: &str = "release_more_flags";
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// The `Error: ` line of a failed command's stderr (helm logs other lines around it).
 fn error_line(output: &Output) -> String {

@@ -3,22 +3,11 @@
 //! prints the test pods' logs. helm 4 runs the same tests on the same release as the
 //! oracle for the output.
 
-use std::process::{Command, Output};
-
 use chartkit_tests::TestContext;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::stdout as text;
 
 const NAME: &str = "release_test";
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn chartkit(sandbox: &SandboxProcess, ctx: &TestContext) -> Command {
-    let mut command = ctx.chartkit();
-    command.env("KUBECONFIG", &sandbox.kubeconfig);
-    command
-}
 
 fn test_pod(name: &str, weight: i32, fail: &str) -> String {
     format!(
@@ -99,9 +88,9 @@ fn tests_run_record_their_phase_and_fail_by_name_like_helm() {
         return;
     }
     let chart = chart(&ctx);
-    run_ok(chartkit(&sandbox, &ctx).args(["install", "web", &chart]));
+    run_ok(sandbox.chartkit(&ctx).args(["install", "web", &chart]));
 
-    let ours = run_ok(chartkit(&sandbox, &ctx).args(["test", "web"]));
+    let ours = run_ok(sandbox.chartkit(&ctx).args(["test", "web"]));
     let ours = text(&ours);
     for phase in ["web-ok", "web-bad", "web-legacy"] {
         assert!(
@@ -132,8 +121,13 @@ fn tests_run_record_their_phase_and_fail_by_name_like_helm() {
     assert_eq!(untimed(&ours), untimed(&theirs));
 
     // A failing test: the status still shows every phase, and the error names the test.
-    run_ok(chartkit(&sandbox, &ctx).args(["upgrade", "web", &chart, "--set", "fail=true"]));
-    let failed = chartkit(&sandbox, &ctx)
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["upgrade", "web", &chart, "--set", "fail=true"]),
+    );
+    let failed = sandbox
+        .chartkit(&ctx)
         .args(["test", "web"])
         .output()
         .expect("run chartkit");
@@ -159,15 +153,26 @@ fn tests_run_record_their_phase_and_fail_by_name_like_helm() {
     assert_eq!(untimed(&stdout), untimed(&text(&helm_failed)));
 
     // Filters: only the named test runs; `--logs` prints its pod's logs before deletion.
-    run_ok(chartkit(&sandbox, &ctx).args(["upgrade", "web", &chart, "--set", "fail=false"]));
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["upgrade", "web", &chart, "--set", "fail=false"]),
+    );
     let only =
-        run_ok(chartkit(&sandbox, &ctx).args(["test", "web", "--filter", "name=web-ok", "--logs"]));
+        run_ok(
+            sandbox
+                .chartkit(&ctx)
+                .args(["test", "web", "--filter", "name=web-ok", "--logs"]),
+        );
     let only = text(&only);
     assert!(only.contains("TEST SUITE:     web-ok\n"), "{only}");
     assert!(!only.contains("TEST SUITE:     web-bad"), "{only}");
     assert!(only.contains("\nPOD LOGS: web-ok (check)\n"), "{only}");
-    let skipped =
-        run_ok(chartkit(&sandbox, &ctx).args(["test", "web", "--filter", "!name=web-bad"]));
+    let skipped = run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["test", "web", "--filter", "!name=web-bad"]),
+    );
     let skipped = text(&skipped);
     assert!(
         skipped.contains("TEST SUITE:     web-legacy\n"),
@@ -183,7 +188,8 @@ fn tests_run_record_their_phase_and_fail_by_name_like_helm() {
     ));
     assert!(hooks.contains("web-legacy"), "{hooks}");
 
-    let unknown = chartkit(&sandbox, &ctx)
+    let unknown = sandbox
+        .chartkit(&ctx)
         .args(["test", "nope"])
         .output()
         .expect("run chartkit");

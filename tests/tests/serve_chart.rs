@@ -3,9 +3,10 @@
 //! renders the same with chartkit and helm; and it installs into a sandbox with chartkit
 //! and with helm, its pod turning ready and its test passing.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::stdout as text;
 use chartkit_tests::{TestContext, workspace_root};
 
 const NAME: &str = "serve_chart";
@@ -20,10 +21,6 @@ fn chart() -> String {
         .join("deploy/chartkit-serve")
         .display()
         .to_string()
-}
-
-fn text(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[test]

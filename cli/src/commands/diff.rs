@@ -8,9 +8,11 @@ use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use chartkit_engine::compare::{ChangeType, CompareOptions, Comparison, Delta, Entry, compare};
-use chartkit_engine::{InstallOptions, Plan, RollbackOptions, UpgradeOptions, ValuesMode};
+use chartkit_engine::{InstallOptions, Plan, RollbackOptions, UpgradeOptions};
 
-use super::release_write::{engine, labels, locate_chart, rendering, runtime, writing};
+use super::release_write::{
+    engine, labels, locate_chart, rendering, runtime, values_mode, writing,
+};
 use crate::cli::{
     DiffOutputArgs, DiffRevisionArgs, DiffRollbackArgs, DiffUpgradeArgs, GlobalArgs, KubeArgs,
 };
@@ -28,16 +30,11 @@ pub fn upgrade(
     let user_values =
         super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     chartkit_render::check_installable(&chart)?;
-    let values_mode = match (
+    let values_mode = values_mode(
         args.reuse_values,
         args.reset_values,
         args.reset_then_reuse_values,
-    ) {
-        (_, true, _) => ValuesMode::Reset,
-        (true, false, _) => ValuesMode::Reuse,
-        (false, false, true) => ValuesMode::ResetThenReuse,
-        _ => ValuesMode::Default,
-    };
+    );
     let labels = labels(&args.labels)?;
     let options = UpgradeOptions {
         name: args.release.clone(),

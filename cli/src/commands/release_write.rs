@@ -95,6 +95,17 @@ fn timeout(text: &str) -> Result<Duration> {
     })
 }
 
+/// helm's precedence of the value flags: `--reset-values` wins over `--reuse-values`,
+/// which wins over `--reset-then-reuse-values`.
+pub(super) fn values_mode(reuse: bool, reset: bool, reset_then_reuse: bool) -> ValuesMode {
+    match (reuse, reset, reset_then_reuse) {
+        (_, true, _) => ValuesMode::Reset,
+        (true, false, _) => ValuesMode::Reuse,
+        (false, false, true) => ValuesMode::ResetThenReuse,
+        _ => ValuesMode::Default,
+    }
+}
+
 pub(super) fn writing(args: &WritingArgs) -> Writing {
     Writing {
         server_side: match args.server_side.as_str() {
@@ -492,16 +503,11 @@ pub fn upgrade(
     let user_values =
         super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     chartkit_render::check_installable(&chart)?;
-    let values_mode = match (
+    let values_mode = values_mode(
         args.reuse_values,
         args.reset_values,
         args.reset_then_reuse_values,
-    ) {
-        (_, true, _) => ValuesMode::Reset,
-        (true, false, _) => ValuesMode::Reuse,
-        (false, false, true) => ValuesMode::ResetThenReuse,
-        _ => ValuesMode::Default,
-    };
+    );
     let labels = labels(&args.labels)?;
     let options = UpgradeOptions {
         name: args.release.clone(),
