@@ -178,14 +178,14 @@ impl Located {
             Content::Path(path) => {
                 chartkit_chart::load(path, options).map_err(|source| LocateError::Load {
                     what: format!("the chart at `{}`", path.display()),
-                    source,
+                    source: Box::new(source),
                 })
             }
             Content::Package { bytes, file_name } => {
                 chartkit_chart::load_archive(bytes, file_name, options).map_err(|source| {
                     LocateError::Load {
                         what: format!("the chart {file_name}"),
-                        source,
+                        source: Box::new(source),
                     }
                 })
             }
@@ -206,7 +206,7 @@ fn locate_local(path: &Path, options: &LocateOptions<'_>) -> Result<Located, Loc
         let verified = chartkit_signing::verify_package_file(&absolute, keyring);
         verification = Some(verified.map_err(|error| LocateError::Verify {
             file_name: path.display().to_string(),
-            error,
+            error: Box::new(error),
         })?);
     }
     Ok(Located {
@@ -240,7 +240,7 @@ fn locate_in_repository(
             .fetch_prov(&resolved)
             .map_err(|source| LocateError::Provenance {
                 url: resolved.prov_url(),
-                source,
+                source: Box::new(source),
             })?;
         Some(prov)
     } else {
@@ -256,7 +256,7 @@ fn locate_in_repository(
             )
             .map_err(|error| LocateError::Verify {
                 file_name: file_name.clone(),
-                error,
+                error: Box::new(error),
             })?,
         ),
         _ => None,
@@ -293,27 +293,36 @@ pub enum LocateError {
     #[error("unpacked charts cannot be verified (`{}` is a directory)", path.display())]
     UnpackedNotVerifiable { path: PathBuf },
     /// The `.prov` of a repository package could not be fetched.
-    #[error("failed to fetch provenance \"{url}\": {source}")]
-    Provenance { url: String, source: ClientError },
+    #[error("failed to fetch provenance \"{url}\"")]
+    Provenance {
+        url: String,
+        source: Box<ClientError>,
+    },
     /// The package `file_name` is not signed as `--verify` requires.
     #[error("{error}")]
     Verify {
         file_name: String,
-        error: VerifyError,
+        error: Box<VerifyError>,
     },
     /// Resolving or fetching in the repository failed.
     #[error(transparent)]
-    Client(#[from] ClientError),
+    Client(Box<ClientError>),
     /// The chart is not one Helm's loader accepts.
     #[error("cannot load {what}")]
     Load {
         what: String,
         #[source]
-        source: LoadError,
+        source: Box<LoadError>,
     },
     /// A repository reference was located without a repository client.
     #[error("a chart in a repository was asked for without a repository client")]
     NoClient,
+}
+
+impl From<ClientError> for LocateError {
+    fn from(error: ClientError) -> LocateError {
+        LocateError::Client(Box::new(error))
+    }
 }
 
 #[cfg(test)]

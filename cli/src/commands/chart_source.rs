@@ -74,8 +74,8 @@ pub fn load(
 pub fn locate_error(error: LocateError) -> Error {
     const REFERENCES: &str = "a chart in a repository is REPO/NAME (`chartkit repo list` shows the names), a package URL, or NAME with --repo URL";
     match error {
-        LocateError::Client(error) => client_error(error),
-        LocateError::Verify { error, .. } => super::verify::in_helm_words(error),
+        LocateError::Client(error) => client_error(*error),
+        LocateError::Verify { error, .. } => super::verify::in_helm_words(*error),
         error @ LocateError::Provenance { .. } => Error::new(error)
             .with_hint("the chart is not signed, or its repository does not serve its .prov"),
         error @ (LocateError::NoSuchPath { .. } | LocateError::NotAReference { .. }) => {

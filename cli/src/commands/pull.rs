@@ -29,7 +29,7 @@ pub fn run(args: PullArgs, offline: bool) -> crate::error::Result<ExitCode> {
     let located = source
         .locate(Some(&client), &options)
         .map_err(|error| match error {
-            LocateError::Verify { file_name, error } => crate::error::Error::new(error).context(
+            LocateError::Verify { file_name, error } => crate::error::Error::new(*error).context(
                 format!("{file_name} failed verification; nothing was written"),
             ),
             error => locate_error(error),
