@@ -126,6 +126,21 @@ pub struct GlobalArgs {
         value_parser = color_mode
     )]
     pub color: Option<String>,
+    /// The repository list (helm's repositories.yaml; default: HELM_REPOSITORY_CONFIG,
+    /// else CHARTKIT_CONFIG_HOME/repositories.yaml when that is set, else helm's own
+    /// under HELM_CONFIG_HOME, XDG_CONFIG_HOME/helm or ~/.config/helm).
+    #[arg(long = "repository-config", global = true, value_name = "FILE")]
+    pub repository_config: Option<PathBuf>,
+    /// The directory of downloaded repository indexes, helm's layout (default:
+    /// HELM_REPOSITORY_CACHE, else chartkit's cache when CHARTKIT_CONFIG_HOME or
+    /// CHARTKIT_CACHE_HOME is set, else helm's own under HELM_CACHE_HOME,
+    /// XDG_CACHE_HOME/helm or ~/.cache/helm).
+    #[arg(long = "repository-cache", global = true, value_name = "DIR")]
+    pub repository_cache: Option<PathBuf>,
+    /// helm's registry credentials file, for OCI registries (default:
+    /// HELM_REGISTRY_CONFIG, else registry/config.json in helm's configuration).
+    #[arg(long = "registry-config", global = true, value_name = "FILE")]
+    pub registry_config: Option<PathBuf>,
 }
 
 /// helm's colour modes, refused in helm's words.
@@ -310,10 +325,14 @@ pub struct DiffOutputArgs {
 pub struct DiffUpgradeArgs {
     /// The release.
     pub release: String,
-    /// The chart: a directory, a package, or REPO/NAME.
+    /// The chart: a directory, a package, REPO/NAME, a package URL, or NAME with --repo.
     pub chart: String,
     #[command(flatten)]
     pub source: ChartSourceArgs,
+    /// Fetch the dependencies Chart.yaml names into charts/ first when some are
+    /// missing (a chart directory only), as `chartkit dependency update` does.
+    #[arg(long = "dependency-update")]
+    pub dependency_update: bool,
     #[command(flatten)]
     pub values: ValueArgs,
     /// Show a release that does not exist yet as installed (as `upgrade --install`).
@@ -794,7 +813,8 @@ pub enum RepoCommand {
     Update(RepoUpdateArgs),
     /// Add the repositories from Helm's repositories.yaml (HELM_REPOSITORY_CONFIG, else
     /// HELM_CONFIG_HOME/repositories.yaml, else Helm's default) that chartkit does not
-    /// have yet.
+    /// have yet. Only useful when chartkit keeps its own list (CHARTKIT_CONFIG_HOME or
+    /// --repository-config): by default chartkit uses Helm's list itself.
     ImportHelm(RepoImportHelmArgs),
     /// Choose chart versions from an index file, as `helm search repo` and `helm pull` do.
     ///
@@ -1021,8 +1041,8 @@ pub struct ValueArgs {
 #[derive(Debug, Args)]
 #[command(override_usage = "chartkit template [OPTIONS] [NAME] CHART")]
 pub struct TemplateArgs {
-    /// `[NAME] CHART`: the release name (default `release-name`), then a chart directory
-    /// or packaged chart (.tgz).
+    /// `[NAME] CHART`: the release name (default `release-name`), then a chart directory,
+    /// packaged chart (.tgz), REPO/NAME, package URL, or NAME with --repo.
     // One list, so that flags may come between the two as helm allows
     // (`template rel --include-crds ./chart`).
     #[arg(value_name = "CHART", required = true)]
@@ -1080,6 +1100,8 @@ pub struct TemplateArgs {
     /// Run `dependency update` first when dependencies are missing from charts/.
     #[arg(long = "dependency-update")]
     pub dependency_update: bool,
+    #[command(flatten)]
+    pub source: ChartSourceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -1129,8 +1151,11 @@ pub enum ShowCommand {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// A chart directory or a packaged chart (.tgz).
-    pub chart: PathBuf,
+    /// A chart directory, a packaged chart (.tgz), REPO/NAME, a package URL, or NAME
+    /// with --repo.
+    pub chart: String,
+    #[command(flatten)]
+    pub source: ChartSourceArgs,
 }
 
 #[cfg(test)]
@@ -1322,8 +1347,9 @@ pub struct GetValuesArgs {
     pub output: ReleaseOutput,
 }
 
-/// Where a chart comes from: a directory, a package, or REPO/NAME resolved in the
-/// repositories added with `chartkit repo add` (or with --repo URL).
+/// Where a chart comes from: a directory, a package, REPO/NAME resolved in the
+/// repositories added with `chartkit repo add` or `helm repo add`, a package URL, or a
+/// name in the repository at --repo URL.
 #[derive(Debug, Args)]
 pub struct ChartSourceArgs {
     /// A version or version range (Helm's semver constraints) of a repository chart.
@@ -1349,18 +1375,6 @@ pub struct ChartSourceArgs {
     /// not read; http:// repository URLs are fetched as given either way.
     #[arg(long = "plain-http")]
     pub plain_http: bool,
-    /// The repository list to find REPO in (helm's repositories.yaml format), instead
-    /// of chartkit's.
-    #[arg(long = "repository-config", value_name = "FILE")]
-    pub repository_config: Option<PathBuf>,
-    /// The directory of downloaded repository indexes (NAME-index.yaml, helm's layout),
-    /// instead of chartkit's cache.
-    #[arg(long = "repository-cache", value_name = "DIR")]
-    pub repository_cache: Option<PathBuf>,
-    /// Fetch the dependencies Chart.yaml names into charts/ first when some are
-    /// missing (a chart directory only), as `chartkit dependency update` does.
-    #[arg(long = "dependency-update")]
-    pub dependency_update: bool,
 }
 
 /// How `install` and `upgrade` render, beyond the values (helm's flags).
@@ -1416,6 +1430,10 @@ pub struct InstallArgs {
     pub positionals: Vec<String>,
     #[command(flatten)]
     pub source: ChartSourceArgs,
+    /// Fetch the dependencies Chart.yaml names into charts/ first when some are
+    /// missing (a chart directory only), as `chartkit dependency update` does.
+    #[arg(long = "dependency-update")]
+    pub dependency_update: bool,
     #[command(flatten)]
     pub values: ValueArgs,
     #[command(flatten)]
@@ -1519,10 +1537,14 @@ pub struct WritingArgs {
 pub struct UpgradeArgs {
     /// The release.
     pub release: String,
-    /// The chart: a directory, a package, or REPO/NAME.
+    /// The chart: a directory, a package, REPO/NAME, a package URL, or NAME with --repo.
     pub chart: String,
     #[command(flatten)]
     pub source: ChartSourceArgs,
+    /// Fetch the dependencies Chart.yaml names into charts/ first when some are
+    /// missing (a chart directory only), as `chartkit dependency update` does.
+    #[arg(long = "dependency-update")]
+    pub dependency_update: bool,
     #[command(flatten)]
     pub values: ValueArgs,
     #[command(flatten)]

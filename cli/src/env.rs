@@ -18,8 +18,11 @@ pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 /// Directory for chartkit's caches (default `$XDG_CACHE_HOME/chartkit`, then
 /// `$HOME/.cache/chartkit`).
 pub const CACHE_HOME: &str = "CHARTKIT_CACHE_HOME";
-/// Directory for chartkit's settings, `repositories.yaml` among them (default
-/// `$XDG_CONFIG_HOME/chartkit`, then `$HOME/.config/chartkit`).
+/// Directory for chartkit's settings (default `$XDG_CONFIG_HOME/chartkit`, then
+/// `$HOME/.config/chartkit`). When set, it also holds the repository list
+/// (`repositories.yaml`) instead of helm's, unless HELM_REPOSITORY_CONFIG or
+/// `--repository-config` names one, and downloaded indexes go to chartkit's cache
+/// instead of helm's: it isolates chartkit from the user's helm.
 pub const CONFIG_HOME: &str = "CHARTKIT_CONFIG_HOME";
 /// Set to `1` (or `true`) to work offline, as `--offline` does: no command opens a
 /// network connection, and each either succeeds from the cache or says what is missing.
@@ -37,10 +40,20 @@ pub const REPO_TOKEN: &str = "CHARTKIT_REPO_TOKEN";
 /// keeps release tables plain whatever `--color` says, as helm does
 /// (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
-/// Helm's repository list, used to resolve repository names (`chartkit push CHART NAME`).
+/// The repository list (`repositories.yaml`) when `--repository-config` is not given;
+/// chartkit and helm share it.
 pub const HELM_REPOSITORY_CONFIG: &str = "HELM_REPOSITORY_CONFIG";
-/// Helm's configuration base directory.
+/// The directory of downloaded indexes (`NAME-index.yaml`, `NAME-charts.txt`) when
+/// `--repository-cache` is not given; chartkit and helm share it.
+pub const HELM_REPOSITORY_CACHE: &str = "HELM_REPOSITORY_CACHE";
+/// helm's registry credentials file (`--registry-config`'s default), for OCI registries.
+pub const HELM_REGISTRY_CONFIG: &str = "HELM_REGISTRY_CONFIG";
+/// Helm's configuration base directory (default `$XDG_CONFIG_HOME/helm`, then
+/// `$HOME/.config/helm`): its `repositories.yaml` is chartkit's by default.
 pub const HELM_CONFIG_HOME: &str = "HELM_CONFIG_HOME";
+/// Helm's cache base directory (default `$XDG_CACHE_HOME/helm`, then
+/// `$HOME/.cache/helm`): its `repository/` holds the downloaded indexes by default.
+pub const HELM_CACHE_HOME: &str = "HELM_CACHE_HOME";
 /// Helm's data directory; `chartkit create --starter NAME` finds starters in its
 /// `starters/` (default `$XDG_DATA_HOME/helm`, else `~/.local/share/helm`).
 pub const HELM_DATA_HOME: &str = "HELM_DATA_HOME";
@@ -196,15 +209,72 @@ pub fn offline() -> bool {
 
 /// Where Helm keeps its repository list, by Helm's own rules.
 pub fn helm_repository_config() -> Option<std::path::PathBuf> {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
     if let Some(path) = var(HELM_REPOSITORY_CONFIG) {
         return Some(PathBuf::from(path));
     }
-    let base = var(HELM_CONFIG_HOME)
+    Some(helm_config_home()?.join("repositories.yaml"))
+}
+
+/// Helm's configuration directory, by Helm's rules.
+fn helm_config_home() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(HELM_CONFIG_HOME)
         .map(PathBuf::from)
-        .or_else(|| var(XDG_CONFIG_HOME).map(|d| Path::new(&d).join("helm")))
-        .or_else(|| var(HOME).map(|d| Path::new(&d).join(".config/helm")))?;
-    Some(base.join("repositories.yaml"))
+        .or_else(|| var(XDG_CONFIG_HOME).map(|d| PathBuf::from(d).join("helm")))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".config/helm")))
+}
+
+/// Helm's cache directory, by Helm's rules.
+fn helm_cache_home() -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    var(HELM_CACHE_HOME)
+        .map(PathBuf::from)
+        .or_else(|| var(XDG_CACHE_HOME).map(|d| PathBuf::from(d).join("helm")))
+        .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".cache/helm")))
+}
+
+/// chartkit's repository list: `--repository-config`, else HELM_REPOSITORY_CONFIG, else
+/// CHARTKIT_CONFIG_HOME's when that is set, else helm's own.
+pub fn repository_config(flag: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    if let Some(path) = flag {
+        return Some(path.to_owned());
+    }
+    if let Some(path) = var(HELM_REPOSITORY_CONFIG) {
+        return Some(path.into());
+    }
+    if let Some(dir) = var(CONFIG_HOME) {
+        return Some(std::path::PathBuf::from(dir).join("repositories.yaml"));
+    }
+    helm_repository_config()
+}
+
+/// The directory of downloaded indexes: `--repository-cache`, else
+/// HELM_REPOSITORY_CACHE, else chartkit's cache when CHARTKIT_CONFIG_HOME or
+/// CHARTKIT_CACHE_HOME isolates chartkit, else helm's own.
+pub fn repository_cache(flag: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    if let Some(path) = flag {
+        return Some(path.to_owned());
+    }
+    if let Some(path) = var(HELM_REPOSITORY_CACHE) {
+        return Some(path.into());
+    }
+    if var(CONFIG_HOME).is_some() || var(CACHE_HOME).is_some() {
+        return Some(cache_home()?.join("repository"));
+    }
+    Some(helm_cache_home()?.join("repository"))
+}
+
+/// helm's registry credentials file: `--registry-config`, else HELM_REGISTRY_CONFIG,
+/// else `registry/config.json` in helm's configuration directory.
+pub fn registry_config(flag: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    if let Some(path) = flag {
+        return Some(path.to_owned());
+    }
+    if let Some(path) = var(HELM_REGISTRY_CONFIG) {
+        return Some(path.into());
+    }
+    Some(helm_config_home()?.join("registry/config.json"))
 }
 
 /// helm's default keyring: `$GNUPGHOME/pubring.gpg`, else `$HOME/.gnupg/pubring.gpg`.

@@ -213,7 +213,8 @@ impl Client {
                         .map_err(bad_index)?;
                 let bytes =
                     body.read_pieces(progress, |piece| download.push(piece).map_err(bad_index))?;
-                download.store().map_err(bad_index)?;
+                let stored = download.store().map_err(bad_index)?;
+                files.write_charts(stored.chart_names())?;
                 (body.validators, IndexUpdate::Downloaded { bytes })
             }
         };

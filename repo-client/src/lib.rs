@@ -24,6 +24,11 @@
 //!     the index digest (a mismatch is [`ClientError::DigestMismatch`] and stores
 //!     nothing) and stored, so one version is fetched once across commands.
 //!   - [`Client::fetch_prov`]: the `.prov` beside the package, cached with it.
+//! - [`ChartSource`] (`locate`): the one resolver every command that takes a chart
+//!   uses, helm's `LocateChart`: a local directory or package, or a repository
+//!   reference, found ([`ChartSource::locate`]), verified with `--verify`, and loaded
+//!   ([`Located::load`]) or handed over as package bytes (`pull`). A new scheme is a new
+//!   [`ChartSource`] variant.
 //! - [`search()`]: `helm search repo` over loaded indexes.
 //! - [`tunnel`]: `portforward://NAMESPACE/svc/NAME:PORT[/PATH]` repositories inside a
 //!   cluster: the URL stays the repository's identity (settings, cache keys, the base of
@@ -35,6 +40,7 @@
 mod cached_index;
 mod client;
 mod error;
+mod locate;
 mod network;
 mod reference;
 pub mod search;
@@ -47,8 +53,9 @@ pub use client::{
     Client, IndexUpdate, Package, Refresh, RepoIndex, Resolved, index_url, resolve_reference_url,
 };
 pub use error::{ClientError, Result};
+pub use locate::{Access, ChartSource, Content, LocateError, LocateOptions, Located};
 pub use network::{Body, Fetched, Http, Network, Opened, Progress, Validators, read_certs};
 pub use reference::ChartRef;
 pub use search::{Hit, SearchOptions, search};
-pub use settings::{Paths, RepoEntry, RepoFile};
+pub use settings::{Paths, RepoEntry, RepoFile, RepoFileLock, lock_path};
 pub use tunnel::{TunnelKind, TunnelPort, TunnelTarget, TunnelUrl, Tunnels, is_tunnel_url};

@@ -8,7 +8,9 @@ use chartkit_yaml::Value;
 use crate::error::{ClientError, Result};
 
 /// Where chartkit keeps its settings and caches. The command line fills it from the
-/// environment (CHARTKIT_CONFIG_HOME, CHARTKIT_CACHE_HOME and the XDG defaults).
+/// flags and the environment: by default the repository list and downloaded indexes are
+/// Helm's own (`~/.config/helm/repositories.yaml`, `~/.cache/helm/repository`), while
+/// the content store and compact indexes stay under chartkit's cache.
 #[derive(Debug, Clone)]
 pub struct Paths {
     /// Holds `repositories.yaml`.
@@ -21,6 +23,8 @@ pub struct Paths {
     /// A directory of downloaded indexes to use instead of `cache_home`'s `repository/`
     /// (helm's `--repository-cache`; helm's own cache has the same layout).
     pub indexes: Option<PathBuf>,
+    /// Helm's registry credentials file (`--registry-config`), for OCI registries.
+    pub registry_config: Option<PathBuf>,
 }
 
 impl Paths {
@@ -202,6 +206,48 @@ impl RepoFile {
         ]))
     }
 
+    /// Takes the lock helm takes before it changes the list (`repositories.lock` beside
+    /// `repositories.yaml`: the file name with its extension replaced), waiting for it
+    /// up to 30 seconds as helm does. Read the list after taking it and save before
+    /// dropping it, so two writers (chartkit or helm) never lose each other's change.
+    pub fn lock(path: &Path) -> Result<RepoFileLock> {
+        let lock_path = lock_path(path);
+        if let Some(dir) = lock_path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(ClientError::io(dir))?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&lock_path)
+            .map_err(ClientError::io(&lock_path))?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(RepoFileLock { _file: file }),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(ClientError::Settings {
+                        path: path.to_owned(),
+                        reason: format!(
+                            "another process has held its lock `{}` for 30 seconds",
+                            lock_path.display()
+                        ),
+                    });
+                }
+                Err(std::fs::TryLockError::Error(source)) => {
+                    return Err(ClientError::Io {
+                        path: lock_path,
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
     /// Writes the file durably, readable by its owner only (it may hold passwords).
     pub fn save(&self, path: &Path) -> Result<()> {
         if let Some(dir) = path.parent() {
@@ -241,6 +287,24 @@ impl RepoFile {
         self.repositories
             .iter()
             .find(|r| r.url.trim_end_matches('/') == url)
+    }
+}
+
+/// The lock on a repository list, released when dropped.
+pub struct RepoFileLock {
+    _file: std::fs::File,
+}
+
+/// helm's lock file name: `repositories.yaml` locks through `repositories.lock`, a name
+/// without an extension through `NAME.lock`.
+pub fn lock_path(path: &Path) -> PathBuf {
+    match path.extension() {
+        Some(_) => path.with_extension("lock"),
+        None => {
+            let mut name = path.as_os_str().to_owned();
+            name.push(".lock");
+            PathBuf::from(name)
+        }
     }
 }
 
@@ -309,6 +373,38 @@ mod tests {
         assert_eq!(file.get("a").unwrap().url, "http://y");
         assert!(file.remove("a"));
         assert!(!file.remove("a"));
+    }
+
+    #[test]
+    fn the_lock_file_is_named_as_helms() {
+        assert_eq!(
+            lock_path(Path::new("/c/repositories.yaml")),
+            Path::new("/c/repositories.lock")
+        );
+        assert_eq!(lock_path(Path::new("/c/repos")), Path::new("/c/repos.lock"));
+    }
+
+    #[test]
+    fn a_held_lock_is_waited_for_then_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sub/repositories.yaml");
+        let held = RepoFile::lock(&file).unwrap();
+        assert!(dir.path().join("sub/repositories.lock").exists());
+        let waiter = {
+            let file = file.clone();
+            std::thread::spawn(move || {
+                let started = std::time::Instant::now();
+                let _lock = RepoFile::lock(&file).unwrap();
+                started.elapsed()
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(held);
+        let waited = waiter.join().unwrap();
+        assert!(
+            waited >= std::time::Duration::from_millis(250),
+            "{waited:?}"
+        );
     }
 
     #[test]

@@ -80,7 +80,7 @@ fn parent(ctx: &TestContext, url: &str) -> PathBuf {
 /// Configures the repository `local` for chartkit (its settings file in helm's format).
 fn configure(ctx: &TestContext, url: &str) {
     write(
-        &ctx.path(".home/config/chartkit/repositories.yaml"),
+        &ctx.path(".home/config/helm/repositories.yaml"),
         &format!(
             "apiVersion: \"\"\ngenerated: \"0001-01-01T00:00:00Z\"\nrepositories:\n- name: local\n  url: {url}\n"
         ),

@@ -65,7 +65,7 @@ fn configure(ctx: &TestContext, repos: &[(&str, &str)]) {
     for (name, url) in repos {
         text.push_str(&format!("- name: {name}\n  url: {url}\n"));
     }
-    write(&ctx.path(".home/config/chartkit/repositories.yaml"), &text);
+    write(&ctx.path(".home/config/helm/repositories.yaml"), &text);
 }
 
 fn files(dir: &Path) -> Vec<String> {

@@ -739,8 +739,8 @@ fn repository_flags_are_pulls() {
     );
     assert!(Path::new(&cache).join("mine-index.yaml").exists());
     assert!(
-        !ctx.path(".home/config/chartkit/repositories.yaml").exists(),
-        "chartkit's own repository list is left alone"
+        !ctx.path(".home/config/helm/repositories.yaml").exists(),
+        "the default repository list is left alone"
     );
     drop(server);
 }

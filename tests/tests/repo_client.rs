@@ -332,7 +332,7 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     let empty = run_ok(ctx.chartkit().args(["repo", "list"]));
     assert_eq!(text(&empty.stderr), "no repositories to show\n");
     assert!(
-        !ctx.path(".home/cache/chartkit/repository/st-index.yaml")
+        !ctx.path(".home/cache/helm/repository/st-index.yaml")
             .exists()
     );
 }
@@ -449,8 +449,7 @@ fn chartkit_serve_with_basic_auth_then_stopped_works_from_the_cache() {
         .unwrap();
     let added = child.wait_with_output().unwrap();
     assert!(added.status.success(), "{}", text(&added.stderr));
-    let config =
-        std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
+    let config = std::fs::read_to_string(ctx.path(".home/config/helm/repositories.yaml")).unwrap();
     assert!(config.contains("  password: let-me-in\n"), "{config}");
 
     let found =
@@ -590,36 +589,35 @@ fn search_repo_json_equals_helms() {
 #[test]
 fn import_helm_takes_over_helms_repositories() {
     let ctx = TestContext::new();
-    let helm_file = ctx.path("helm-repos.yaml");
+    let helm_file = ctx.path("helm-home/repositories.yaml");
+    std::fs::create_dir_all(ctx.path("helm-home")).unwrap();
     std::fs::write(
         &helm_file,
         "apiVersion: \"\"\ngenerated: \"0001-01-01T00:00:00Z\"\nrepositories:\n- caFile: \"\"\n  certFile: \"\"\n  insecure_skip_tls_verify: false\n  keyFile: \"\"\n  name: one\n  pass_credentials_all: false\n  password: secret\n  url: http://127.0.0.1:9/one\n  username: me\n",
     )
     .unwrap();
-    let imported = run_ok(
-        ctx.chartkit()
-            .env("HELM_REPOSITORY_CONFIG", &helm_file)
-            .args(["repo", "import-helm"]),
-    );
-    assert!(text(&imported.stdout).contains("\"one\" has been added to your repositories"));
-    let ours =
-        std::fs::read_to_string(ctx.path(".home/config/chartkit/repositories.yaml")).unwrap();
-    assert_eq!(ours, std::fs::read_to_string(&helm_file).unwrap());
-    // CHARTKIT_CONFIG_HOME moves the settings.
-    let moved = run_ok(
-        ctx.chartkit()
+    // chartkit kept apart from helm (CHARTKIT_CONFIG_HOME) takes helm's list over.
+    let import = || {
+        let mut command = ctx.chartkit();
+        command
+            .env("HELM_CONFIG_HOME", ctx.path("helm-home"))
             .env("CHARTKIT_CONFIG_HOME", ctx.path("elsewhere"))
-            .env("HELM_REPOSITORY_CONFIG", &helm_file)
-            .args(["repo", "import-helm"]),
-    );
-    assert!(text(&moved.stdout).contains("added"));
-    assert!(ctx.path("elsewhere/repositories.yaml").exists());
-    let again = run_ok(
+            .args(["repo", "import-helm"]);
+        command
+    };
+    let imported = run_ok(&mut import());
+    assert!(text(&imported.stdout).contains("\"one\" has been added to your repositories"));
+    let ours = std::fs::read_to_string(ctx.path("elsewhere/repositories.yaml")).unwrap();
+    assert_eq!(ours, std::fs::read_to_string(&helm_file).unwrap());
+    let again = run_ok(&mut import());
+    assert!(text(&again.stdout).contains("already exists with the same configuration"));
+    // By default chartkit's list is helm's: nothing to import.
+    let same = run_ok(
         ctx.chartkit()
             .env("HELM_REPOSITORY_CONFIG", &helm_file)
             .args(["repo", "import-helm"]),
     );
-    assert!(text(&again.stdout).contains("already exists with the same configuration"));
+    assert!(text(&same.stdout).contains("chartkit already uses Helm's repository list"));
 }
 
 #[test]

@@ -10,9 +10,7 @@ use std::process::ExitCode;
 use chartkit_engine::compare::{ChangeType, CompareOptions, Comparison, Delta, Entry, compare};
 use chartkit_engine::{InstallOptions, Plan, RollbackOptions, UpgradeOptions};
 
-use super::release_write::{
-    engine, labels, locate_chart, rendering, runtime, values_mode, writing,
-};
+use super::release_write::{engine, labels, rendering, runtime, values_mode, writing};
 use crate::cli::{
     DiffOutputArgs, DiffRevisionArgs, DiffRollbackArgs, DiffUpgradeArgs, GlobalArgs, KubeArgs,
 };
@@ -26,7 +24,13 @@ pub fn upgrade(
     global: &GlobalArgs,
     offline: bool,
 ) -> Result<ExitCode> {
-    let chart = locate_chart(&args.chart, &args.source, offline)?;
+    let chart = super::chart_source::load(
+        &args.chart,
+        &args.source,
+        args.dependency_update,
+        true,
+        offline,
+    )?;
     let user_values =
         super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     chartkit_render::check_installable(&chart)?;

@@ -1,4 +1,5 @@
 mod addon;
+mod chart_source;
 mod create;
 mod dependency;
 mod diff;
@@ -46,13 +47,14 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
     if !cli.kube_unread {
         repo_support::use_kube(crate::kube::options(kube));
     }
+    repo_support::use_locations(&cli.global);
     let global = &cli.global;
     match cli.command {
         Command::Create(args) => create::run(args),
         Command::Package(args) => package::run(args, offline),
         Command::Lint(args) => lint::run(args, offline),
         Command::Template(args) => template::run(args, offline),
-        Command::Show(command) => show::run(command),
+        Command::Show(command) => show::run(command, offline),
         Command::Verify(args) => verify::run(args),
         Command::Key(command) => key::run(command),
         Command::Repo(RepoCommand::Index(args)) => repo_index::run(args),

@@ -1,9 +1,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use chartkit_repo_client::{ChartRef, Resolved};
+use chartkit_repo_client::{ChartSource, Content, LocateError, LocateOptions};
 
-use super::repo_support::{apply_access, client, client_error};
+use super::chart_source::locate_error;
+use super::repo_support::{access, client};
 use crate::cli::PullArgs;
 use crate::error::Context;
 use crate::output::{errln, out};
@@ -12,50 +13,48 @@ use crate::output::{errln, out};
 /// content-addressed cache or download it, check it against the index digest, verify
 /// it if asked, and only then write it (or unpack it) where the user asked.
 pub fn run(args: PullArgs, offline: bool) -> crate::error::Result<ExitCode> {
+    let source = ChartSource::remote(&args.chart, args.repo.as_deref()).map_err(locate_error)?;
+    let keyring = match args.verify {
+        true => Some(super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?.1),
+        false => None,
+    };
     let client = client(offline, args.timeout)?;
-    let reference = ChartRef::parse(&args.chart, args.repo.as_deref()).map_err(client_error)?;
-    let (mut entry, refresh) = client.entry_for(&reference).map_err(client_error)?;
-    apply_access(&mut entry, &args.access);
-    let resolved: Resolved = match &reference {
-        ChartRef::Direct { url } => client.direct(url, entry),
-        _ => {
-            let loaded = client.load_index(&entry, refresh).map_err(client_error)?;
-            for warning in &loaded.warnings {
-                errln!("warning: {warning}");
-            }
-            client
-                .resolve_in(&loaded, &reference, args.version.as_deref(), args.devel)
-                .map_err(client_error)?
-        }
+    let options = LocateOptions {
+        version: args.version.as_deref(),
+        devel: args.devel,
+        access: access(&args.access),
+        verify: keyring.as_ref(),
+        provenance: args.prov,
     };
-    let package = client.fetch_package(&resolved).map_err(client_error)?;
-    let file_name = resolved.file_name();
-    let prov = if args.prov || args.verify {
-        Some(client.fetch_prov(&resolved).map_err(client_error)?)
-    } else {
-        None
-    };
-    let mut verification = None;
-    if args.verify {
-        let (_, keyring) = super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
-        let prov_text = String::from_utf8_lossy(prov.as_deref().unwrap_or_default()).into_owned();
-        verification = Some(
-            chartkit_signing::verify(&prov_text, &package.bytes, &file_name, &keyring)
-                .with_context(|| format!("{file_name} failed verification; nothing was written"))?,
-        );
+    let located = source
+        .locate(Some(&client), &options)
+        .map_err(|error| match error {
+            LocateError::Verify { file_name, error } => crate::error::Error::new(*error).context(
+                format!("{file_name} failed verification; nothing was written"),
+            ),
+            error => locate_error(error),
+        })?;
+    drop(client);
+    for warning in &located.warnings {
+        errln!("warning: {warning}");
     }
+    let Content::Package { bytes, file_name } = &located.content else {
+        unreachable!("a repository reference is always located as a package")
+    };
+    let (package, file_name, prov) = (bytes, file_name.clone(), located.provenance.clone());
+    let verification = located.verification;
     if args.untar {
         // Joined as Go's filepath.Join cleans it: `-d out` with the default `.` is `out`.
         let dir = super::go_clean(&args.destination.join(&args.untardir));
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create `{}`", dir.display()))?;
-        chartkit_chart::archive::unpack(&package.bytes, &dir, &super::limits()?)
+        chartkit_chart::archive::unpack(package, &dir, &super::limits()?)
             .with_context(|| format!("failed to untar {file_name} into `{}`", dir.display()))?;
     } else {
         std::fs::create_dir_all(&args.destination)
             .with_context(|| format!("cannot create `{}`", args.destination.display()))?;
         let target = args.destination.join(&file_name);
-        let mut files: Vec<(PathBuf, &[u8])> = vec![(target.clone(), &package.bytes)];
+        let mut files: Vec<(PathBuf, &[u8])> = vec![(target.clone(), package)];
         if let Some(prov) = &prov {
             files.push((prov_path(&target), prov));
         }

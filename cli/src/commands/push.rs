@@ -21,18 +21,7 @@ struct Target {
 }
 
 pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
-    let file_name = args
-        .chart
-        .file_name()
-        .and_then(|n| n.to_str())
-        .filter(|n| n.ends_with(".tgz"))
-        .ok_or_else(|| {
-            with_hint(
-                crate::error::err!("`{}` is not a chart package", args.chart.display()),
-                "package the chart first: chartkit package DIR",
-            )
-        })?
-        .to_owned();
+    let file_name = package_name(&args.chart)?;
     let package = std::fs::read(&args.chart)
         .with_context(|| format!("cannot read `{}`", args.chart.display()))?;
     let prov = if args.prov {
@@ -137,8 +126,43 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     crate::report::chain(messages)
 }
 
-/// A URL as given, or a repository name looked up in chartkit's repositories.yaml, then
-/// in Helm's (the same format, read by the same code).
+/// The package's file name; push takes a packaged chart on disk (as helm push does), so
+/// anything else is refused with what to do instead.
+fn package_name(chart: &Path) -> crate::error::Result<String> {
+    let shown = chart.display();
+    if chart.is_dir() {
+        return Err(with_hint(
+            crate::error::err!("`{shown}` is a directory; push takes a packaged chart (.tgz)"),
+            format!("package it first: chartkit package {shown}"),
+        ));
+    }
+    let name = chart
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if !name.ends_with(".tgz") {
+        let reference = shown.to_string();
+        let hint = if reference.contains("://") || reference.matches('/').count() == 1 {
+            "push uploads a package on disk; to copy a chart from a repository, `chartkit pull` it first"
+        } else {
+            "package the chart first: chartkit package DIR"
+        };
+        return Err(with_hint(
+            crate::error::err!("`{shown}` is not a chart package (NAME-VERSION.tgz)"),
+            hint,
+        ));
+    }
+    if !chart.exists() {
+        return Err(with_hint(
+            crate::error::err!("chart package `{shown}` not found"),
+            "check the path; `chartkit package DIR` writes NAME-VERSION.tgz",
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// A URL as given, or a repository name looked up in the repository list chartkit uses
+/// (helm's by default), then in Helm's own when chartkit keeps another.
 fn resolve(repo: &str) -> crate::error::Result<Target> {
     if repo.contains("://") {
         return Ok(Target {

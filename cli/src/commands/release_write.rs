@@ -2,7 +2,6 @@
 //! hand the work to chartkit-engine, and print what helm prints.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -12,18 +11,14 @@ use chartkit_engine::{
     UpgradeOptions, ValuesMode, Waiting, Writing,
 };
 use chartkit_release::{Driver, Release, Storage, views};
-use chartkit_repo_client::ChartRef;
 
 use super::release_colour;
-use super::repo_support::{apply_access, client_at, client_error, paths_at};
 use crate::cli::{
-    ChartSourceArgs, DryRunArgs, GlobalArgs, InstallArgs, KubeArgs, ReleaseOutput,
-    ReleasePrintArgs, RenderArgs, RollbackArgs, TestArgs, UninstallArgs, UpgradeArgs, WaitArgs,
-    WritingArgs,
+    DryRunArgs, GlobalArgs, InstallArgs, KubeArgs, ReleaseOutput, ReleasePrintArgs, RenderArgs,
+    RollbackArgs, TestArgs, UninstallArgs, UpgradeArgs, WaitArgs, WritingArgs,
 };
 use crate::env;
-use crate::error::{Context, Error, Result};
-use crate::output::errln;
+use crate::error::{Error, Result};
 use crate::wait_view::WaitView;
 
 pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
@@ -179,94 +174,6 @@ pub(super) fn rendering(args: &RenderArgs) -> Rendering {
     }
 }
 
-/// The chart CHART names: a directory or package on disk, else a repository chart
-/// resolved with Helm's version rules and fetched through chartkit's cache. With
-/// `--verify`, a package is used only once its provenance file checks out against the
-/// keyring, as helm does it (and in helm's words when it does not).
-pub(super) fn locate_chart(
-    chart: &str,
-    source: &ChartSourceArgs,
-    offline: bool,
-) -> Result<chartkit_chart::Chart> {
-    let keyring = match source.verify {
-        true => Some(super::keyring_or_default(source.keyring.as_deref(), "gpg --export")?.1),
-        false => None,
-    };
-    let path = Path::new(chart);
-    let paths = paths_at(
-        source.repository_config.as_deref(),
-        source.repository_cache.as_deref(),
-    )?;
-    if source.repo.is_none() && path.is_dir() && source.dependency_update {
-        // helm updates only when something is missing, and prints the update's progress.
-        if super::dependency::missing_dependencies(path)? {
-            let client = client_at(paths.clone(), offline, 120)?;
-            super::dependency::update_with(&client, path, &mut |line| {
-                let _ = crate::output::outln!("{line}");
-            })?;
-        }
-    }
-    if source.repo.is_none() && path.exists() {
-        if let Some(keyring) = &keyring {
-            if path.is_dir() {
-                return Err(Error::msg("unpacked charts cannot be verified").with_hint(
-                    "package and sign it (chartkit package --sign), then install the package",
-                ));
-            }
-            // Absolute, as helm names the .prov it looked for.
-            let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-            chartkit_signing::verify_package_file(&absolute, keyring)
-                .map_err(super::verify::in_helm_words)?;
-        }
-        return super::load_chart(path, true);
-    }
-    let client = client_at(paths, offline, 120)?;
-    let reference = ChartRef::parse(chart, source.repo.as_deref()).map_err(client_error)?;
-    let (mut entry, refresh) = client.entry_for(&reference).map_err(client_error)?;
-    apply_access(&mut entry, &source.access);
-    let resolved = match &reference {
-        ChartRef::Direct { url } => client.direct(url, entry),
-        _ => {
-            let loaded = client.load_index(&entry, refresh).map_err(client_error)?;
-            for warning in &loaded.warnings {
-                errln!("warning: {warning}");
-            }
-            client
-                .resolve_in(&loaded, &reference, source.version.as_deref(), source.devel)
-                .map_err(client_error)?
-        }
-    };
-    let package = client.fetch_package(&resolved).map_err(client_error)?;
-    let file_name = resolved.file_name();
-    if let Some(keyring) = &keyring {
-        let prov = client.fetch_prov(&resolved).map_err(|e| {
-            client_error(e)
-                .context(format!(
-                    "failed to fetch provenance {:?}",
-                    resolved.prov_url()
-                ))
-                .with_hint("the chart is not signed, or its repository does not serve its .prov")
-        })?;
-        chartkit_signing::verify(
-            &String::from_utf8_lossy(&prov),
-            &package.bytes,
-            &file_name,
-            keyring,
-        )
-        .map_err(super::verify::in_helm_words)?;
-    }
-    let options = chartkit_chart::LoadOptions {
-        check_api_version: true,
-        ..super::load_options()?
-    };
-    let chart = chartkit_chart::load_archive(&package.bytes, &file_name, &options)
-        .with_context(|| format!("cannot load the chart {file_name}"))?;
-    for warning in &chart.warnings {
-        errln!("warning: {warning}");
-    }
-    Ok(chart)
-}
-
 /// How install and upgrade print the release: the `-o` format and `--hide-notes`, and
 /// from the global flags `--debug` (with the values computed for the chart) and colour.
 struct Printing<'a> {
@@ -394,7 +301,13 @@ fn run_install(
 ) -> Result<ExitCode> {
     let (name, chart_ref) = name_and_chart(&args)?;
     let dry_run = dry_run(&args.dry_run)?;
-    let chart = locate_chart(&chart_ref, &args.source, offline)?;
+    let chart = super::chart_source::load(
+        &chart_ref,
+        &args.source,
+        args.dependency_update,
+        true,
+        offline,
+    )?;
     let user_values =
         super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     chartkit_render::check_installable(&chart)?;
@@ -499,7 +412,13 @@ pub fn upgrade(
     offline: bool,
 ) -> Result<ExitCode> {
     let dry_run = dry_run(&args.dry_run)?;
-    let chart = locate_chart(&args.chart, &args.source, offline)?;
+    let chart = super::chart_source::load(
+        &args.chart,
+        &args.source,
+        args.dependency_update,
+        true,
+        offline,
+    )?;
     let user_values =
         super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     chartkit_render::check_installable(&chart)?;

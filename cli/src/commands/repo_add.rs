@@ -1,7 +1,7 @@
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
-use chartkit_repo_client::RepoEntry;
+use chartkit_repo_client::{RepoEntry, RepoFile};
 
 use super::repo_support::{apply_access, client, client_error};
 use crate::cli::RepoAddArgs;
@@ -12,7 +12,7 @@ use crate::report::with_hint;
 /// recorded; a name already recorded with the same settings is left alone, with other
 /// settings it needs --force-update.
 pub fn run(args: RepoAddArgs, offline: bool) -> crate::error::Result<ExitCode> {
-    let mut client = client(offline, args.timeout)?;
+    let client = client(offline, args.timeout)?;
     let mut entry = RepoEntry {
         name: args.name.clone(),
         url: args.url.clone(),
@@ -55,11 +55,13 @@ pub fn run(args: RepoAddArgs, offline: bool) -> crate::error::Result<ExitCode> {
             args.url
         ))
     })?;
-    client.repos.update(entry);
-    client
-        .repos
-        .save(&client.paths.repositories_file())
-        .map_err(client_error)?;
+    // Read again under helm's lock, so a repository another process (chartkit or
+    // helm) added meanwhile is kept.
+    let file = client.paths.repositories_file();
+    let _lock = RepoFile::lock(&file).map_err(client_error)?;
+    let mut repos = RepoFile::load(&file).map_err(client_error)?;
+    repos.update(entry);
+    repos.save(&file).map_err(client_error)?;
     outln!("{:?} has been added to your repositories", args.name)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,8 +8,10 @@ use crate::env;
 use crate::output::{errln, outln};
 use crate::report::with_hint;
 
-/// Takes over the repositories of Helm's repositories.yaml that chartkit does not have.
-/// Indexes are not downloaded here; `chartkit repo update` does that, all at once.
+/// Takes over the repositories of Helm's repositories.yaml that chartkit does not have,
+/// for a chartkit kept apart from helm (CHARTKIT_CONFIG_HOME or --repository-config);
+/// otherwise chartkit reads Helm's list itself and there is nothing to do. Indexes are
+/// not downloaded here; `chartkit repo update` does that, all at once.
 pub fn run(args: RepoImportHelmArgs) -> crate::error::Result<ExitCode> {
     let helm_file = env::helm_repository_config().ok_or_else(|| {
         with_hint(
@@ -29,9 +31,17 @@ pub fn run(args: RepoImportHelmArgs) -> crate::error::Result<ExitCode> {
             ),
         ));
     }
-    let helm = RepoFile::load(&helm_file).map_err(client_error)?;
     let paths = paths()?;
     let file = paths.repositories_file();
+    if same_file(&file, &helm_file) {
+        outln!(
+            "chartkit already uses Helm's repository list `{}`: nothing to import",
+            helm_file.display()
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let helm = RepoFile::load(&helm_file).map_err(client_error)?;
+    let _lock = RepoFile::lock(&file).map_err(client_error)?;
     let mut ours = RepoFile::load(&file).map_err(client_error)?;
     let mut added = 0;
     for entry in helm.repositories {
@@ -63,4 +73,13 @@ pub fn run(args: RepoImportHelmArgs) -> crate::error::Result<ExitCode> {
         outln!("Run \"chartkit repo update\" to download their indexes.")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether two paths name one file (the same path, or links to one file).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
 }

@@ -12,6 +12,7 @@ use crate::output::outln;
 pub fn run(args: RepoRemoveArgs) -> crate::error::Result<ExitCode> {
     let paths = paths()?;
     let file = paths.repositories_file();
+    let _lock = RepoFile::lock(&file).map_err(client_error)?;
     let mut repos = RepoFile::load(&file).map_err(client_error)?;
     if repos.repositories.is_empty() {
         return Err(crate::error::err!("no repositories configured"));

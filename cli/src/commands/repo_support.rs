@@ -1,27 +1,43 @@
 //! What the repository commands share: the client built from the environment and the
 //! flags, repository flags applied to an entry, and hints for the client's errors.
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use chartkit_cluster::KubeOptions;
-use chartkit_repo_client::{Client, ClientError, Network, Paths, RepoEntry};
+use chartkit_repo_client::{Access, Client, ClientError, Network, Paths, RepoEntry};
 
 use crate::cli::RepoAccessArgs;
 use crate::env;
 use crate::report::with_hint;
 
-/// Settings and cache directories from the environment.
-pub fn paths() -> crate::error::Result<Paths> {
-    paths_at(None, None)
+/// helm's global `--repository-config`, `--repository-cache` and `--registry-config`,
+/// recorded once per process as the Kubernetes flags are; unset on the fast path, where
+/// none was given.
+static LOCATIONS: OnceLock<Locations> = OnceLock::new();
+
+#[derive(Debug, Default)]
+struct Locations {
+    repository_config: Option<PathBuf>,
+    repository_cache: Option<PathBuf>,
+    registry_config: Option<PathBuf>,
 }
 
-/// The paths, with helm's `--repository-config` file and `--repository-cache` directory
-/// in place of chartkit's own when given.
-pub fn paths_at(
-    repositories: Option<&std::path::Path>,
-    indexes: Option<&std::path::Path>,
-) -> crate::error::Result<Paths> {
+/// Records the global flags that say where the repository list and caches are.
+pub fn use_locations(global: &crate::cli::GlobalArgs) {
+    let _ = LOCATIONS.set(Locations {
+        repository_config: global.repository_config.clone(),
+        repository_cache: global.repository_cache.clone(),
+        registry_config: global.registry_config.clone(),
+    });
+}
+
+/// Where the repository list, downloaded indexes and chartkit's own caches are, from
+/// the global flags and the environment ([`env::repository_config`] and
+/// [`env::repository_cache`] say the order).
+pub fn paths() -> crate::error::Result<Paths> {
+    let flags = LOCATIONS.get_or_init(Locations::default);
     let config_home = env::config_home().ok_or_else(|| {
         with_hint(
             crate::error::err!("cannot locate chartkit's settings directory"),
@@ -34,11 +50,16 @@ pub fn paths_at(
             format!("set {} (or HOME)", env::CACHE_HOME),
         )
     })?;
+    let repositories = env::repository_config(flags.repository_config.as_deref())
+        .unwrap_or_else(|| config_home.join("repositories.yaml"));
+    let indexes = env::repository_cache(flags.repository_cache.as_deref())
+        .unwrap_or_else(|| cache_home.join("repository"));
     Ok(Paths {
         config_home,
         cache_home,
-        repositories: repositories.map(Into::into),
-        indexes: indexes.map(Into::into),
+        repositories: Some(repositories),
+        indexes: Some(indexes),
+        registry_config: env::registry_config(flags.registry_config.as_deref()),
     })
 }
 
@@ -80,27 +101,21 @@ pub fn client_at(paths: Paths, offline: bool, timeout_secs: u64) -> crate::error
 
 /// The repository flags over an entry's stored settings.
 pub fn apply_access(entry: &mut RepoEntry, access: &RepoAccessArgs) {
-    let text = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
-    if let Some(v) = &access.username {
-        entry.username = v.clone();
+    self::access(access).apply(entry);
+}
+
+/// The repository flags as the resolver takes them.
+pub fn access(args: &RepoAccessArgs) -> Access {
+    Access {
+        username: args.username.clone(),
+        password: args.password.clone(),
+        token: args.token.clone(),
+        ca_file: args.ca_file.clone(),
+        cert_file: args.cert_file.clone(),
+        key_file: args.key_file.clone(),
+        insecure_skip_tls_verify: args.insecure_skip_tls_verify,
+        pass_credentials: args.pass_credentials,
     }
-    if let Some(v) = &access.password {
-        entry.password = v.clone();
-    }
-    if let Some(v) = &access.token {
-        entry.token = v.clone();
-    }
-    if let Some(v) = text(&access.ca_file) {
-        entry.ca_file = v;
-    }
-    if let Some(v) = text(&access.cert_file) {
-        entry.cert_file = v;
-    }
-    if let Some(v) = text(&access.key_file) {
-        entry.key_file = v;
-    }
-    entry.insecure_skip_tls_verify |= access.insecure_skip_tls_verify;
-    entry.pass_credentials_all |= access.pass_credentials;
 }
 
 /// A client error with the next step for the user.
@@ -111,7 +126,7 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
         }
         ClientError::Offline { fetch, .. } => Some(format!("run \"{fetch}\" without --offline")),
         ClientError::NoSuchRepo { name, .. } => Some(format!(
-            "add it first: chartkit repo add {name} URL (or take Helm's with chartkit repo import-helm)"
+            "add it first: chartkit repo add {name} URL (chartkit and helm share the list); if `{name}/...` was meant as a path on disk, it does not exist"
         )),
         ClientError::NoCachedIndex { name } => {
             Some(format!("run \"chartkit repo update {name}\""))

@@ -16,7 +16,7 @@ pub fn run(args: RepoUpdateArgs, offline: bool) -> crate::error::Result<ExitCode
     if client.repos.repositories.is_empty() {
         return Err(crate::report::with_hint(
             crate::error::err!("no repositories found. You must add one before updating"),
-            "chartkit repo add NAME URL, or chartkit repo import-helm",
+            "chartkit repo add NAME URL (repositories added with helm repo add are used as they are)",
         ));
     }
     for name in &args.names {

@@ -15,7 +15,7 @@ enum Part {
     All,
 }
 
-pub fn run(command: ShowCommand) -> crate::error::Result<ExitCode> {
+pub fn run(command: ShowCommand, offline: bool) -> crate::error::Result<ExitCode> {
     let (part, args) = match command {
         ShowCommand::Chart(args) => (Part::Chart, args),
         ShowCommand::Values(args) => (Part::Values, args),
@@ -24,7 +24,7 @@ pub fn run(command: ShowCommand) -> crate::error::Result<ExitCode> {
         ShowCommand::All(args) => (Part::All, args),
     };
     // helm show reads charts of any apiVersion.
-    let chart = super::load_chart(&args.chart, false)?;
+    let chart = super::chart_source::load(&args.chart, &args.source, false, false, offline)?;
     out!("{}", render(&chart, part))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -48,10 +48,10 @@ pub fn run(args: TemplateArgs, offline: bool) -> crate::error::Result<ExitCode> 
     };
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let path = std::path::Path::new(&chart_path);
-    if args.dependency_update && path.is_dir() {
+    if args.dependency_update && args.source.repo.is_none() && path.is_dir() {
         super::dependency::update_before(path, true, offline)?;
     }
-    let chart = super::load_chart(path, true)?;
+    let chart = super::chart_source::load(&chart_path, &args.source, false, true, offline)?;
     // In helm's order: installable, then the apiVersion, then the release name.
     check_installable(&chart)?;
     if chart.metadata.api_version == chartkit_chart::API_VERSION_V3 {
