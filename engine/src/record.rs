@@ -5,9 +5,15 @@ use std::fmt::Write as _;
 use chartkit_release::{GoTime, model};
 use chartkit_render::Rendered;
 
-/// The chart as a release record keeps it: the top chart's own files, metadata, values,
-/// schema and lock (Helm does not store subcharts in a record).
-pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
+/// The chart as a release record keeps it, from the chart as dependency processing left
+/// it: the top chart's own files, schema and lock, its metadata with only the enabled
+/// dependencies (under their aliases, `enabled`, `import-values` in the long form), and
+/// its values, which for a chart with dependencies hold every enabled subchart's
+/// defaults and the imported values (helm stores no subcharts, so this is where `get
+/// values --all` finds their defaults). `has_defaults`: whether the chart had values
+/// before processing (a values.yaml, or `--reuse-values`' previous ones); without them
+/// and without dependencies helm stores `null`.
+pub fn chart_record(chart: &chartkit_chart::Chart, has_defaults: bool) -> model::Chart {
     let m = &chart.metadata;
     let files = |list: &[chartkit_chart::File]| {
         (!list.is_empty()).then(|| {
@@ -63,10 +69,10 @@ pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
         }),
         // helm's loader appends to nil lists, so a chart without any stores `null`.
         templates: files(&chart.templates),
-        // and leaves values nil when there is no values.yaml.
-        values: chart
-            .raw_file(chartkit_chart::VALUES_FILE)
-            .map(|_| chart.values.clone()),
+        // and leaves values nil when there is no values.yaml, unless dependency
+        // processing replaced them (it does for any chart with an enabled dependency).
+        values: (has_defaults || !chart.metadata.dependencies.is_empty())
+            .then(|| chart.values.clone()),
         schema: chart.schema.as_ref().map(|s| s.to_vec()),
         schema_mod_time: None,
         files: files(&chart.files),
@@ -196,7 +202,7 @@ mod tests {
         chart
             .templates
             .push(chartkit_chart::File::new("templates/a.yaml", "a: 1"));
-        let record = chart_record(&chart);
+        let record = chart_record(&chart, false);
         assert_eq!(record.files, None);
         assert_eq!(record.templates.map(|t| t.len()), Some(1));
     }
