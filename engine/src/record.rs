@@ -208,6 +208,30 @@ mod tests {
     }
 
     #[test]
+    fn values_are_stored_when_the_chart_had_some_or_processing_made_them() {
+        let mut chart = chartkit_chart::Chart::default();
+        chart
+            .values
+            .insert("a".into(), chartkit_yaml::Value::Float(1.0));
+        // No values.yaml and no dependency left: helm's nil.
+        assert_eq!(chart_record(&chart, false).values, None);
+        assert_eq!(chart_record(&chart, true).values.map(|v| v.len()), Some(1));
+        // An enabled dependency: processing replaced the values with a map.
+        chart
+            .metadata
+            .dependencies
+            .push(Some(chartkit_chart::Dependency {
+                name: "sub".into(),
+                enabled: true,
+                ..Default::default()
+            }));
+        let record = chart_record(&chart, false);
+        assert_eq!(record.values.map(|v| v.len()), Some(1));
+        let dependencies = record.metadata.unwrap().dependencies;
+        assert!(dependencies[0].as_ref().is_some_and(|d| d.enabled));
+    }
+
+    #[test]
     fn manifest_is_stored_as_helm_writes_it() {
         let r = rendered("    helm.sh/hook: pre-install\n");
         assert_eq!(

@@ -297,3 +297,77 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chartkit_yaml::Value;
+
+    fn map(yaml: &str) -> Map {
+        chartkit_yaml::parse_values(yaml).unwrap()
+    }
+
+    /// A previous revision whose record keeps `values` and whose config is `config`.
+    fn previous(values: &str, config: &str) -> Release {
+        Release {
+            chart: Some(chartkit_release::model::Chart {
+                values: Some(map(values)),
+                ..Default::default()
+            }),
+            config: Some(map(config)),
+            ..Default::default()
+        }
+    }
+
+    fn new_chart() -> Chart {
+        Chart {
+            values: map("a: new\nfresh: 1\n"),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reuse_values_starts_from_the_previous_computed_values() {
+        let current = previous("a: old\nb: {c: 1, d: 2}\n", "b: {c: 5}\nx: 1\n");
+        let user = map("x: null\nz: 2\n");
+        let (chart, values, replaced) =
+            values_for_upgrade(new_chart(), &user, &current, ValuesMode::Reuse);
+        assert!(replaced);
+        // The previous record's values with its config over them; the new defaults
+        // are not there.
+        assert_eq!(
+            chartkit_yaml::to_yaml(&Value::Map(chart.values)),
+            "a: old\nb:\n  c: 5\n  d: 2\nx: 1\n"
+        );
+        // Coalesced, not merged: the user's null removes the previous `x`.
+        assert_eq!(
+            chartkit_yaml::to_yaml(&Value::Map(values)),
+            "b:\n  c: 5\nz: 2\n"
+        );
+    }
+
+    #[test]
+    fn reset_then_reuse_keeps_the_new_chart_defaults() {
+        let current = previous("a: old\n", "b: 1\n");
+        let (chart, values, replaced) = values_for_upgrade(
+            new_chart(),
+            &map("c: 2\n"),
+            &current,
+            ValuesMode::ResetThenReuse,
+        );
+        assert!(!replaced);
+        assert_eq!(chart.values, new_chart().values);
+        assert_eq!(chartkit_yaml::to_yaml(&Value::Map(values)), "b: 1\nc: 2\n");
+    }
+
+    #[test]
+    fn default_mode_takes_the_previous_config_only_without_new_values() {
+        let current = previous("a: old\n", "b: 1\n");
+        let (_, values, _) =
+            values_for_upgrade(new_chart(), &Map::new(), &current, ValuesMode::Default);
+        assert_eq!(values, map("b: 1\n"));
+        let (_, values, _) =
+            values_for_upgrade(new_chart(), &map("c: 2\n"), &current, ValuesMode::Default);
+        assert_eq!(values, map("c: 2\n"));
+    }
+}
