@@ -72,6 +72,10 @@ pub struct RenderRequest {
     pub is_upgrade: bool,
     pub capabilities: (KubeVersion, Vec<String>),
     pub rendering: Rendering,
+    /// The chart's defaults were replaced by the previous release's computed values
+    /// (`--reuse-values`): the record then keeps values even if the chart has no
+    /// values.yaml, as helm's does.
+    pub defaults_replaced: bool,
 }
 
 /// Renders a chart into a release record (not stored), as `install` and `upgrade` do
@@ -81,7 +85,8 @@ pub fn render_release(
     user_values: &Map,
     request: RenderRequest,
 ) -> Result<(Release, Vec<String>), EngineError> {
-    let record_chart = chart_record(&chart);
+    let has_defaults =
+        request.defaults_replaced || chart.raw_file(chartkit_chart::VALUES_FILE).is_some();
     let options = RenderOptions {
         release_name: request.name.clone(),
         namespace: request.namespace.clone(),
@@ -94,6 +99,8 @@ pub fn render_release(
         ..Default::default()
     };
     let rendered = chartkit_render::render(chart, user_values, &options)?;
+    // helm records the chart as dependency processing left it, not as it was loaded.
+    let record_chart = chart_record(&rendered.chart, has_defaults);
     let at = now();
     let release = Release {
         name: request.name,
@@ -161,6 +168,7 @@ pub fn install_offline(
             is_upgrade: false,
             capabilities: Default::default(),
             rendering: options.rendering,
+            ..Default::default()
         },
     )?;
     release.labels = options.labels.clone();
@@ -247,6 +255,7 @@ impl Engine {
                 is_upgrade: false,
                 capabilities,
                 rendering: options.rendering,
+                ..Default::default()
             },
         )?;
         release.labels = options.labels.clone();

@@ -5,9 +5,15 @@ use std::fmt::Write as _;
 use chartkit_release::{GoTime, model};
 use chartkit_render::Rendered;
 
-/// The chart as a release record keeps it: the top chart's own files, metadata, values,
-/// schema and lock (Helm does not store subcharts in a record).
-pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
+/// The chart as a release record keeps it, from the chart as dependency processing left
+/// it: the top chart's own files, schema and lock, its metadata with only the enabled
+/// dependencies (under their aliases, `enabled`, `import-values` in the long form), and
+/// its values, which for a chart with dependencies hold every enabled subchart's
+/// defaults and the imported values (helm stores no subcharts, so this is where `get
+/// values --all` finds their defaults). `has_defaults`: whether the chart had values
+/// before processing (a values.yaml, or `--reuse-values`' previous ones); without them
+/// and without dependencies helm stores `null`.
+pub fn chart_record(chart: &chartkit_chart::Chart, has_defaults: bool) -> model::Chart {
     let m = &chart.metadata;
     let files = |list: &[chartkit_chart::File]| {
         (!list.is_empty()).then(|| {
@@ -63,10 +69,10 @@ pub fn chart_record(chart: &chartkit_chart::Chart) -> model::Chart {
         }),
         // helm's loader appends to nil lists, so a chart without any stores `null`.
         templates: files(&chart.templates),
-        // and leaves values nil when there is no values.yaml.
-        values: chart
-            .raw_file(chartkit_chart::VALUES_FILE)
-            .map(|_| chart.values.clone()),
+        // and leaves values nil when there is no values.yaml, unless dependency
+        // processing replaced them (it does for any chart with an enabled dependency).
+        values: (has_defaults || !chart.metadata.dependencies.is_empty())
+            .then(|| chart.values.clone()),
         schema: chart.schema.as_ref().map(|s| s.to_vec()),
         schema_mod_time: None,
         files: files(&chart.files),
@@ -196,9 +202,33 @@ mod tests {
         chart
             .templates
             .push(chartkit_chart::File::new("templates/a.yaml", "a: 1"));
-        let record = chart_record(&chart);
+        let record = chart_record(&chart, false);
         assert_eq!(record.files, None);
         assert_eq!(record.templates.map(|t| t.len()), Some(1));
+    }
+
+    #[test]
+    fn values_are_stored_when_the_chart_had_some_or_processing_made_them() {
+        let mut chart = chartkit_chart::Chart::default();
+        chart
+            .values
+            .insert("a".into(), chartkit_yaml::Value::Float(1.0));
+        // No values.yaml and no dependency left: helm's nil.
+        assert_eq!(chart_record(&chart, false).values, None);
+        assert_eq!(chart_record(&chart, true).values.map(|v| v.len()), Some(1));
+        // An enabled dependency: processing replaced the values with a map.
+        chart
+            .metadata
+            .dependencies
+            .push(Some(chartkit_chart::Dependency {
+                name: "sub".into(),
+                enabled: true,
+                ..Default::default()
+            }));
+        let record = chart_record(&chart, false);
+        assert_eq!(record.values.map(|v| v.len()), Some(1));
+        let dependencies = record.metadata.unwrap().dependencies;
+        assert!(dependencies[0].as_ref().is_some_and(|d| d.enabled));
     }
 
     #[test]

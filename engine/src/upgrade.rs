@@ -70,6 +70,42 @@ pub(crate) fn check_not_pending(last: &Release) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// The chart and values an upgrade renders with, as helm's `reuseValues` makes them, and
+/// whether the chart's defaults were replaced. `--reuse-values` replaces the new chart's
+/// defaults with the previous release's computed values (its recorded chart's values
+/// coalesced with its config: new defaults are not picked up, as in helm), and both
+/// reusing modes coalesce the new values over the previous config.
+fn values_for_upgrade(
+    mut chart: Chart,
+    user_values: &Map,
+    current: &Release,
+    mode: ValuesMode,
+) -> (Chart, Map, bool) {
+    let previous = current.config.clone().unwrap_or_default();
+    let mut ignored = Vec::new();
+    let mut over_previous = || {
+        let mut values = user_values.clone();
+        chartkit_values::coalesce_tables(&mut values, previous.clone(), &mut ignored);
+        values
+    };
+    match mode {
+        ValuesMode::Reset => (chart, user_values.clone(), false),
+        ValuesMode::Reuse => {
+            let values = over_previous();
+            chart.values = chartkit_release::views::computed_values(current);
+            (chart, values, true)
+        }
+        ValuesMode::ResetThenReuse => {
+            let values = over_previous();
+            (chart, values, false)
+        }
+        ValuesMode::Default if user_values.is_empty() && !previous.is_empty() => {
+            (chart, previous, false)
+        }
+        ValuesMode::Default => (chart, user_values.clone(), false),
+    }
+}
+
 impl Engine {
     /// Upgrades a release; with `install`, installs it when it has no history. The flag
     /// says whether it was installed.
@@ -142,18 +178,8 @@ impl Engine {
             }
             Err(e) => return Err(e.into()),
         };
-        let previous = current.config.clone().unwrap_or_default();
-        let values = match options.values_mode {
-            ValuesMode::Reset => user_values.clone(),
-            ValuesMode::Reuse | ValuesMode::ResetThenReuse => {
-                let mut merged = user_values.clone();
-                let mut ignored = Vec::new();
-                chartkit_values::merge_tables(&mut merged, previous, &mut ignored);
-                merged
-            }
-            ValuesMode::Default if user_values.is_empty() && !previous.is_empty() => previous,
-            ValuesMode::Default => user_values.clone(),
-        };
+        let (chart, values, defaults_replaced) =
+            values_for_upgrade(chart, user_values, &current, options.values_mode);
         let writing = options.writing.resolve(Some(last.apply_method.as_str()))?;
         if options.upgrade_crds && !options.dry_run {
             let crds = chartkit_render::crd_files(&chart);
@@ -174,6 +200,7 @@ impl Engine {
                 is_upgrade: true,
                 capabilities,
                 rendering: options.rendering,
+                defaults_replaced,
             },
         )?;
         if let (Some(info), Some(first)) = (
@@ -268,5 +295,79 @@ impl Engine {
                 Err(error)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chartkit_yaml::Value;
+
+    fn map(yaml: &str) -> Map {
+        chartkit_yaml::parse_values(yaml).unwrap()
+    }
+
+    /// A previous revision whose record keeps `values` and whose config is `config`.
+    fn previous(values: &str, config: &str) -> Release {
+        Release {
+            chart: Some(chartkit_release::model::Chart {
+                values: Some(map(values)),
+                ..Default::default()
+            }),
+            config: Some(map(config)),
+            ..Default::default()
+        }
+    }
+
+    fn new_chart() -> Chart {
+        Chart {
+            values: map("a: new\nfresh: 1\n"),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reuse_values_starts_from_the_previous_computed_values() {
+        let current = previous("a: old\nb: {c: 1, d: 2}\n", "b: {c: 5}\nx: 1\n");
+        let user = map("x: null\nz: 2\n");
+        let (chart, values, replaced) =
+            values_for_upgrade(new_chart(), &user, &current, ValuesMode::Reuse);
+        assert!(replaced);
+        // The previous record's values with its config over them; the new defaults
+        // are not there.
+        assert_eq!(
+            chartkit_yaml::to_yaml(&Value::Map(chart.values)),
+            "a: old\nb:\n  c: 5\n  d: 2\nx: 1\n"
+        );
+        // Coalesced, not merged: the user's null removes the previous `x`.
+        assert_eq!(
+            chartkit_yaml::to_yaml(&Value::Map(values)),
+            "b:\n  c: 5\nz: 2\n"
+        );
+    }
+
+    #[test]
+    fn reset_then_reuse_keeps_the_new_chart_defaults() {
+        let current = previous("a: old\n", "b: 1\n");
+        let (chart, values, replaced) = values_for_upgrade(
+            new_chart(),
+            &map("c: 2\n"),
+            &current,
+            ValuesMode::ResetThenReuse,
+        );
+        assert!(!replaced);
+        assert_eq!(chart.values, new_chart().values);
+        assert_eq!(chartkit_yaml::to_yaml(&Value::Map(values)), "b: 1\nc: 2\n");
+    }
+
+    #[test]
+    fn default_mode_takes_the_previous_config_only_without_new_values() {
+        let current = previous("a: old\n", "b: 1\n");
+        let (_, values, _) =
+            values_for_upgrade(new_chart(), &Map::new(), &current, ValuesMode::Default);
+        assert_eq!(values, map("b: 1\n"));
+        let (_, values, _) =
+            values_for_upgrade(new_chart(), &map("c: 2\n"), &current, ValuesMode::Default);
+        assert_eq!(values, map("c: 2\n"));
     }
 }

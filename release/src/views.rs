@@ -332,7 +332,9 @@ pub fn values_text(values: &Option<Map>, all: bool) -> String {
 }
 
 /// The values `helm get values --all` computes: the user's over the stored chart's
-/// defaults (a record keeps no subcharts, so only the top chart's are there).
+/// values (a record keeps no subcharts: their defaults are in those values, where
+/// dependency processing put them before the record was written). `--reuse-values`
+/// starts from these too.
 pub fn computed_values(release: &Release) -> Map {
     let mut chart = chartkit_chart::Chart::default();
     if let Some(c) = &release.chart {
