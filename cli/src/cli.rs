@@ -54,7 +54,7 @@ impl Cli {
 /// How to reach the cluster: helm's global Kubernetes flags, each with helm's variable as
 /// its fallback. `template` and `lint` keep their own `-n/--namespace` (the release's
 /// namespace to render for, default `default`), which shadows this one after their name.
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, Clone, Args)]
 pub struct KubeArgs {
     /// Path to the kubeconfig file (default: the files in $KUBECONFIG, else ~/.kube/config).
     #[arg(long, global = true, value_name = "FILE")]
@@ -566,6 +566,9 @@ pub struct SearchRepoArgs {
     /// Output format: `table`, `json` or `yaml`.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    /// Fail (exit status 1, nothing printed) when no chart matches.
+    #[arg(long = "fail-on-no-result")]
+    pub fail_on_no_result: bool,
 }
 
 /// Credentials and TLS settings for a repository, as helm's flags name them.
@@ -1086,6 +1089,12 @@ pub struct TemplateArgs {
     /// Do not validate values against values.schema.json.
     #[arg(long = "skip-schema-validation")]
     pub skip_schema_validation: bool,
+    /// Render for the cluster (its version and API groups, as install does; --kube-version
+    /// and --api-versions are ignored) and check the manifests against it: kinds it does
+    /// not serve, objects another owner holds, and fields its schemas refuse (a server-side
+    /// dry run). Uses the Kubernetes flags, with this command's --namespace.
+    #[arg(long)]
+    pub validate: bool,
     /// When the output is not valid YAML, print it anyway (each template's output under
     /// its `# Source:` line) before the error, to find the broken document.
     #[arg(long)]
@@ -1597,6 +1606,10 @@ pub struct UpgradeArgs {
     /// removes one.
     #[arg(short = 'l', long, value_delimiter = ',')]
     pub labels: Vec<String>,
+    /// When the newest revision was left pending by an operation that holds no lock
+    /// (helm's, killed half-way), mark it failed and upgrade.
+    #[arg(long)]
+    pub recover: bool,
     #[command(flatten)]
     pub dry_run: DryRunArgs,
     #[command(flatten)]
@@ -1659,6 +1672,10 @@ pub struct RollbackArgs {
     /// Keep at most this many revisions (0: no limit).
     #[arg(long = "history-max", alias = "max-history", default_value_t = 10)]
     pub history_max: usize,
+    /// When the newest revision was left pending by an operation that holds no lock
+    /// (helm's, killed half-way), mark it failed and roll back.
+    #[arg(long)]
+    pub recover: bool,
     #[command(flatten)]
     pub dry_run: DryRunArgs,
 }

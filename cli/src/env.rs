@@ -113,7 +113,8 @@ pub const HELM_DRIVER: &str = "HELM_DRIVER";
 /// Seconds a release lock lasts without renewal (default 30). An install, upgrade,
 /// rollback or uninstall holds a Lease named `chartkit.release.NAME` in the release's
 /// namespace and renews it every third of this; when the process is killed, the next
-/// operation on the release waits out this long at most before recovering it.
+/// operation on the release waits out this long at most before recovering it (none at all
+/// when the dead process ran on the same machine).
 pub const RELEASE_LOCK_SECONDS: &str = "CHARTKIT_RELEASE_LOCK_SECONDS";
 /// The user named in a release lock's holder (with the host and process id).
 pub const USER: &str = "USER";

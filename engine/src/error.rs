@@ -19,6 +19,9 @@ pub enum EngineError {
     Manifest(#[from] ManifestError),
     #[error("{0}")]
     Kube(String),
+    /// The release's newest revision is pending and no operation holds the release.
+    #[error("{0}")]
+    Stuck(Box<crate::Stuck>),
     /// Anything else, already worded for the user.
     #[error("{0}")]
     Message(String),

@@ -1,7 +1,7 @@
 //! `install`: render, install CRDs, record the release as pending, run the pre-install
 //! hooks, apply the objects, wait, run the post-install hooks, and record the outcome.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use chartkit_chart::Chart;
@@ -93,6 +93,9 @@ pub fn render_release(
         revision: request.revision,
         is_upgrade: request.is_upgrade,
         kube_version: request.capabilities.0,
+        // A cluster's set (never empty: it has `v1`) replaces helm's defaults; none
+        // (`install --dry-run=client`) leaves the defaults.
+        api_versions_from_cluster: !request.capabilities.1.is_empty(),
         api_versions: request.capabilities.1,
         skip_schema_validation: request.rendering.skip_schema_validation,
         subchart_notes: request.rendering.subchart_notes,
@@ -199,11 +202,36 @@ impl Engine {
                 info.git_version
             ))
         })?;
-        let mut api_versions = vec!["v1".to_string()];
+        // As helm's `GetVersionSet`: every group version, and every kind served at one
+        // as `GROUP/VERSION/Kind` (what `.Capabilities.APIVersions.Has "apps/v1/Deployment"`
+        // asks), each once.
+        let mut group_versions = vec!["v1".to_string()];
         for group in self.client.list_api_groups().await?.groups {
-            api_versions.extend(group.versions.into_iter().map(|v| v.group_version));
+            group_versions.extend(group.versions.into_iter().map(|v| v.group_version));
         }
-        Ok((version, api_versions))
+        let mut lists = tokio::task::JoinSet::new();
+        for group_version in group_versions.clone() {
+            let client = self.client.clone();
+            lists.spawn(async move {
+                if group_version == "v1" {
+                    client.list_core_api_resources(&group_version).await
+                } else {
+                    client.list_api_group_resources(&group_version).await
+                }
+            });
+        }
+        let mut api_versions: BTreeSet<String> = group_versions.into_iter().collect();
+        // A group version that cannot be listed keeps its own entry, as helm's discovery
+        // tolerates a failed group.
+        while let Some(list) = lists.join_next().await {
+            let Ok(Ok(list)) = list else {
+                continue;
+            };
+            for resource in list.resources {
+                api_versions.insert(format!("{}/{}", list.group_version, resource.kind));
+            }
+        }
+        Ok((version, api_versions.into_iter().collect()))
     }
 
     /// Installs a chart. On failure the release is recorded as failed (or, with

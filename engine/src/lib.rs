@@ -6,6 +6,7 @@
 mod change;
 pub mod compare;
 mod error;
+mod holder;
 mod hooks;
 mod install;
 mod labels;
@@ -15,9 +16,11 @@ mod ownership;
 mod plan;
 mod record;
 mod rollback;
+mod stuck;
 mod test;
 mod uninstall;
 mod upgrade;
+mod validate;
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -31,6 +34,7 @@ use crate::install::set_status;
 use crate::lock::ReleaseLock;
 
 pub use error::EngineError;
+pub use holder::ProcessIdentity;
 pub use install::{
     DryRun, InstallOptions, RenderRequest, Rendering, install_offline, render_release,
 };
@@ -39,6 +43,7 @@ pub use naming::{generated_name, template_name};
 pub use plan::{Plan, Planned};
 pub use record::{chart_record, release_manifest};
 pub use rollback::RollbackOptions;
+pub use stuck::{Stuck, lock_holder};
 pub use test::{TestOptions, Tested};
 pub use uninstall::{UninstallOptions, Uninstalled};
 pub use upgrade::{UpgradeOptions, ValuesMode};
@@ -182,10 +187,7 @@ impl Engine {
         if !last.status().is_pending() {
             return Ok(());
         }
-        let description = format!(
-            "Release {name:?} was interrupted: {} stopped renewing the release lock, which expired at {}",
-            abandoned.holder, abandoned.expired_at
-        );
+        let description = format!("Release {name:?} was interrupted: {abandoned}");
         set_status(&mut last, Status::Failed, &description);
         self.storage.update(&last, now().unix()).await?;
         Ok(())

@@ -5,7 +5,9 @@
 //! half-way leaves its revision `pending-upgrade` for ever, so every later operation fails
 //! until someone edits the release Secret by hand. Here a crashed operation stops renewing
 //! its lease; once the lease has expired the next operation takes it over and marks the
-//! orphaned pending revision failed (see `recover`), then proceeds.
+//! orphaned pending revision failed (see `recover`), then proceeds. When the holder ran on
+//! this machine and its process is gone (`holder`), there is nothing to wait for: the
+//! lease is taken over at once.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +22,10 @@ use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
 
 use crate::EngineError;
+use crate::holder::{Liveness, ProcessIdentity};
+
+/// The annotation on the Lease naming the holder's process (`ProcessIdentity`'s text).
+const PROCESS_ANNOTATION: &str = "chartkit.dev/holder-process";
 
 /// How long a lease lasts without renewal, and who the holder says it is.
 #[derive(Debug, Clone)]
@@ -28,6 +34,9 @@ pub struct LockSettings {
     pub ttl: Duration,
     /// Written into the lease so that a user who meets it can tell whose it is.
     pub holder: String,
+    /// This process, recorded so that another process on this machine can tell when the
+    /// holder has died; None where that cannot be known.
+    pub process: Option<ProcessIdentity>,
 }
 
 impl Default for LockSettings {
@@ -35,6 +44,7 @@ impl Default for LockSettings {
         LockSettings {
             ttl: Duration::from_secs(30),
             holder: format!("chartkit (pid {})", std::process::id()),
+            process: ProcessIdentity::current(),
         }
     }
 }
@@ -49,7 +59,33 @@ pub fn lease_name(release: &str) -> String {
 #[derive(Debug, Clone)]
 pub(crate) struct Abandoned {
     pub holder: String,
-    pub expired_at: Timestamp,
+    pub why: Why,
+}
+
+/// How a holder was found to have given up.
+#[derive(Debug, Clone)]
+pub(crate) enum Why {
+    /// It stopped renewing the lease, which expired then.
+    Expired(Timestamp),
+    /// Its process on this machine is gone, though the lease had not expired yet.
+    ProcessGone,
+}
+
+impl std::fmt::Display for Abandoned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.why {
+            Why::Expired(at) => write!(
+                f,
+                "{} stopped renewing the release lock, which expired at {at}",
+                self.holder
+            ),
+            Why::ProcessGone => write!(
+                f,
+                "{} ended without finishing (its process is gone from this machine)",
+                self.holder
+            ),
+        }
+    }
 }
 
 /// A held lease. `release` gives it back; if the process dies instead, the lease expires.
@@ -69,7 +105,7 @@ fn micro_now() -> MicroTime {
 }
 
 /// When a lease stops protecting its holder; None when nobody holds it.
-fn expiry(lease: &Lease) -> Option<(String, Timestamp)> {
+pub(crate) fn expiry(lease: &Lease) -> Option<(String, Timestamp)> {
     let spec = lease.spec.as_ref()?;
     let holder = spec.holder_identity.clone().filter(|h| !h.is_empty())?;
     let renewed = spec
@@ -96,6 +132,33 @@ fn spec(holder: &str, ttl: Duration) -> LeaseSpec {
     }
 }
 
+/// The process recorded as the lease's holder, when it ran on this machine and is gone.
+fn holder_gone(lease: &Lease, here: Option<&ProcessIdentity>) -> bool {
+    let Some(here) = here else {
+        return false;
+    };
+    lease
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(PROCESS_ANNOTATION))
+        .and_then(|text| text.parse::<ProcessIdentity>().ok())
+        .is_some_and(|holder| holder.liveness(here) == Liveness::Gone)
+}
+
+/// Records (or, with None, forgets) the holder's process on the lease.
+fn set_process(metadata: &mut ObjectMeta, process: Option<&ProcessIdentity>) {
+    let annotations = metadata.annotations.get_or_insert_with(Default::default);
+    match process {
+        Some(process) => {
+            annotations.insert(PROCESS_ANNOTATION.to_string(), process.to_string());
+        }
+        None => {
+            annotations.remove(PROCESS_ANNOTATION);
+        }
+    }
+}
+
 fn conflict(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 409)
 }
@@ -119,7 +182,7 @@ impl ReleaseLock {
         for _ in 0..8 {
             let (written, abandoned) = match api.get_opt(&name).await? {
                 None => {
-                    let lease = Lease {
+                    let mut lease = Lease {
                         metadata: ObjectMeta {
                             name: Some(name.clone()),
                             labels: Some(
@@ -135,6 +198,7 @@ impl ReleaseLock {
                         },
                         spec: Some(spec(&settings.holder, settings.ttl)),
                     };
+                    set_process(&mut lease.metadata, settings.process.as_ref());
                     match api.create(&PostParams::default(), &lease).await {
                         Ok(written) => (written, None),
                         Err(e) if conflict(&e) => continue,
@@ -144,6 +208,15 @@ impl ReleaseLock {
                 }
                 Some(mut lease) => {
                     let abandoned = match expiry(&lease) {
+                        Some((holder, until))
+                            if until > Timestamp::now()
+                                && holder_gone(&lease, settings.process.as_ref()) =>
+                        {
+                            Some(Abandoned {
+                                holder,
+                                why: Why::ProcessGone,
+                            })
+                        }
                         Some((holder, until)) if until > Timestamp::now() => {
                             // Whole seconds read better, and round up so the time given
                             // is never before the lease really expires.
@@ -158,10 +231,14 @@ impl ReleaseLock {
                                 "another operation is in progress on release {release} (lease {namespace}/{name} held by {holder} until {until}); wait for it to finish, or run this again after {until} if that operation was interrupted"
                             )));
                         }
-                        Some((holder, expired_at)) => Some(Abandoned { holder, expired_at }),
+                        Some((holder, expired_at)) => Some(Abandoned {
+                            holder,
+                            why: Why::Expired(expired_at),
+                        }),
                         None => None,
                     };
                     lease.spec = Some(spec(&settings.holder, settings.ttl));
+                    set_process(&mut lease.metadata, settings.process.as_ref());
                     match api.replace(&name, &PostParams::default(), &lease).await {
                         Ok(written) => (written, abandoned),
                         Err(e) if conflict(&e) || not_found(&e) => continue,

@@ -64,7 +64,7 @@ pub fn check_live(
         return Ok(());
     }
     Err(EngineError::msg(format!(
-        "Unable to continue with {operation}: {} {:?} in namespace {:?} exists and cannot be imported into the current release: invalid ownership metadata; {}",
+        "unable to continue with {operation}: {} {:?} in namespace {:?} exists and cannot be imported into the current release: invalid ownership metadata; {}",
         target.resource.api.kind,
         target.name,
         target.namespace.as_deref().unwrap_or(""),

@@ -4,7 +4,7 @@
 use chartkit_release::{Info, Release, Status};
 
 use crate::install::{set_status, supersede};
-use crate::upgrade::{check_not_pending, latest};
+use crate::upgrade::{check_not_pending, latest, replace_revision};
 use crate::{Engine, EngineError, Waiting, now};
 
 /// `rollback NAME [REVISION]`.
@@ -18,6 +18,9 @@ pub struct RollbackOptions {
     pub cleanup_on_fail: bool,
     pub writing: crate::Writing,
     pub max_history: usize,
+    /// `--recover`: a newest revision left pending by an operation that holds no lock
+    /// (helm's, killed) is marked failed, and the rollback goes on.
+    pub recover: bool,
     /// Check that the revision exists and prepare the new one, changing nothing.
     pub dry_run: bool,
 }
@@ -66,7 +69,14 @@ impl Engine {
 
     async fn rollback_locked(&self, options: &RollbackOptions) -> Result<(), EngineError> {
         let name = &options.name;
-        let history = self.storage.history(name).await?;
+        let mut history = self.storage.history(name).await?;
+        if !options.dry_run
+            && let Some(mut last) = latest(&history).cloned()
+        {
+            self.settle_pending(&mut last, options.recover, "rollback")
+                .await?;
+            replace_revision(&mut history, &last);
+        }
         let (last, target) = rollback_ends(&history, options.revision)?;
         let revision = target.version;
         // The change starts from the newest revision, deployed or not, as helm's does:

@@ -46,6 +46,9 @@ pub struct UpgradeOptions {
     pub upgrade_crds: bool,
     /// Revisions kept (0: all).
     pub max_history: usize,
+    /// `--recover`: a newest revision left pending by an operation that holds no lock
+    /// (helm's, killed) is marked failed, and the upgrade goes on.
+    pub recover: bool,
     pub description: Option<String>,
     /// Prepare the revision and check it against the cluster, recording and changing
     /// nothing (helm's client and server dry runs do the same for an upgrade: both read
@@ -59,6 +62,13 @@ pub struct UpgradeOptions {
 /// The newest revision of a history.
 pub(crate) fn latest(history: &[Release]) -> Option<&Release> {
     history.iter().max_by_key(|r| r.version)
+}
+
+/// Puts `revision` in place of the history's copy of it.
+pub(crate) fn replace_revision(history: &mut [Release], revision: &Release) {
+    if let Some(old) = history.iter_mut().find(|r| r.version == revision.version) {
+        *old = revision.clone();
+    }
 }
 
 pub(crate) fn check_not_pending(last: &Release) -> Result<(), EngineError> {
@@ -145,7 +155,7 @@ impl Engine {
         install: Option<&InstallOptions>,
     ) -> Result<(Release, Vec<String>, bool), EngineError> {
         let name = &options.name;
-        let history = match self.storage.history(name).await {
+        let mut history = match self.storage.history(name).await {
             Ok(history) => history,
             Err(StorageError::NotFound) => Vec::new(),
             Err(e) => return Err(e.into()),
@@ -162,12 +172,19 @@ impl Engine {
             let (release, warnings) = self.install(chart, user_values, install).await?;
             return Ok((release, warnings, true));
         }
-        let Some(last) = latest(&history).cloned() else {
+        let Some(mut last) = latest(&history).cloned() else {
             return Err(EngineError::msg(format!(
                 "{name:?} has no deployed releases"
             )));
         };
-        check_not_pending(&last)?;
+        if options.dry_run {
+            // No lock is taken: a pending revision may be a chartkit operation under way.
+            check_not_pending(&last)?;
+        } else {
+            self.settle_pending(&mut last, options.recover, "upgrade")
+                .await?;
+            replace_revision(&mut history, &last);
+        }
         let current = match self.storage.deployed(name).await {
             Ok(r) => r,
             Err(StorageError::NoDeployed(_)) if last.status() == Status::Failed => last.clone(),
@@ -281,6 +298,7 @@ impl Engine {
                         cleanup_on_fail: options.cleanup_on_fail,
                         writing: options.writing,
                         max_history: options.max_history,
+                        recover: false,
                         dry_run: false,
                     };
                     if let Err(again) = self.rollback(&rollback).await {

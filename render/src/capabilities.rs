@@ -137,11 +137,15 @@ pub fn parse_kube_version(text: &str) -> Result<KubeVersion, String> {
     })
 }
 
-/// The `.Capabilities` object for a render.
-pub fn capabilities(kube: &KubeVersion, extra_api_versions: &[String]) -> Value {
-    let mut api_versions: Vec<String> =
-        DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect();
-    api_versions.extend(extra_api_versions.iter().cloned());
+/// The `.Capabilities` object for a render: `api_versions` over Helm's defaults, or alone
+/// when they are a cluster's (`from_cluster`).
+pub fn capabilities(kube: &KubeVersion, api_versions: &[String], from_cluster: bool) -> Value {
+    let mut all: Vec<String> = Vec::new();
+    if !from_cluster {
+        all.extend(DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()));
+    }
+    all.extend(api_versions.iter().cloned());
+    let api_versions = all;
     Capabilities {
         kube_version: kube.git_version.clone(),
         kube_normalized_version: kube.version.clone(),

@@ -37,8 +37,12 @@ pub struct RenderOptions {
     pub revision: i64,
     pub is_upgrade: bool,
     pub kube_version: KubeVersion,
-    /// Added to Helm's default API versions (`--api-versions`).
+    /// Added to Helm's default API versions (`--api-versions`), or with
+    /// `api_versions_from_cluster` the whole set.
     pub api_versions: Vec<String>,
+    /// `api_versions` is what a cluster serves, which replaces Helm's defaults as it does
+    /// in helm's install (and `template --validate`).
+    pub api_versions_from_cluster: bool,
     pub skip_schema_validation: bool,
     /// `missingkey=error`, as `helm lint --strict` renders.
     pub strict: bool,
@@ -67,6 +71,7 @@ impl Default for RenderOptions {
             is_upgrade: false,
             kube_version: KubeVersion::default(),
             api_versions: Vec::new(),
+            api_versions_from_cluster: false,
             skip_schema_validation: false,
             strict: false,
             lint_mode: false,
@@ -379,7 +384,11 @@ pub fn render_outputs(
 ) -> Result<BTreeMap<String, Output>, RenderError> {
     let context = engine::RenderContext {
         release: release_value(options),
-        capabilities: capabilities::capabilities(&options.kube_version, &options.api_versions),
+        capabilities: capabilities::capabilities(
+            &options.kube_version,
+            &options.api_versions,
+            options.api_versions_from_cluster,
+        ),
         strict: options.strict,
         lint_mode: options.lint_mode,
         free_on_return: options.free_on_return,

@@ -1,5 +1,7 @@
 //! The per-release lock: an upgrade killed half-way (SIGKILL) is recovered by the next
-//! operation once its lease has expired, with no hand edits; two upgrades of one release
+//! operation with no hand edits, at once when it ran on this machine, else once its lease
+//! has expired; a release helm left pending is explained, and taken on with `--recover`;
+//! two upgrades of one release
 //! never interleave: the second fails naming the lease's holder, and the history stays
 //! whole (consecutive revisions, one deployed, none left pending).
 
@@ -138,19 +140,139 @@ fn assert_lease_refusal(output: &Output) {
     );
 }
 
+/// Runs the upgrade that ends the killed one's story: it succeeds, and the history shows
+/// the killed revision failed between the first and the new one.
+fn assert_recovered(sandbox: &SandboxProcess, ctx: &TestContext, done: &Output) -> Vec<Value> {
+    assert!(text(done).contains("has been upgraded"), "{}", text(done));
+    let history = history(sandbox, ctx);
+    assert_eq!(
+        statuses(&history),
+        [
+            (1, "superseded".into()),
+            (2, "failed".into()),
+            (3, "deployed".into())
+        ]
+    );
+    assert!(lease(sandbox, ctx).is_none(), "the lease is given back");
+    let cm = sandbox
+        .kubectl(ctx, NAME)
+        .expect("kubectl")
+        .args([
+            "get",
+            "configmap",
+            "locked-cm",
+            "-o",
+            "jsonpath={.data.value}",
+        ])
+        .output()
+        .expect("run kubectl");
+    assert_eq!(text(&cm), "two");
+    history
+}
+
+/// helm reads the recovered history as its own and upgrades the release again. (The
+/// release is written client-side throughout, as `--server-side=false` at install records:
+/// the killed upgrade left its pod template behind, which no later three-way merge from
+/// the deployed revision removes, so no upgrade here waits for readiness.)
+fn assert_helm_carries_on(sandbox: &SandboxProcess, ctx: &TestContext, chart: &str) {
+    let Some(mut helm) = sandbox.helm(ctx, NAME) else {
+        return;
+    };
+    let listed = text(&run_ok(helm.args(["list", "-o", "json"])));
+    assert!(
+        listed.contains("\"revision\":\"3\"") && listed.contains("\"status\":\"deployed\""),
+        "{listed}"
+    );
+    let mut helm = sandbox.helm(ctx, NAME).expect("helm");
+    let upgraded = run_ok(helm.args(["upgrade", "web", chart, "--set", "value=three"]));
+    assert!(
+        text(&upgraded).contains("has been upgraded"),
+        "{}",
+        text(&upgraded)
+    );
+    let mut helm = sandbox.helm(ctx, NAME).expect("helm");
+    let theirs: Vec<Value> =
+        serde_json::from_slice(&run_ok(helm.args(["history", "web", "-o", "json"])).stdout)
+            .expect("helm history -o json");
+    assert_eq!(
+        statuses(&theirs),
+        [
+            (1, "superseded".into()),
+            (2, "failed".into()),
+            (3, "superseded".into()),
+            (4, "deployed".into())
+        ]
+    );
+}
+
 #[test]
-fn a_killed_upgrade_is_recovered_once_its_lease_expires() {
+fn a_killed_upgrade_on_this_machine_is_taken_over_at_once() {
     let ctx = TestContext::new();
     let sandbox = SandboxProcess::start(&ctx, &[]);
     if sandbox.kubectl(&ctx, NAME).is_none() {
         return;
     }
     let chart = chart(&ctx);
-    run_ok(chartkit(&sandbox, &ctx, 3).args(["install", "web", &chart, "--wait"]));
+    run_ok(chartkit(&sandbox, &ctx, 30).args([
+        "install",
+        "web",
+        &chart,
+        "--wait",
+        "--server-side=false",
+    ]));
     assert!(
         lease(&sandbox, &ctx).is_none(),
         "a finished operation leaves no lease behind"
     );
+
+    // A thirty-second lease: waiting it out would show.
+    let mut upgrade = stuck_upgrade(&sandbox, &ctx, &chart, 30, "5m");
+    wait_for_pending(&sandbox, &ctx, &mut upgrade);
+    let held = lease(&sandbox, &ctx).expect("the upgrade holds a lease");
+    let process = held["metadata"]["annotations"]["chartkit.dev/holder-process"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        process.contains(&format!(";pid={};start=", upgrade.id())),
+        "the lease names the holder's process: {held}"
+    );
+    upgrade.kill().expect("SIGKILL the upgrade");
+    upgrade.wait().expect("reap the upgrade");
+
+    let started = Instant::now();
+    let done = chartkit(&sandbox, &ctx, 30)
+        .args(["upgrade", "web", &chart, "--set", "value=two"])
+        .output()
+        .expect("run chartkit");
+    let took = started.elapsed();
+    assert!(done.status.success(), "{}", chartkit_tests::stderr(&done));
+    assert!(took < Duration::from_secs(2), "the takeover took {took:?}");
+    let history = assert_recovered(&sandbox, &ctx, &done);
+    let interrupted = history[1]["description"].as_str().unwrap_or_default();
+    assert!(
+        interrupted.starts_with("Release \"web\" was interrupted: chartkit upgrade by ")
+            && interrupted
+                .ends_with("ended without finishing (its process is gone from this machine)"),
+        "{interrupted}"
+    );
+    assert_helm_carries_on(&sandbox, &ctx, &chart);
+}
+
+#[test]
+fn a_killed_upgrade_from_another_machine_is_recovered_once_its_lease_expires() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    if sandbox.kubectl(&ctx, NAME).is_none() {
+        return;
+    }
+    let chart = chart(&ctx);
+    run_ok(chartkit(&sandbox, &ctx, 3).args([
+        "install",
+        "web",
+        &chart,
+        "--wait",
+        "--server-side=false",
+    ]));
 
     let mut upgrade = stuck_upgrade(&sandbox, &ctx, &chart, 3, "5m");
     wait_for_pending(&sandbox, &ctx, &mut upgrade);
@@ -162,12 +284,20 @@ fn a_killed_upgrade_is_recovered_once_its_lease_expires() {
         "{held}"
     );
     assert_eq!(held["spec"]["leaseDurationSeconds"], 3);
+    // As if the holder ran on another machine: its process cannot be looked at from here.
+    run_ok(sandbox.kubectl(&ctx, NAME).expect("kubectl").args([
+        "annotate",
+        "--overwrite",
+        "lease",
+        "chartkit.release.web",
+        "chartkit.dev/holder-process=boot=another-machine;pidns=1;pid=1;start=1;uid=0",
+    ]));
     upgrade.kill().expect("SIGKILL the upgrade");
     upgrade.wait().expect("reap the upgrade");
 
     // Straight after the kill the lease is still live: the next upgrade is refused.
     let refused = chartkit(&sandbox, &ctx, 3)
-        .args(["upgrade", "web", &chart, "--set", "value=two", "--wait"])
+        .args(["upgrade", "web", &chart, "--set", "value=two"])
         .output()
         .expect("run chartkit");
     assert_lease_refusal(&refused);
@@ -181,7 +311,7 @@ fn a_killed_upgrade_is_recovered_once_its_lease_expires() {
     let deadline = Instant::now() + Duration::from_secs(30);
     let done = loop {
         let out = chartkit(&sandbox, &ctx, 3)
-            .args(["upgrade", "web", &chart, "--set", "value=two", "--wait"])
+            .args(["upgrade", "web", &chart, "--set", "value=two"])
             .output()
             .expect("run chartkit");
         if out.status.success() {
@@ -191,44 +321,120 @@ fn a_killed_upgrade_is_recovered_once_its_lease_expires() {
         assert!(Instant::now() < deadline, "the lease never expired");
         std::thread::sleep(Duration::from_millis(500));
     };
-    assert!(text(&done).contains("has been upgraded"), "{}", text(&done));
-    let history = history(&sandbox, &ctx);
-    assert_eq!(
-        statuses(&history),
-        [
-            (1, "superseded".into()),
-            (2, "failed".into()),
-            (3, "deployed".into())
-        ]
-    );
+    let history = assert_recovered(&sandbox, &ctx, &done);
     let interrupted = history[1]["description"].as_str().unwrap_or_default();
     assert!(
-        interrupted.starts_with("Release \"web\" was interrupted: chartkit upgrade by "),
+        interrupted.starts_with("Release \"web\" was interrupted: chartkit upgrade by ")
+            && interrupted.contains("stopped renewing the release lock, which expired at "),
         "{interrupted}"
     );
-    assert!(lease(&sandbox, &ctx).is_none(), "the lease is given back");
-    let cm = sandbox
-        .kubectl(&ctx, NAME)
-        .expect("kubectl")
-        .args([
-            "get",
-            "configmap",
-            "locked-cm",
-            "-o",
-            "jsonpath={.data.value}",
-        ])
-        .output()
-        .expect("run kubectl");
-    assert_eq!(text(&cm), "two");
+    assert_helm_carries_on(&sandbox, &ctx, &chart);
+}
 
-    // helm reads the recovered history as its own.
-    if let Some(mut helm) = sandbox.helm(&ctx, NAME) {
-        let listed = text(&run_ok(helm.args(["list", "-o", "json"])));
-        assert!(
-            listed.contains("\"revision\":\"3\"") && listed.contains("\"status\":\"deployed\""),
-            "{listed}"
-        );
+#[test]
+fn a_killed_helm_upgrade_is_explained_and_recovered_with_recover() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    if sandbox.kubectl(&ctx, NAME).is_none() {
+        return;
     }
+    let Some(mut helm) = sandbox.helm(&ctx, NAME) else {
+        return;
+    };
+    let chart = chart(&ctx);
+    run_ok(helm.args(["install", "web", &chart, "--wait", "--server-side=false"]));
+    let mut upgrade = sandbox
+        .helm(&ctx, NAME)
+        .expect("helm")
+        .args([
+            "upgrade",
+            "web",
+            &chart,
+            "--set",
+            "stuck=true",
+            "--wait",
+            "--timeout",
+            "5m",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start helm upgrade");
+    wait_for_pending(&sandbox, &ctx, &mut upgrade);
+    upgrade.kill().expect("SIGKILL helm");
+    upgrade.wait().expect("reap helm");
+    assert!(lease(&sandbox, &ctx).is_none(), "helm takes no lease");
+
+    // Refused with what was found, and how to go on.
+    let refused = chartkit(&sandbox, &ctx, 30)
+        .args(["upgrade", "web", &chart, "--set", "value=two"])
+        .output()
+        .expect("run chartkit");
+    let stderr = chartkit_tests::stderr(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("Error: UPGRADE FAILED: release web is stuck: revision 2 has been pending-upgrade since 20"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(" ago), and no operation holds it (chartkit's release lock is free)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("\nhint: if no helm operation is running on release web, run this again with --recover to mark revision 2 failed and go on\n"),
+        "{stderr}"
+    );
+    assert_eq!(
+        statuses(&history(&sandbox, &ctx)),
+        [(1, "deployed".into()), (2, "pending-upgrade".into())],
+        "a refused operation changes nothing"
+    );
+    // So is a rollback, and `status` says the same.
+    let rollback = chartkit(&sandbox, &ctx, 30)
+        .args(["rollback", "web"])
+        .output()
+        .expect("run chartkit");
+    assert!(!rollback.status.success());
+    assert!(
+        chartkit_tests::stderr(&rollback).starts_with("Error: release web is stuck: revision 2"),
+        "{}",
+        chartkit_tests::stderr(&rollback)
+    );
+    let status = run_ok(chartkit(&sandbox, &ctx, 30).args(["status", "web"]));
+    assert!(
+        text(&status).contains("STATUS: pending-upgrade"),
+        "{}",
+        text(&status)
+    );
+    let warned = chartkit_tests::stderr(&status);
+    assert!(
+        warned.starts_with("warning: release web is stuck: revision 2 has been pending-upgrade since ")
+            && warned.contains("`chartkit upgrade web CHART --recover` or `chartkit rollback web --recover` marks revision 2 failed"),
+        "{warned}"
+    );
+
+    let done = chartkit(&sandbox, &ctx, 30)
+        .args(["upgrade", "web", &chart, "--set", "value=two", "--recover"])
+        .output()
+        .expect("run chartkit");
+    assert!(done.status.success(), "{}", chartkit_tests::stderr(&done));
+    let history = assert_recovered(&sandbox, &ctx, &done);
+    let interrupted = history[1]["description"].as_str().unwrap_or_default();
+    assert!(
+        interrupted.starts_with(
+            "Release \"web\" was interrupted: revision 2 was left pending-upgrade since "
+        ) && interrupted.ends_with(
+            "with no operation holding it, and chartkit upgrade --recover marked it failed"
+        ),
+        "{interrupted}"
+    );
+    let quiet = run_ok(chartkit(&sandbox, &ctx, 30).args(["status", "web"]));
+    assert_eq!(
+        chartkit_tests::stderr(&quiet),
+        "",
+        "nothing is stuck any more"
+    );
+    assert_helm_carries_on(&sandbox, &ctx, &chart);
 }
 
 #[test]

@@ -587,6 +587,58 @@ fn search_repo_json_equals_helms() {
 }
 
 #[test]
+fn search_repo_fail_on_no_result_fails_as_helms() {
+    let Some(_) =
+        chartkit_tests::peers::helm_or_skip("search_repo_fail_on_no_result_fails_as_helms")
+    else {
+        return;
+    };
+    let ctx = TestContext::new();
+    let (repo, _) = signed_repository(&ctx);
+    let server = StaticServer::start(&repo);
+    run_ok(ctx.chartkit().args(["repo", "add", "st", &server.url]));
+    let mut add = ctx.helm().unwrap();
+    add.env("HELM_REPOSITORY_CONFIG", ctx.path("helm/repositories.yaml"))
+        .env("HELM_REPOSITORY_CACHE", ctx.path("helm/cache"))
+        .args(["repo", "add", "st", &server.url]);
+    run_ok(&mut add);
+    let queries: &[&[&str]] = &[
+        &["nothing-like-this"],
+        &["web", "--version", "^9"],
+        &["-r", "^zz", "--versions"],
+        &["web"],
+    ];
+    for query in queries {
+        for format in ["json", "yaml", "table"] {
+            let mut args = vec!["search", "repo", "--fail-on-no-result"];
+            args.extend_from_slice(query);
+            args.extend_from_slice(&["-o", format]);
+            let theirs = ctx
+                .helm()
+                .unwrap()
+                .env("HELM_REPOSITORY_CONFIG", ctx.path("helm/repositories.yaml"))
+                .env("HELM_REPOSITORY_CACHE", ctx.path("helm/cache"))
+                .args(&args)
+                .output()
+                .expect("run helm");
+            let ours = ctx.chartkit().args(&args).output().expect("run chartkit");
+            assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}");
+            assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{args:?}");
+            assert_eq!(text(&ours.stderr), text(&theirs.stderr), "{args:?}");
+        }
+    }
+    // The one that finds nothing fails in helm's words, printing nothing on stdout.
+    let none = ctx
+        .chartkit()
+        .args(["search", "repo", "nothing-like-this", "--fail-on-no-result"])
+        .output()
+        .expect("run chartkit");
+    assert_eq!(none.status.code(), Some(1));
+    assert_eq!(text(&none.stdout), "");
+    assert_eq!(text(&none.stderr), "Error: no results found\n");
+}
+
+#[test]
 fn import_helm_takes_over_helms_repositories() {
     let ctx = TestContext::new();
     let helm_file = ctx.path("helm-home/repositories.yaml");

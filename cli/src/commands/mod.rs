@@ -53,7 +53,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Create(args) => create::run(args),
         Command::Package(args) => package::run(args, offline),
         Command::Lint(args) => lint::run(args, offline),
-        Command::Template(args) => template::run(args, offline),
+        Command::Template(args) => template::run(args, offline, (!cli.kube_unread).then_some(kube)),
         Command::Show(command) => show::run(command, offline),
         Command::Verify(args) => verify::run(args),
         Command::Key(command) => key::run(command),

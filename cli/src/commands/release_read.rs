@@ -130,7 +130,7 @@ pub fn status(args: StatusArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<
         )));
     }
     let table = args.output == ReleaseOutput::Table;
-    let (release, resources) = runtime()?.block_on(async {
+    let (release, resources, stuck) = runtime()?.block_on(async {
         let storage = storage(kube, false).await?;
         let mut release = storage
             .content(&args.release, args.revision)
@@ -152,11 +152,21 @@ pub fn status(args: StatusArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<
                 chartkit_release::resources::fetch(storage.client(), &release.manifest, &namespace)
                     .await;
         }
-        Ok::<_, Error>((release, tables))
+        // A pending newest revision that no chartkit operation holds is worth a word; a
+        // failure to read the lock only loses the hint.
+        let mut stuck = None;
+        if args.revision <= 0
+            && let Some(found) = chartkit_engine::Stuck::of(&release)
+            && let Ok(None) =
+                chartkit_engine::lock_holder(storage.client(), &namespace, &args.release).await
+        {
+            stuck = Some(found);
+        }
+        Ok::<_, Error>((release, tables, stuck))
     })?;
     let resources_text =
         (!resources.is_empty()).then(|| chartkit_release::tables::resources_text(&resources));
-    print(&match args.output {
+    let printed = print(&match args.output {
         ReleaseOutput::Json => views::status_json(&release),
         ReleaseOutput::Yaml => views::status_yaml(&release),
         ReleaseOutput::Table if super::release_colour::enabled(global.color.as_deref()) => {
@@ -166,7 +176,11 @@ pub fn status(args: StatusArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<
             )
         }
         ReleaseOutput::Table => views::status_text(&release, None, resources_text.as_deref()),
-    })
+    })?;
+    if let Some(stuck) = stuck {
+        crate::output::errln!("warning: {}", stuck.status_hint());
+    }
+    Ok(printed)
 }
 
 pub fn get(command: GetCommand, kube: &KubeArgs) -> Result<ExitCode> {

@@ -439,6 +439,7 @@ pub fn upgrade(
         take_ownership: args.take_ownership,
         upgrade_crds: args.upgrade_crds,
         max_history: args.history_max,
+        recover: args.recover,
         description: args.description.clone(),
         dry_run: dry_run != DryRun::None,
         labels: labels.clone(),
@@ -467,7 +468,7 @@ pub fn upgrade(
             .await
             // helm words only the upgrade's own failures so, not those of finding the
             // chart or of the cluster connection.
-            .map_err(|e| Error::new(e).context("UPGRADE FAILED"))
+            .map_err(|e| engine_error(e).context("UPGRADE FAILED"))
     })?;
     for w in &warnings {
         super::print_warning(w);
@@ -490,6 +491,17 @@ pub fn upgrade(
     Ok(ExitCode::SUCCESS)
 }
 
+/// An engine error, with the next step when it has one.
+fn engine_error(error: chartkit_engine::EngineError) -> Error {
+    match &error {
+        chartkit_engine::EngineError::Stuck(stuck) => {
+            let hint = stuck.hint();
+            Error::new(error).with_hint(hint)
+        }
+        _ => Error::new(error),
+    }
+}
+
 pub fn rollback(args: RollbackArgs, kube: &KubeArgs) -> Result<ExitCode> {
     let options = RollbackOptions {
         name: args.release.clone(),
@@ -499,11 +511,12 @@ pub fn rollback(args: RollbackArgs, kube: &KubeArgs) -> Result<ExitCode> {
         cleanup_on_fail: args.cleanup_on_fail,
         writing: writing(&args.writing),
         max_history: args.history_max,
+        recover: args.recover,
         dry_run: dry_run(&args.dry_run)? != DryRun::None,
     };
     runtime()?.block_on(async {
         let engine = engine(kube, "rollback").await?;
-        engine.rollback(&options).await.map_err(Error::new)
+        engine.rollback(&options).await.map_err(engine_error)
     })?;
     crate::output::stdout_bytes(b"Rollback was a success! Happy Helming!\n")?;
     Ok(ExitCode::SUCCESS)

@@ -49,6 +49,9 @@ pub fn run(args: SearchRepoArgs, offline: bool) -> crate::error::Result<ExitCode
         devel: args.devel,
     };
     let hits = chartkit_repo_client::search(&indexes, &options).map_err(client_error)?;
+    if hits.is_empty() && args.fail_on_no_result {
+        return Err(crate::error::err!("no results found"));
+    }
     let text = match args.output {
         OutputFormat::Json => go_json_rows(&rows(&hits)),
         OutputFormat::Yaml => yaml_rows(&rows(&hits)),

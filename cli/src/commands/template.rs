@@ -6,7 +6,7 @@ use chartkit_render::{
 };
 use chartkit_values::ValueOptions;
 
-use crate::cli::{TemplateArgs, ValueArgs};
+use crate::cli::{KubeArgs, TemplateArgs, ValueArgs};
 use crate::report::with_hint;
 
 /// The user's values from the value flags, in Helm's order.
@@ -21,8 +21,30 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
     }
 }
 
+/// `--validate`: the cluster the chart is rendered for and checked against.
+struct Cluster {
+    runtime: tokio::runtime::Runtime,
+    engine: chartkit_engine::Engine,
+}
+
+impl Cluster {
+    /// Connects with the Kubernetes flags (`kube`, or their variables when the command was
+    /// parsed without them), in the namespace the chart is rendered for.
+    fn connect(kube: Option<&KubeArgs>, namespace: &str) -> crate::error::Result<Cluster> {
+        let mut kube = kube.cloned().unwrap_or_else(KubeArgs::from_env);
+        kube.namespace = Some(namespace.to_string());
+        let runtime = super::release_write::runtime()?;
+        let engine = runtime.block_on(super::release_write::engine(&kube, "template"))?;
+        Ok(Cluster { runtime, engine })
+    }
+}
+
 /// Renders a chart and prints it as `helm template` does.
-pub fn run(args: TemplateArgs, offline: bool) -> crate::error::Result<ExitCode> {
+pub fn run(
+    args: TemplateArgs,
+    offline: bool,
+    kube: Option<&KubeArgs>,
+) -> crate::error::Result<ExitCode> {
     // helm template presets the name `release-name` before it looks at
     // --generate-name, so the flag changes nothing there except refusing a given name.
     let (name, chart) = match args.positionals.as_slice() {
@@ -41,11 +63,12 @@ pub fn run(args: TemplateArgs, offline: bool) -> crate::error::Result<ExitCode> 
         }
         (Some(name), false) => (name, chart),
     };
-    let kube_version = match &args.kube_version {
+    let mut kube_version = match &args.kube_version {
         Some(text) => parse_kube_version(text)
             .map_err(|e| crate::error::err!("invalid kube version '{text}': {e}"))?,
         None => Default::default(),
     };
+    let mut api_versions = args.api_versions.clone();
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let path = std::path::Path::new(&chart_path);
     if args.dependency_update && args.source.repo.is_none() && path.is_dir() {
@@ -63,12 +86,29 @@ pub fn run(args: TemplateArgs, offline: bool) -> crate::error::Result<ExitCode> 
         ));
     }
     validate_release_name(&release_name)?;
+    let cluster = match args.validate {
+        true => Some(Cluster::connect(kube, &args.namespace)?),
+        false => None,
+    };
+    if let Some(cluster) = &cluster {
+        // As helm's install does, the cluster's capabilities replace the flags'.
+        (kube_version, api_versions) = cluster
+            .runtime
+            .block_on(cluster.engine.capabilities())
+            .map_err(crate::error::Error::new)?;
+        if !chartkit_render::crd_files(&chart).is_empty() {
+            super::print_warning(
+                "This chart or one of its subcharts contains CRDs. Rendering may fail or contain inaccuracies.",
+            );
+        }
+    }
     let options = RenderOptions {
         release_name: release_name.clone(),
         namespace: args.namespace.clone(),
         is_upgrade: args.is_upgrade,
         kube_version,
-        api_versions: args.api_versions.clone(),
+        api_versions,
+        api_versions_from_cluster: cluster.is_some(),
         skip_schema_validation: args.skip_schema_validation,
         subchart_notes: args.render_subchart_notes,
         // The process ends after printing; let the OS reclaim the parse trees.
@@ -101,6 +141,13 @@ pub fn run(args: TemplateArgs, offline: bool) -> crate::error::Result<ExitCode> 
         }
         Err(error) => return Err(crate::error::Error::new(error)),
     };
+    if let Some(cluster) = &cluster {
+        let manifest = chartkit_engine::release_manifest(&rendered, false);
+        cluster
+            .runtime
+            .block_on(cluster.engine.validate_manifest(&release_name, &manifest))
+            .map_err(crate::error::Error::new)?;
+    }
     let output = OutputOptions {
         include_crds: args.include_crds,
         skip_tests: args.skip_tests,
