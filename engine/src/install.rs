@@ -208,6 +208,10 @@ impl Engine {
     ) -> Result<(Release, Vec<String>), EngineError> {
         // Before the lock, whose Lease is named after the release.
         check_install_request(options)?;
+        let options = &InstallOptions {
+            waiting: options.waiting.with_rollback_on_failure(options.atomic),
+            ..options.clone()
+        };
         if options.dry_run != DryRun::None {
             return self.install_locked(chart, user_values, options).await;
         }
@@ -315,10 +319,7 @@ impl Engine {
                     let uninstall = UninstallOptions {
                         name: name.clone(),
                         no_hooks: options.no_hooks,
-                        waiting: Waiting {
-                            wait: options.waiting.wait,
-                            ..options.waiting
-                        },
+                        waiting: options.waiting,
                         ..Default::default()
                     };
                     if let Err(cleanup) = self.uninstall(&uninstall).await {
@@ -350,7 +351,10 @@ impl Engine {
         }
         let writing = options.writing.resolve(None)?;
         for object in objects {
-            self.write(object, None, false, writing).await?;
+            // Objects adopted by the install (already marked as this release's) get the
+            // fields helm's client-side writes own handed to its applies, as helm's
+            // install does; for the others there is nothing to hand.
+            self.write(object, None, writing, true).await?;
         }
         self.wait_for(objects, options.waiting).await?;
         if !options.no_hooks {
