@@ -274,7 +274,8 @@ impl Engine {
             return Ok((release, warnings));
         }
         if options.create_namespace {
-            self.create_namespace().await?;
+            self.create_namespace(options.writing.resolve(None)?)
+                .await?;
         }
         // The namespace may have just been made: the lock could not be taken before.
         let late = self.lock(name).await?;
@@ -425,13 +426,17 @@ impl Engine {
         Ok(())
     }
 
-    async fn create_namespace(&self) -> Result<(), EngineError> {
+    async fn create_namespace(&self, writing: crate::Writing) -> Result<(), EngineError> {
+        // helm's Namespace, as its Go struct marshals: empty `spec` and `status` too
+        // (the applied `spec` shows in the managed fields).
         let object = Object {
             source: None,
             value: serde_json::json!({
                 "apiVersion": "v1",
                 "kind": "Namespace",
                 "metadata": {"name": self.namespace, "labels": {"name": self.namespace}},
+                "spec": {},
+                "status": {},
             }),
         };
         let applier = self.applier();
@@ -442,7 +447,8 @@ impl Engine {
             .await?
             .is_none()
         {
-            applier.apply(&object, false).await?;
+            // Written as the release's objects are: applied, or created client-side.
+            self.write_with(&applier, &object, None, writing).await?;
         }
         Ok(())
     }
