@@ -129,6 +129,14 @@ impl Renames {
                 && let Ok(mut value) = serde_json::from_str::<Value>(json)
             {
                 self.rename_strings(&mut value);
+                // A Pod's `podIPs` are keyed by their allocated `ip`.
+                if let Some(fields) = value.as_object_mut() {
+                    for (name, field) in fields.iter_mut() {
+                        if ALLOCATED.contains(&name.as_str()) {
+                            *field = Value::String("<allocated>".into());
+                        }
+                    }
+                }
                 return format!("{prefix}{value}");
             }
         }
