@@ -1471,8 +1471,11 @@ pub struct InstallArgs {
     pub dry_run: DryRunArgs,
     #[command(flatten)]
     pub render: RenderArgs,
-    /// If the install fails, uninstall the release (Helm 4's --rollback-on-failure).
-    #[arg(long, alias = "rollback-on-failure")]
+    /// If the install fails, uninstall the release; implies --wait (watcher).
+    #[arg(long = "rollback-on-failure")]
+    pub rollback_on_failure: bool,
+    /// Deprecated (helm 4): --rollback-on-failure.
+    #[arg(long, hide = true)]
     pub atomic: bool,
     #[command(flatten)]
     pub writing: WritingArgs,
@@ -1576,8 +1579,12 @@ pub struct UpgradeArgs {
     /// Do not run the chart's hooks.
     #[arg(long = "no-hooks")]
     pub no_hooks: bool,
-    /// If the upgrade fails, roll back to the last deployed revision.
-    #[arg(long, alias = "rollback-on-failure")]
+    /// If the upgrade fails, roll back to the last deployed revision; implies --wait
+    /// (watcher).
+    #[arg(long = "rollback-on-failure")]
+    pub rollback_on_failure: bool,
+    /// Deprecated (helm 4): --rollback-on-failure.
+    #[arg(long, hide = true)]
     pub atomic: bool,
     /// If the upgrade fails, delete the objects it created.
     #[arg(long = "cleanup-on-fail")]

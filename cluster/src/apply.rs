@@ -1,7 +1,8 @@
 //! Writing manifest objects to the cluster and removing them.
 //!
 //! Server-side apply is the default: the API server merges with each field's owner, so
-//! chartkit needs no schema knowledge. The client-side path (create, or a three-way merge
+//! chartkit needs no schema knowledge. Every write (apply, create, update, patch) names
+//! the field manager helm's do, `helm`. The client-side path (create, or a three-way merge
 //! of the previous configuration, the live object and the new one) is for servers or
 //! objects where that is not wanted: for kinds the server publishes an OpenAPI v3 schema
 //! of, the merge is strategic (lists merged by their keys, [`crate::strategic`]) and the
@@ -19,8 +20,12 @@ use crate::manifest::Object;
 /// The annotation client-side apply keeps the applied configuration in (kubectl's).
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
-/// The field manager chartkit applies as unless told otherwise.
-pub const DEFAULT_FIELD_MANAGER: &str = "chartkit";
+/// The field manager chartkit writes as unless told otherwise: helm's (helm 4 names its
+/// manager after its binary, `helm`). One release is written by both tools in any order,
+/// and fields owned by a `chartkit` manager would make every later `helm upgrade` or
+/// `helm rollback` fail with an apply conflict; under one name the API server cannot
+/// tell the tools apart.
+pub const DEFAULT_FIELD_MANAGER: &str = "helm";
 
 /// How many times a write that lost a race with another writer is retried.
 const CONFLICT_RETRIES: usize = 5;
@@ -168,6 +173,54 @@ impl<'a> Applier<'a> {
                         message: status.message.clone(),
                     });
                 }
+                Err(kube::Error::Api(status))
+                    if status.code == 409 && attempt < CONFLICT_RETRIES =>
+                {
+                    attempt += 1;
+                }
+                Err(error) => return Err(api_error(&target, error)),
+            }
+        }
+    }
+
+    /// Before a server-side apply to an object this manager wrote client-side: its
+    /// `Update` entry's fields are moved into its `Apply` entry ([`crate::csa_upgrade`]),
+    /// as helm does, so the apply does not conflict with the manager's own earlier
+    /// writes. Returns whether the object's managedFields were changed.
+    pub async fn upgrade_client_side_fields(&self, object: &Object) -> Result<bool, ApplyError> {
+        let target = self.target(object).await?;
+        let api = target.api(&self.client);
+        let mut attempt = 0;
+        loop {
+            let Some(live) = api
+                .get_opt(&target.name)
+                .await
+                .map_err(|e| api_error(&target, e))?
+            else {
+                return Ok(false);
+            };
+            let live = serde_json::to_value(&live).expect("objects serialise");
+            let entries = live["metadata"]["managedFields"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let Some(upgraded) =
+                crate::csa_upgrade::upgraded_managed_fields(&entries, &self.field_manager)
+            else {
+                return Ok(false);
+            };
+            let version = live["metadata"]["resourceVersion"].as_str().unwrap_or("");
+            let patch = crate::csa_upgrade::managed_fields_patch(upgraded, version);
+            let params = PatchParams {
+                field_manager: Some(self.field_manager.clone()),
+                dry_run: self.dry_run,
+                ..PatchParams::default()
+            };
+            match api
+                .patch(&target.name, &params, &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return Ok(true),
                 Err(kube::Error::Api(status))
                     if status.code == 409 && attempt < CONFLICT_RETRIES =>
                 {

@@ -71,7 +71,7 @@ async fn server_side_apply_conflicts_force_and_foreground_delete() {
             .into_iter()
             .filter_map(|m| m.manager)
             .collect();
-        assert!(managers.contains(&"chartkit".to_string()), "{managers:?}");
+        assert!(managers.contains(&"helm".to_string()), "{managers:?}");
     }
     // Applying the same again changes nothing and raises no conflict.
     applier.apply(&objects[0], false).await.unwrap();

@@ -30,6 +30,9 @@ pub(crate) struct Change {
     pub created: Vec<Target>,
     /// Dropped objects not marked `helm.sh/resource-policy: keep`.
     pub dropped: Vec<Target>,
+    /// Before each server-side apply, the fields the field manager's client-side writes
+    /// own are handed to its applies (see `chartkit_cluster::csa_upgrade`).
+    pub upgrade_client_side_fields: bool,
 }
 
 impl Engine {
@@ -86,6 +89,7 @@ impl Engine {
             originals,
             created,
             dropped,
+            upgrade_client_side_fields: false,
         })
     }
 
@@ -124,8 +128,13 @@ impl Engine {
     ) -> Result<(), EngineError> {
         let applier = self.applier();
         for (object, original) in change.objects.iter().zip(&change.originals) {
-            self.write(object, original.as_ref(), original.is_some(), writing)
-                .await?;
+            self.write(
+                object,
+                original.as_ref(),
+                writing,
+                change.upgrade_client_side_fields,
+            )
+            .await?;
         }
         let mut errors = Vec::new();
         for target in &change.dropped {

@@ -244,6 +244,10 @@ impl Engine {
     ) -> Result<(Release, Vec<String>), EngineError> {
         // Before the lock, whose Lease is named after the release.
         check_install_request(options)?;
+        let options = &InstallOptions {
+            waiting: options.waiting.with_rollback_on_failure(options.atomic),
+            ..options.clone()
+        };
         if options.dry_run != DryRun::None {
             return self.install_locked(chart, user_values, options).await;
         }
@@ -307,7 +311,8 @@ impl Engine {
             return Ok((release, warnings));
         }
         if options.create_namespace {
-            self.create_namespace().await?;
+            self.create_namespace(options.writing.resolve(None)?)
+                .await?;
         }
         // The namespace may have just been made: the lock could not be taken before.
         let late = self.lock(name).await?;
@@ -352,10 +357,7 @@ impl Engine {
                     let uninstall = UninstallOptions {
                         name: name.clone(),
                         no_hooks: options.no_hooks,
-                        waiting: Waiting {
-                            wait: options.waiting.wait,
-                            ..options.waiting
-                        },
+                        waiting: options.waiting,
                         ..Default::default()
                     };
                     if let Err(cleanup) = self.uninstall(&uninstall).await {
@@ -387,7 +389,10 @@ impl Engine {
         }
         let writing = options.writing.resolve(None)?;
         for object in objects {
-            self.write(object, None, false, writing).await?;
+            // Objects adopted by the install (already marked as this release's) get the
+            // fields helm's client-side writes own handed to its applies, as helm's
+            // install does; for the others there is nothing to hand.
+            self.write(object, None, writing, true).await?;
         }
         self.wait_for(objects, options.waiting).await?;
         if !options.no_hooks {
@@ -458,13 +463,17 @@ impl Engine {
         Ok(())
     }
 
-    async fn create_namespace(&self) -> Result<(), EngineError> {
+    async fn create_namespace(&self, writing: crate::Writing) -> Result<(), EngineError> {
+        // helm's Namespace, as its Go struct marshals: empty `spec` and `status` too
+        // (the applied `spec` shows in the managed fields).
         let object = Object {
             source: None,
             value: serde_json::json!({
                 "apiVersion": "v1",
                 "kind": "Namespace",
                 "metadata": {"name": self.namespace, "labels": {"name": self.namespace}},
+                "spec": {},
+                "status": {},
             }),
         };
         let applier = self.applier();
@@ -475,7 +484,8 @@ impl Engine {
             .await?
             .is_none()
         {
-            applier.apply(&object, false).await?;
+            // Written as the release's objects are: applied, or created client-side.
+            self.write_with(&applier, &object, None, writing).await?;
         }
         Ok(())
     }

@@ -115,6 +115,19 @@ pub struct Waiting {
     pub timeout: Duration,
 }
 
+impl Waiting {
+    /// The waiting an operation does with `--atomic`/`--rollback-on-failure` set to
+    /// `rollback_on_failure`: helm turns its default strategy (`hookOnly`, also what
+    /// `--wait=false` and `--wait=hookOnly` ask for) into the watcher, since a failure
+    /// that is only noticed by waiting could not be rolled back otherwise.
+    pub fn with_rollback_on_failure(self, rollback_on_failure: bool) -> Waiting {
+        Waiting {
+            wait: self.wait || rollback_on_failure,
+            ..self
+        }
+    }
+}
+
 impl Default for Waiting {
     fn default() -> Self {
         Waiting {
@@ -198,18 +211,23 @@ impl Engine {
     }
 
     /// Writes one object the way `writing` says. `original` is the object as the
-    /// release's previous manifest had it (client-side merges start from it); `owned`
-    /// says the release had the object already, so server-side apply takes over fields
-    /// another manager holds on it (they are the release's own from an earlier writer,
-    /// such as helm's `helm` manager when chartkit upgrades a release helm installed).
+    /// release's previous manifest had it (client-side merges start from it). Server-side
+    /// apply forces only with `--force-conflicts`, as helm's: chartkit writes as helm's
+    /// field manager, so a release either tool wrote has no conflicts to force. With
+    /// `upgrade_client_side_fields`, a server-side apply is preceded by the hand-over of
+    /// the manager's client-side fields (`Applier::upgrade_client_side_fields`).
     pub(crate) async fn write(
         &self,
         object: &Object,
         original: Option<&serde_json::Value>,
-        owned: bool,
         writing: Writing,
+        upgrade_client_side_fields: bool,
     ) -> Result<(), EngineError> {
-        self.write_with(&self.applier(), object, original, owned, writing)
+        let applier = self.applier();
+        if upgrade_client_side_fields && writing.is_server_side() {
+            applier.upgrade_client_side_fields(object).await?;
+        }
+        self.write_with(&applier, object, original, writing)
             .await
             .map(|_| ())
     }
@@ -221,13 +239,10 @@ impl Engine {
         applier: &Applier<'_>,
         object: &Object,
         original: Option<&serde_json::Value>,
-        owned: bool,
         writing: Writing,
     ) -> Result<kube::api::DynamicObject, EngineError> {
         let written = if writing.is_server_side() {
-            applier
-                .apply(object, writing.force_conflicts || owned)
-                .await?
+            applier.apply(object, writing.force_conflicts).await?
         } else if writing.force_replace {
             applier.replace(object).await?.object
         } else {

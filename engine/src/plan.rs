@@ -178,13 +178,7 @@ impl Engine {
             let target = applier.target(object).await?;
             let live = target.api(&self.client).get_opt(&target.name).await?;
             let after = self
-                .write_with(
-                    &applier,
-                    object,
-                    original.as_ref(),
-                    original.is_some(),
-                    writing,
-                )
+                .write_with(&applier, object, original.as_ref(), writing)
                 .await?;
             planned.push(Planned {
                 api_version: object.api_version().to_string(),

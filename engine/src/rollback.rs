@@ -109,9 +109,11 @@ impl Engine {
         if options.dry_run {
             return Ok(());
         }
-        let change = self
+        let mut change = self
             .plan_change(&current.manifest, &release.manifest, name, false)
             .await?;
+        // helm's rollbacks always hand client-side fields to the applies first.
+        change.upgrade_client_side_fields = writing.is_server_side();
         self.storage
             .create(&release, options.max_history, now().unix())
             .await?;

@@ -134,6 +134,15 @@ impl Engine {
             )));
         }
         check_hide_secret(options.rendering.hide_secret, options.dry_run)?;
+        let options = &UpgradeOptions {
+            waiting: options.waiting.with_rollback_on_failure(options.atomic),
+            ..options.clone()
+        };
+        let install = install.map(|install| InstallOptions {
+            waiting: install.waiting.with_rollback_on_failure(install.atomic),
+            ..install.clone()
+        });
+        let install = install.as_ref();
         if options.dry_run {
             return self
                 .upgrade_locked(chart, user_values, options, install)
@@ -230,7 +239,7 @@ impl Engine {
         release.labels = merge_labels(&last.labels, &options.labels);
         release.apply_method = writing.method().to_string();
         set_status(&mut release, Status::PendingUpgrade, "Preparing upgrade");
-        let change = self
+        let mut change = self
             .plan_change(
                 &current.manifest,
                 &release.manifest,
@@ -238,6 +247,11 @@ impl Engine {
                 options.take_ownership,
             )
             .await?;
+        // Going from client-side writes to server-side apply, helm's manager hands the
+        // fields its writes own to its applies first (as helm does: by the method of the
+        // revision the upgrade starts from).
+        change.upgrade_client_side_fields =
+            writing.is_server_side() && matches!(current.apply_method.as_str(), "" | "csa");
         if options.dry_run {
             // helm keeps a --description here too, which also keeps the status text
             // from printing the manifest.

@@ -107,7 +107,7 @@ fn client_side_writes_are_recorded_and_followed_by_auto() {
     assert!(
         managers.as_array().is_some_and(|m| m
             .iter()
-            .any(|f| f["manager"] == "chartkit" && f["operation"] == "Update")),
+            .any(|f| f["manager"] == "helm" && f["operation"] == "Update")),
         "a client-side write is an Update: {managers}"
     );
 

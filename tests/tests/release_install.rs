@@ -312,7 +312,7 @@ fn install_upgrade_rollback_uninstall_interoperate_with_helm() {
 
     // chartkit uninstalls helm's release.
     helm(&sandbox, &ctx, &["install", "theirs", &chart, "-n", "apps"]);
-    // chartkit upgrades it: fields helm's field manager owned are taken over.
+    // chartkit upgrades it: it writes as helm's field manager, so there is nothing to take over.
     run_ok(sandbox.chartkit(&ctx).args([
         "upgrade",
         "theirs",

@@ -2,299 +2,30 @@
 //! uninstall, failed upgrades with --cleanup-on-fail and --atomic) runs with chartkit
 //! against one sandbox and with helm against another; then both clusters must hold the
 //! same objects with the same fields, the same release records and the same hook objects,
-//! once normalised (see `normalise` and `record` for the list of what is ignored and why).
+//! and the same field managers, once normalised (see `chartkit_tests::cluster_state`).
 //! Last, installs from a `chartkit serve` repository with a version range, and `--verify`
 //! refusing unsigned, tampered and wrongly signed charts in helm's words.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
 
 use chartkit_tests::TestContext;
+use chartkit_tests::cluster_state::{Snapshot, converge, run_both};
+use chartkit_tests::records::value_differences;
 use chartkit_tests::corpus::corpus_or_skip;
-use chartkit_tests::records::{record, value_differences};
 use chartkit_tests::sandbox::{SandboxProcess, run_ok, write_file};
 use chartkit_tests::server::ServeProcess;
 use serde_json::Value;
 
 const NAME: &str = "release_vs_helm";
 
-/// How long two clusters get to settle into the same state after a step: hook and Job
-/// pods finishing, the garbage collector removing what deleted objects owned.
-const SETTLE: Duration = Duration::from_secs(30);
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-// ---------------------------------------------------------------------------------------
-// Normalising a cluster for comparison
-
-/// Resources not compared at all, and why.
-const IGNORED_RESOURCES: &[&str] = &[
-    // What happened and when, with counts and times: two clusters have two histories.
-    "events",
-    "events.events.k8s.io",
-    // The sandbox's node heartbeats, and the lock chartkit takes per release (issue #21's
-    // Lease), which helm has no equivalent of.
-    "leases.coordination.k8s.io",
-    // Not objects: a deprecated health view computed on every read.
-    "componentstatuses",
-];
-
-/// Metadata the API server writes for each object by itself, ignored.
-const SERVER_METADATA: &[&str] = &[
-    // Random per object.
-    "uid",
-    // Each cluster's own write counter.
-    "resourceVersion",
-    // When, not what.
-    "creationTimestamp",
-    // Who wrote which field: the managers' names differ by design (`chartkit` and
-    // `helm`), and each entry carries a time.
-    "managedFields",
-];
-
-/// Fields holding times, ignored wherever they are (conditions, container states, Job
-/// status, node heartbeats): two runs never happen at the same instant.
-const TIMES: &[&str] = &[
-    "lastTransitionTime",
-    "lastUpdateTime",
-    "lastProbeTime",
-    "lastHeartbeatTime",
-    "lastScaleTime",
-    "startTime",
-    "startedAt",
-    "finishedAt",
-    "completionTime",
-];
-
-/// Annotations holding times (the endpoints controller stamps when it last looked).
-const TIME_ANNOTATIONS: &[&str] = &["endpoints.kubernetes.io/last-change-trigger-time"];
-
-/// Values each cluster allocates on its own: Service IPs and node ports, Pod and host
-/// IPs, container ids, endpoint addresses.
-const ALLOCATED: &[&str] = &[
-    "clusterIP",
-    "clusterIPs",
-    "nodePort",
-    "podIP",
-    "podIPs",
-    "hostIP",
-    "hostIPs",
-    "containerID",
-    "ip",
-];
-
-/// The per-cluster replacements `normalise` makes in strings.
-struct Renames {
-    /// Names the API server generated (`metadata.generateName` plus random characters:
-    /// Pods of ReplicaSets and Jobs, EndpointSlices) → `PREFIX*`, wherever they appear
-    /// (an Endpoints' `targetRef`, an EndpointSlice's pod reference).
-    generated: BTreeMap<String, String>,
-    /// Every object's uid → `<uid>` (owner references, Jobs' `controller-uid` labels and
-    /// selectors), also inside longer strings (a crash-looping container's message).
-    uids: BTreeSet<String>,
-}
-
-impl Renames {
-    fn of(items: &[Value]) -> Renames {
-        let mut generated = BTreeMap::new();
-        let mut uids = BTreeSet::new();
-        for item in items {
-            let meta = &item["metadata"];
-            if let (Some(name), Some(prefix)) =
-                (meta["name"].as_str(), meta["generateName"].as_str())
-            {
-                generated.insert(name.to_string(), format!("{prefix}*"));
-            }
-            if let Some(uid) = meta["uid"].as_str() {
-                uids.insert(uid.to_string());
-            }
-        }
-        Renames { generated, uids }
-    }
-
-    fn string(&self, s: &str) -> String {
-        if let Some(name) = self.generated.get(s) {
-            return name.clone();
-        }
-        // The token volume the API server adds to every Pod has a random suffix.
-        if s.starts_with("kube-api-access-") {
-            return "kube-api-access-*".to_string();
-        }
-        let mut out = s.to_string();
-        for uid in &self.uids {
-            if out.contains(uid.as_str()) {
-                out = out.replace(uid.as_str(), "<uid>");
-            }
-        }
-        out
-    }
-}
-
-/// One object as compared: the fields above dropped or replaced, everything else kept.
-fn normalise(item: &Value, renames: &Renames) -> Value {
-    let mut object = item.clone();
-    if let Some(meta) = object["metadata"].as_object_mut() {
-        for field in SERVER_METADATA {
-            meta.remove(*field);
-        }
-        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
-            for annotation in TIME_ANNOTATIONS {
-                annotations.remove(*annotation);
-            }
-            if annotations.is_empty() {
-                meta.remove("annotations");
-            }
-        }
-    }
-    // Each sandbox has a certificate authority of its own, published in every namespace.
-    if object["kind"] == "ConfigMap" && object["metadata"]["name"] == "kube-root-ca.crt" {
-        object["data"] = Value::Null;
-    }
-    scrub(&mut object, renames, true);
-    object
-}
-
-fn scrub(value: &mut Value, renames: &Renames, top: bool) {
-    match value {
-        Value::Object(map) => {
-            for (key, field) in map.iter_mut() {
-                // A ConfigMap's or Secret's own data is the chart's: compared as is.
-                if top && matches!(key.as_str(), "data" | "stringData" | "binaryData") {
-                    continue;
-                }
-                // An EndpointSlice's `addresses` are Pod IPs (a Node's are objects).
-                let pod_ips = key == "addresses"
-                    && field
-                        .as_array()
-                        .is_some_and(|a| a.iter().all(Value::is_string));
-                if TIMES.contains(&key.as_str()) && !field.is_null() {
-                    *field = Value::String("<time>".into());
-                } else if ALLOCATED.contains(&key.as_str()) || pod_ips {
-                    *field = Value::String("<allocated>".into());
-                } else {
-                    scrub(field, renames, false);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| scrub(v, renames, false)),
-        Value::String(s) => *s = renames.string(s),
-        _ => {}
-    }
-}
-
-/// One cluster's state as compared.
-#[derive(Debug, Default)]
-struct Snapshot {
-    /// `Kind namespace/name` (`Kind name` when cluster-scoped) → the normalised object.
-    /// Objects whose generated names normalise alike (the Pods of one ReplicaSet) are
-    /// told apart by `#N`, in the order of their normalised contents.
-    objects: BTreeMap<String, Value>,
-    /// `namespace/secret-name` → the normalised record.
-    records: BTreeMap<String, Value>,
-}
-
-impl Snapshot {
-    /// The hook objects left in the cluster (those with a `helm.sh/hook` annotation).
-    fn hooks(&self) -> BTreeSet<String> {
-        self.objects
-            .iter()
-            .filter(|(_, o)| !o["metadata"]["annotations"]["helm.sh/hook"].is_null())
-            .map(|(k, _)| k.clone())
-            .collect()
-    }
-
-    /// The objects' keys.
-    fn keys(&self) -> BTreeSet<String> {
-        self.objects.keys().cloned().collect()
-    }
-}
-
 fn kubectl(sandbox: &SandboxProcess, ctx: &TestContext) -> Command {
     sandbox.kubectl(ctx, NAME).expect("kubectl")
-}
-
-fn snapshot(sandbox: &SandboxProcess, ctx: &TestContext) -> Snapshot {
-    let resources =
-        run_ok(kubectl(sandbox, ctx).args(["api-resources", "--verbs=list", "-o", "name"]));
-    let resources: Vec<String> = text(&resources.stdout)
-        .lines()
-        .filter(|r| !IGNORED_RESOURCES.contains(r))
-        .map(str::to_string)
-        .collect();
-    let listed =
-        run_ok(kubectl(sandbox, ctx).args(["get", &resources.join(","), "-A", "-o", "json"]));
-    let listed: Value = serde_json::from_slice(&listed.stdout).expect("kubectl's JSON");
-    let items = listed["items"].as_array().cloned().unwrap_or_default();
-    let renames = Renames::of(&items);
-    let mut snapshot = Snapshot::default();
-    let mut grouped: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for item in &items {
-        let meta = &item["metadata"];
-        let namespace = meta["namespace"].as_str().unwrap_or("");
-        let name = meta["name"].as_str().unwrap_or("");
-        if item["kind"] == "Secret" && item["type"] == "helm.sh/release.v1" {
-            snapshot
-                .records
-                .insert(format!("{namespace}/{name}"), record(item));
-            continue;
-        }
-        let key = match namespace {
-            "" => format!(
-                "{} {}",
-                item["kind"].as_str().unwrap_or(""),
-                renames.string(name)
-            ),
-            ns => format!(
-                "{} {ns}/{}",
-                item["kind"].as_str().unwrap_or(""),
-                renames.string(name)
-            ),
-        };
-        grouped
-            .entry(key)
-            .or_default()
-            .push(normalise(item, &renames));
-    }
-    for (key, mut objects) in grouped {
-        if objects.len() == 1 {
-            snapshot.objects.insert(key, objects.remove(0));
-            continue;
-        }
-        objects.sort_by_key(|o| o.to_string());
-        for (n, object) in objects.into_iter().enumerate() {
-            snapshot.objects.insert(format!("{key} #{n}"), object);
-        }
-    }
-    snapshot
-}
-
-/// What differs between chartkit's cluster and helm's, one line each.
-fn differences(chartkit: &Snapshot, helm: &Snapshot) -> Vec<String> {
-    let mut out = Vec::new();
-    for (what, a, b) in [
-        ("object", &chartkit.objects, &helm.objects),
-        ("release record", &chartkit.records, &helm.records),
-    ] {
-        for key in a.keys().chain(b.keys()).collect::<BTreeSet<_>>() {
-            match (a.get(key), b.get(key)) {
-                (Some(_), None) => out.push(format!("{what} {key}: only in chartkit's cluster")),
-                (None, Some(_)) => out.push(format!("{what} {key}: only in helm's cluster")),
-                (Some(x), Some(y)) => value_differences(
-                    &format!("{what} {key}"),
-                    x,
-                    y,
-                    ["chartkit", "helm"],
-                    &mut out,
-                ),
-                (None, None) => unreachable!(),
-            }
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -332,20 +63,11 @@ impl<'a> Pair<'a> {
 
     /// Runs `args` with both tools at once; returns (chartkit's, helm's) outputs.
     fn run(&self, args: &[&str]) -> (Output, Output) {
-        let spawn = |mut command: Command| {
-            command
-                .args(args)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .expect("start the command")
-        };
-        let chartkit = spawn(self.chartkit());
-        let helm = spawn(self.helm());
-        (
-            chartkit.wait_with_output().expect("chartkit runs"),
-            helm.wait_with_output().expect("helm runs"),
-        )
+        let (mut chartkit, mut helm) = (self.chartkit(), self.helm());
+        chartkit.args(args);
+        helm.args(args);
+        let [chartkit, helm] = run_both(chartkit, helm);
+        (chartkit, helm)
     }
 
     /// A step both tools must carry out.
@@ -374,26 +96,15 @@ impl<'a> Pair<'a> {
         (text(&chartkit.stderr), text(&helm.stderr))
     }
 
-    /// Waits until both clusters are the same once normalised (they settle: Job pods
-    /// finish, owned objects are collected), failing with the differences at
-    /// [`SETTLE`]; returns chartkit's cluster.
+    /// Waits until both clusters are the same once normalised; returns chartkit's.
     fn converge(&self, step: &str) -> Snapshot {
-        let deadline = Instant::now() + SETTLE;
-        loop {
-            let chartkit = snapshot(&self.chartkit, self.ctx);
-            let helm = snapshot(&self.helm, self.ctx);
-            let diff = differences(&chartkit, &helm);
-            if diff.is_empty() {
-                return chartkit;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "after {step}, chartkit's cluster differs from helm's:\n{}",
-                diff.join("\n")
-            );
-            // The interval between two looks at clusters still settling.
-            std::thread::sleep(Duration::from_millis(250));
-        }
+        converge(
+            [&self.chartkit, &self.helm],
+            self.ctx,
+            NAME,
+            ["chartkit", "helm"],
+            step,
+        )
     }
 }
 

@@ -83,6 +83,17 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
     Duration::try_from_secs_f64(total).ok()
 }
 
+/// `--rollback-on-failure`, or its deprecated name `--atomic` (with cobra's notice, as
+/// helm prints it).
+fn rollback_on_failure(rollback_on_failure: bool, atomic: bool) -> bool {
+    if atomic {
+        crate::output::errln!(
+            "Flag --atomic has been deprecated, use --rollback-on-failure instead"
+        );
+    }
+    rollback_on_failure || atomic
+}
+
 fn timeout(text: &str) -> Result<Duration> {
     parse_go_duration(text).ok_or_else(|| {
         Error::msg(format!("invalid argument {text:?} for \"--timeout\" flag"))
@@ -319,7 +330,7 @@ fn run_install(
         skip_crds: args.skip_crds,
         description: args.description.clone(),
         dry_run,
-        atomic: args.atomic,
+        atomic: rollback_on_failure(args.rollback_on_failure, args.atomic),
         writing: writing(&args.writing),
         labels: labels(&args.labels)?,
         take_ownership: args.take_ownership,
@@ -433,7 +444,7 @@ pub fn upgrade(
         values_mode,
         waiting: waiting(&args.wait)?,
         no_hooks: args.no_hooks,
-        atomic: args.atomic,
+        atomic: rollback_on_failure(args.rollback_on_failure, args.atomic),
         cleanup_on_fail: args.cleanup_on_fail,
         writing: writing(&args.writing),
         take_ownership: args.take_ownership,
@@ -453,7 +464,7 @@ pub fn upgrade(
         skip_crds: args.skip_crds,
         description: args.description.clone(),
         dry_run,
-        atomic: args.atomic,
+        atomic: options.atomic,
         writing: writing(&args.writing),
         labels,
         take_ownership: args.take_ownership,
