@@ -350,9 +350,8 @@ fn subcharts_defaults_and_imports_are_recorded_as_helm_records_them() {
     clusters.step(&["rollback", "fam", "1"]);
     clusters.compare("rollback", "fam", 4);
 
-    // Each tool upgrades the release the other one recorded. (helm's server-side apply
-    // does not take fields another manager wrote unless told to, and chartkit's always
-    // does.)
+    // Each tool upgrades the release the other one recorded (both write as the field
+    // manager `helm`, so neither needs --force-conflicts).
     let upgrade = [
         "upgrade",
         "fam",
@@ -366,8 +365,7 @@ fn subcharts_defaults_and_imports_are_recorded_as_helm_records_them() {
             .chartkit
             .helm(&ctx, NAME)
             .expect("helm")
-            .args(upgrade)
-            .arg("--force-conflicts"),
+            .args(upgrade),
     );
     run_ok(clusters.helm.chartkit(&ctx).args(upgrade));
     clusters.compare("upgrades across tools", "fam", 5);

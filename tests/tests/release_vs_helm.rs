@@ -12,8 +12,8 @@ use std::process::{Command, Output};
 
 use chartkit_tests::TestContext;
 use chartkit_tests::cluster_state::{Snapshot, converge, run_both};
-use chartkit_tests::records::value_differences;
 use chartkit_tests::corpus::corpus_or_skip;
+use chartkit_tests::records::value_differences;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok, write_file};
 use chartkit_tests::server::ServeProcess;
 use serde_json::Value;
