@@ -450,7 +450,7 @@ fn rendering_and_dependency_flags_are_helms() {
             "parent",
             &[(
                 "Chart.yaml",
-                "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n  - name: dep\n    version: 0.1.0\n    repository: file://../../dep\n",
+                "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n  - name: dep\n    version: 0.1.0\n    repository: file://../../dep\n    condition: dep.enabled\n",
             )],
         )
     };
@@ -512,6 +512,13 @@ fn rendering_and_dependency_flags_are_helms() {
             && debug.contains("dep:\n  global: {}\n  value: one\n")
             && debug.contains("MANIFEST:\n"),
         "{debug}"
+    );
+    // A subchart its condition turns off leaves the computed values, as in helm (they are
+    // computed from the chart as dependency processing left it, not as it was loaded).
+    let off = tools.same(&[&upgrade[..], &["--debug", "--set", "dep.enabled=false"]].concat());
+    assert!(
+        off.contains("COMPUTED VALUES:\na:\n  b: 1\ndep:\n  enabled: false\nvalue: one\n"),
+        "{off}"
     );
 
     // --skip-schema-validation

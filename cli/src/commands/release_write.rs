@@ -225,11 +225,16 @@ impl<'a> Printing<'a> {
                 }
                 let text = match &self.chart {
                     Some(chart) => {
+                        // helm coalesces the config over the chart as dependency
+                        // processing left it (disabled subcharts gone, imports merged).
                         let config = release.config.clone().unwrap_or_default();
-                        let mut ignored = Vec::new();
-                        let computed =
-                            chartkit_values::coalesce_values(chart, &config, &mut ignored)
-                                .unwrap_or(config);
+                        let options = chartkit_render::RenderOptions {
+                            skip_schema_validation: true,
+                            ..Default::default()
+                        };
+                        let computed = chartkit_render::prepare(chart.clone(), &config, &options)
+                            .map(|(_, values)| values)
+                            .unwrap_or(config);
                         views::debug_status_text(&shown, &computed)
                     }
                     None => views::status_text(&shown, None, None),
