@@ -162,9 +162,26 @@ impl<'a> Applier<'a> {
         params.force = force;
         params.dry_run = self.dry_run;
         let mut attempt = 0;
+        let mut adopted = false;
         loop {
             match api.patch(&target.name, &params, &Patch::Apply(&body)).await {
                 Ok(applied) => return Ok(applied),
+                Err(kube::Error::Api(status))
+                    if status.code == 409
+                        && is_field_conflict(&status)
+                        && !adopted
+                        && status.message.contains(&format!(
+                            " with \"{}\"",
+                            crate::csa_upgrade::LEGACY_MANAGER
+                        ))
+                        && self.field_manager != crate::csa_upgrade::LEGACY_MANAGER =>
+                {
+                    // Fields an older chartkit wrote under its own name are this
+                    // writer's: they are handed over once and the apply tried again.
+                    adopted = true;
+                    self.rewrite_managed_fields(object, crate::csa_upgrade::adopted_legacy_fields)
+                        .await?;
+                }
                 Err(kube::Error::Api(status))
                     if status.code == 409 && is_field_conflict(&status) =>
                 {
@@ -188,6 +205,18 @@ impl<'a> Applier<'a> {
     /// as helm does, so the apply does not conflict with the manager's own earlier
     /// writes. Returns whether the object's managedFields were changed.
     pub async fn upgrade_client_side_fields(&self, object: &Object) -> Result<bool, ApplyError> {
+        self.rewrite_managed_fields(object, crate::csa_upgrade::upgraded_managed_fields)
+            .await
+    }
+
+    /// The object's managedFields rewritten by `rewrite` (given the live entries and this
+    /// applier's manager; `None` leaves them), conditional on the live resourceVersion
+    /// and read again after a lost race. Returns whether they were changed.
+    async fn rewrite_managed_fields(
+        &self,
+        object: &Object,
+        rewrite: fn(&[Value], &str) -> Option<Vec<Value>>,
+    ) -> Result<bool, ApplyError> {
         let target = self.target(object).await?;
         let api = target.api(&self.client);
         let mut attempt = 0;
@@ -204,9 +233,7 @@ impl<'a> Applier<'a> {
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
-            let Some(upgraded) =
-                crate::csa_upgrade::upgraded_managed_fields(&entries, &self.field_manager)
-            else {
+            let Some(upgraded) = rewrite(&entries, &self.field_manager) else {
                 return Ok(false);
             };
             let version = live["metadata"]["resourceVersion"].as_str().unwrap_or("");

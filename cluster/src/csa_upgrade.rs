@@ -61,6 +61,44 @@ pub fn upgraded_managed_fields(entries: &[Value], manager: &str) -> Option<Vec<V
     Some(kept)
 }
 
+/// The field manager chartkit wrote under before it wrote as helm (issue #28). Objects a
+/// release of that time holds still carry its entries, which an apply by `helm` without
+/// force conflicts with.
+pub const LEGACY_MANAGER: &str = "chartkit";
+
+/// The object's managedFields with [`LEGACY_MANAGER`]'s entries of the main resource
+/// handed to `manager`: renamed, joined to `manager`'s entry of the same operation (and,
+/// for updates, apiVersion), then its `Update` fields moved into its `Apply` entry as
+/// [`upgraded_managed_fields`] does; `None` when there is no such entry.
+pub fn adopted_legacy_fields(entries: &[Value], manager: &str) -> Option<Vec<Value>> {
+    let legacy = |entry: &Value| {
+        entry["manager"] == LEGACY_MANAGER && entry["subresource"].as_str().unwrap_or("").is_empty()
+    };
+    if !entries.iter().any(legacy) {
+        return None;
+    }
+    // The API server refuses two entries with one identity (manager and operation, and
+    // the apiVersion of an update), so a renamed entry joins an existing one.
+    let same = |a: &Value, b: &Value| {
+        a["manager"] == b["manager"]
+            && a["operation"] == b["operation"]
+            && a["subresource"] == b["subresource"]
+            && (a["operation"] == "Apply" || a["apiVersion"] == b["apiVersion"])
+    };
+    let mut adopted: Vec<Value> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let mut entry = entry.clone();
+        if legacy(&entry) {
+            entry["manager"] = Value::String(manager.into());
+        }
+        match adopted.iter_mut().find(|kept| same(kept, &entry)) {
+            Some(kept) => union(&mut kept["fieldsV1"], &entry["fieldsV1"]),
+            None => adopted.push(entry),
+        }
+    }
+    Some(upgraded_managed_fields(&adopted, manager).unwrap_or(adopted))
+}
+
 /// Field sets in their managedFields form are tries of JSON objects (`".": {}` marking
 /// a member that also has children): their union is the objects merged key by key.
 fn union(into: &mut Value, other: &Value) {
@@ -131,6 +169,26 @@ mod tests {
             "fieldsType": "FieldsV1",
             "fieldsV1": fields,
         })
+    }
+
+    #[test]
+    fn legacy_chartkit_entries_are_handed_to_helm() {
+        let entries = vec![
+            entry("chartkit", "Apply", json!({"f:data": {"f:a": {}}})),
+            entry("helm", "Apply", json!({"f:data": {"f:b": {}}})),
+            entry("chartkit", "Update", json!({"f:data": {"f:c": {}}})),
+            entry("kubectl-edit", "Update", json!({"f:data": {"f:d": {}}})),
+        ];
+        let adopted = adopted_legacy_fields(&entries, "helm").expect("something to adopt");
+        assert_eq!(adopted.len(), 2, "{adopted:#?}");
+        assert_eq!(adopted[0]["manager"], "helm");
+        assert_eq!(adopted[0]["operation"], "Apply");
+        assert_eq!(
+            adopted[0]["fieldsV1"],
+            json!({"f:data": {"f:a": {}, "f:b": {}, "f:c": {}}})
+        );
+        assert_eq!(adopted[1]["manager"], "kubectl-edit");
+        assert!(adopted_legacy_fields(&adopted, "helm").is_none());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::cluster_state::{converge, run_both};
-use chartkit_tests::sandbox::{SandboxProcess, write_file};
+use chartkit_tests::sandbox::{SandboxProcess, run_ok, write_file};
 use chartkit_tests::stderr;
 use serde_json::Value;
 
@@ -249,4 +249,76 @@ fn helm_first_client_side() {
 #[test]
 fn chartkit_first_client_side() {
     alternate(Tool::Chartkit, false);
+}
+
+/// A release an older chartkit wrote (its fields owned by the manager `chartkit`): helm's
+/// upgrade conflicts with those fields, chartkit's next upgrade hands them to `helm`, and
+/// helm carries on from there.
+#[test]
+fn a_release_an_older_chartkit_wrote_is_handed_to_helm() {
+    if chartkit_tests::peers::helm_or_skip(NAME).is_none()
+        || chartkit_tests::peers::kubectl_or_skip(NAME).is_none()
+    {
+        return;
+    }
+    let ctx = TestContext::new();
+    let chart = chart(&ctx);
+    let values = |n: u8| format!("{chart}/v{n}.yaml");
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    let helm = || sandbox.helm(&ctx, NAME).expect("helm");
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["install", "web", &chart, "-f", &values(1)]),
+    );
+    // What an older chartkit left: every field of the release's objects applied by the
+    // manager `chartkit`.
+    let manifest = run_ok(sandbox.chartkit(&ctx).args(["get", "manifest", "web"])).stdout;
+    let manifest_file = write_file(
+        ctx.dir(),
+        "old-chartkit.yaml",
+        &String::from_utf8_lossy(&manifest),
+    );
+    run_ok(
+        sandbox
+            .kubectl(&ctx, NAME)
+            .expect("kubectl")
+            .args(["apply", "--server-side", "--force-conflicts"])
+            .args(["--field-manager", "chartkit", "-f"])
+            .arg(&manifest_file),
+    );
+    let refused = helm()
+        .args(["upgrade", "web", &chart, "-f", &values(2)])
+        .output()
+        .expect("helm runs");
+    assert!(
+        !refused.status.success() && stderr(&refused).contains("with \"chartkit\""),
+        "helm should meet the old manager's fields: {}",
+        stderr(&refused)
+    );
+    run_ok(
+        sandbox
+            .chartkit(&ctx)
+            .args(["upgrade", "web", &chart, "-f", &values(2)]),
+    );
+    let deployment: Value = serde_json::from_slice(
+        &run_ok(sandbox.kubectl(&ctx, NAME).expect("kubectl").args([
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]))
+        .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(
+        managers(&deployment["metadata"]["managedFields"]),
+        ["helm".to_string()],
+        "{deployment:#}"
+    );
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    run_ok(helm().args(["upgrade", "web", &chart, "-f", &values(3)]));
+    run_ok(helm().args(["rollback", "web", "2"]));
 }
