@@ -380,7 +380,20 @@ impl Client {
             .iter()
             .map(|u| resolve_reference_url(&loaded.entry.url, u))
             .collect::<Result<Vec<_>>>()?;
-        let digest = normalize_digest(&chosen.digest);
+        let digest = match normalize_digest(&chosen.digest) {
+            Ok(digest) => digest,
+            Err(()) => {
+                return Err(ClientError::BadDigest {
+                    repo: match &loaded.entry.name {
+                        n if n.is_empty() => format!("the repository {}", loaded.entry.url),
+                        n => format!("repository \"{n}\" ({})", loaded.entry.url),
+                    },
+                    chart: chosen.name().to_owned(),
+                    version: chosen.version().to_owned(),
+                    digest: chosen.digest.clone(),
+                });
+            }
+        };
         Ok(Resolved {
             name: chosen.name().to_owned(),
             version: chosen.version().to_owned(),
@@ -566,11 +579,19 @@ fn same_origin(a: &str, b: &str) -> bool {
     }
 }
 
-/// An index digest as lower-case hex without a `sha256:` prefix; `None` when empty.
-fn normalize_digest(digest: &str) -> Option<String> {
+/// An index digest as lower-case hex without a `sha256:` prefix; `None` when there is
+/// none, an error when there is one that is not a sha256 (a check that cannot be made
+/// must fail, not be skipped).
+fn normalize_digest(digest: &str) -> std::result::Result<Option<String>, ()> {
     let d = digest.trim();
+    if d.is_empty() {
+        return Ok(None);
+    }
     let d = d.strip_prefix("sha256:").unwrap_or(d).to_ascii_lowercase();
-    (d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit())).then_some(d)
+    match d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()) {
+        true => Ok(Some(d)),
+        false => Err(()),
+    }
 }
 
 /// The blob's bytes if it exists and still has its digest.
@@ -646,11 +667,15 @@ mod tests {
     fn digests_are_normalized() {
         let hex = "a".repeat(64);
         assert_eq!(
-            normalize_digest(&format!("sha256:{hex}")),
+            normalize_digest(&format!("sha256:{hex}")).unwrap(),
             Some(hex.clone())
         );
-        assert_eq!(normalize_digest(&hex.to_uppercase()), Some(hex));
-        assert_eq!(normalize_digest(""), None);
+        assert_eq!(normalize_digest(&hex.to_uppercase()), Ok(Some(hex.clone())));
+        assert_eq!(normalize_digest(""), Ok(None));
+        // Malformed digests are refused, never skipped: 66 hex digits, not hex, empty hex.
+        assert!(normalize_digest(&format!("{hex}ab")).is_err());
+        assert!(normalize_digest(&"z".repeat(64)).is_err());
+        assert!(normalize_digest("sha256:").is_err());
     }
 
     #[test]

@@ -69,6 +69,17 @@ pub enum ClientError {
     /// A URL that cannot be parsed or resolved.
     #[error("invalid URL `{url}`: {reason}")]
     BadUrl { url: String, reason: String },
+    /// An index entry whose digest is there but is not a sha256 the package could be
+    /// checked against: nothing is downloaded rather than something unchecked.
+    #[error(
+        "{repo} lists chart \"{chart}\" version \"{version}\" with the digest {digest:?}, which is not a sha256 (64 hexadecimal characters, optionally after `sha256:`), so the package cannot be checked; nothing was downloaded"
+    )]
+    BadDigest {
+        repo: String,
+        chart: String,
+        version: String,
+        digest: String,
+    },
     /// The package's bytes are not the ones the index describes.
     #[error(
         "the package downloaded from {url} does not match the repository index: the index says sha256:{expected}, the download is sha256:{actual}"

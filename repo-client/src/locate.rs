@@ -230,7 +230,16 @@ fn locate_in_repository(
         _ => {
             let loaded = client.load_index(&entry, refresh)?;
             let resolved = client.resolve_in(&loaded, reference, options.version, options.devel)?;
-            (resolved, loaded.warnings)
+            let mut warnings = loaded.warnings;
+            // A malformed digest is an error (`resolve_in`); only a missing one is let
+            // through, and said.
+            if resolved.digest.is_none() {
+                warnings.push(format!(
+                    "chart \"{}\" version \"{}\" has no digest in the index of {}: the package cannot be checked against it",
+                    resolved.name, resolved.version, resolved.repo_url
+                ));
+            }
+            (resolved, warnings)
         }
     };
     let package = client.fetch_package(&resolved)?;

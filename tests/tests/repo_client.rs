@@ -374,6 +374,60 @@ fn a_package_that_does_not_match_the_index_is_refused_and_nothing_is_kept() {
     assert_eq!(std::fs::read_dir(ctx.path("out")).unwrap().count(), 0);
 }
 
+/// A digest that cannot be checked (too long, not hex) is an error naming the repository,
+/// chart, version and value, and nothing is downloaded or written; an absent one is
+/// skipped, as helm skips it.
+#[test]
+fn a_digest_that_cannot_be_checked_fails_closed() {
+    let ctx = TestContext::new();
+    let repo = ctx.path("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("app-1.0.0.tgz"),
+        chartkit_tests::server::chart_package("app", "1.0.0"),
+    )
+    .unwrap();
+    run_ok(ctx.chartkit().arg("repo").arg("index").arg(&repo));
+    let index = std::fs::read_to_string(repo.join("index.yaml")).unwrap();
+    let digest = chartkit_tests::sha256_file(&repo.join("app-1.0.0.tgz"));
+    assert!(index.contains(&digest), "{index}");
+    let server = StaticServer::start(&repo);
+    run_ok(ctx.chartkit().args(["repo", "add", "st", &server.url]));
+    std::fs::create_dir_all(ctx.path("out")).unwrap();
+    for bad in [format!("{digest}ab"), "z".repeat(64)] {
+        std::fs::write(repo.join("index.yaml"), index.replace(&digest, &bad)).unwrap();
+        run_ok(ctx.chartkit().args(["repo", "update", "st"]));
+        let refused = ctx.run(&["pull", "st/app", "-d", "out"]);
+        assert!(
+            !refused.status.success(),
+            "a digest of {bad:?} was accepted"
+        );
+        let stderr = text(&refused.stderr);
+        for part in [
+            "repository \"st\"",
+            "chart \"app\"",
+            "version \"1.0.0\"",
+            &bad,
+        ] {
+            assert!(stderr.contains(part), "{part:?} missing from: {stderr}");
+        }
+        assert_eq!(std::fs::read_dir(ctx.path("out")).unwrap().count(), 0);
+        assert_eq!(server.counts().bodies("/app-1.0.0.tgz"), 0);
+    }
+    // No digest at all: nothing to check against, and the package is used.
+    let without: String = index
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("digest:"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(repo.join("index.yaml"), without).unwrap();
+    run_ok(ctx.chartkit().args(["repo", "update", "st"]));
+    let pulled = run_ok(ctx.chartkit().args(["pull", "st/app", "-d", "out"]));
+    assert!(ctx.path("out/app-1.0.0.tgz").exists());
+    let warned = text(&pulled.stderr);
+    assert!(warned.contains("has no digest in the index"), "{warned}");
+}
+
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
