@@ -301,10 +301,12 @@ impl Engine {
         for object in &mut objects {
             mark(object, name, &self.namespace);
         }
-        // helm adopts objects already marked as this release's, and refuses others.
-        if !options.take_ownership {
-            self.check_ownership("install", &objects, name).await?;
-        }
+        // helm adopts objects already marked as this release's, and refuses others. Which
+        // ones exist is known from the check; with --take-ownership, any may.
+        let existing = match options.take_ownership {
+            false => self.check_ownership("install", &objects, name).await?,
+            true => vec![true; objects.len()],
+        };
         release.apply_method = options.writing.resolve(None)?.method().to_string();
         if options.dry_run != DryRun::None {
             set_status(&mut release, Status::PendingInstall, "Dry run complete");
@@ -317,7 +319,7 @@ impl Engine {
         // The namespace may have just been made: the lock could not be taken before.
         let late = self.lock(name).await?;
         let result = self
-            .record_and_install(&mut release, &objects, options)
+            .record_and_install(&mut release, &objects, &existing, options)
             .await;
         self.unlock(name, late).await;
         result.map(|()| (release, warnings))
@@ -327,6 +329,7 @@ impl Engine {
         &self,
         release: &mut Release,
         objects: &[Object],
+        existing: &[bool],
         options: &InstallOptions,
     ) -> Result<(), EngineError> {
         let name = &options.name;
@@ -340,7 +343,10 @@ impl Engine {
             }
         }
         self.storage.create(release, 0, now().unix()).await?;
-        match self.perform_install(release, objects, options).await {
+        match self
+            .perform_install(release, objects, existing, options)
+            .await
+        {
             Ok(()) => {
                 let description = options.description.as_deref().unwrap_or("Install complete");
                 set_status(release, Status::Deployed, description);
@@ -379,6 +385,7 @@ impl Engine {
         &self,
         release: &mut Release,
         objects: &[Object],
+        existing: &[bool],
         options: &InstallOptions,
     ) -> Result<(), EngineError> {
         let timeout = options.waiting.timeout;
@@ -388,11 +395,11 @@ impl Engine {
                 .map_err(|e| e.context("failed pre-install"))?;
         }
         let writing = options.writing.resolve(None)?;
-        for object in objects {
-            // Objects adopted by the install (already marked as this release's) get the
-            // fields helm's client-side writes own handed to its applies, as helm's
-            // install does; for the others there is nothing to hand.
-            self.write(object, None, writing, true).await?;
+        for (object, &exists) in objects.iter().zip(existing) {
+            // Objects adopted by the install (already there, marked as this release's)
+            // get the fields helm's client-side writes own handed to its applies, as
+            // helm's install does; a new object has nothing to hand, and no read for it.
+            self.write(object, None, writing, exists).await?;
         }
         self.wait_for(objects, options.waiting).await?;
         if !options.no_hooks {
@@ -445,22 +452,26 @@ impl Engine {
     }
 
     /// Refuses objects that exist in the cluster without this release's marks.
+    /// Refuses live objects not marked as `release`'s; says, object by object, which
+    /// exist.
     pub(crate) async fn check_ownership(
         &self,
         operation: &str,
         objects: &[Object],
         release: &str,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Vec<bool>, EngineError> {
         let applier = self.applier();
+        let mut existing = Vec::with_capacity(objects.len());
         for object in objects {
             let target = applier.target(object).await?;
             let live = target.api(&self.client).get_opt(&target.name).await?;
-            if let Some(live) = live {
-                let live = serde_json::to_value(&live).unwrap_or(Value::Null);
+            if let Some(live) = &live {
+                let live = serde_json::to_value(live).unwrap_or(Value::Null);
                 check_live(operation, &target, &live, release, &self.namespace)?;
             }
+            existing.push(live.is_some());
         }
-        Ok(())
+        Ok(existing)
     }
 
     async fn create_namespace(&self, writing: crate::Writing) -> Result<(), EngineError> {
