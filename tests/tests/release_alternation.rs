@@ -322,3 +322,61 @@ fn a_release_an_older_chartkit_wrote_is_handed_to_helm() {
     run_ok(helm().args(["upgrade", "web", &chart, "-f", &values(3)]));
     run_ok(helm().args(["rollback", "web", "2"]));
 }
+
+/// Objects helm wrote client-side and left behind marked as the release's (its records
+/// gone): chartkit's server-side install adopts them, handing helm's client-side fields
+/// to its applies as helm's install does, so changed fields do not conflict and helm
+/// upgrades the release afterwards.
+#[test]
+fn an_install_adopting_client_side_objects_hands_their_fields_over() {
+    if chartkit_tests::peers::helm_or_skip(NAME).is_none()
+        || chartkit_tests::peers::kubectl_or_skip(NAME).is_none()
+    {
+        return;
+    }
+    let ctx = TestContext::new();
+    let chart = chart(&ctx);
+    let values = |n: u8| format!("{chart}/v{n}.yaml");
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    let helm = || sandbox.helm(&ctx, NAME).expect("helm");
+    let kubectl = || sandbox.kubectl(&ctx, NAME).expect("kubectl");
+    run_ok(helm().args([
+        "install",
+        "web",
+        &chart,
+        "-f",
+        &values(1),
+        "--server-side=false",
+    ]));
+    run_ok(kubectl().args(["delete", "secret", "sh.helm.release.v1.web.v1"]));
+    run_ok(sandbox.chartkit(&ctx).args([
+        "install",
+        "web",
+        &chart,
+        "-f",
+        &values(2),
+        "--server-side=true",
+    ]));
+    let deployment: Value = serde_json::from_slice(
+        &run_ok(kubectl().args([
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ]))
+        .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(deployment["spec"]["replicas"], 2);
+    let helm_entries: Vec<&str> = deployment["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["manager"] == "helm")
+        .filter_map(|e| e["operation"].as_str())
+        .collect();
+    assert_eq!(helm_entries, ["Apply"], "{deployment:#}");
+    run_ok(helm().args(["upgrade", "web", &chart, "-f", &values(3)]));
+}
