@@ -337,9 +337,8 @@ fn static_server_add_update_search_pull_verify_and_offline() {
     );
 }
 
-#[test]
-fn a_package_that_does_not_match_the_index_is_refused_and_nothing_is_kept() {
-    let ctx = TestContext::new();
+/// A directory with one package, `app-1.0.0.tgz`, indexed by `chartkit repo index`.
+fn one_chart_repository(ctx: &TestContext) -> PathBuf {
     let repo = ctx.path("repo");
     std::fs::create_dir_all(&repo).unwrap();
     std::fs::write(
@@ -348,6 +347,13 @@ fn a_package_that_does_not_match_the_index_is_refused_and_nothing_is_kept() {
     )
     .unwrap();
     run_ok(ctx.chartkit().arg("repo").arg("index").arg(&repo));
+    repo
+}
+
+#[test]
+fn a_package_that_does_not_match_the_index_is_refused_and_nothing_is_kept() {
+    let ctx = TestContext::new();
+    let repo = one_chart_repository(&ctx);
     let expected = chartkit_tests::sha256_file(&repo.join("app-1.0.0.tgz"));
     // The file changes after indexing: another valid package under the same name.
     std::fs::write(
@@ -380,14 +386,7 @@ fn a_package_that_does_not_match_the_index_is_refused_and_nothing_is_kept() {
 #[test]
 fn a_digest_that_cannot_be_checked_fails_closed() {
     let ctx = TestContext::new();
-    let repo = ctx.path("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    std::fs::write(
-        repo.join("app-1.0.0.tgz"),
-        chartkit_tests::server::chart_package("app", "1.0.0"),
-    )
-    .unwrap();
-    run_ok(ctx.chartkit().arg("repo").arg("index").arg(&repo));
+    let repo = one_chart_repository(&ctx);
     let index = std::fs::read_to_string(repo.join("index.yaml")).unwrap();
     let digest = chartkit_tests::sha256_file(&repo.join("app-1.0.0.tgz"));
     assert!(index.contains(&digest), "{index}");
