@@ -401,7 +401,18 @@ fn a_port_nothing_listens_on_is_reported() {
     let t = target(Resource::Deployment("charts".into()), PortRef::Number(9090));
     let local = tunnels.open(&t).unwrap();
     assert_eq!(get(local, "/"), "");
-    let failure = tunnels.take_failure(&t).expect("a reason");
+    // The bridge records the reason as the forwarded stream ends, which may be just after
+    // the client saw its connection close.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let failure = loop {
+        match tunnels.take_failure(&t) {
+            Some(failure) => break failure,
+            None if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            None => panic!("no reason recorded for the failed connection"),
+        }
+    };
     assert!(
         failure.contains("could not be reached on port 9090")
             && failure.contains("failed to connect to localhost:9090"),
