@@ -276,6 +276,13 @@ async fn chart_file(
         }
     };
     let missing = || ApiError::not_found(format!("{file} not found"));
+    // A package the server refused to index (copied into the storage by hand) is not
+    // served either: its clients' loaders would refuse it too.
+    if let Some(reason) = state.repo.refusal(&file) {
+        return Err(ApiError::not_found(format!(
+            "{file} is in the storage but not served, because it is not a usable chart: {reason}"
+        )));
+    }
     let data = state.repo.storage().get(&file).await?.ok_or_else(missing)?;
     if let Some(package) = file.strip_suffix(".prov") {
         // A `.prov` is served only with the package it signs: one left without its

@@ -645,3 +645,59 @@ async fn index_yaml_in_parts_matches_the_whole_index() {
     std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut text).unwrap();
     assert_eq!(text, after);
 }
+
+/// A package with a symbolic link: Helm's loader reads it as an empty file, but
+/// `chartkit pull --untar`, `template` and `show` refuse it.
+fn package_with_symlink(name: &str) -> Vec<u8> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: 1.0.0\n");
+    let mut header = tar::Header::new_gnu();
+    header.set_size(chart_yaml.len() as u64);
+    header.set_mode(0o644);
+    builder
+        .append_data(
+            &mut header,
+            format!("{name}/Chart.yaml"),
+            chart_yaml.as_bytes(),
+        )
+        .unwrap();
+    let mut link = tar::Header::new_gnu();
+    link.set_entry_type(tar::EntryType::Symlink);
+    link.set_size(0);
+    link.set_mode(0o777);
+    builder
+        .append_link(&mut link, format!("{name}/templates/x.yaml"), "/etc/passwd")
+        .unwrap();
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+#[tokio::test]
+async fn a_package_helm_indexes_but_pull_untar_refuses_is_neither_stored_nor_served() {
+    let server = server(Settings::default()).await;
+    let linked = package_with_symlink("linked");
+    let (status, body) = server.upload(&linked).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body.contains("archive entry `linked/templates/x.yaml` is a link"),
+        "{body}"
+    );
+    assert!(server.stored().is_empty());
+    // Copied in by hand, it is left out of the index with its reason, and not served.
+    std::fs::write(server.dir.path().join("linked-1.0.0.tgz"), &linked).unwrap();
+    let report = server.repo.sync().await.unwrap();
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    assert!(
+        report.skipped[0]
+            .1
+            .contains("`linked/templates/x.yaml` is a link"),
+        "{report:?}"
+    );
+    assert!(!server.index().await.contains("linked"));
+    let (status, body) = server.get("/charts/linked-1.0.0.tgz").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body.contains("not served"), "{body}");
+    assert!(body.contains("is a link"), "{body}");
+}

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use chartkit_chart::LoadOptions;
-use chartkit_chart::archive::{Limits, RetainBudget};
+use chartkit_chart::archive::{EntryRules, Limits, RetainBudget};
 use chartkit_index::{ChartVersion, IndexFile};
 use futures::StreamExt;
 use sha2::{Digest, Sha256};
@@ -113,6 +113,8 @@ struct Known {
     seq: u64,
     /// (name, version) in the index, or `None` for a file that is not a usable chart.
     entry: Option<(String, String)>,
+    /// Why a package file is left out of the index (and not served).
+    refused: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -172,14 +174,7 @@ impl Repository {
             storage,
             urls,
             rules,
-            // Room for the largest chart the limits allow, and some to share: a check that
-            // would need more while others hold memory is refused as busy.
-            load: LoadOptions {
-                budget: Some(RetainBudget::new(
-                    rules.limits.max_total_size.saturating_add(32 << 20),
-                )),
-                ..LoadOptions::for_index(rules.limits)
-            },
+            load: server_load_options(rules.limits),
             checks: Semaphore::new(rules.concurrent_checks.max(1)),
             state: RwLock::new(State {
                 index,
@@ -328,6 +323,7 @@ impl Repository {
                 info,
                 seq,
                 entry: None,
+                refused: None,
             },
         );
     }
@@ -355,7 +351,8 @@ impl Repository {
         &self.rules
     }
 
-    /// Judges a package as `helm repo index` does and makes its index entry, with at most
+    /// Judges a package as `helm repo index` does, with chartkit's strict entry rules
+    /// ([`server_load_options`]), and makes its index entry, with at most
     /// [`PackageRules::concurrent_checks`] packages being judged at once (others wait).
     /// `file` is the stored name; an upload has none yet, and its entry gets the name
     /// Helm gives the package, `NAME-VERSION.tgz`.
@@ -449,6 +446,11 @@ impl Repository {
             .map(|(file, _)| file.clone())
     }
 
+    /// Why a stored package file is left out of the index, once a sync has judged it.
+    pub fn refusal(&self, file: &str) -> Option<String> {
+        self.read().packages.get(file)?.refused.clone()
+    }
+
     /// The digest of a package in the index, if it is one.
     pub fn package_digest(&self, file: &str) -> Option<String> {
         let state = self.read();
@@ -521,8 +523,8 @@ impl Repository {
                         tracing::info!(file = %info.name, %message, "not read this time; will retry");
                     }
                     Err(Refusal { message, .. }) => {
-                        tracing::warn!(file = %info.name, reason = %message, "not a chart; not indexed");
-                        report.skipped.push((info.name.clone(), message));
+                        tracing::warn!(file = %info.name, reason = %message, "package refused; not indexed or served");
+                        report.skipped.push((info.name.clone(), message.clone()));
                         if remove_entry(&mut state, &info.name) {
                             changed = true;
                         }
@@ -532,6 +534,7 @@ impl Repository {
                                 info,
                                 seq: started_at,
                                 entry: None,
+                                refused: Some(message),
                             },
                         );
                     }
@@ -544,6 +547,7 @@ impl Repository {
                         info,
                         seq: started_at,
                         entry: None,
+                        refused: None,
                     },
                 );
             }
@@ -613,6 +617,7 @@ fn insert_entry(state: &mut State, entry: NewEntry, seq: u64) {
             info,
             seq,
             entry: Some(key),
+            refused: None,
         },
     );
 }
@@ -635,6 +640,23 @@ fn remove_entry(state: &mut State, file: &str) -> bool {
     true
 }
 
+/// How the server loads a package to judge it: Helm's whole loader, as `helm repo index`
+/// runs it, but with chartkit's strict entry rules (no links, special files, repeated
+/// paths, `..` or absolute paths), because what the server stores its clients must be
+/// able to use, and `chartkit pull --untar`, `template` and `show` refuse such archives.
+/// `helm package` never writes one. Kept files count against one memory budget with room
+/// for the largest chart the limits allow and some to share: a check that would need more
+/// while others hold memory is refused as busy.
+pub fn server_load_options(limits: Limits) -> LoadOptions {
+    LoadOptions {
+        rules: EntryRules::Strict,
+        budget: Some(RetainBudget::new(
+            limits.max_total_size.saturating_add(32 << 20),
+        )),
+        ..LoadOptions::for_index(limits)
+    }
+}
+
 /// An entry's `created`: the storage's modification time.
 pub fn created_time(modified: SystemTime) -> chartkit_index::GoTime {
     let since = modified
@@ -643,10 +665,10 @@ pub fn created_time(modified: SystemTime) -> chartkit_index::GoTime {
     chartkit_repo::format_utc(since.as_secs(), since.subsec_nanos())
 }
 
-/// Judges a package as `helm repo index` does and makes its index entry, with `created`
-/// from the storage's modification time (the same on every replica and across restarts).
-/// The upload check and the storage sync both come here, so a package is stored exactly
-/// when it will be indexed.
+/// Judges a package with `load` (the server's are [`server_load_options`]) and makes its
+/// index entry, with `created` from the storage's modification time (the same on every
+/// replica and across restarts). The upload check and the storage sync both come here, so
+/// a package is stored exactly when it will be indexed.
 pub fn entry_from_package(
     data: &[u8],
     file: Option<&str>,

@@ -9,6 +9,7 @@ pub enum Entry<'a> {
     Symlink(&'a str, &'a str),
     HardLink(&'a str, &'a str),
     CharDevice(&'a str),
+    BlockDevice(&'a str),
     Fifo(&'a str),
 }
 
@@ -24,6 +25,7 @@ pub fn build(entries: &[Entry<'_>]) -> Vec<u8> {
             Entry::Symlink(name, target) => (name, tar::EntryType::Symlink, b"", Some(target)),
             Entry::HardLink(name, target) => (name, tar::EntryType::Link, b"", Some(target)),
             Entry::CharDevice(name) => (name, tar::EntryType::Char, b"", None),
+            Entry::BlockDevice(name) => (name, tar::EntryType::Block, b"", None),
             Entry::Fifo(name) => (name, tar::EntryType::Fifo, b"", None),
         };
         let mut header = tar::Header::new_gnu();

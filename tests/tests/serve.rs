@@ -422,7 +422,7 @@ fn a_crash_during_uploads_loses_no_acknowledged_upload() {
         );
     }
     assert!(
-        !restarted.log().contains("not a chart"),
+        !restarted.log().contains("package refused"),
         "{}",
         restarted.log()
     );
