@@ -210,8 +210,15 @@ fn classify(error: &(dyn StdError + 'static)) -> (Cause, String) {
     let mut last_words = None;
     while let Some(error) = current {
         if let Some(io) = error.downcast_ref::<std::io::Error>() {
-            if let Some(tls) = io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
-                return tls_words(tls);
+            // An io error may carry a rustls error, or another io error that does.
+            if let Some(inner) = io.get_ref() {
+                if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+                    return tls_words(tls);
+                }
+                if inner.is::<std::io::Error>() {
+                    current = Some(inner);
+                    continue;
+                }
             }
             return match io.kind() {
                 std::io::ErrorKind::ConnectionRefused => {
