@@ -514,6 +514,13 @@ fn engine_error(error: chartkit_engine::EngineError) -> Error {
             let hint = stuck.hint();
             Error::new(error).with_hint(hint)
         }
+        chartkit_engine::EngineError::Wait(wait)
+            if matches!(**wait, chartkit_cluster::WaitError::ConnectionLost { .. }) =>
+        {
+            Error::new(error).with_hint(
+                "check that the API server is running; once it answers again, `chartkit history RELEASE` shows whether the release was left pending (`--recover` clears that)",
+            )
+        }
         chartkit_engine::EngineError::Storage(chartkit_release::StorageError::TooLarge {
             ..
         }) => Error::new(error).with_hint(
