@@ -63,14 +63,12 @@ impl WaitView {
 
     /// A line that is not about one object: above the live lines, or plain.
     fn note(&self, line: &str) {
-        match (&self.live, self.mode) {
-            (Some(live), _) => {
-                if live.println(line).is_err() {
-                    eprintln!("{line}");
-                }
-            }
-            (None, Mode::Lines) => eprintln!("{line}"),
-            _ => {}
+        let drawn = self
+            .live
+            .as_ref()
+            .is_some_and(|live| live.println(line).is_ok());
+        if !drawn && self.mode != Mode::Quiet {
+            eprintln!("{line}");
         }
     }
 }

@@ -36,12 +36,10 @@ fn assert_readable(what: &str, text: &str) {
 /// The first line of stderr, which must be the `Error:` line.
 fn error_line(output: &Output) -> String {
     let text = stderr(output);
-    let line = text
-        .lines()
+    text.lines()
         .find(|l| l.starts_with("Error: "))
         .unwrap_or_else(|| panic!("no Error: line in:\n{text}"))
-        .to_string();
-    line
+        .to_string()
 }
 
 fn hint_line(output: &Output) -> String {
