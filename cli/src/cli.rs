@@ -105,7 +105,8 @@ impl KubeArgs {
 #[derive(Debug, Default, Args)]
 pub struct GlobalArgs {
     /// install and upgrade print the release's values and manifest too, as helm's
-    /// --debug does; chartkit has no debug log for it to turn on.
+    /// --debug does, and --wait writes a line per change to stderr when it is not a
+    /// terminal (where the live view is always shown).
     #[arg(long, global = true, env = env::HELM_DEBUG)]
     pub debug: bool,
     /// Accepted for helm's scripts and ignored: chartkit does not throttle its requests

@@ -82,19 +82,38 @@ impl Error {
     }
 
     /// The messages from the outermost context down to the root error and its sources.
+    /// A kube-rs error ends the chain in chartkit's words for it: its own text and its
+    /// sources' (hyper, rustls) are Rust `Debug` output, not sentences.
     pub fn messages(&self) -> impl Iterator<Item = String> + '_ {
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&*self.root);
         let sources = std::iter::from_fn(move || {
             let error = source?;
+            if let Some(words) = kube_words(error) {
+                source = None;
+                return Some(words);
+            }
             source = error.source();
-            Some(error)
+            Some(error.to_string())
         });
-        self.context
-            .iter()
-            .rev()
-            .cloned()
-            .chain(sources.map(|e| e.to_string()))
+        self.context.iter().rev().cloned().chain(sources)
     }
+
+    /// The hint for the kube-rs error in the chain, when the root has none of its own
+    /// (what to check when the API server could not be reached).
+    pub fn kube_hint(&self) -> Option<String> {
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&*self.root);
+        while let Some(error) = source {
+            if let Some(hint) = chartkit_cluster::kube_error::hint_for(error) {
+                return Some(hint);
+            }
+            source = error.source();
+        }
+        None
+    }
+}
+
+fn kube_words(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    chartkit_cluster::kube_error::words_for(error)
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for Error {

@@ -18,7 +18,11 @@ pub fn error(error: &Error) -> ExitCode {
         crate::output::broken_pipe();
     }
     errln!("Error: {}", chain(error.messages()));
-    if let Some(hint) = error.hint() {
+    if let Some(hint) = error
+        .hint()
+        .map(str::to_string)
+        .or_else(|| error.kube_hint())
+    {
         errln!("hint: {hint}");
     }
     ExitCode::FAILURE

@@ -1,28 +1,74 @@
 //! What `--wait` shows while objects become ready: on a terminal, a live line per
-//! object still waiting and why (indicatif), each ticked off when it is ready; piped,
-//! one plain line on stderr per change, so logs of CI runs say what was slow. stdout
+//! object still waiting and why (indicatif), each ticked off when it is ready. Piped,
+//! nothing, as helm prints nothing there (long work shows progress on a terminal and
+//! stays quiet when piped), unless `--debug` asks for one plain line per change. stdout
 //! stays exactly what helm prints.
 
 use std::collections::HashMap;
 use std::io::IsTerminal as _;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chartkit_cluster::Progress;
 use chartkit_cluster::readiness::State;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
+/// `--debug`: plain progress lines when stderr is not a terminal.
+static LINES_WHEN_PIPED: AtomicBool = AtomicBool::new(false);
+
+/// Set once from the global `--debug` flag, before any command runs.
+pub fn lines_when_piped(debug: bool) {
+    LINES_WHEN_PIPED.store(debug, Ordering::Relaxed);
+}
+
+/// How the wait is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// stderr is a terminal: live lines.
+    Live,
+    /// Piped with `--debug`: a line per change.
+    Lines,
+    /// Piped: nothing.
+    Quiet,
+}
+
+fn mode(terminal: bool, debug: bool) -> Mode {
+    match (terminal, debug) {
+        (true, _) => Mode::Live,
+        (false, true) => Mode::Lines,
+        (false, false) => Mode::Quiet,
+    }
+}
+
 pub struct WaitView {
-    /// None when stderr is not a terminal.
+    mode: Mode,
+    /// Some when `mode` is `Live`.
     live: Option<MultiProgress>,
     bars: Mutex<HashMap<String, ProgressBar>>,
 }
 
 impl WaitView {
     pub fn new() -> WaitView {
+        let mode = mode(
+            std::io::stderr().is_terminal(),
+            LINES_WHEN_PIPED.load(Ordering::Relaxed),
+        );
         WaitView {
-            live: std::io::stderr().is_terminal().then(MultiProgress::new),
+            mode,
+            live: (mode == Mode::Live).then(MultiProgress::new),
             bars: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A line that is not about one object: above the live lines, or plain.
+    fn note(&self, line: &str) {
+        let drawn = self
+            .live
+            .as_ref()
+            .is_some_and(|live| live.println(line).is_ok());
+        if !drawn && self.mode != Mode::Quiet {
+            eprintln!("{line}");
         }
     }
 }
@@ -38,7 +84,9 @@ fn words(state: &State) -> String {
 impl Progress for WaitView {
     fn changed(&self, object: &str, state: &State) {
         let Some(live) = &self.live else {
-            eprintln!("{object}: {}", words(state));
+            if self.mode == Mode::Lines {
+                eprintln!("{object}: {}", words(state));
+            }
             return;
         };
         let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
@@ -57,6 +105,16 @@ impl Progress for WaitView {
             other => bar.set_message(words(other)),
         }
     }
+
+    fn connection_lost(&self, words: &str) {
+        self.note(&format!(
+            "lost the connection to the API server, trying again: {words}"
+        ));
+    }
+
+    fn connection_restored(&self) {
+        self.note("connected to the API server again");
+    }
 }
 
 impl Drop for WaitView {
@@ -69,5 +127,18 @@ impl Drop for WaitView {
                 bar.abandon();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Mode, mode};
+
+    #[test]
+    fn waits_show_live_lines_on_a_terminal_and_nothing_piped_without_debug() {
+        assert_eq!(mode(true, false), Mode::Live);
+        assert_eq!(mode(true, true), Mode::Live);
+        assert_eq!(mode(false, false), Mode::Quiet);
+        assert_eq!(mode(false, true), Mode::Lines);
     }
 }

@@ -43,7 +43,7 @@ pub enum ApplyError {
     Conflict { object: String, message: String },
     #[error("{object}: {message}")]
     Api { object: String, message: String },
-    #[error("{object}: not deleted within {timeout:?}")]
+    #[error("{object}: not deleted within {}", crate::readiness::go_duration(*timeout))]
     DeleteTimeout { object: String, timeout: Duration },
 }
 
@@ -481,9 +481,12 @@ impl<'a> Applier<'a> {
         );
         match tokio::time::timeout(timeout, gone).await {
             Ok(Ok(_)) => Ok(true),
-            Ok(Err(error)) => Err(ApplyError::Api {
+            Ok(Err(kube::runtime::wait::Error::ProbeFailed(error))) => Err(ApplyError::Api {
                 object: target.describe(),
-                message: format!("watching for its deletion: {error}"),
+                message: format!(
+                    "watching for its deletion: {}",
+                    crate::kube_error::describe_watch(&error)
+                ),
             }),
             Err(_) => Err(ApplyError::DeleteTimeout {
                 object: target.describe(),
@@ -504,10 +507,7 @@ fn is_field_conflict(status: &kube::core::Status) -> bool {
 }
 
 fn api_error(target: &Target, error: kube::Error) -> ApplyError {
-    let message = match &error {
-        kube::Error::Api(status) => status.message.clone(),
-        other => other.to_string(),
-    };
+    let message = crate::kube_error::describe(&error);
     ApplyError::Api {
         object: target.describe(),
         message,

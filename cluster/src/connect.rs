@@ -248,11 +248,15 @@ impl KubeOptions {
     pub async fn connect(&self) -> Result<Connection, ConnectError> {
         let resolved = self.resolve().await?;
         let server = resolved.config.cluster_url.to_string();
-        let client =
-            kube::Client::try_from(resolved.config).map_err(|error| ConnectError::Client {
+        let builder = kube::client::ClientBuilder::try_from(resolved.config).map_err(|error| {
+            ConnectError::Client {
                 server: server.clone(),
-                message: error.to_string(),
-            })?;
+                message: crate::kube_error::describe(&error),
+            }
+        })?;
+        let client = builder
+            .with_layer(&crate::kube_error::NameTheServer::new(&server))
+            .build();
         Ok(Connection {
             client,
             namespace: resolved.namespace,

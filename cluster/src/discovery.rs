@@ -33,7 +33,10 @@ pub enum DiscoveryError {
     #[error("no matches for kind \"{kind}\" in version \"{api_version}\"")]
     NoMatch { api_version: String, kind: String },
     /// The discovery request failed.
-    #[error("cannot list the resources of {api_version}: {source}")]
+    #[error(
+        "cannot list the resources of {api_version}: {}",
+        crate::kube_error::describe(source)
+    )]
     Request {
         api_version: String,
         #[source]

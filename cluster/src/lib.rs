@@ -12,6 +12,7 @@ pub mod apply;
 pub mod connect;
 pub mod csa_upgrade;
 pub mod discovery;
+pub mod kube_error;
 pub mod manifest;
 pub mod portforward;
 pub mod readiness;

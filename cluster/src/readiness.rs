@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use kube::api::{Api, ListParams};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt as _, watcher};
 use serde_json::Value;
 
 use crate::apply::Target;
@@ -349,6 +349,13 @@ fn service(object: &Value) -> State {
 /// Told about each change of an object's readiness while waiting.
 pub trait Progress: Send + Sync {
     fn changed(&self, object: &str, state: &State);
+
+    /// The API server stopped answering; told once, however many watches fail, until
+    /// [`connection_restored`](Self::connection_restored).
+    fn connection_lost(&self, _words: &str) {}
+
+    /// A watch got an answer again after [`connection_lost`](Self::connection_lost).
+    fn connection_restored(&self) {}
 }
 
 /// No progress reporting.
@@ -374,12 +381,27 @@ pub struct NotReady {
 #[derive(Debug, thiserror::Error)]
 pub enum WaitError {
     #[error(
-        "timed out after {timeout:?} waiting for {}",
+        "timed out after {} waiting for {}",
+        go_duration(*timeout),
         describe_pending(pending)
     )]
     Timeout {
         timeout: Duration,
         pending: Vec<NotReady>,
+    },
+    /// The API server stopped answering during the wait and had not come back when the
+    /// time was up.
+    #[error(
+        "timed out after {} waiting for {}: the API server stopped answering during the wait: {words}",
+        go_duration(*timeout),
+        pending.join(", ")
+    )]
+    ConnectionLost {
+        timeout: Duration,
+        /// `Kind/name` of each object not known to be ready.
+        pending: Vec<String>,
+        /// Why the server could not be reached, naming its address.
+        words: String,
     },
     #[error("{object}: {reason}")]
     Failed { object: String, reason: String },
@@ -400,6 +422,45 @@ fn describe_pending(pending: &[NotReady]) -> String {
         .join(", ")
 }
 
+/// A duration as Go's `time.Duration` prints it (`10s`, `5m0s`, `1m30s`, `1.5s`,
+/// `500ms`), which is how helm users write `--timeout`.
+pub fn go_duration(duration: Duration) -> String {
+    let nanos = duration.as_nanos();
+    if nanos == 0 {
+        return "0s".to_string();
+    }
+    if nanos < 1_000_000_000 {
+        let (unit, scale) = if nanos < 1_000 {
+            ("ns", 1)
+        } else if nanos < 1_000_000 {
+            ("µs", 1_000)
+        } else {
+            ("ms", 1_000_000)
+        };
+        return format!("{}{unit}", decimal(nanos, scale));
+    }
+    let hours = nanos / 3_600_000_000_000;
+    let minutes = nanos / 60_000_000_000 % 60;
+    let seconds = decimal(nanos % 60_000_000_000, 1_000_000_000);
+    match (hours, minutes) {
+        (0, 0) => format!("{seconds}s"),
+        (0, m) => format!("{m}m{seconds}s"),
+        (h, m) => format!("{h}h{m}m{seconds}s"),
+    }
+}
+
+/// `value / scale` with the fraction's trailing zeros dropped.
+fn decimal(value: u128, scale: u128) -> String {
+    let whole = value / scale;
+    let fraction = value % scale;
+    if fraction == 0 {
+        return whole.to_string();
+    }
+    let width = scale.ilog10() as usize;
+    let digits = format!("{fraction:0width$}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
 /// Waits until every target is ready, a Job fails (with `wait_for_jobs`), or `timeout`
 /// passes. Each object is watched, so a change is seen when it happens; on timeout the
 /// error lists every object not ready, why, and what its pods are stuck on.
@@ -418,17 +479,36 @@ pub async fn wait(
     let mut last: Vec<Option<Value>> = vec![None; targets.len()];
     let streams = targets.iter().enumerate().map(|(index, target)| {
         let config = watcher::Config::default().fields(&format!("metadata.name={}", target.name));
+        // Backing off between tries: a watch of a server that went away would otherwise
+        // be tried again at once, forever, spinning a core until the timeout.
         watcher::watcher(target.api(client), config)
+            .default_backoff()
             .map(move |event| (index, event))
             .boxed()
     });
     let mut events = futures::stream::select_all(streams);
+    // Why the API server cannot be reached, while it cannot.
+    let mut lost: Option<String> = None;
     while states.iter().any(|s| !s.is_ready()) {
         let next = tokio::time::timeout_at(deadline, events.next()).await;
         let Ok(Some((index, event))) = next else {
             break;
         };
         let target = &targets[index];
+        if let Err(error) = &event
+            && crate::kube_error::watch_is_unreachable(error)
+        {
+            // Every watch fails alike; the objects keep their last known state.
+            if lost.is_none() {
+                let words = crate::kube_error::describe_watch(error);
+                progress.connection_lost(&words);
+                lost = Some(words);
+            }
+            continue;
+        }
+        if lost.take().is_some() {
+            progress.connection_restored();
+        }
         let state = match event {
             Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
                 let value = serde_json::to_value(&object).unwrap_or(Value::Null);
@@ -442,7 +522,10 @@ pub async fn wait(
             }
             Ok(watcher::Event::Init | watcher::Event::InitDone) => continue,
             // The watcher starts again by itself; the error is the reason until then.
-            Err(error) => State::Pending(format!("watch failed: {error}")),
+            Err(error) => State::Pending(format!(
+                "watch failed: {}",
+                crate::kube_error::describe_watch(&error)
+            )),
         };
         if let State::Failed(reason) = &state {
             progress.changed(&target.describe(), &state);
@@ -458,6 +541,19 @@ pub async fn wait(
     }
     if states.iter().all(State::is_ready) {
         return Ok(());
+    }
+    if let Some(words) = lost {
+        let pending = targets
+            .iter()
+            .zip(&states)
+            .filter(|(_, state)| !state.is_ready())
+            .map(|(target, _)| target.describe())
+            .collect();
+        return Err(WaitError::ConnectionLost {
+            timeout,
+            pending,
+            words,
+        });
     }
     let mut pending = Vec::new();
     for (index, target) in targets.iter().enumerate() {
@@ -569,6 +665,17 @@ mod tests {
                 {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
             ],
         })
+    }
+
+    #[test]
+    fn durations_read_as_go_prints_them() {
+        assert_eq!(go_duration(Duration::from_secs(10)), "10s");
+        assert_eq!(go_duration(Duration::from_secs(300)), "5m0s");
+        assert_eq!(go_duration(Duration::from_secs(90)), "1m30s");
+        assert_eq!(go_duration(Duration::from_secs(3600)), "1h0m0s");
+        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(go_duration(Duration::from_millis(500)), "500ms");
+        assert_eq!(go_duration(Duration::ZERO), "0s");
     }
 
     #[test]

@@ -17,8 +17,13 @@ pub enum EngineError {
     Wait(Box<WaitError>),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    /// The API server's answer, in its words.
     #[error("{0}")]
     Kube(String),
+    /// A request that got no answer (the server down, refusing the connection or the TLS
+    /// handshake), kept whole so the command line can say what to check.
+    #[error("{}", chartkit_cluster::kube_error::describe(.0))]
+    Unreachable(#[source] Box<kube::Error>),
     /// The release's newest revision is pending and no operation holds the release.
     #[error("{0}")]
     Stuck(Box<crate::Stuck>),
@@ -40,10 +45,10 @@ impl EngineError {
 
 impl From<kube::Error> for EngineError {
     fn from(error: kube::Error) -> Self {
-        match error {
-            kube::Error::Api(status) => EngineError::Kube(status.message),
-            other => EngineError::Kube(other.to_string()),
+        if chartkit_cluster::kube_error::is_unreachable(&error) {
+            return EngineError::Unreachable(Box::new(error));
         }
+        EngineError::Kube(chartkit_cluster::kube_error::describe(&error))
     }
 }
 

@@ -208,11 +208,18 @@ impl Engine {
         let pod = match tokio::time::timeout(timeout, finished).await {
             Ok(Ok(Some(pod))) => pod,
             Ok(Ok(None)) => return Err(format!("{} was deleted", target.describe())),
-            Ok(Err(e)) => return Err(format!("{}: {e}", target.describe())),
+            Ok(Err(kube::runtime::wait::Error::ProbeFailed(e))) => {
+                return Err(format!(
+                    "{}: {}",
+                    target.describe(),
+                    chartkit_cluster::kube_error::describe_watch(&e)
+                ));
+            }
             Err(_) => {
                 return Err(format!(
-                    "{}: timed out after {timeout:?} waiting for it to complete",
-                    target.describe()
+                    "{}: timed out after {} waiting for it to complete",
+                    target.describe(),
+                    chartkit_cluster::readiness::go_duration(timeout)
                 ));
             }
         };

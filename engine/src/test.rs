@@ -112,10 +112,13 @@ impl Engine {
         let mut out = String::new();
         let mut errors = Vec::new();
         for test in tests {
-            let pod = pods
-                .get(&test.name)
-                .await
-                .map_err(|e| EngineError::msg(format!("unable to get pod {}: {e}", test.name)))?;
+            let pod = pods.get(&test.name).await.map_err(|e| {
+                EngineError::msg(format!(
+                    "unable to get pod {}: {}",
+                    test.name,
+                    chartkit_cluster::kube_error::describe(&e)
+                ))
+            })?;
             let spec = pod.spec.unwrap_or_default();
             let containers = spec
                 .init_containers
@@ -135,8 +138,10 @@ impl Engine {
                         ));
                     }
                     Err(e) => errors.push(format!(
-                        "unable to get logs for pod {}, container {}: {e}",
-                        test.name, container.name
+                        "unable to get logs for pod {}, container {}: {}",
+                        test.name,
+                        container.name,
+                        chartkit_cluster::kube_error::describe(&e)
                     )),
                 }
             }

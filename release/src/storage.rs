@@ -26,7 +26,7 @@ pub enum StorageError {
     NoRevision(String),
     #[error("invalid label value: {value:?}: {reason}")]
     InvalidLabelValue { value: String, reason: String },
-    #[error("{action}: {source}")]
+    #[error("{}", api_words(action, source))]
     Api {
         action: &'static str,
         #[source]
@@ -34,6 +34,63 @@ pub enum StorageError {
     },
     #[error("get: {0}")]
     Decode(#[from] ObjectError),
+    /// The API server refused the record for its size (413).
+    #[error(
+        "{action}: the record of release {name:?} revision {revision} is {} and the API server refused it as too large ({message})",
+        size_in_words(*bytes)
+    )]
+    TooLarge {
+        action: &'static str,
+        name: String,
+        revision: i64,
+        /// The size of the object sent.
+        bytes: usize,
+        message: String,
+    },
+}
+
+/// `action: the server's words`, or only the words when the server could not be
+/// reached (helm's `kubernetes cluster unreachable: ...` stands alone too).
+fn api_words(action: &str, source: &kube::Error) -> String {
+    let words = chartkit_cluster::kube_error::describe(source);
+    if chartkit_cluster::kube_error::is_unreachable(source) {
+        words
+    } else {
+        format!("{action}: {words}")
+    }
+}
+
+/// `12.3 MiB`, `456 KiB`, `789 bytes`.
+fn size_in_words(bytes: usize) -> String {
+    const KIB: f64 = 1024.0;
+    let size = bytes as f64;
+    if size >= KIB * KIB {
+        format!("{:.1} MiB", size / (KIB * KIB))
+    } else if size >= KIB {
+        format!("{:.0} KiB", size / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// A write refused for its size becomes [`StorageError::TooLarge`], naming the release
+/// and the size of what was sent; other failures stay as they are.
+fn refused_for_size(
+    action: &'static str,
+    release: &Release,
+    object: &impl serde::Serialize,
+    source: kube::Error,
+) -> StorageError {
+    match &source {
+        kube::Error::Api(status) if status.code == 413 => StorageError::TooLarge {
+            action,
+            name: release.name.clone(),
+            revision: release.version,
+            bytes: serde_json::to_vec(object).map_or(0, |bytes| bytes.len()),
+            message: status.message.clone(),
+        },
+        _ => StorageError::Api { action, source },
+    }
 }
 
 /// Records of one namespace, or of all namespaces (reading only).
@@ -224,6 +281,7 @@ impl Storage {
                     .create(&params, &object)
                     .await
                     .map(drop)
+                    .map_err(|e| (e, serde_json::to_value(&object)))
             }
             Driver::ConfigMap => {
                 let object = driver::to_config_map(release, Stamp::Created(now_unix));
@@ -231,12 +289,18 @@ impl Storage {
                     .create(&params, &object)
                     .await
                     .map(drop)
+                    .map_err(|e| (e, serde_json::to_value(&object)))
             }
         };
         match result {
             Ok(()) => Ok(()),
-            Err(e) if exists(&e) => Err(StorageError::Exists),
-            Err(source) => Err(StorageError::Api { action, source }),
+            Err((e, _)) if exists(&e) => Err(StorageError::Exists),
+            Err((source, object)) => Err(refused_for_size(
+                action,
+                release,
+                &object.unwrap_or_default(),
+                source,
+            )),
         }
     }
 
@@ -251,6 +315,7 @@ impl Storage {
                     .replace(&key, &params, &object)
                     .await
                     .map(drop)
+                    .map_err(|e| (e, serde_json::to_value(&object)))
             }
             Driver::ConfigMap => {
                 let object = driver::to_config_map(release, Stamp::Modified(now_unix));
@@ -258,11 +323,16 @@ impl Storage {
                     .replace(&key, &params, &object)
                     .await
                     .map(drop)
+                    .map_err(|e| (e, serde_json::to_value(&object)))
             }
         };
-        result.map_err(|source| StorageError::Api {
-            action: "update: failed to update",
-            source,
+        result.map_err(|(source, object)| {
+            refused_for_size(
+                "update: failed to update",
+                release,
+                &object.unwrap_or_default(),
+                source,
+            )
         })
     }
 

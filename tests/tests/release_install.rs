@@ -405,6 +405,7 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
             "10s",
             "--set",
             crash,
+            "--debug",
         ])
         .output()
         .unwrap();
@@ -415,7 +416,8 @@ fn failed_waits_name_the_resource_and_atomic_cleans_up() {
     );
     assert!(stderr.contains("Deployment/demo"), "{stderr}");
     assert!(stderr.contains("CrashLoopBackOff"), "{stderr}");
-    // Piped, the wait says what it is waiting for in plain lines before the error.
+    // Piped with --debug, the wait says what it is waiting for in plain lines before the
+    // error (without --debug it prints nothing there, as helm).
     let waiting = stderr
         .lines()
         .find(|l| l.starts_with("Deployment/demo: waiting: "))

@@ -48,6 +48,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         repo_support::use_kube(crate::kube::options(kube));
     }
     repo_support::use_locations(&cli.global);
+    crate::wait_view::lines_when_piped(cli.global.debug);
     let global = &cli.global;
     match cli.command {
         Command::Create(args) => create::run(args),

@@ -363,7 +363,7 @@ fn run_install(
         engine
             .install(chart, &user_values, &options)
             .await
-            .map_err(Error::new)
+            .map_err(engine_error)
     })?;
     for w in &warnings {
         super::print_warning(w);
@@ -514,6 +514,18 @@ fn engine_error(error: chartkit_engine::EngineError) -> Error {
             let hint = stuck.hint();
             Error::new(error).with_hint(hint)
         }
+        chartkit_engine::EngineError::Wait(wait)
+            if matches!(**wait, chartkit_cluster::WaitError::ConnectionLost { .. }) =>
+        {
+            Error::new(error).with_hint(
+                "check that the API server is running; once it answers again, `chartkit history RELEASE` shows whether the release was left pending (`--recover` clears that)",
+            )
+        }
+        chartkit_engine::EngineError::Storage(chartkit_release::StorageError::TooLarge {
+            ..
+        }) => Error::new(error).with_hint(
+            "a release record holds the chart, the values and the rendered manifest, and must fit in one Secret (the API server takes 3 MiB a request, etcd 1.5 MiB an object): keep large data out of values, in a ConfigMap or volume of its own",
+        ),
         _ => Error::new(error),
     }
 }

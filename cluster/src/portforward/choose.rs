@@ -175,7 +175,7 @@ where
                 target.resource.short(),
                 target.namespace
             ),
-            message: e.to_string(),
+            message: crate::kube_error::describe(&e),
         }),
     }
 }
@@ -196,7 +196,7 @@ async fn ready_pods(
                 target.resource.short(),
                 target.namespace
             ),
-            message: e.to_string(),
+            message: crate::kube_error::describe(&e),
         })?;
     let matching = list.items.len();
     let mut ready: Vec<Pod> = list.items.into_iter().filter(usable).collect();
