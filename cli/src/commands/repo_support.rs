@@ -35,6 +35,15 @@ pub fn use_locations(global: &crate::cli::GlobalArgs) {
     });
 }
 
+/// How to raise the bound on index downloads from `limit`.
+pub fn index_limit_hint(limit: u64) -> String {
+    format!(
+        "if the repository is meant to serve an index that large, raise the limit with --max-index-size SIZE (e.g. --max-index-size {}) or {}=SIZE",
+        size_argument(limit.saturating_mul(2)),
+        env::MAX_INDEX_SIZE
+    )
+}
+
 /// A size as `--max-index-size` takes it: whole GiB or MiB when it is, else bytes.
 fn size_argument(bytes: u64) -> String {
     match bytes {
@@ -176,11 +185,7 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
             "the port-forward is opened in the cluster --kubeconfig and --kube-context select, as install's connection is; the URL's form is {}",
             chartkit_repo_client::tunnel::FORM
         )),
-        ClientError::IndexTooLarge { limit, .. } => Some(format!(
-            "if the repository is meant to serve an index that large, raise the limit with --max-index-size SIZE (e.g. --max-index-size {}) or {}=SIZE",
-            size_argument(limit.saturating_mul(2)),
-            env::MAX_INDEX_SIZE
-        )),
+        ClientError::IndexTooLarge { limit, .. } => Some(index_limit_hint(*limit)),
         ClientError::ChartNotFound { .. } => Some(
             "list the versions with \"chartkit search repo NAME --versions\", or update the index with \"chartkit repo update\"".to_owned(),
         ),
