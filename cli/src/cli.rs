@@ -1212,6 +1212,17 @@ mod tests {
     /// The global Kubernetes flags are left out of the comparison: these commands never
     /// connect, and clap copies their own `--namespace` into the global one.
     #[test]
+    fn sizes_take_bytes_or_binary_units() {
+        assert_eq!(super::byte_size("3145728"), Ok(3 << 20));
+        assert_eq!(super::byte_size("512MiB"), Ok(512 << 20));
+        assert_eq!(super::byte_size("2Gi"), Ok(2 << 30));
+        assert_eq!(super::byte_size("4 KiB"), Ok(4096));
+        assert!(super::byte_size("a lot").is_err());
+        assert!(super::byte_size("1.5GiB").is_err());
+        assert!(super::byte_size("99999999999TiB").is_err());
+    }
+
+    #[test]
     fn fast_parse_agrees_with_the_full_parser() {
         use clap::Parser;
         let lines = [
