@@ -142,6 +142,38 @@ pub struct GlobalArgs {
     /// HELM_REGISTRY_CONFIG, else registry/config.json in helm's configuration).
     #[arg(long = "registry-config", global = true, value_name = "FILE")]
     pub registry_config: Option<PathBuf>,
+    /// The largest repository index a command downloads (`repo add`, `repo update`,
+    /// and any command that fetches one: `pull --repo`, `dependency update`...), in
+    /// bytes or with a unit: 512MiB, 2GiB (default: CHARTKIT_MAX_INDEX_SIZE, else
+    /// 512MiB). A larger index is refused and nothing of it is kept.
+    #[arg(long = "max-index-size", global = true, value_name = "SIZE", value_parser = byte_size)]
+    pub max_index_size: Option<u64>,
+}
+
+/// A size in bytes, or with a binary unit (`KiB`, `MiB`, `GiB`, also `Ki`, `K`...).
+pub fn byte_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let digits = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "ki" | "kib" => 10,
+        "m" | "mi" | "mib" => 20,
+        "g" | "gi" | "gib" => 30,
+        "t" | "ti" | "tib" => 40,
+        _ => {
+            return Err(format!(
+                "invalid size {text:?}: use bytes or a unit such as 512MiB or 2GiB"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("invalid size {text:?}: use bytes or a unit such as 512MiB or 2GiB"))
 }
 
 /// helm's colour modes, refused in helm's words.
@@ -1180,6 +1212,17 @@ mod tests {
     /// The single-subcommand parse of the common commands gives what the full parser gives.
     /// The global Kubernetes flags are left out of the comparison: these commands never
     /// connect, and clap copies their own `--namespace` into the global one.
+    #[test]
+    fn sizes_take_bytes_or_binary_units() {
+        assert_eq!(super::byte_size("3145728"), Ok(3 << 20));
+        assert_eq!(super::byte_size("512MiB"), Ok(512 << 20));
+        assert_eq!(super::byte_size("2Gi"), Ok(2 << 30));
+        assert_eq!(super::byte_size("4 KiB"), Ok(4096));
+        assert!(super::byte_size("a lot").is_err());
+        assert!(super::byte_size("1.5GiB").is_err());
+        assert!(super::byte_size("99999999999TiB").is_err());
+    }
+
     #[test]
     fn fast_parse_agrees_with_the_full_parser() {
         use clap::Parser;

@@ -11,6 +11,9 @@ pub const MAX_CHART_SIZE: &str = "CHARTKIT_MAX_CHART_SIZE";
 /// Bytes one render (`template`, `lint`) may build in template output and in the
 /// strings and lists template functions make (default 1 GiB).
 pub const MAX_RENDER_MEMORY: &str = "CHARTKIT_MAX_RENDER_MEMORY";
+/// The largest repository index a command downloads, in bytes or with a unit (`512MiB`,
+/// `2GiB`); `--max-index-size` wins (default 512 MiB).
+pub const MAX_INDEX_SIZE: &str = "CHARTKIT_MAX_INDEX_SIZE";
 /// Seconds since the epoch written as the modification time of packaged files
 /// (the reproducible-builds convention; default 0).
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";

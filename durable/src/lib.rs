@@ -1,5 +1,11 @@
 //! Durable file writes: temporary file in the target's directory, fsync, rename, and an
 //! fsync of the directory so the rename itself survives a crash.
+//!
+//! Every temporary file is named `.chartkit-*.tmp` and holds an exclusive `flock` for as
+//! long as its writer lives. A process that dies without running destructors (killed,
+//! or aborted when memory ran out) loses the lock with its file descriptors, so
+//! [`remove_abandoned`] can tell its leftovers from another process's writes in
+//! progress and remove them.
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};
@@ -66,6 +72,7 @@ pub fn write_all<B: AsRef<[u8]> + Sync>(
             ));
         }
         let mut temp = builder.tempfile_in(dir).map_err(error(path))?;
+        hold(&temp).map_err(error(path))?;
         temp.write_all(bytes.as_ref()).map_err(error(path))?;
         staged.push((path, temp));
     }
@@ -111,6 +118,79 @@ pub fn write_all<B: AsRef<[u8]> + Sync>(
         }
     }
     Ok(())
+}
+
+/// Marks a temporary file as being written by this process: an exclusive lock that the
+/// kernel drops with the process, however it ends.
+fn hold(temp: &tempfile::NamedTempFile) -> io::Result<()> {
+    match temp.as_file().try_lock() {
+        Ok(()) => Ok(()),
+        // A file system without locks (some network ones): the file is still written
+        // safely, it just cannot be told from an abandoned one later, which the age
+        // rule of [`remove_abandoned`] covers.
+        Err(std::fs::TryLockError::Error(e)) if e.kind() == io::ErrorKind::Unsupported => Ok(()),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(io::Error::other("a new temporary file is locked already"))
+        }
+    }
+}
+
+/// How old an unlocked temporary file must be before [`remove_abandoned`] removes it:
+/// a writer creates its file and locks it a moment later, and this covers the moment.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Removes the temporary files (`.chartkit-*.tmp`) in `dir` that no process is writing:
+/// those left by a process that was killed or aborted before it could remove them
+/// (a download that ran out of memory left a 2 GiB one behind). A file whose writer is
+/// alive holds its lock and is left alone, as is one created in the last few seconds.
+/// Returns the files removed; a directory that cannot be read removes nothing, and a
+/// file that cannot be removed is skipped (both are only untidy, never wrong).
+pub fn remove_abandoned(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(".chartkit-") && name.ends_with(".tmp")) {
+            continue;
+        }
+        let path = entry.path();
+        if is_abandoned(&path) && std::fs::remove_file(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
+/// Whether the temporary file at `path` is old enough and not locked by a live writer.
+fn is_abandoned(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
+    }
+    let age = meta
+        .modified()
+        .ok()
+        .and_then(|m| m.elapsed().ok())
+        .unwrap_or_default();
+    if age < ABANDONED_AFTER {
+        return false;
+    }
+    match file.try_lock() {
+        // Nobody holds it; the lock goes with `file` when this returns.
+        Ok(()) => true,
+        Err(std::fs::TryLockError::WouldBlock) => false,
+        // Without locks, age alone decides: an hour without a write is no live download.
+        Err(std::fs::TryLockError::Error(_)) => age > std::time::Duration::from_secs(3600),
+    }
 }
 
 fn parent_dir(path: &Path) -> &Path {
@@ -161,6 +241,10 @@ impl Staged {
                 path: path.to_path_buf(),
                 source,
             })?;
+        hold(&temp).map_err(|source| WriteError {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Staged {
             path: path.to_path_buf(),
             temp,
@@ -280,6 +364,39 @@ mod tests {
         assert_eq!(std::fs::read(&index).unwrap(), b"new");
         let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
         assert_eq!(files.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn abandoned_temporary_files_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("index.yaml");
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+        // As a killed run leaves it: the name, no lock.
+        let abandoned = dir.path().join(".chartkit-killed.tmp");
+        std::fs::write(&abandoned, b"half an index").unwrap();
+        // Just created by a writer that has not locked it yet.
+        let fresh = dir.path().join(".chartkit-fresh.tmp");
+        std::fs::write(&fresh, b"x").unwrap();
+        // Not ours.
+        let other = dir.path().join("other.tmp");
+        std::fs::write(&other, b"x").unwrap();
+        let mut live = Staged::create(&target).unwrap();
+        live.file().write_all(b"still coming").unwrap();
+        for path in [&abandoned, &other, live.temp.path()] {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let removed = remove_abandoned(dir.path());
+        assert_eq!(removed, vec![abandoned.clone()]);
+        assert!(!abandoned.exists());
+        assert!(fresh.exists() && other.exists());
+        live.commit().unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"still coming");
+        assert!(remove_abandoned(&dir.path().join("missing")).is_empty());
     }
 
     #[test]

@@ -37,6 +37,15 @@ pub enum IndexError {
     /// `apiVersion` is missing; Helm refuses such an index.
     #[error("no API version specified\nhint: an index needs `apiVersion: v1` at the top")]
     NoApiVersion,
+    /// The index cannot be read a chart at a time, and is too large to read whole
+    /// ([`crate::limits`]).
+    #[error(
+        "the index is {} and cannot be read one chart at a time (it is not a map of charts written one key a line, as helm writes indexes, or one chart's versions or one line are over {}), and chartkit reads an index whole only up to {}",
+        crate::limits::human_size(*size),
+        crate::limits::human_size(crate::limits::MAX_CHART_TEXT as u64),
+        crate::limits::human_size(*limit)
+    )]
+    TooLargeToReadWhole { size: u64, limit: u64 },
 }
 
 fn position(line: usize, column: usize) -> String {

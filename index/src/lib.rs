@@ -5,7 +5,8 @@
 //! - [`to_yaml`] / [`to_json`]: deterministic output identical to `helm repo index`.
 //! - [`select`]: version choice as `helm pull --version` and `helm search repo` make it.
 //! - [`compact`]: a binary form of a parsed index that loads without parsing YAML;
-//!   [`parse_index_to_compact`] reads a large index into it one chart at a time.
+//!   [`parse_index_to_compact`] reads a large index into it one chart at a time, within
+//!   the memory [`limits`] allow.
 //!
 //! Chart metadata is `chartkit_chart::Metadata`, the model Chart.yaml is read into; an index
 //! reads it with the chart crate's strict decoding. This crate does no I/O; `chartkit-repo`
@@ -16,6 +17,7 @@ mod decode;
 mod encode;
 pub mod gosort;
 mod gotime;
+pub mod limits;
 mod model;
 pub mod select;
 mod stream;

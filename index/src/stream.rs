@@ -64,6 +64,7 @@ pub fn parse_index_to_compact_into<S: CompactSink + Send + 'static>(
         Ok(draft) => return Ok(draft),
         Err(sink) => sink,
     };
+    crate::limits::check_whole_reading(bytes.len() as u64)?;
     let loaded = crate::parse_index(bytes, source)?;
     let mut encoder = Encoder::new(sink);
     for (name, versions) in &loaded.index.entries {
@@ -105,6 +106,11 @@ fn stream<S: CompactSink + Send + 'static>(
         Ok(draft) => return Ok(draft),
         Err(sink) => sink,
     };
+    // Read on one thread, a chart's tree may be as large as the whole (one chart may be
+    // all of it), so this is a whole reading as far as memory goes.
+    if crate::limits::check_whole_reading(bytes.len() as u64).is_err() {
+        return Err(sink);
+    }
     let mut encoder = Encoder::new(sink);
     let mut warnings = Vec::new();
     let mut names = HashSet::new();
@@ -196,7 +202,8 @@ impl<S: CompactSink + Send + 'static> CompactReader<S> {
                 state.encoder.add_encoded(&name, chart);
                 true
             }),
-        );
+        )
+        .limit(crate::limits::MAX_CHART_TEXT);
         CompactReader {
             reader,
             state,

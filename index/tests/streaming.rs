@@ -347,3 +347,51 @@ proptest! {
         check(&(lines.join("\n") + "\n"));
     }
 }
+
+/// An index with one chart whose versions' text is `chart_text` bytes, written in lines.
+fn one_enormous_chart(chart_text: usize) -> String {
+    let entry = "  - name: huge\n    version: 1.0.0\n    urls: [huge-1.0.0.tgz]\n";
+    let mut out = String::from(
+        "apiVersion: v1\nentries:\n  small:\n  - {name: small, version: 1.0.0}\n  huge:\n",
+    );
+    while out.len() < chart_text {
+        out.push_str(entry);
+    }
+    out.push_str("  zz: []\n");
+    out
+}
+
+#[test]
+fn a_chart_over_the_piece_limit_is_read_whole_when_the_index_is_small_enough() {
+    use chartkit_index::limits::{MAX_CHART_TEXT, MAX_WHOLE_READING};
+    let text = one_enormous_chart(MAX_CHART_TEXT + 1024);
+    assert!((text.len() as u64) < MAX_WHOLE_READING);
+    // Not in pieces (the chart is over the limit), but read on one thread or whole, to
+    // the same answer as the whole reading.
+    assert!(!check_in_parts(&text, 64 * 1024));
+    check(&text);
+}
+
+#[test]
+fn an_index_too_large_to_read_whole_is_refused_with_its_size_and_the_limit() {
+    use chartkit_index::IndexError;
+    use chartkit_index::limits::MAX_WHOLE_READING;
+    // One line longer than the whole-reading limit: no piece, and no whole reading.
+    let text = format!(
+        "apiVersion: v1\nentries:\n  web:\n  - {{name: web, version: 1.0.0, description: {}}}\n",
+        "x".repeat(MAX_WHOLE_READING as usize)
+    );
+    let error = parse_index_to_compact(text.as_bytes(), "src.yaml").unwrap_err();
+    assert_eq!(
+        error,
+        IndexError::TooLargeToReadWhole {
+            size: text.len() as u64,
+            limit: MAX_WHOLE_READING
+        }
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("the index is 32 MiB") && message.contains("only up to 32 MiB"),
+        "{message}"
+    );
+}

@@ -19,7 +19,13 @@ pub struct Client {
     pub paths: Paths,
     pub repos: RepoFile,
     pub network: Network,
+    /// The largest index a download may bring ([`DEFAULT_MAX_INDEX_SIZE`] unless set).
+    pub max_index_size: u64,
 }
+
+/// The largest index downloaded by default: well above the largest public index (tens
+/// of megabytes), far below what would exhaust a machine's memory or disk.
+pub const DEFAULT_MAX_INDEX_SIZE: u64 = 512 * 1024 * 1024;
 
 /// What [`Client::update_index`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +137,14 @@ impl Client {
             paths,
             repos,
             network,
+            max_index_size: DEFAULT_MAX_INDEX_SIZE,
         })
+    }
+
+    /// The client with another bound on index downloads.
+    pub fn with_max_index_size(mut self, max_index_size: u64) -> Client {
+        self.max_index_size = max_index_size;
+        self
     }
 
     /// The configured repository named `name`.
@@ -193,6 +206,7 @@ impl Client {
         })?;
         let url = index_url(&entry.url)?;
         let files = self.index_files(entry);
+        self.remove_abandoned_downloads(&files);
         let meta = files.read_meta(&entry.url);
         let opened = http.open(&url, entry, true, meta.as_ref().map(|m| &m.validators))?;
         let (validators, update) = match opened {
@@ -205,14 +219,29 @@ impl Client {
                     url: url.clone(),
                     source,
                 };
+                let limit = self.max_index_size;
+                let too_large = |announced| ClientError::IndexTooLarge {
+                    repo: describe(entry),
+                    url: url.clone(),
+                    limit,
+                    announced,
+                };
+                if let Some(announced) = body.expected.filter(|&length| length > limit) {
+                    return Err(too_large(Some(announced)));
+                }
                 // The index is hashed, written (under a temporary name) and parsed as it
-                // arrives; it is put in place, if valid, once it is whole.
+                // arrives; it is put in place, if valid, once it is whole. Past the
+                // limit the download stops, and dropping it removes what it wrote.
                 let cache_home = Some(self.paths.cache_home.as_path());
                 let mut download =
                     IndexDownload::begin(&files.index, body.expected, &url, cache_home)
                         .map_err(bad_index)?;
-                let bytes =
-                    body.read_pieces(progress, |piece| download.push(piece).map_err(bad_index))?;
+                let bytes = body.read_pieces(progress, |piece| {
+                    if download.len() + piece.len() as u64 > limit {
+                        return Err(too_large(None));
+                    }
+                    download.push(piece).map_err(bad_index)
+                })?;
                 let stored = download.store().map_err(bad_index)?;
                 files.write_charts(stored.chart_names())?;
                 (body.validators, IndexUpdate::Downloaded { bytes })
@@ -224,6 +253,19 @@ impl Client {
             checked: now_secs(),
         })?;
         Ok(update)
+    }
+
+    /// Removes the temporary files a killed or aborted earlier download left beside
+    /// `files` and in the compact cache (no process is writing them any more; see
+    /// [`chartkit_durable::remove_abandoned`]), so that they do not stay for ever.
+    fn remove_abandoned_downloads(&self, files: &IndexFiles) {
+        let compact_dir = self.paths.cache_home.join(chartkit_repo::CACHE_BUCKET);
+        for dir in [files.index.parent(), Some(compact_dir.as_path())]
+            .into_iter()
+            .flatten()
+        {
+            chartkit_durable::remove_abandoned(dir);
+        }
     }
 
     /// `entry`'s index from the cache, asking the server as `refresh` says.
@@ -603,6 +645,8 @@ fn read_checked(path: &Path, digest: &str) -> Option<Vec<u8>> {
 fn write_blob(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(ClientError::io(dir))?;
+        // What a package download killed while it was being stored left.
+        chartkit_durable::remove_abandoned(dir);
     }
     chartkit_durable::write(path, bytes)?;
     Ok(())

@@ -44,6 +44,21 @@ pub enum ClientError {
     /// The index was never downloaded (and the network was not asked).
     #[error("no cached index for repository \"{name}\"")]
     NoCachedIndex { name: String },
+    /// The index is larger than the client's bound on downloads ([`crate::Client::max_index_size`]);
+    /// nothing of it was kept.
+    #[error(
+        "the index of {repo} at {url} is larger than the {} limit on index downloads{}; nothing of it was kept",
+        chartkit_index::limits::human_size(*limit),
+        announced.map(|a| format!(" (the server announced {})", chartkit_index::limits::human_size(a))).unwrap_or_default()
+    )]
+    IndexTooLarge {
+        /// `repository "NAME" (URL)` or `the repository at URL`.
+        repo: String,
+        url: String,
+        limit: u64,
+        /// The length the server announced, when it did.
+        announced: Option<u64>,
+    },
     /// The downloaded or cached index is not a valid index.
     #[error("{url} does not hold a valid chart repository index: {source}")]
     BadIndex {

@@ -50,7 +50,8 @@ pub mod tunnel;
 
 pub use cached_index::{IndexFiles, IndexMeta, human_age};
 pub use client::{
-    Client, IndexUpdate, Package, Refresh, RepoIndex, Resolved, index_url, resolve_reference_url,
+    Client, DEFAULT_MAX_INDEX_SIZE, IndexUpdate, Package, Refresh, RepoIndex, Resolved, index_url,
+    resolve_reference_url,
 };
 pub use error::{ClientError, Result};
 pub use locate::{Access, ChartSource, Content, LocateError, LocateOptions, Located};

@@ -436,6 +436,14 @@ impl IndexDownload {
             }
             Err(out) => {
                 let (sha256, mut staged) = written.map_err(io_error)?;
+                // Read back whole only if it may be read whole; otherwise the staged
+                // files go with `staged` and `out`.
+                chartkit_index::limits::check_whole_reading(self.received).map_err(|source| {
+                    CacheError::Index {
+                        path: self.index_path.clone(),
+                        source,
+                    }
+                })?;
                 let mut bytes = Vec::with_capacity(self.received.min(1 << 30) as usize);
                 {
                     use std::io::{Read, Seek};

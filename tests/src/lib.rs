@@ -5,6 +5,7 @@ pub mod archive;
 pub mod cluster_state;
 pub mod corpus;
 pub mod counting_server;
+pub mod memory;
 pub mod peers;
 pub mod records;
 pub mod sandbox;

@@ -304,6 +304,10 @@ pub enum Unstreamable {
     /// [`PieceReader`] only: the streamed map is not written so that it can be cut into
     /// pieces; [`parse_node_streaming`] reads it in one.
     NotInPieces,
+    /// [`PieceReader`] only: a line, one key's value, or the text around the map is
+    /// longer than the reader's limit ([`PieceReader::limit`]), so reading it would take
+    /// memory out of proportion; nothing more is kept once this is known.
+    TooLarge,
 }
 
 /// Parses the first document of `text`, which must be a map, like [`parse_node`], except

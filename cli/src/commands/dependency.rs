@@ -137,6 +137,12 @@ fn explain(error: DependencyError, chart: &std::path::Path) -> crate::error::Err
             "run `chartkit dependency update {}` to resolve Chart.yaml again",
             chart.display()
         )),
+        DependencyError::Client(client) => match client.as_ref() {
+            chartkit_repo_client::ClientError::IndexTooLarge { limit, .. } => {
+                Some(super::repo_support::index_limit_hint(*limit))
+            }
+            _ => None,
+        },
         _ => None,
     };
     let error = crate::error::Error::new(error);

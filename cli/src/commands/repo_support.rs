@@ -13,7 +13,7 @@ use crate::env;
 use crate::report::with_hint;
 
 /// helm's global `--repository-config`, `--repository-cache` and `--registry-config`,
-/// recorded once per process as the Kubernetes flags are; unset on the fast path, where
+/// and chartkit's `--max-index-size`, recorded once per process as the Kubernetes flags are; unset on the fast path, where
 /// none was given.
 static LOCATIONS: OnceLock<Locations> = OnceLock::new();
 
@@ -22,6 +22,7 @@ struct Locations {
     repository_config: Option<PathBuf>,
     repository_cache: Option<PathBuf>,
     registry_config: Option<PathBuf>,
+    max_index_size: Option<u64>,
 }
 
 /// Records the global flags that say where the repository list and caches are.
@@ -30,7 +31,41 @@ pub fn use_locations(global: &crate::cli::GlobalArgs) {
         repository_config: global.repository_config.clone(),
         repository_cache: global.repository_cache.clone(),
         registry_config: global.registry_config.clone(),
+        max_index_size: global.max_index_size,
     });
+}
+
+/// How to raise the bound on index downloads from `limit`.
+pub fn index_limit_hint(limit: u64) -> String {
+    format!(
+        "if the repository is meant to serve an index that large, raise the limit with --max-index-size SIZE (e.g. --max-index-size {}) or {}=SIZE",
+        size_argument(limit.saturating_mul(2)),
+        env::MAX_INDEX_SIZE
+    )
+}
+
+/// A size as `--max-index-size` takes it: whole GiB or MiB when it is, else bytes.
+fn size_argument(bytes: u64) -> String {
+    match bytes {
+        0 => "0".to_owned(),
+        b if b % (1 << 30) == 0 => format!("{}GiB", b >> 30),
+        b if b % (1 << 20) == 0 => format!("{}MiB", b >> 20),
+        b => b.to_string(),
+    }
+}
+
+/// The bound on index downloads: `--max-index-size`, else CHARTKIT_MAX_INDEX_SIZE, else
+/// the client's default.
+fn max_index_size() -> crate::error::Result<u64> {
+    if let Some(size) = LOCATIONS.get().and_then(|flags| flags.max_index_size) {
+        return Ok(size);
+    }
+    match env::var(env::MAX_INDEX_SIZE) {
+        None => Ok(chartkit_repo_client::DEFAULT_MAX_INDEX_SIZE),
+        Some(text) => crate::cli::byte_size(&text).map_err(|why| {
+            crate::error::err!("environment variable `{}`: {why}", env::MAX_INDEX_SIZE)
+        }),
+    }
 }
 
 /// Where the repository list, downloaded indexes and chartkit's own caches are, from
@@ -96,7 +131,10 @@ pub fn client_at(paths: Paths, offline: bool, timeout_secs: u64) -> crate::error
         )
         .map_err(client_error)?
     };
-    Client::new(paths, network).map_err(client_error)
+    let max_index_size = max_index_size()?;
+    Ok(Client::new(paths, network)
+        .map_err(client_error)?
+        .with_max_index_size(max_index_size))
 }
 
 /// The repository flags over an entry's stored settings.
@@ -147,6 +185,7 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
             "the port-forward is opened in the cluster --kubeconfig and --kube-context select, as install's connection is; the URL's form is {}",
             chartkit_repo_client::tunnel::FORM
         )),
+        ClientError::IndexTooLarge { limit, .. } => Some(index_limit_hint(*limit)),
         ClientError::ChartNotFound { .. } => Some(
             "list the versions with \"chartkit search repo NAME --versions\", or update the index with \"chartkit repo update\"".to_owned(),
         ),

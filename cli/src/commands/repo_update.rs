@@ -2,7 +2,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use chartkit_repo_client::{IndexUpdate, RepoEntry};
+use chartkit_repo_client::{ClientError, IndexUpdate, RepoEntry};
 
 use super::repo_support::client;
 use crate::cli::RepoUpdateArgs;
@@ -38,6 +38,8 @@ pub fn run(args: RepoUpdateArgs, offline: bool) -> crate::error::Result<ExitCode
         .then(indicatif::MultiProgress::new);
     let lines = Mutex::new(Vec::<String>::new());
     let failed = Mutex::new(Vec::<String>::new());
+    // How to raise the bound on index downloads, when an index was over it.
+    let limit_hint = Mutex::new(None::<String>);
     std::thread::scope(|scope| {
         for repo in &repos {
             let bar = bars.as_ref().map(|multi| {
@@ -50,7 +52,7 @@ pub fn run(args: RepoUpdateArgs, offline: bool) -> crate::error::Result<ExitCode
                 bar.set_message("connecting");
                 bar
             });
-            let (client, lines, failed) = (&client, &lines, &failed);
+            let (client, lines, failed, limit_hint) = (&client, &lines, &failed, &limit_hint);
             scope.spawn(move || {
                 let report = |done: u64, total: Option<u64>| {
                     if let Some(bar) = &bar {
@@ -71,6 +73,10 @@ pub fn run(args: RepoUpdateArgs, offline: bool) -> crate::error::Result<ExitCode
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .push(repo.url.clone());
+                        if let ClientError::IndexTooLarge { limit, .. } = e {
+                            let hint = super::repo_support::index_limit_hint(*limit);
+                            *limit_hint.lock().unwrap_or_else(|e| e.into_inner()) = Some(hint);
+                        }
                         format!(
                             "...Unable to get an update from the {:?} chart repository ({}):\n\t{}",
                             repo.name,
@@ -100,10 +106,16 @@ pub fn run(args: RepoUpdateArgs, offline: bool) -> crate::error::Result<ExitCode
     }
     let failed = failed.into_inner().unwrap_or_else(|e| e.into_inner());
     if !failed.is_empty() {
-        return Err(crate::error::err!(
+        let error = crate::error::err!(
             "failed to update the following repositories: [{}]",
             failed.join(" ")
-        ));
+        );
+        return Err(
+            match limit_hint.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(hint) => crate::report::with_hint(error, hint),
+                None => error,
+            },
+        );
     }
     outln!("Update Complete. ⎈Happy Helming!⎈")?;
     Ok(ExitCode::SUCCESS)

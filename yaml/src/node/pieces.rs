@@ -58,6 +58,8 @@ pub type CommitResult<R> = dyn FnMut(R) -> bool + Send;
 pub struct PieceReader<R: Send + 'static> {
     key: String,
     piece_size: usize,
+    /// The longest line, piece, or text around the map kept (see [`PieceReader::limit`]).
+    max_part: usize,
     /// The line being received, when it came in more than one part.
     partial: Vec<u8>,
     stage: Stage,
@@ -105,6 +107,7 @@ impl<R: Send + 'static> PieceReader<R> {
         PieceReader {
             key: key.to_owned(),
             piece_size,
+            max_part: usize::MAX,
             partial: Vec::new(),
             stage: Stage::Key,
             lines: 0,
@@ -123,6 +126,15 @@ impl<R: Send + 'static> PieceReader<R> {
             pool: None,
             failed: None,
         }
+    }
+
+    /// Bounds the memory the reader holds: a line, a piece (one key's value, which
+    /// is parsed into a tree whole) or the text before or after the map longer than
+    /// `max_part` bytes fails the reading with [`Unstreamable::TooLarge`] at once, and
+    /// the text then received is not kept. Unbounded by default.
+    pub fn limit(mut self, max_part: usize) -> PieceReader<R> {
+        self.max_part = max_part;
+        self
     }
 
     /// Takes the next part of the text, cut anywhere.
@@ -145,6 +157,9 @@ impl<R: Send + 'static> PieceReader<R> {
                 return;
             }
             bytes = rest;
+        }
+        if self.partial.len() + bytes.len() > self.max_part {
+            return self.fail(Unstreamable::TooLarge);
         }
         self.partial.extend_from_slice(bytes);
     }
@@ -248,14 +263,26 @@ impl<R: Send + 'static> PieceReader<R> {
             },
             Stage::Tail => self.tail.extend_from_slice(line),
         }
+        if self.piece.len().max(self.head.len()).max(self.tail.len()) > self.max_part {
+            return self.fail(Unstreamable::TooLarge);
+        }
         if line.ends_with(b"\n") {
             self.lines += 1;
         }
         self.chars += chars;
     }
 
+    /// Fails the reading; what it gathered is void, so its memory goes at once.
     fn fail(&mut self, why: Unstreamable) {
         self.failed.get_or_insert(why);
+        for gathered in [
+            &mut self.partial,
+            &mut self.piece,
+            &mut self.head,
+            &mut self.tail,
+        ] {
+            *gathered = Vec::new();
+        }
     }
 
     /// Sends the piece gathered to be parsed.
@@ -809,5 +836,37 @@ mod tests {
             PieceReader::new("entries", 0, Arc::new(|_, _| Some(())), Box::new(|()| true));
         reader.push(&INDEX.as_bytes()[..120]);
         drop(reader);
+    }
+
+    #[test]
+    fn a_part_over_the_limit_fails_the_reading_and_is_not_kept() {
+        let reader = |limit| {
+            PieceReader::new("entries", 0, Arc::new(|_, _| Some(())), Box::new(|()| true))
+                .limit(limit)
+        };
+        // Within the limit, the whole index reads.
+        let mut fits = reader(200);
+        fits.push(INDEX.as_bytes());
+        assert!(fits.finish().is_ok());
+        // One chart's text longer than the limit.
+        let big_chart = format!(
+            "apiVersion: v1\nentries:\n  a:\n  - name: a\n{}  b: []\n",
+            "    description: xxxxxxxxxx\n".repeat(20)
+        );
+        let mut too_big = reader(200);
+        too_big.push(big_chart.as_bytes());
+        assert_eq!(too_big.finish(), Err(Unstreamable::TooLarge));
+        // A line that never ends, given in small parts: refused before it is all kept.
+        let mut endless = reader(200);
+        endless.push(b"apiVersion: v1\nentries:\n  a: ");
+        for _ in 0..1000 {
+            endless.push(&[b'x'; 64]);
+            assert!(endless.partial.len() <= 200);
+        }
+        assert_eq!(endless.finish(), Err(Unstreamable::TooLarge));
+        // Text before the map.
+        let mut long_head = reader(200);
+        long_head.push(format!("{}entries:\n  a: []\n", "k: v\n".repeat(100)).as_bytes());
+        assert_eq!(long_head.finish(), Err(Unstreamable::TooLarge));
     }
 }
