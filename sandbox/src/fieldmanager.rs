@@ -379,13 +379,13 @@ pub fn apply(
     let version = split_api_version(api_version).1;
     let node = node_for(def, version);
     let errors = walk::validate(&node, applied);
+    let gvk = format!("{}/{}, Kind={}", def.group, version, def.kind);
+    let what = format!(
+        "{}/{}; {gvk}",
+        meta::namespace(applied),
+        meta::name(applied)
+    );
     if !errors.is_empty() {
-        let gvk = format!("{}/{}, Kind={}", def.group, version, def.kind);
-        let what = format!(
-            "{}/{}; {gvk}",
-            meta::namespace(applied),
-            meta::name(applied)
-        );
         let text = if errors.len() == 1 {
             errors[0].clone()
         } else {
@@ -395,6 +395,19 @@ pub fn apply(
             500,
             "",
             format!("failed to create typed patch object ({what}): {text}"),
+        ));
+    }
+    // What the typed check lets through (any scalar for an int-or-string, a quantity or a
+    // time; any number for an integer) fails converting the result to the Go type.
+    if def.custom.is_none()
+        && let Some(e) = crate::schema::decode::converter_error(&node, applied)
+    {
+        return Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to convert new object ({what}) to proper version: unable to convert unstructured object to {gvk}: {e}"
+            ),
         ));
     }
     let mut live = current.cloned().unwrap_or_else(|| json!({}));
