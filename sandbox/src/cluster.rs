@@ -465,6 +465,8 @@ impl Cluster {
     }
 
     fn apply(&self, t: &Target, applied: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        // Types first: an applied object is typed before anything reads its metadata.
+        fieldmanager::check_applied(&t.def, &applied, &t.def.api_version(&t.version))?;
         let applied = self.check_body(t, applied)?;
         let applied_name = meta::name(&applied);
         if applied_name != t.name {

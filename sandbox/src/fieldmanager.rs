@@ -360,22 +360,9 @@ pub fn record_update(
     set_managed(new, &mut entries);
 }
 
-/// Server-side apply of `applied` by `manager` over `current` (absent on create).
-pub fn apply(
-    def: &ResourceDef,
-    current: Option<&Value>,
-    applied: &Value,
-    manager: &str,
-    api_version: &str,
-    subresource: &str,
-    force: bool,
-) -> ApiResult<Value> {
-    if meta::meta(applied)
-        .and_then(|m| m.get("managedFields"))
-        .is_some_and(|v| !v.is_null())
-    {
-        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
-    }
+/// structured-merge-diff's typed check of an applied object, then the conversion to the
+/// Go type of what it lets through: plain errors (500) in the API server's words.
+pub fn check_applied(def: &ResourceDef, applied: &Value, api_version: &str) -> ApiResult<()> {
     let version = split_api_version(api_version).1;
     let node = node_for(def, version);
     let errors = walk::validate(&node, applied);
@@ -410,6 +397,27 @@ pub fn apply(
             ),
         ));
     }
+    Ok(())
+}
+
+/// Server-side apply of `applied` by `manager` over `current` (absent on create).
+pub fn apply(
+    def: &ResourceDef,
+    current: Option<&Value>,
+    applied: &Value,
+    manager: &str,
+    api_version: &str,
+    subresource: &str,
+    force: bool,
+) -> ApiResult<Value> {
+    if meta::meta(applied)
+        .and_then(|m| m.get("managedFields"))
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    check_applied(def, applied, api_version)?;
+    let node = node_for(def, split_api_version(api_version).1);
     let mut live = current.cloned().unwrap_or_else(|| json!({}));
     let live_managed = take_managed(&mut live);
     let mut entries = decode(live_managed.as_ref())
