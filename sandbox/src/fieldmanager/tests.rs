@@ -245,7 +245,7 @@ fn wrong_types_in_an_apply_are_refused_in_structured_merge_diffs_words() {
     c["spec"]["template"]["spec"]["tolerations"] = json!([{"key": 7}]);
     c["spec"]["selector"] = json!(5);
     let err = apply(&def, None, &c, "one", "apps/v1", "", false).unwrap_err();
-    assert_eq!((err.code, &*err.reason), (500, ""));
+    assert_eq!((err.code, err.reason), (500, ""));
     let mut lines: Vec<&str> = err.message.lines().collect();
     assert_eq!(
         lines.remove(0),
