@@ -12,6 +12,7 @@ use crate::meta;
 use crate::patch::{self, PatchType};
 use crate::resources::{Registry, ResourceDef};
 use crate::rules;
+use crate::schema::decode;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::settings::Settings;
 use crate::status::{ApiError, ApiResult, Cause};
@@ -256,6 +257,9 @@ impl Cluster {
     /// POST: creates the object in `body`.
     pub fn create(&self, t: &Target, body: Value, opts: &WriteOptions) -> ApiResult<Written> {
         let mut object = self.check_body(t, body)?;
+        if let Some(m) = type_error(t, &object, decode::json_error) {
+            return Err(decode_error(t, m));
+        }
         let def = &t.def;
         if def.namespaced {
             self.check_namespace_open(t)?;
@@ -336,6 +340,9 @@ impl Cluster {
         {
             return Err(e);
         }
+        if let Some(m) = type_error(t, &body, decode::json_error) {
+            return Err(decode_error(t, m));
+        }
         let body_name = meta::name(&body);
         if body_name != t.name {
             return Err(ApiError::bad_request(format!(
@@ -406,19 +413,29 @@ impl Cluster {
                 }
                 PatchType::Apply => unreachable!("handled above"),
             };
+            let patch_text = match kind {
+                PatchType::Strategic => crate::patch::go_format(&patch_doc),
+                _ => crate::patch::go_json(&new),
+            };
+            let invalid = |m| {
+                ApiError::invalid(
+                    "",
+                    "",
+                    "",
+                    vec![Cause::invalid("patch", &json!(patch_text), m)],
+                )
+            };
+            // The patched object decodes into the type as a JSON body does, or for a
+            // strategic merge patch through the unstructured converter.
+            let read = match kind {
+                PatchType::Strategic => decode::converter_error,
+                _ => decode::json_error,
+            };
+            if let Some(m) = type_error(t, &new, read) {
+                return Err(invalid(m));
+            }
             if t.subresource != "scale" {
-                let patch_text = match kind {
-                    PatchType::Strategic => crate::patch::go_format(&patch_doc),
-                    _ => crate::patch::go_json(&new),
-                };
-                self.check_fields(t, &mut new, opts, &mut warnings, |m| {
-                    ApiError::invalid(
-                        "",
-                        "",
-                        "",
-                        vec![Cause::invalid("patch", &json!(patch_text), m)],
-                    )
-                })?;
+                self.check_fields(t, &mut new, opts, &mut warnings, invalid)?;
             }
             new = self.check_body(t, new)?;
             if meta::name(&new) != t.name {
@@ -448,6 +465,8 @@ impl Cluster {
     }
 
     fn apply(&self, t: &Target, applied: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        // Types first: an applied object is typed before anything reads its metadata.
+        fieldmanager::check_applied(&t.def, &applied, &t.def.api_version(&t.version))?;
         let applied = self.check_body(t, applied)?;
         let applied_name = meta::name(&applied);
         if applied_name != t.name {
@@ -524,6 +543,11 @@ impl Cluster {
     }
 
     fn update_scale(&self, t: &Target, body: Value, opts: &WriteOptions) -> ApiResult<Written> {
+        if let Some(m) = type_error(t, &body, decode::json_error) {
+            return Err(ApiError::bad_request(format!(
+                "Scale in version \"v1\" cannot be handled as a Scale: {m}"
+            )));
+        }
         let mut warnings = Vec::new();
         let (object, rv) = self.commit(&t.key(), opts.dry_run, |current, _| {
             let current = current.ok_or_else(|| t.not_found())?;
@@ -830,32 +854,6 @@ impl Cluster {
             }
             Some(_) => {}
         }
-        if t.def.custom.is_none() {
-            // Built-in types decode into Go structs: a field of the wrong JSON type fails
-            // there, before anything looks at the object.
-            for field in ["metadata", "spec", "status"] {
-                if let Some(v) = map.get(field)
-                    && !(v.is_object() || v.is_null())
-                {
-                    let struct_type = match field {
-                        "metadata" => "v1.ObjectMeta".to_string(),
-                        f => format!(
-                            "v1.{}{}",
-                            t.def.kind,
-                            if f == "spec" { "Spec" } else { "Status" }
-                        ),
-                    };
-                    return Err(ApiError::bad_request(format!(
-                        "{} in version {:?} cannot be handled as a {}: json: cannot unmarshal {} into Go struct field {}.{field} of type {struct_type}",
-                        t.def.kind,
-                        t.version,
-                        t.def.kind,
-                        crate::body::json_type_name(v),
-                        t.def.kind,
-                    )));
-                }
-            }
-        }
         let mut object = Value::Object(map);
         if !object.get("metadata").is_none_or(Value::is_object) {
             return Err(ApiError::bad_request("metadata: must be an object"));
@@ -1085,6 +1083,17 @@ impl ApiError {
         self.message = message;
         self
     }
+}
+
+/// What decoding `object` into the built-in type a write to `t` carries reports, in
+/// `read`'s words; custom resources decode as unstructured objects.
+fn type_error(
+    t: &Target,
+    object: &Value,
+    read: fn(&crate::schema::Node<'_>, &Value) -> Option<String>,
+) -> Option<String> {
+    let node = crate::schema::decoded_type(&t.def, &t.version, &t.subresource)?;
+    read(&node, object)
 }
 
 /// How the API server words a body it could not decode into the type.

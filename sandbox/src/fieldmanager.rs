@@ -360,6 +360,46 @@ pub fn record_update(
     set_managed(new, &mut entries);
 }
 
+/// structured-merge-diff's typed check of an applied object, then the conversion to the
+/// Go type of what it lets through: plain errors (500) in the API server's words.
+pub fn check_applied(def: &ResourceDef, applied: &Value, api_version: &str) -> ApiResult<()> {
+    let version = split_api_version(api_version).1;
+    let node = node_for(def, version);
+    let errors = walk::validate(&node, applied);
+    let gvk = format!("{}/{}, Kind={}", def.group, version, def.kind);
+    let what = format!(
+        "{}/{}; {gvk}",
+        meta::namespace(applied),
+        meta::name(applied)
+    );
+    if !errors.is_empty() {
+        let text = if errors.len() == 1 {
+            errors[0].clone()
+        } else {
+            format!("errors:\n  {}", errors.join("\n  "))
+        };
+        return Err(ApiError::new(
+            500,
+            "",
+            format!("failed to create typed patch object ({what}): {text}"),
+        ));
+    }
+    // What the typed check lets through (any scalar for an int-or-string, a quantity or a
+    // time; any number for an integer) fails converting the result to the Go type.
+    if def.custom.is_none()
+        && let Some(e) = crate::schema::decode::converter_error(&node, applied)
+    {
+        return Err(ApiError::new(
+            500,
+            "",
+            format!(
+                "failed to convert new object ({what}) to proper version: unable to convert unstructured object to {gvk}: {e}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Server-side apply of `applied` by `manager` over `current` (absent on create).
 pub fn apply(
     def: &ResourceDef,
@@ -376,27 +416,8 @@ pub fn apply(
     {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    let version = split_api_version(api_version).1;
-    let node = node_for(def, version);
-    let errors = walk::validate(&node, applied);
-    if !errors.is_empty() {
-        let gvk = format!("{}/{}, Kind={}", def.group, version, def.kind);
-        let what = format!(
-            "{}/{}; {gvk}",
-            meta::namespace(applied),
-            meta::name(applied)
-        );
-        let text = if errors.len() == 1 {
-            errors[0].clone()
-        } else {
-            format!("errors:\n  {}", errors.join("\n  "))
-        };
-        return Err(ApiError::new(
-            500,
-            "",
-            format!("failed to create typed patch object ({what}): {text}"),
-        ));
-    }
+    check_applied(def, applied, api_version)?;
+    let node = node_for(def, split_api_version(api_version).1);
     let mut live = current.cloned().unwrap_or_else(|| json!({}));
     let live_managed = take_managed(&mut live);
     let mut entries = decode(live_managed.as_ref())

@@ -234,3 +234,45 @@ fn managed_fields_survive_a_round_trip() {
     let mut again = decoded.clone();
     assert_eq!(encode(&mut again).unwrap(), list);
 }
+
+#[test]
+fn wrong_types_in_an_apply_are_refused_in_structured_merge_diffs_words() {
+    let def = deployments();
+    let mut c = config(Some(1), "nginx");
+    c["spec"]["replicas"] = json!("three");
+    c["spec"]["paused"] = json!(5);
+    c["spec"]["template"]["spec"]["containers"][0]["image"] = json!({"a": 1});
+    c["spec"]["template"]["spec"]["tolerations"] = json!([{"key": 7}]);
+    c["spec"]["selector"] = json!(5);
+    let err = apply(&def, None, &c, "one", "apps/v1", "", false).unwrap_err();
+    assert_eq!((err.code, err.reason), (500, ""));
+    let mut lines: Vec<&str> = err.message.lines().collect();
+    assert_eq!(
+        lines.remove(0),
+        "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): errors:"
+    );
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "  .spec.paused: expected boolean, got &{5}",
+            "  .spec.replicas: expected numeric (int or float), got string",
+            "  .spec.selector: expected map, got &{5}",
+            "  .spec.template.spec.containers[name=\"web\"].image: expected string, got &value.valueUnstructured{Value:map[string]interface {}{\"a\":1}}",
+            "  .spec.template.spec.tolerations[0].key: expected string, got &value.valueUnstructured{Value:7}",
+        ]
+    );
+}
+
+#[test]
+fn what_the_typed_check_lets_through_fails_converting_to_the_go_type() {
+    let def = deployments();
+    let mut c = config(Some(1), "nginx");
+    c["spec"]["strategy"] = json!({"rollingUpdate": {"maxSurge": true}});
+    let err = apply(&def, None, &c, "one", "apps/v1", "", false).unwrap_err();
+    assert_eq!(err.code, 500);
+    assert_eq!(
+        err.message,
+        "failed to convert new object (default/web; apps/v1, Kind=Deployment) to proper version: unable to convert unstructured object to apps/v1, Kind=Deployment: json: cannot unmarshal bool into Go value of type int32"
+    );
+}

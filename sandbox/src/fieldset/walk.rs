@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 use super::{PathElement, Set, path_string, values_equal};
+use crate::schema::decode::go_value;
 use crate::schema::{Atom, ListKind, Node};
 
 /// The identity of a list item: its key fields, or itself for a set.
@@ -550,22 +551,22 @@ fn validate_at(
     match node.atom(Some(value)) {
         Atom::Leaf => {}
         Atom::Scalar => {
-            if matches!(value, Value::Object(_) | Value::Array(_))
-                && !node.is_deduced()
-                && node.atom(None) == Atom::Scalar
-            {
-                errors.push(at(
-                    path,
-                    format!("expected scalar, got {}", kind_name(value)),
-                ));
+            if let Some(e) = crate::schema::decode::apply_scalar_error(node, value) {
+                errors.push(at(path, e));
             }
         }
         Atom::List => match value {
             Value::Array(items) => {
+                let item_node = node.items();
                 if node.list_kind() == ListKind::Atomic {
+                    // Items of an atomic list are checked too, named by their index.
+                    for (i, item) in items.iter().enumerate() {
+                        path.push(PathElement::Index(i));
+                        validate_at(&item_node, item, path, errors);
+                        path.pop();
+                    }
                     return;
                 }
-                let item_node = node.items();
                 let mut seen = BTreeSet::new();
                 for (i, item) in items.iter().enumerate() {
                     match item_element(node, item) {
@@ -586,13 +587,13 @@ fn validate_at(
                 }
             }
             Value::Null => {}
-            other => errors.push(at(path, format!("expected list, got {}", kind_name(other)))),
+            other => errors.push(at(
+                path,
+                format!("expected list, got &{{{}}}", go_value(other)),
+            )),
         },
         Atom::Map => match value {
             Value::Object(m) => {
-                if node.map_atomic() {
-                    return;
-                }
                 for (key, child) in m {
                     path.push(PathElement::Field(key.clone()));
                     match node.child(key) {
@@ -603,19 +604,11 @@ fn validate_at(
                 }
             }
             Value::Null => {}
-            other => errors.push(at(path, format!("expected map, got {}", kind_name(other)))),
+            other => errors.push(at(
+                path,
+                format!("expected map, got &{{{}}}", go_value(other)),
+            )),
         },
-    }
-}
-
-fn kind_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "list",
-        Value::Object(_) => "map",
     }
 }
 

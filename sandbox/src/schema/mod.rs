@@ -7,6 +7,7 @@
 //! definitions are built on first need (a few milliseconds) rather than at start.
 
 mod builtin;
+pub mod decode;
 pub mod facts;
 mod node;
 
@@ -47,6 +48,25 @@ pub fn type_for<'a>(def: &'a ResourceDef, version: &str) -> Option<Node<'a>> {
             let (key, schema) = defs.get_key_value(&name)?;
             Some(Node::root(schema, Some(key.as_str()), defs))
         }
+    }
+}
+
+/// The built-in type a write to a resource, its status or its scale decodes into; `None`
+/// for custom resources (unstructured objects) and other subresources.
+pub fn decoded_type<'a>(
+    def: &'a ResourceDef,
+    version: &str,
+    subresource: &str,
+) -> Option<Node<'a>> {
+    const SCALE: &str = "io.k8s.api.autoscaling.v1.Scale";
+    match subresource {
+        "scale" => {
+            let defs = definitions_for(SCALE)?;
+            let (key, schema) = defs.get_key_value(SCALE)?;
+            Some(Node::root(schema, Some(key.as_str()), defs))
+        }
+        "" | "status" if def.custom.is_none() => type_for(def, version),
+        _ => None,
     }
 }
 

@@ -343,6 +343,23 @@ impl<'a> Node<'a> {
                 .is_some_and(|s| s.get("additionalProperties").is_some_and(Value::is_object))
     }
 
+    /// The JSON type and format a schema declares here (`integer`, `int32`).
+    pub fn declared_format(&self) -> (Option<&'a str>, Option<&'a str>) {
+        let Some(s) = self.schema() else {
+            return (None, None);
+        };
+        (
+            s.get("type").and_then(Value::as_str),
+            s.get("format").and_then(Value::as_str),
+        )
+    }
+
+    /// Whether this is a scalar the schema gives no type of its own (a resource's
+    /// `apiVersion` and `kind`).
+    pub fn is_bare_scalar(&self) -> bool {
+        matches!(self.target, Target::Scalar) && self.name.is_none()
+    }
+
     /// Whether nothing is known here (unknown fields are all kept).
     pub fn is_deduced(&self) -> bool {
         matches!(self.target, Target::Deduced | Target::Untyped)
