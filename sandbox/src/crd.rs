@@ -308,7 +308,7 @@ pub fn validate_custom(def: &ResourceDef, object: &Value, old: Option<&Value>) -
         if blocking {
             causes.push(Cause::invalid(
                 "<nil>",
-                &Value::Null,
+                &json!("null"),
                 "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
             ));
         } else {
@@ -329,13 +329,13 @@ fn walk(schema: &Value, v: &Value, path: &str, visit: &mut dyn FnMut(&Value, &Va
         Value::Object(map) => {
             let props = schema["properties"].as_object();
             let extra = &schema["additionalProperties"];
-            for (k, child) in map {
+            for (k, value) in map {
                 if path.is_empty() && (k == "metadata" || k == "apiVersion" || k == "kind") {
                     continue;
                 }
                 match props.and_then(|p| p.get(k)) {
-                    Some(sub) => walk(sub, child, &child_path(path, k), visit),
-                    None if extra.is_object() => walk(extra, child, &child_path(path, k), visit),
+                    Some(sub) => walk(sub, value, &child(path, k), visit),
+                    None if extra.is_object() => walk(extra, value, &child(path, k), visit),
                     None => {}
                 }
             }
@@ -347,10 +347,6 @@ fn walk(schema: &Value, v: &Value, path: &str, visit: &mut dyn FnMut(&Value, &Va
         }
         _ => {}
     }
-}
-
-fn child_path(path: &str, name: &str) -> String {
-    child(path, name)
 }
 
 /// An embedded resource's type and metadata, as apiextensions-apiserver's `objectmeta`
@@ -596,11 +592,15 @@ fn check(
             if let Some(f) = schema["format"].as_str()
                 && formats::string_matches(f, s) == Some(false)
             {
-                causes.push(invalid(
-                    path,
-                    v,
-                    format!("{} must be of type {f}: {:?}", in_body(path), s),
-                ));
+                // A type error to the API server (so it blocks CEL rules too).
+                causes.push(Cause {
+                    reason: "FieldValueTypeInvalid",
+                    ..invalid(
+                        path,
+                        v,
+                        format!("{} must be of type {f}: {:?}", in_body(path), s),
+                    )
+                });
             }
         }
         Value::Number(n) => {
@@ -877,5 +877,48 @@ mod tests {
             .map(|c| c.to_string())
             .collect();
         assert_eq!(msgs, ["spec.size: Required value"]);
+    }
+
+    #[test]
+    fn formats_embedded_objects_lists_and_rules_are_checked_in_the_api_servers_order() {
+        let mut c = crd();
+        c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+            "type": "object",
+            "x-kubernetes-validations": [{"rule": "self.size < 5", "message": "too big"}],
+            "properties": {
+                "size": {"type": "integer"},
+                "id": {"type": "string", "format": "uuid"},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "inner": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+            },
+        });
+        let def = resource_def(&c).unwrap();
+        let messages = |spec: Value| -> Vec<String> {
+            let o = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": spec});
+            validate_custom(&def, &o, None)
+                .causes
+                .iter()
+                .map(|c| c.to_string())
+                .collect()
+        };
+        assert_eq!(
+            messages(
+                json!({"size": 9, "tags": ["a", "a"], "inner": {"kind": "ConfigMap", "metadata": {"name": "A_B"}}})
+            ),
+            [
+                "spec.inner.apiVersion: Required value: must not be empty",
+                "spec.inner.metadata.name: Invalid value: \"A_B\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                "spec.tags[1]: Duplicate value: \"a\"",
+                "spec: Invalid value: \"object\": too big",
+            ]
+        );
+        // A format error is a type error, which leaves the rules unevaluated.
+        assert_eq!(
+            messages(json!({"size": 9, "id": "abc"})),
+            [
+                "spec.id: Invalid value: \"abc\": spec.id in body must be of type uuid: \"abc\"",
+                "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ]
+        );
     }
 }

@@ -54,6 +54,9 @@ pub fn string_matches(format: &str, s: &str) -> Option<bool> {
         "date" => is_date(s),
         "datetime" => is_date_time(s),
         "duration" => is_duration(s),
+        // Kubernetes 1.34's own: a DNS label and a DNS subdomain.
+        "k8sshortname" => crate::meta::check_name(s, crate::meta::NameRule::Label).is_empty(),
+        "k8slongname" => crate::meta::check_name(s, crate::meta::NameRule::Subdomain).is_empty(),
         _ => return None,
     };
     Some(ok)
