@@ -903,16 +903,22 @@ mod tests {
         };
         assert_eq!(
             messages(
-                json!({"size": 9, "tags": ["a", "a"], "inner": {"kind": "ConfigMap", "metadata": {"name": "A_B"}}})
+                json!({"size": 9, "tags": ["a", "a"], "inner": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "A_B"}}})
             ),
             [
-                "spec.inner.apiVersion: Required value: must not be empty",
                 "spec.inner.metadata.name: Invalid value: \"A_B\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
                 "spec.tags[1]: Duplicate value: \"a\"",
                 "spec: Invalid value: \"object\": too big",
             ]
         );
-        // A format error is a type error, which leaves the rules unevaluated.
+        // A missing field, or a format error (a type error), leaves the rules unevaluated.
+        assert_eq!(
+            messages(json!({"size": 9, "inner": {"kind": "ConfigMap"}})),
+            [
+                "spec.inner.apiVersion: Required value: must not be empty",
+                "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ]
+        );
         assert_eq!(
             messages(json!({"size": 9, "id": "abc"})),
             [
