@@ -411,6 +411,9 @@ fn add_functions(context: &mut Context) {
     let _ = context.add_function("sets.equivalent", sets_equivalent);
 }
 
+/// A CEL list value's items.
+type CelList = Arc<Vec<Cel>>;
+
 fn list_of(v: &Cel, function: &str) -> Result<Arc<Vec<Cel>>, ExecutionError> {
     match v {
         Cel::List(l) => Ok(l.clone()),
@@ -522,10 +525,7 @@ fn find_all(
     Ok(Cel::List(Arc::new(found)))
 }
 
-fn two_lists(
-    args: &[Cel],
-    function: &str,
-) -> Result<(Arc<Vec<Cel>>, Arc<Vec<Cel>>), ExecutionError> {
+fn two_lists(args: &[Cel], function: &str) -> Result<(CelList, CelList), ExecutionError> {
     match args {
         [a, b] => Ok((list_of(a, function)?, list_of(b, function)?)),
         _ => Err(ExecutionError::function_error(

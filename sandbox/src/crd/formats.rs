@@ -227,7 +227,7 @@ fn is_isbn10(s: &str) -> bool {
         .map(|(i, c)| (i as u32 + 1) * u32::from(c - b'0'))
         .sum::<u32>()
         + 10 * last;
-    sum % 11 == 0
+    sum.is_multiple_of(11)
 }
 
 fn is_isbn13(s: &str) -> bool {
@@ -265,7 +265,7 @@ fn is_credit_card(s: &str) -> bool {
         }
         sum += x;
     }
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// `time.Parse("2006-01-02", s)`: a real calendar day.
