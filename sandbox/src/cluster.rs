@@ -930,7 +930,7 @@ impl Cluster {
         new: &mut Value,
         opts: &WriteOptions,
         operation: &str,
-        _warnings: &mut Vec<String>,
+        warnings: &mut Vec<String>,
     ) -> ApiResult<()> {
         let def = &t.def;
         let served_current = current.map(|c| crate::convert::to_version(def, c, &t.version));
@@ -996,6 +996,16 @@ impl Cluster {
             new,
             served_current.as_ref(),
         ));
+        if def.custom.is_some() {
+            let found = crate::crd::validate_custom(def, new, served_current.as_ref());
+            causes.extend(found.causes);
+            // A write retried after a conflict finishes again: one warning each.
+            for w in found.warnings {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
         if let Some(cur) = &served_current {
             causes.extend(rules::validate_update(def, cur, new, &t.subresource));
         }

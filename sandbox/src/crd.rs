@@ -1,14 +1,30 @@
 //! CustomResourceDefinitions: the types they define once Established, and their
 //! schemas' defaults and validation for custom resources.
 //!
-//! Validation covers what structural schemas say of values: `type` (with `nullable`,
-//! `x-kubernetes-int-or-string`, `x-kubernetes-preserve-unknown-fields`), `required`,
-//! `enum`, `pattern` (Go's regexp syntax), `minimum`/`maximum` (and their exclusive
-//! forms), `multipleOf`, `minLength`/`maxLength`, `minItems`/`maxItems`,
-//! `minProperties`/`maxProperties`, `properties`, `additionalProperties` and `items`,
-//! with the API server's 422 messages. Not checked: `format`, `uniqueItems`,
-//! `x-kubernetes-list-type` uniqueness, `x-kubernetes-validations` (CEL rules) and the
-//! `metadata` of embedded resources.
+//! Validation runs in the API server's order (apiextensions-apiserver's
+//! `customResourceStrategy.Validate`), each part in its words:
+//! 1. the structural schema: `type` (with `nullable`, `x-kubernetes-int-or-string`,
+//!    `x-kubernetes-preserve-unknown-fields`), `required`, `enum`, `pattern` (Go's regexp
+//!    syntax), `format` (the formats the API server keeps, see `formats`; numbers against
+//!    `int32`/`uint32`/`float` ranges), `minimum`/`maximum` (and their exclusive forms),
+//!    `multipleOf`, `minLength`/`maxLength`, `minItems`/`maxItems`,
+//!    `minProperties`/`maxProperties`, `properties`, `additionalProperties` and `items`;
+//! 2. embedded resources (`x-kubernetes-embedded-resource`): `apiVersion` and `kind`
+//!    present and well formed, `metadata` an object whose name, generateName and labels
+//!    follow ObjectMeta's rules;
+//! 3. `x-kubernetes-list-type` `set` and `map` uniqueness (`lists`);
+//! 4. `x-kubernetes-validations` CEL rules (`cel`), with `oldSelf` on updates, unless an
+//!    earlier error blocks them as it blocks the API server's.
+//!
+//! `x-kubernetes-map-type` changes no validation; it matters to merges, where
+//! `schema/node.rs` reads it. Not checked: `uniqueItems` (the API server forbids it in a
+//! structural schema), validation ratcheting (an update keeping an invalid value the old
+//! object already had is refused here, accepted by Kubernetes 1.33+), and the CEL gaps
+//! `cel` names.
+
+mod cel;
+mod formats;
+mod lists;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -247,15 +263,181 @@ fn default_into(schema: &Value, value: &mut Value, root: bool) {
     }
 }
 
-/// Validates a custom resource against the CRD's schema.
-pub fn validate_custom(def: &ResourceDef, object: &Value) -> Vec<Cause> {
+/// What validating a custom resource found: the errors of a 422, and warnings for
+/// rules the sandbox could not evaluate.
+#[derive(Debug, Default)]
+pub struct Validation {
+    pub causes: Vec<Cause>,
+    pub warnings: Vec<String>,
+}
+
+/// Validates a custom resource against the CRD's schema; `old` is the stored object on
+/// an update, for transition rules.
+pub fn validate_custom(def: &ResourceDef, object: &Value, old: Option<&Value>) -> Validation {
     let Some(schema) = schema_for(def, object) else {
-        return Vec::new();
+        return Validation::default();
     };
     let mut causes = Vec::new();
     let mut patterns = HashMap::new();
     check(schema, object, "", true, &mut causes, &mut patterns);
-    causes
+    walk(schema, object, "", &mut |s, v, path| {
+        if s["x-kubernetes-embedded-resource"] == true
+            && let Value::Object(m) = v
+        {
+            check_embedded(m, path, &mut causes);
+        }
+    });
+    walk(schema, object, "", &mut |s, v, path| {
+        if let Value::Array(items) = v {
+            lists::check(s, items, path, &mut causes);
+        }
+    });
+    let mut warnings = Vec::new();
+    if cel::has_rules(schema) {
+        // The API server evaluates no rule once the object has one of these errors.
+        let blocking = causes.iter().any(|c| {
+            matches!(
+                c.reason,
+                "FieldValueNotSupported"
+                    | "FieldValueRequired"
+                    | "FieldValueTooLong"
+                    | "FieldValueTooMany"
+                    | "FieldValueTypeInvalid"
+            )
+        });
+        if blocking {
+            causes.push(Cause::invalid(
+                "<nil>",
+                &json!("null"),
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ));
+        } else {
+            let mut out = cel::Outcome::default();
+            cel::check(schema, object, old, &mut out);
+            causes.extend(out.causes);
+            warnings = out.warnings;
+        }
+    }
+    Validation { causes, warnings }
+}
+
+/// Calls `visit` with every value of `v` that its schema describes, and that schema,
+/// root first; the root's `apiVersion`, `kind` and `metadata` are skipped.
+fn walk(schema: &Value, v: &Value, path: &str, visit: &mut dyn FnMut(&Value, &Value, &str)) {
+    visit(schema, v, path);
+    match v {
+        Value::Object(map) => {
+            let props = schema["properties"].as_object();
+            let extra = &schema["additionalProperties"];
+            for (k, value) in map {
+                if path.is_empty() && (k == "metadata" || k == "apiVersion" || k == "kind") {
+                    continue;
+                }
+                match props.and_then(|p| p.get(k)) {
+                    Some(sub) => walk(sub, value, &child(path, k), visit),
+                    None if extra.is_object() => walk(extra, value, &child(path, k), visit),
+                    None => {}
+                }
+            }
+        }
+        Value::Array(items) if schema["items"].is_object() => {
+            for (i, item) in items.iter().enumerate() {
+                walk(&schema["items"], item, &format!("{path}[{i}]"), visit);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An embedded resource's type and metadata, as apiextensions-apiserver's `objectmeta`
+/// checks them.
+fn check_embedded(m: &Map<String, Value>, path: &str, causes: &mut Vec<Cause>) {
+    if !m.contains_key("apiVersion") {
+        causes.push(Cause::required(
+            child(path, "apiVersion"),
+            "must not be empty",
+        ));
+    }
+    if !m.contains_key("kind") {
+        causes.push(Cause::required(child(path, "kind"), "must not be empty"));
+    }
+    for (k, v) in m {
+        let at = child(path, k);
+        match k.as_str() {
+            "apiVersion" => match v.as_str() {
+                None => causes.push(Cause::invalid(at, v, "must be a string")),
+                Some("") => causes.push(Cause::invalid(at, v, "must not be empty")),
+                Some(a) if a.matches('/').count() > 1 || a.starts_with('/') || a.ends_with('/') => {
+                    causes.push(Cause::invalid(
+                        at,
+                        v,
+                        format!("unexpected GroupVersion string: {a}"),
+                    ))
+                }
+                Some(_) => {}
+            },
+            "kind" => match v.as_str() {
+                None => causes.push(Cause::invalid(at, v, "must be a string")),
+                Some("") => causes.push(Cause::invalid(at, v, "must not be empty")),
+                Some(kind) => {
+                    let errs = crate::meta::check_name(
+                        &kind.to_lowercase(),
+                        crate::meta::NameRule::Dns1035,
+                    );
+                    if !errs.is_empty() {
+                        causes.push(Cause::invalid(
+                            at,
+                            v,
+                            format!(
+                                "may have mixed case, but should otherwise match: {}",
+                                errs.join(",")
+                            ),
+                        ));
+                    }
+                }
+            },
+            "metadata" => match v {
+                Value::Object(meta) => check_embedded_meta(meta, &at, causes),
+                Value::Null => {}
+                _ => causes.push(Cause::invalid(at, v, "must be an object")),
+            },
+            _ => {}
+        }
+    }
+}
+
+fn check_embedded_meta(meta: &Map<String, Value>, at: &str, causes: &mut Vec<Cause>) {
+    use crate::meta::{NameRule, check_generate_name, check_label_value, check_name};
+    if let Some(name) = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        for e in check_name(name, NameRule::Subdomain) {
+            causes.push(Cause::invalid(child(at, "name"), &json!(name), e));
+        }
+    }
+    if let Some(g) = meta
+        .get("generateName")
+        .and_then(Value::as_str)
+        .filter(|g| !g.is_empty())
+    {
+        for e in check_generate_name(g, NameRule::Subdomain) {
+            causes.push(Cause::invalid(child(at, "generateName"), &json!(g), e));
+        }
+    }
+    if let Some(labels) = meta.get("labels").and_then(Value::as_object) {
+        for (k, v) in labels {
+            for e in crate::meta::check_qualified_name(k) {
+                causes.push(Cause::invalid(child(at, "labels"), &json!(k), e));
+            }
+            if let Some(s) = v.as_str() {
+                for e in check_label_value(s) {
+                    causes.push(Cause::invalid(child(at, "labels"), &json!(s), e));
+                }
+            }
+        }
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -407,9 +589,30 @@ fn check(
                     ));
                 }
             }
+            if let Some(f) = schema["format"].as_str()
+                && formats::string_matches(f, s) == Some(false)
+            {
+                // A type error to the API server (so it blocks CEL rules too).
+                causes.push(Cause {
+                    reason: "FieldValueTypeInvalid",
+                    ..invalid(
+                        path,
+                        v,
+                        format!("{} must be of type {f}: {:?}", in_body(path), s),
+                    )
+                });
+            }
         }
         Value::Number(n) => {
             let x = n.as_f64().unwrap_or(0.0);
+            if let Some(detail) = formats::number_out_of_range(
+                schema["type"].as_str().unwrap_or(""),
+                schema["format"].as_str().unwrap_or(""),
+                n,
+                path,
+            ) {
+                causes.push(Cause::invalid("<nil>", &json!(""), detail));
+            }
             if let Some(min) = schema["minimum"].as_f64() {
                 let exclusive = schema["exclusiveMinimum"] == true;
                 if (exclusive && x <= min) || (!exclusive && x < min) {
@@ -631,9 +834,10 @@ mod tests {
         let mut o = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"size": 3}});
         apply_schema_defaults(&def, &mut o);
         assert_eq!(o["spec"]["color"], "red");
-        assert!(validate_custom(&def, &o).is_empty());
+        assert!(validate_custom(&def, &o, None).causes.is_empty());
         let bad = json!({"apiVersion": "example.com/v1", "spec": {"size": "3", "color": "green", "name": "ABCDEFG"}});
-        let msgs: Vec<String> = validate_custom(&def, &bad)
+        let msgs: Vec<String> = validate_custom(&def, &bad, None)
+            .causes
             .iter()
             .map(|c| c.to_string())
             .collect();
@@ -657,7 +861,8 @@ mod tests {
             "{msgs:?}"
         );
         let small = json!({"apiVersion": "example.com/v1", "spec": {"size": 0}});
-        let msgs: Vec<String> = validate_custom(&def, &small)
+        let msgs: Vec<String> = validate_custom(&def, &small, None)
+            .causes
             .iter()
             .map(|c| c.to_string())
             .collect();
@@ -666,10 +871,60 @@ mod tests {
             ["spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1"]
         );
         let missing = json!({"apiVersion": "example.com/v1", "spec": {}});
-        let msgs: Vec<String> = validate_custom(&def, &missing)
+        let msgs: Vec<String> = validate_custom(&def, &missing, None)
+            .causes
             .iter()
             .map(|c| c.to_string())
             .collect();
         assert_eq!(msgs, ["spec.size: Required value"]);
+    }
+
+    #[test]
+    fn formats_embedded_objects_lists_and_rules_are_checked_in_the_api_servers_order() {
+        let mut c = crd();
+        c["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = json!({
+            "type": "object",
+            "x-kubernetes-validations": [{"rule": "self.size < 5", "message": "too big"}],
+            "properties": {
+                "size": {"type": "integer"},
+                "id": {"type": "string", "format": "uuid"},
+                "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "inner": {"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true},
+            },
+        });
+        let def = resource_def(&c).unwrap();
+        let messages = |spec: Value| -> Vec<String> {
+            let o = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": spec});
+            validate_custom(&def, &o, None)
+                .causes
+                .iter()
+                .map(|c| c.to_string())
+                .collect()
+        };
+        assert_eq!(
+            messages(
+                json!({"size": 9, "tags": ["a", "a"], "inner": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "A_B"}}})
+            ),
+            [
+                "spec.inner.metadata.name: Invalid value: \"A_B\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                "spec.tags[1]: Duplicate value: \"a\"",
+                "spec: Invalid value: \"object\": too big",
+            ]
+        );
+        // A missing field, or a format error (a type error), leaves the rules unevaluated.
+        assert_eq!(
+            messages(json!({"size": 9, "inner": {"kind": "ConfigMap"}})),
+            [
+                "spec.inner.apiVersion: Required value: must not be empty",
+                "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ]
+        );
+        assert_eq!(
+            messages(json!({"size": 9, "id": "abc"})),
+            [
+                "spec.id: Invalid value: \"abc\": spec.id in body must be of type uuid: \"abc\"",
+                "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ]
+        );
     }
 }
