@@ -726,7 +726,7 @@ impl Printer {
     fn fmt_float_verb(&mut self, x: f64, verb: char, arg: &Value) {
         match verb {
             'v' => self.fmt_float(x, 'g', None),
-            'g' | 'G' => self.fmt_float(x, verb, None),
+            'b' | 'g' | 'G' | 'x' | 'X' => self.fmt_float(x, verb, None),
             'f' | 'F' | 'e' | 'E' => self.fmt_float(x, verb, Some(6)),
             _ => self.bad_verb(verb, arg),
         }
@@ -735,7 +735,10 @@ impl Printer {
     /// Go's `fmtComplex`: both parts with the float verb (and its width and precision),
     /// the imaginary part always signed.
     fn fmt_complex(&mut self, re: f64, im: f64, verb: char, arg: &Value) {
-        if !matches!(verb, 'v' | 'g' | 'G' | 'f' | 'F' | 'e' | 'E') {
+        if !matches!(
+            verb,
+            'v' | 'b' | 'g' | 'G' | 'x' | 'X' | 'f' | 'F' | 'e' | 'E'
+        ) {
             return self.bad_verb(verb, arg);
         }
         let plus = self.f.plus;
@@ -866,8 +869,103 @@ pub fn format_float(x: f64, verb: char, prec: Option<usize>) -> String {
             };
             if verb == 'G' { s.to_uppercase() } else { s }
         }
+        'b' => format_binary_exponent(x),
+        'x' | 'X' => format_hex_float(x, prec, verb == 'X'),
         _ => gonum::format_g(x, false),
     }
+}
+
+/// A finite float's sign, its mantissa with the implicit bit, and its unbiased exponent,
+/// as Go's `genericFtoa` takes them apart.
+fn float_parts(x: f64) -> (bool, u64, i32) {
+    let bits = x.to_bits();
+    let neg = bits >> 63 != 0;
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let mut mant = bits & ((1 << 52) - 1);
+    let exp = if biased == 0 {
+        // Subnormal: no implicit bit, and the exponent of the smallest normal.
+        1 - 1023
+    } else {
+        mant |= 1 << 52;
+        biased - 1023
+    };
+    (neg, mant, exp)
+}
+
+/// `strconv.FormatFloat(x, 'b', -1, 64)`: the integer mantissa and a binary exponent
+/// (`4503599627370496p-51` for 2).
+fn format_binary_exponent(x: f64) -> String {
+    let (neg, mant, exp) = float_parts(x);
+    let exp = exp - 52;
+    format!(
+        "{}{mant}p{}{exp}",
+        if neg { "-" } else { "" },
+        if exp >= 0 { "+" } else { "" }
+    )
+}
+
+/// `strconv.FormatFloat(x, 'x', prec, 64)`: `0x1.cp+01`, the mantissa in hexadecimal
+/// with a leading 1 (0 only for zero), shortest or rounded to `prec` hex digits (ties to
+/// even), and at least two exponent digits.
+fn format_hex_float(x: f64, prec: Option<usize>, upper: bool) -> String {
+    let (neg, mut mant, mut exp) = float_parts(x);
+    if mant == 0 {
+        exp = 0;
+    }
+    // The leading 1, if any, at bit 60, leaving 15 hex digits of fraction below it.
+    mant <<= 60 - 52;
+    while mant != 0 && mant & (1 << 60) == 0 {
+        mant <<= 1;
+        exp -= 1;
+    }
+    if let Some(p) = prec.filter(|&p| p < 15) {
+        let shift = (p * 4) as u32;
+        let extra = (mant << shift) & ((1 << 60) - 1);
+        mant >>= 60 - shift;
+        if extra | (mant & 1) > 1 << 59 {
+            mant += 1;
+        }
+        mant <<= 60 - shift;
+        if mant & (1 << 61) != 0 {
+            mant >>= 1;
+            exp += 1;
+        }
+    }
+    let digits: &[u8] = if upper { DIGITS_UPPER } else { DIGITS_LOWER };
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push('0');
+    out.push(if upper { 'X' } else { 'x' });
+    out.push(if (mant >> 60) & 1 == 1 { '1' } else { '0' });
+    mant <<= 4;
+    let fraction_digits = match prec {
+        None if mant != 0 => None,
+        None => Some(0),
+        Some(p) => Some(p),
+    };
+    match fraction_digits {
+        None => {
+            out.push('.');
+            while mant != 0 {
+                out.push(digits[((mant >> 60) & 15) as usize] as char);
+                mant <<= 4;
+            }
+        }
+        Some(0) => {}
+        Some(p) => {
+            out.push('.');
+            for _ in 0..p {
+                out.push(digits[((mant >> 60) & 15) as usize] as char);
+                mant <<= 4;
+            }
+        }
+    }
+    out.push(if upper { 'P' } else { 'p' });
+    out.push(if exp < 0 { '-' } else { '+' });
+    out.push_str(&format!("{:02}", exp.unsigned_abs()));
+    out
 }
 
 /// `%.Ng`: N significant digits, exponent form when the exponent is < -4 or >= N.
@@ -1004,6 +1102,23 @@ mod tests {
         let l = Value::list(vec![Value::str("a"), Value::Int(1), Value::Nil]);
         assert_eq!(p("%s", std::slice::from_ref(&l)), "[a %!s(int=1) <nil>]");
         assert_eq!(p("%v", &[l]), "[a 1 <nil>]");
+    }
+
+    #[test]
+    fn floats_in_hexadecimal_and_binary_exponent_form() {
+        let f = |format: &str, x: f64| sprintf(format, &[Value::Float(x)]);
+        assert_eq!(f("%x", 3.5), "0x1.cp+01");
+        assert_eq!(f("%X", 1.0), "0X1P+00");
+        assert_eq!(f("%x", 0.0), "0x0p+00");
+        assert_eq!(f("%x", -1.5), "-0x1.8p+00");
+        assert_eq!(f("%x", 1e300), "0x1.7e43c8800759cp+996");
+        assert_eq!(f("%.1x", 1.96875), "0x1.0p+01");
+        assert_eq!(f("%.3x", 1.0), "0x1.000p+00");
+        assert_eq!(f("%b", 2.0), "4503599627370496p-51");
+        assert_eq!(f("%b", -0.5), "-4503599627370496p-53");
+        assert_eq!(f("%b", 0.0), "0p-1074");
+        assert_eq!(f("%+x", 1.0), "+0x1p+00");
+        assert_eq!(f("%10x", 1.0), "   0x1p+00");
     }
 
     #[test]

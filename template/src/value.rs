@@ -53,6 +53,8 @@ pub enum ListKind {
     String,
     /// `[]int`
     Int,
+    /// `[][]interface {}`: what `chunk` returns.
+    Lists,
 }
 
 /// A Go slice. Its elements are shared and never change once it is made.
@@ -599,6 +601,7 @@ impl Value {
                 ListKind::Interface => "[]interface {}",
                 ListKind::String => "[]string",
                 ListKind::Int => "[]int",
+                ListKind::Lists => "[][]interface {}",
             }
             .into(),
             Value::Map(m) => match m.kind {

@@ -502,6 +502,18 @@ fn language() -> Vec<String> {
         "{{ printf \"%d\" 1 2 }}",
         "{{ printf \"%[2]d %[1]d\" 1 2 }}",
         "{{ printf \"%*d\" 5 42 }}",
+        // Floats in hexadecimal and binary-exponent form, with flags, precision and width.
+        "{{ printf \"%x|%X|%b\" 3.5 1.0 2.0 }}",
+        "{{ printf \"%x|%x|%x|%b\" 0.0 -1.5 1e300 -0.5 }}",
+        "{{ printf \"%.1x|%.3X|%+x|%10x|%-10x|\" 1.96875 1.0 1.0 1.0 1.0 }}",
+        "{{ printf \"%x|%b\" 5e-324 .Values.float }}",
+        "{{ printf \"%x %X %b\" 1.5i 2i 1i }}",
+        "{{ typeOf (chunk 2 (list 1 2 3)) }} {{ printf \"%T %#v\" (chunk 2 (list 1 2 3)) (chunk 1 (list \"a\")) }}",
+        // A leading byte order mark makes go-yaml escape every character after it.
+        "{{ toYaml (dict \"a\" \"\\ufeffx y\" \"b\" \"x\\ufeff\") }}",
+        // Bytes that are not UTF-8 survive encryption.
+        "{{ encryptAES \"k\" \"caf\\xe9\" | decryptAES \"k\" | b64enc }} {{ encryptAES \"\\xff\" \"v\" | decryptAES \"\\xff\" }}",
+        "{{ kindOf (chunk 2 (list 1 2 3)) }} {{ typeOf (first (chunk 2 (list 1 2 3))) }} {{ typeOf (chunk 2 list) }}",
     ]
     .into_iter()
     .map(str::to_owned)

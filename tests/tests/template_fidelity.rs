@@ -184,3 +184,103 @@ fn a_subchart_a_range_describes_but_does_not_pick_is_dropped_like_helm() {
         );
     }
 }
+
+/// Every kind of key and certificate the crypto functions make is read back by OpenSSL
+/// (`openssl pkey`, `openssl x509`), for chartkit's output and helm's alike: a PEM header
+/// says nothing of whether a reader accepts what follows (an EC key without its curve
+/// has the right header and is refused).
+#[test]
+fn generated_keys_and_certificates_are_read_by_openssl() {
+    let test = "generated_keys_and_certificates_are_read_by_openssl";
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: openssl is needed under CI"
+        );
+        eprintln!("skipping {test}: openssl is not installed");
+        return;
+    }
+    let context = TestContext::new();
+    let mut template = String::new();
+    for kind in ["rsa", "dsa", "ecdsa", "ed25519"] {
+        template.push_str(&format!(
+            "{kind}-key: {{{{ genPrivateKey \"{kind}\" | b64enc }}}}\n"
+        ));
+        // Go's x509 makes no certificate for a DSA key.
+        if kind != "dsa" {
+            template.push_str(&format!(
+                "{kind}-cert: {{{{ genSelfSignedCertWithKey \"x\" nil nil 3 (genPrivateKey \"{kind}\") | toJson | b64enc }}}}\n"
+            ));
+        }
+    }
+    template.push_str(
+        "{{- $ca := genCA \"ca\" 3 }}\n\
+         ca: {{ $ca | toJson | b64enc }}\n\
+         self: {{ genSelfSignedCert \"x\" nil nil 3 | toJson | b64enc }}\n\
+         signed: {{ genSignedCert \"x\" nil nil 3 $ca | toJson | b64enc }}\n",
+    );
+    context.demo_chart(&[("templates/t.yaml", template.as_str())]);
+    let chart = context.path("demo").display().to_string();
+    let args = [
+        "template",
+        "rel",
+        chart.as_str(),
+        "--show-only",
+        "templates/t.yaml",
+    ];
+    let mut outputs = vec![("chartkit", context.run(&args))];
+    if helm_or_skip(test).is_some() {
+        outputs.push(("helm", context.helm().unwrap().args(args).output().unwrap()));
+    }
+    for (tool, output) in outputs {
+        assert!(output.status.success(), "{tool}: {}", stderr(&output));
+        let text = stdout(&output);
+        let mut checked = 0;
+        for line in text.lines() {
+            let Some((name, value)) = line.split_once(": ") else {
+                continue;
+            };
+            use base64::Engine as _;
+            let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(value) else {
+                continue;
+            };
+            let decoded = String::from_utf8(decoded).unwrap();
+            // A key alone, or a certificate's JSON with `Cert` and `Key` PEM texts.
+            let pems: Vec<(&str, String)> = if name.ends_with("-key") {
+                vec![("pkey", decoded)]
+            } else {
+                let json: serde_json::Value = serde_json::from_str(&decoded).unwrap();
+                vec![
+                    ("x509", json["Cert"].as_str().unwrap().to_string()),
+                    ("pkey", json["Key"].as_str().unwrap().to_string()),
+                ]
+            };
+            for (command, pem) in pems {
+                let file = context.path(&format!("{tool}-{name}-{command}.pem"));
+                std::fs::write(&file, &pem).unwrap();
+                let read = std::process::Command::new("openssl")
+                    .args([command, "-noout", "-in"])
+                    .arg(&file)
+                    .output()
+                    .unwrap();
+                assert!(
+                    read.status.success(),
+                    "{tool}'s {name} ({command}) is refused by openssl: {}\n{pem}",
+                    String::from_utf8_lossy(&read.stderr)
+                );
+                checked += 1;
+            }
+        }
+        // Four keys alone; three certificates with their keys, and a CA, a self-signed
+        // and a signed certificate with theirs.
+        assert_eq!(
+            checked,
+            4 + 3 * 2 + 3 * 2,
+            "{tool}: PEM blocks read:\n{text}"
+        );
+    }
+}

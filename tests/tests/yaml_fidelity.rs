@@ -519,3 +519,28 @@ fn flow_collections_deeper_than_255_levels_are_refused_with_the_reason() {
         stderr(&ours)
     );
 }
+
+/// Values files with several documents, in the chart and given with `-f`: cut at lines
+/// beginning with `---` (a comment may follow), each read up to its first document's
+/// end, later ones merged over earlier ones with lists replaced, as helm 4 reads them.
+#[test]
+fn values_files_with_several_documents_merge_as_helm_merges_them() {
+    let test = "values_files_with_several_documents_merge_as_helm_merges_them";
+    let context = TestContext::new();
+    let dir = context.demo_chart(&[
+        (
+            "values.yaml",
+            "l: [1, 2]\nm: {x: 1, k: [a]}\n--- # second\nl: [3]\nm: {k: [b], z: 2}\n---\n---\nw: 1\n...\nignored: true\n",
+        ),
+        ("templates/t.yaml", "v: {{ toJson .Values }}\n"),
+    ]);
+    let user = context.path("user.yaml");
+    std::fs::write(&user, "m: {x: null}\n---\nl: []\n").unwrap();
+    let user = user.display().to_string();
+    let (ok, out, _) = both(&context, &["template", &dir, "-f", &user], test);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "---\n# Source: demo/templates/t.yaml\nv: {\"l\":[],\"m\":{\"k\":[\"b\"],\"z\":2},\"w\":1}\n"
+    );
+}

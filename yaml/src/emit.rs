@@ -483,8 +483,11 @@ impl Emitter {
         let last = chars.len().saturating_sub(1);
         self.write_char('"');
         let mut spaces = false;
+        // go-yaml's `is_bom` looks at the start of the string wherever it is asked about,
+        // so after a leading byte order mark every character is written escaped.
+        let bom = text.starts_with('\u{FEFF}');
         for (i, &c) in chars.iter().enumerate() {
-            if !is_printable(c) || is_break(c) || c == '"' || c == '\\' {
+            if bom || !is_printable(c) || is_break(c) || c == '"' || c == '\\' {
                 self.write_char('\\');
                 match c {
                     '\0' => self.write_char('0'),
@@ -674,6 +677,12 @@ mod tests {
                 "trail: 'trail '\nts: \"2001-12-14\"\nuni: é\n",
             )
         );
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_escapes_the_whole_string() {
+        assert_eq!(yaml("a: \"\\uFEFFx y\""), "a: \"\\uFEFF\\x78\\x20\\x79\"\n");
+        assert_eq!(yaml("a: \"x\\uFEFF\""), "a: \"x\\uFEFF\"\n");
     }
 
     #[test]

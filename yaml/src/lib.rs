@@ -46,12 +46,18 @@ pub(crate) fn stack_is_ample() -> bool {
 }
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
-/// Parses a values file the way Helm 4 does: every YAML document in the stream is decoded
-/// to a map and later documents are merged over earlier ones. An empty file is an empty map.
+/// Parses a values file the way Helm 4's `LoadValues` does: the text is cut into pieces
+/// as Kubernetes' `YAMLReader` cuts a stream ([`values_pieces`]), each piece is read as
+/// go-yaml reads one document (what follows its first document, after a `...` line, is
+/// not used), and later pieces are merged over earlier ones. An empty file is an empty
+/// map. Error lines count from the start of the file.
 pub fn parse_values(text: &str) -> Result<Map, Error> {
     let mut merged = Map::new();
-    for doc in parse_documents(text)? {
-        if let Some(map) = values_document(&doc)? {
+    for piece in values_pieces(text)? {
+        let docs = parse_documents(piece.text).map_err(|e| e.shifted(piece.line - 1))?;
+        if let Some(doc) = docs.first()
+            && let Some(map) = values_document(doc).map_err(|e| e.shifted(piece.line - 1))?
+        {
             merge_documents(&mut merged, map);
         }
     }
@@ -59,15 +65,65 @@ pub fn parse_values(text: &str) -> Result<Map, Error> {
 }
 
 /// Checks a values file as [`parse_values`] reads it, without keeping the values: every
-/// document must parse and be a map (or empty). Only the top level is built, so nesting
+/// piece must parse and be a map (or empty). Only the top level is built, so nesting
 /// is allowed as deep as go-yaml allows it (10,000 levels; [`parse_values`] builds at
 /// most 512). This is how a package is judged for a repository index, where the values
 /// themselves are not needed.
 pub fn check_values(text: &str) -> Result<(), Error> {
-    for doc in parse_documents_to_depth(text, 1)? {
-        values_document(&doc)?;
+    for piece in values_pieces(text)? {
+        let docs =
+            parse_documents_to_depth(piece.text, 1).map_err(|e| e.shifted(piece.line - 1))?;
+        if let Some(doc) = docs.first() {
+            values_document(doc).map_err(|e| e.shifted(piece.line - 1))?;
+        }
     }
     Ok(())
+}
+
+/// A piece of a values file between separator lines, and the 1-based line it starts on.
+pub struct ValuesPiece<'a> {
+    pub text: &'a str,
+    pub line: usize,
+}
+
+/// Cuts a values file as Kubernetes' `YAMLReader` cuts a YAML stream, which is how Helm
+/// reads values: at every line that begins with `---`. The rest of such a line may only
+/// be blank or a comment (anything else is an error, `--- a: 1` included, though YAML
+/// allows it), and pieces with nothing in them are dropped.
+pub fn values_pieces(text: &str) -> Result<Vec<ValuesPiece<'_>>, Error> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        let line_number = index + 1;
+        if let Some(rest) = line.strip_prefix("---") {
+            let rest = rest.trim_matches(|c: char| c.is_whitespace());
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return Err(Error::at(
+                    line_number,
+                    4,
+                    format!("invalid Yaml document separator: {rest}"),
+                ));
+            }
+            if offset > start {
+                pieces.push(ValuesPiece {
+                    text: &text[start..offset],
+                    line: start_line,
+                });
+            }
+            start = offset + line.len();
+            start_line = line_number + 1;
+        }
+        offset += line.len();
+    }
+    if text.len() > start {
+        pieces.push(ValuesPiece {
+            text: &text[start..],
+            line: start_line,
+        });
+    }
+    Ok(pieces)
 }
 
 /// One document of a values file: a map, or nothing when it is empty.
@@ -86,17 +142,14 @@ fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
     }
 }
 
-/// Merges a later values document into the earlier ones: maps merge recursively and lists
-/// are concatenated, as Helm's loader does for multi-document values files.
+/// Merges a later values document into the earlier ones as Helm's `MergeMaps` does: maps
+/// merge recursively, anything else (lists included) is replaced.
 fn merge_documents(into: &mut Map, from: Map) {
     for (key, value) in from {
         match (into.get_mut(&key), value) {
             (Some(Value::Map(existing)), mut incoming @ Value::Map(_)) => {
                 let incoming = incoming.take_map().unwrap_or_default();
                 with_stack(|| merge_documents(existing, incoming))
-            }
-            (Some(Value::Seq(existing)), mut incoming @ Value::Seq(_)) => {
-                existing.extend(incoming.take_seq().unwrap_or_default())
             }
             (_, value) => {
                 into.insert(key, value);
@@ -115,8 +168,27 @@ mod tests {
             parse_values("a: 1\nl: [1]\nm: {x: 1}\n---\nb: 2\nl: [2]\nm: {z: 2}\n").unwrap();
         assert_eq!(
             to_yaml(&Value::Map(values)),
-            "a: 1\nb: 2\nl:\n- 1\n- 2\nm:\n  x: 1\n  z: 2\n"
+            "a: 1\nb: 2\nl:\n- 2\nm:\n  x: 1\n  z: 2\n"
         );
+    }
+
+    #[test]
+    fn values_are_cut_at_separator_lines_as_kubernetes_cuts_a_stream() {
+        let yaml = |text: &str| parse_values(text).map(|m| to_yaml(&Value::Map(m)));
+        // What follows a document's end marker in the same piece is not read.
+        assert_eq!(yaml("a: 1\n...\nb: 2\n").unwrap(), "a: 1\n");
+        assert_eq!(yaml("a: 1\n--- # note\nb: 2").unwrap(), "a: 1\nb: 2\n");
+        assert_eq!(yaml("---\n---\na: 1\n---\n").unwrap(), "a: 1\n");
+        let e = yaml("a: 1\n--- b: 2\n").unwrap_err();
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (2, "invalid Yaml document separator: b: 2")
+        );
+        // A directive must be followed by `---`, which starts the next piece.
+        assert!(yaml("%YAML 1.1\n---\na: 1\n").is_err());
+        // Errors name the line in the file, not in the piece.
+        let e = yaml("a: 1\n---\nb: [\n").unwrap_err();
+        assert_eq!(e.line, 4, "{e:?}");
     }
 
     #[test]

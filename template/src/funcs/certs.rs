@@ -242,10 +242,21 @@ impl Key {
                 "RSA PRIVATE KEY",
                 k.to_pkcs1_der().map_err(|e| e.to_string())?.as_bytes(),
             ),
-            Key::Ecdsa(k) => pem_encode(
-                "EC PRIVATE KEY",
-                &k.to_sec1_der().map_err(|e| e.to_string())?,
-            ),
+            // Go's `MarshalECPrivateKey` (RFC 5915) names the curve; p256's SEC 1 writer
+            // leaves the optional parameters out, which OpenSSL and Go refuse to read.
+            Key::Ecdsa(k) => {
+                use p256::elliptic_curve::sec1::ToEncodedPoint;
+                let point = k.public_key().to_encoded_point(false);
+                let mut bits = vec![0u8];
+                bits.extend_from_slice(point.as_bytes());
+                let der = seq(&[
+                    integer(&[1]),
+                    tlv(0x04, &k.to_bytes()),
+                    tlv(0xA0, &oid(&[1, 2, 840, 10045, 3, 1, 7])),
+                    tlv(0xA1, &tlv(0x03, &bits)),
+                ]);
+                pem_encode("EC PRIVATE KEY", &der)
+            }
             // Go's `MarshalPKCS8PrivateKey` writes the seed alone (PKCS #8 v1), not the
             // public key that RFC 8410's v2 form may add.
             Key::Ed25519(k) => {

@@ -47,10 +47,11 @@ pub(crate) fn register(r: &mut Registry<'_>) {
         )))
     });
     r.pure("encryptAES", &[S, S], |a| {
-        Ok(Value::string(encrypt_aes(str(&a[0]), str(&a[1]))))
+        Ok(Value::string(encrypt_aes(bytes(&a[0]), bytes(&a[1]))))
     });
     r.pure("decryptAES", &[S, S], |a| {
-        decrypt_aes(str(&a[0]), str(&a[1])).map(Value::from_go_bytes)
+        let crypt64 = String::from_utf8_lossy(bytes(&a[1]));
+        decrypt_aes(bytes(&a[0]), &crypt64).map(Value::from_go_bytes)
     });
     r.pure("randBytes", &[Ty::Int], |a| {
         let n = int(&a[0]);
@@ -203,14 +204,16 @@ fn derive_password(counter: u32, kind: &str, password: &str, user: &str, site: &
 
 /// The 32-byte AES-256 key Sprig derives from a password: its bytes, truncated or padded
 /// with zeros.
-fn aes_key(password: &str) -> [u8; 32] {
+fn aes_key(password: &[u8]) -> [u8; 32] {
     let mut key = [0u8; 32];
     let n = password.len().min(32);
-    key[..n].copy_from_slice(&password.as_bytes()[..n]);
+    key[..n].copy_from_slice(&password[..n]);
     key
 }
 
-fn encrypt_aes(password: &str, plaintext: &str) -> String {
+/// Both arguments are Go strings taken as bytes, so text that is not UTF-8 is encrypted
+/// as it is.
+fn encrypt_aes(password: &[u8], plaintext: &[u8]) -> String {
     if plaintext.is_empty() {
         return String::new();
     }
@@ -219,13 +222,13 @@ fn encrypt_aes(password: &str, plaintext: &str) -> String {
     let key = aes_key(password);
     let encryptor = cbc::Encryptor::<aes::Aes256>::new(&key.into(), &iv.into());
     let ciphertext =
-        encryptor.encrypt_padded_vec_mut::<aes::cipher::block_padding::Pkcs7>(plaintext.as_bytes());
+        encryptor.encrypt_padded_vec_mut::<aes::cipher::block_padding::Pkcs7>(plaintext);
     let mut out = iv.to_vec();
     out.extend_from_slice(&ciphertext);
     STANDARD.encode(out)
 }
 
-fn decrypt_aes(password: &str, crypt64: &str) -> Result<Vec<u8>, String> {
+fn decrypt_aes(password: &[u8], crypt64: &str) -> Result<Vec<u8>, String> {
     if crypt64.is_empty() {
         return Ok(Vec::new());
     }
@@ -269,8 +272,10 @@ mod tests {
 
     #[test]
     fn aes_round_trip() {
-        let c = encrypt_aes("secretkey", "plaintext");
-        assert_eq!(decrypt_aes("secretkey", &c).unwrap(), b"plaintext");
+        let c = encrypt_aes(b"secretkey", b"plaintext");
+        assert_eq!(decrypt_aes(b"secretkey", &c).unwrap(), b"plaintext");
+        let c = encrypt_aes(b"k", b"caf\xe9");
+        assert_eq!(decrypt_aes(b"k", &c).unwrap(), b"caf\xe9");
     }
 
     #[test]

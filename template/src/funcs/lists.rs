@@ -172,7 +172,7 @@ pub(crate) fn register(r: &mut Registry<'_>) {
             } else {
                 l.chunks(size as usize).map(|c| list(c.to_vec())).collect()
             };
-            Ok(Value::List(Rc::new(List::new(ListKind::Interface, chunks))))
+            Ok(Value::List(Rc::new(List::new(ListKind::Lists, chunks))))
         });
     }
 }

@@ -115,6 +115,8 @@ pub(crate) const RAW_STRING_FUNCTIONS: &[&str] = &[
     "adler32sum",
     "fromYaml",
     "fromYamlArray",
+    "encryptAES",
+    "decryptAES",
 ];
 
 /// Looked up for every function call and every identifier the parser meets; the
