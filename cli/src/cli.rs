@@ -165,7 +165,7 @@ pub fn byte_size(text: &str) -> Result<u64, String> {
         "t" | "ti" | "tib" => 40,
         _ => {
             return Err(format!(
-                "invalid size {text:?}: use bytes or a unit such as 512MiB or 2GiB"
+                "invalid size `{text}`: use bytes or a unit such as 512MiB or 2GiB"
             ));
         }
     };
@@ -173,7 +173,7 @@ pub fn byte_size(text: &str) -> Result<u64, String> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(1 << shift))
-        .ok_or_else(|| format!("invalid size {text:?}: use bytes or a unit such as 512MiB or 2GiB"))
+        .ok_or_else(|| format!("invalid size `{text}`: use bytes or a unit such as 512MiB or 2GiB"))
 }
 
 /// helm's colour modes, refused in helm's words.
