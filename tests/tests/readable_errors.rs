@@ -50,34 +50,10 @@ fn hint_line(output: &Output) -> String {
         .to_string()
 }
 
-/// A chart with one Deployment; its pod never turns ready with `stuck=true`.
+/// A chart with a Deployment named after the release; its pod never turns ready with
+/// `stuck=true`.
 fn chart(ctx: &TestContext) -> String {
-    ctx.demo_chart(&[
-        ("values.yaml", "stuck: false\n"),
-        (
-            "templates/deploy.yaml",
-            r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: {{ .Release.Name }}}
-  template:
-    metadata:
-      labels: {app: {{ .Release.Name }}}
-      {{- if .Values.stuck }}
-      annotations:
-        sandbox.chartkit.dev/fail: never-ready
-      {{- end }}
-    spec:
-      containers:
-        - name: app
-          image: nginx:1.27
-"#,
-        ),
-    ])
+    chartkit_tests::charts::never_ready_chart(ctx, "{{ .Release.Name }}")
 }
 
 #[test]

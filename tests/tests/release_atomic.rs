@@ -20,39 +20,10 @@ const NAME: &str = "release_atomic";
 /// Each failing operation's `--timeout`: what chartkit must now wait for.
 const TIMEOUT: Duration = Duration::from_secs(4);
 
-/// A ConfigMap and a Deployment whose pods, with `broken=true`, run but never become
-/// ready (the sandbox's `never-ready` fault).
+/// A ConfigMap `app-cm` and a Deployment `app` whose pods, with `stuck=true`, run but
+/// never become ready.
 fn chart(ctx: &TestContext) -> String {
-    ctx.demo_chart(&[
-        ("values.yaml", "broken: false\nvalue: one\n"),
-        (
-            "templates/configmap.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app-settings\ndata:\n  value: {{ .Values.value | quote }}\n",
-        ),
-        (
-            "templates/deployment.yaml",
-            r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: app
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: app}
-  template:
-    metadata:
-      labels: {app: app}
-      {{- if .Values.broken }}
-      annotations:
-        sandbox.chartkit.dev/fail: never-ready
-      {{- end }}
-    spec:
-      containers:
-        - name: app
-          image: nginx:1.27
-"#,
-        ),
-    ])
+    chartkit_tests::charts::never_ready_chart(ctx, "app")
 }
 
 /// chartkit on one sandbox, helm on another.
@@ -191,7 +162,7 @@ fn atomic_install(flags: &[&str]) {
         "apps",
         "--create-namespace",
         "--set",
-        "broken=true",
+        "stuck=true",
         "--timeout",
         &timeout,
     ];
@@ -246,7 +217,7 @@ fn atomic_upgrade(flags: &[&str]) {
         "-n",
         "apps",
         "--set",
-        "broken=true,value=two",
+        "stuck=true,value=two",
         "--timeout",
         &timeout,
     ];
@@ -275,7 +246,7 @@ fn atomic_upgrade_with_wait_rolls_back() {
     atomic_upgrade(&["--atomic", "--wait"]);
 }
 
-/// Without either flag nothing waits, in both tools: the broken chart is deployed.
+/// Without either flag nothing waits, in both tools: the stuck chart is deployed.
 #[test]
 fn without_atomic_nothing_waits() {
     let Some(pair) = Pair::start() else {
@@ -290,7 +261,7 @@ fn without_atomic_nothing_waits() {
         "apps",
         "--create-namespace",
         "--set",
-        "broken=true",
+        "stuck=true",
         "--timeout",
         "4s",
     ]);

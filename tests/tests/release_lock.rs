@@ -24,39 +24,10 @@ fn chartkit(sandbox: &SandboxProcess, ctx: &TestContext, lock_seconds: u32) -> C
     command
 }
 
-/// A Deployment whose pod never turns ready when `stuck` is set, so `--wait` holds the
-/// upgrade open for as long as the test needs.
+/// A Deployment `locked` whose pod never turns ready when `stuck` is set, so `--wait`
+/// holds the upgrade open for as long as the test needs, and a ConfigMap `locked-cm`.
 fn chart(ctx: &TestContext) -> String {
-    ctx.demo_chart(&[
-        ("values.yaml", "stuck: false\nvalue: one\n"),
-        (
-            "templates/cm.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: locked-cm\ndata:\n  value: {{ .Values.value | quote }}\n",
-        ),
-        (
-            "templates/deploy.yaml",
-            r#"apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: locked
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: locked}
-  template:
-    metadata:
-      labels: {app: locked}
-      {{- if .Values.stuck }}
-      annotations:
-        sandbox.chartkit.dev/fail: never-ready
-      {{- end }}
-    spec:
-      containers:
-        - name: app
-          image: nginx:1.27
-"#,
-        ),
-    ])
+    chartkit_tests::charts::never_ready_chart(ctx, "locked")
 }
 
 fn history(sandbox: &SandboxProcess, ctx: &TestContext) -> Vec<Value> {

@@ -237,54 +237,10 @@ fn fraction(mut v: u64, prec: u32) -> (String, u64) {
     (format!(".{}", String::from_utf8_lossy(&digits)), v)
 }
 
-/// The shape `resource.ParseQuantity` accepts, loosely: a signed decimal number and a
-/// suffix (a binary or decimal SI unit, or an exponent).
+/// A quantity's text as `resource.ParseQuantity` judges it, in its words: the same check
+/// as JSON bodies get.
 fn check_quantity(s: &str) -> Result<(), DecodeError> {
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    if matches!(bytes.first(), Some(b'+' | b'-')) {
-        i += 1;
-    }
-    let start = i;
-    while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
-        i += 1;
-    }
-    let number = &s[start..i];
-    let digits_ok = number.bytes().any(|b| b.is_ascii_digit()) && number.matches('.').count() <= 1;
-    let suffix = &s[i..];
-    let suffix_ok = matches!(
-        suffix,
-        "" | "Ki"
-            | "Mi"
-            | "Gi"
-            | "Ti"
-            | "Pi"
-            | "Ei"
-            | "n"
-            | "u"
-            | "m"
-            | "k"
-            | "M"
-            | "G"
-            | "T"
-            | "P"
-            | "E"
-    ) || is_exponent(suffix);
-    if digits_ok && suffix_ok {
-        return Ok(());
-    }
-    Err(DecodeError::Value(
-        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-            .to_string(),
-    ))
-}
-
-fn is_exponent(s: &str) -> bool {
-    let Some(rest) = s.strip_prefix(['e', 'E']) else {
-        return false;
-    };
-    let rest = rest.strip_prefix(['+', '-']).unwrap_or(rest);
-    !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+    crate::schema::decode::parse_quantity(s).map_err(|e| DecodeError::Value(e.to_string()))
 }
 
 #[cfg(test)]
