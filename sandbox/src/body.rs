@@ -426,3 +426,166 @@ mod tests {
         );
     }
 }
+
+/// The paths of keys a JSON body repeats within one object (`spec.replicas`,
+/// `spec.containers[0].name`), in the order their repetitions appear: Go's decoder keeps
+/// the last value as serde_json does, and the API server reports each repetition as a
+/// strict decoding error (`duplicate field "spec.replicas"`). Empty when the body is not
+/// JSON.
+pub fn duplicate_fields(body: &[u8]) -> Vec<String> {
+    let mut scan = DuplicateScan {
+        bytes: body,
+        pos: 0,
+        path: String::new(),
+        found: Vec::new(),
+    };
+    scan.skip_space();
+    if scan.value(0).is_none() {
+        return Vec::new();
+    }
+    scan.found
+}
+
+struct DuplicateScan<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    path: String,
+    found: Vec<String>,
+}
+
+impl DuplicateScan<'_> {
+    fn skip_space(&mut self) {
+        while self
+            .bytes
+            .get(self.pos)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            self.pos += 1;
+        }
+    }
+
+    /// Reads one value at `pos`; `None` when the text is not JSON (or nests beyond what
+    /// the parser would take anyway).
+    fn value(&mut self, depth: usize) -> Option<()> {
+        if depth > 10_000 {
+            return None;
+        }
+        match *self.bytes.get(self.pos)? {
+            b'{' => self.object(depth),
+            b'[' => self.array(depth),
+            b'"' => self.string().map(drop),
+            _ => {
+                let start = self.pos;
+                while self.bytes.get(self.pos).is_some_and(|b| {
+                    !matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                }) {
+                    self.pos += 1;
+                }
+                (self.pos > start).then_some(())
+            }
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        self.pos += 1;
+        let mut seen = std::collections::HashSet::new();
+        let base = self.path.len();
+        loop {
+            self.skip_space();
+            match *self.bytes.get(self.pos)? {
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                b',' => {
+                    self.pos += 1;
+                    continue;
+                }
+                b'"' => {}
+                _ => return None,
+            }
+            let key = self.string()?;
+            if base != 0 {
+                self.path.push('.');
+            }
+            self.path.push_str(&key);
+            if !seen.insert(key) {
+                self.found.push(self.path.clone());
+            }
+            self.skip_space();
+            if self.bytes.get(self.pos) != Some(&b':') {
+                return None;
+            }
+            self.pos += 1;
+            self.skip_space();
+            let read = self.value(depth + 1);
+            self.path.truncate(base);
+            read?;
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        self.pos += 1;
+        let base = self.path.len();
+        let mut index = 0;
+        loop {
+            self.skip_space();
+            match *self.bytes.get(self.pos)? {
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                b',' => {
+                    self.pos += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            self.path.push_str(&format!("[{index}]"));
+            let read = self.value(depth + 1);
+            self.path.truncate(base);
+            read?;
+            index += 1;
+        }
+    }
+
+    /// A string's decoded text (escapes resolved, so `"a"` and `"\u0061"` are one key).
+    fn string(&mut self) -> Option<String> {
+        let start = self.pos;
+        self.pos += 1;
+        while let Some(&b) = self.bytes.get(self.pos) {
+            match b {
+                b'\\' => self.pos += 2,
+                b'"' => {
+                    self.pos += 1;
+                    return serde_json::from_slice(&self.bytes[start..self.pos]).ok();
+                }
+                _ => self.pos += 1,
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod duplicate_tests {
+    use super::duplicate_fields;
+
+    #[test]
+    fn repeated_keys_are_found_with_their_paths() {
+        let body = br#"{"kind":"Deployment","spec":{"replicas":1,"replicas":2,
+            "template":{"spec":{"containers":[{"name":"a","image":"x","name":"b"}]}}},
+            "kind":"Deployment","metadata":{"labels":{"a":"1","\u0061":"2"}}}"#;
+        assert_eq!(
+            duplicate_fields(body),
+            [
+                "spec.replicas",
+                "spec.template.spec.containers[0].name",
+                "kind",
+                "metadata.labels.a"
+            ]
+        );
+        assert!(duplicate_fields(br#"{"a":[{"b":1},{"b":2}],"c":{"b":3}}"#).is_empty());
+        assert!(duplicate_fields(b"a: 1\na: 2\n").is_empty());
+    }
+}

@@ -74,6 +74,9 @@ pub struct WriteOptions {
     pub validation: FieldValidation,
     /// Server-side apply's `force`.
     pub force: bool,
+    /// Keys the request body repeats (see [`crate::body::duplicate_fields`]), which
+    /// `validation` treats as it treats unknown fields.
+    pub duplicates: Vec<String>,
 }
 
 /// A successful write.
@@ -1053,11 +1056,16 @@ impl Cluster {
         strict: impl FnOnce(String) -> ApiError,
     ) -> ApiResult<()> {
         let unknown = crate::schema::unknown_fields(&t.def, &t.version, object);
-        if !unknown.is_empty() {
-            let errors: Vec<String> = unknown
-                .iter()
-                .map(|f| format!("unknown field \"{f}\""))
-                .collect();
+        let errors: Vec<String> = unknown
+            .iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .chain(
+                opts.duplicates
+                    .iter()
+                    .map(|f| format!("duplicate field \"{f}\"")),
+            )
+            .collect();
+        if !errors.is_empty() {
             match opts.validation {
                 FieldValidation::Strict => {
                     return Err(strict(format!(
@@ -1068,6 +1076,8 @@ impl Cluster {
                 FieldValidation::Warn => warnings.extend(errors),
                 FieldValidation::Ignore => {}
             }
+        }
+        if !unknown.is_empty() {
             crate::schema::prune_unknown(&t.def, &t.version, object);
         }
         Ok(())

@@ -701,3 +701,58 @@ fn installing_a_chart_with_an_unquoted_number_in_a_config_map_fails() {
     };
     install_fails(helm.args(["install", "theirs", &chart]), "helm install");
 }
+
+/// A body that repeats a key is a strict decoding error under `fieldValidation=Strict`
+/// (400, naming each repeated field's path), a warning under the default `Warn`, and
+/// nothing under `Ignore`; the last value is the one kept, as Go's decoder keeps it.
+#[test]
+fn repeated_fields_in_a_body_are_strict_errors_or_warnings() {
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    let client = client();
+    let url = format!("{}/api/v1/namespaces/default/configmaps", sandbox.url);
+    let body = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}","name":"{name}"}},"data":{{"a":"1","a":"2"}}}}"#
+        )
+    };
+    let post = |query: &str, name: &str| {
+        client
+            .post(format!("{url}{query}"))
+            .header("content-type", "application/json")
+            .body(body(name))
+            .send()
+            .expect("POST")
+    };
+
+    let strict = post("?fieldValidation=Strict", "strict");
+    assert_eq!(strict.status().as_u16(), 400);
+    let status: Value = strict.json().expect("a Status");
+    assert_eq!(status["reason"], "BadRequest");
+    assert_eq!(
+        status["message"],
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: duplicate field \"metadata.name\", duplicate field \"data.a\""
+    );
+
+    let warned = post("", "warned");
+    assert_eq!(warned.status().as_u16(), 201);
+    let warnings: Vec<String> = warned
+        .headers()
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "299 - \"duplicate field \\\"metadata.name\\\"\"",
+            "299 - \"duplicate field \\\"data.a\\\"\""
+        ]
+    );
+    let stored: Value = warned.json().expect("the object");
+    assert_eq!(stored["data"], json!({"a": "2"}));
+
+    let ignored = post("?fieldValidation=Ignore", "ignored");
+    assert_eq!(ignored.status().as_u16(), 201);
+    assert!(ignored.headers().get("warning").is_none());
+}

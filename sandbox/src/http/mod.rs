@@ -392,6 +392,7 @@ fn write_options(q: &Query, headers: &HeaderMap, kind: &str) -> ApiResult<WriteO
         manager,
         validation,
         force: q.flag("force"),
+        duplicates: Vec::new(),
     })
 }
 
@@ -572,9 +573,10 @@ async fn resource_request(
             Ok(json_response(200, &object))
         }
         (&Method::POST, true) => {
-            let opts = write_options(&q, &headers, "CreateOptions")?;
+            let mut opts = write_options(&q, &headers, "CreateOptions")?;
             let body = read_body(req.into_body()).await?;
             let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
+            opts.duplicates = crate::body::duplicate_fields(&body);
             if let Some(resp) = crate::virtual_resources::create(cluster, &target, &object)? {
                 return Ok(json_response(201, &resp));
             }
@@ -589,9 +591,10 @@ async fn resource_request(
                 .map(|v| json_response(201, &v))
         }
         (&Method::PUT, false) => {
-            let opts = write_options(&q, &headers, "UpdateOptions")?;
+            let mut opts = write_options(&q, &headers, "UpdateOptions")?;
             let body = read_body(req.into_body()).await?;
             let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
+            opts.duplicates = crate::body::duplicate_fields(&body);
             if target.subresource == "finalize" {
                 let written =
                     crate::controllers::namespace::finalize(cluster, &target, object, &opts)?;
