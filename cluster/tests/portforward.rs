@@ -206,7 +206,9 @@ fn service() -> Target {
 fn get(local: SocketAddr, path: &str) -> String {
     let mut s = TcpStream::connect(local).expect("connect to the tunnel");
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: charts\r\n\r\n").unwrap();
+    // The tunnel may close a connection it cannot forward before the request is
+    // written (a port nothing listens on); the answer, empty then, is what tests judge.
+    let _ = write!(s, "GET {path} HTTP/1.1\r\nHost: charts\r\n\r\n");
     let mut response = String::new();
     let _ = s.read_to_string(&mut response);
     response
