@@ -97,6 +97,17 @@ pub fn is_unreachable(error: &kube::Error) -> bool {
     }
 }
 
+/// Whether the server closed the connection in the middle of the request (a broken pipe
+/// or a reset), as a server does that refuses a body too large before reading it.
+pub fn was_cut_off(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Service(inner) => inner
+            .downcast_ref::<RequestFailed>()
+            .is_some_and(|failed| failed.cause == Cause::CutOff),
+        _ => false,
+    }
+}
+
 /// What to try when the server could not be reached, if the cause says.
 pub fn hint(error: &kube::Error) -> Option<String> {
     if let kube::Error::Api(status) = error {
@@ -113,7 +124,7 @@ pub fn hint(error: &kube::Error) -> Option<String> {
     };
     let failed = inner.downcast_ref::<RequestFailed>()?;
     let words: &str = match failed.cause {
-        Cause::Refused | Cause::Unreachable => {
+        Cause::Refused | Cause::Unreachable | Cause::CutOff => {
             "check that the API server is running and that the kubeconfig's server address (or --kube-apiserver) is right"
         }
         Cause::CaAsServerCertificate => {
@@ -143,6 +154,8 @@ pub struct RequestFailed {
 enum Cause {
     Refused,
     Unreachable,
+    /// The server closed the connection while the request was being sent or answered.
+    CutOff,
     UnknownAuthority,
     CaAsServerCertificate,
     WrongName,
@@ -228,9 +241,10 @@ fn classify(error: &(dyn StdError + 'static)) -> (Cause, String) {
                     (Cause::Unreachable, "connection timed out".to_string())
                 }
                 std::io::ErrorKind::ConnectionReset => (
-                    Cause::Unreachable,
+                    Cause::CutOff,
                     "the server closed the connection".to_string(),
                 ),
+                std::io::ErrorKind::BrokenPipe => (Cause::CutOff, "Broken pipe".to_string()),
                 _ => (Cause::Unreachable, strip_os_code(&io.to_string())),
             };
         }

@@ -89,9 +89,31 @@ fn refused_for_size(
             bytes: serde_json::to_vec(object).map_or(0, |bytes| bytes.len()),
             message: status.message.clone(),
         },
+        // A server that answers 413 before reading a large body may close the connection
+        // while the client is still sending it; the client sees a broken pipe or a reset,
+        // not the 413. A record over the API server's usual limit lost that way was
+        // refused for its size just the same.
+        _ if chartkit_cluster::kube_error::was_cut_off(&source) => {
+            let bytes = serde_json::to_vec(object).map_or(0, |bytes| bytes.len());
+            if bytes <= API_SERVER_BODY_LIMIT {
+                return StorageError::Api { action, source };
+            }
+            StorageError::TooLarge {
+                action,
+                name: release.name.clone(),
+                revision: release.version,
+                bytes,
+                message: "the connection was closed while the record was sent; \
+                          API servers take at most 3 MiB by default"
+                    .to_string(),
+            }
+        }
         _ => StorageError::Api { action, source },
     }
 }
+
+/// The request body limit API servers have by default: 3 MiB.
+const API_SERVER_BODY_LIMIT: usize = 3 << 20;
 
 /// Records of one namespace, or of all namespaces (reading only).
 #[derive(Clone)]

@@ -256,9 +256,12 @@ fn a_100_mib_values_file_is_refused_in_one_readable_line() {
     assert!(
         line.starts_with(
             "Error: INSTALLATION FAILED: create: failed to create: the record of release \"big\" revision 1 is "
-        ) && line.ends_with(
+        ) && (line.ends_with(
             " MiB and the API server refused it as too large (Request entity too large: limit is 3145728)"
-        ),
+        ) || line.ends_with(
+            // When the server closes the connection before the whole record is sent.
+            " MiB and the API server refused it as too large (the connection was closed while the record was sent; API servers take at most 3 MiB by default)"
+        )),
         "{line}"
     );
     assert!(hint_line(&ours).contains("keep large data out of values"));
