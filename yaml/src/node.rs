@@ -244,6 +244,13 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
                 return parse_prepared(text, depth, true);
             }
             Err(e) => {
+                // saphyr-parser stops nesting flow collections far below go-yaml's limit:
+                // past that limit, go-yaml's own error.
+                if e.info() == "recursion limit exceeded"
+                    && let Some(error) = goscan::flow_depth_error(trimmed)
+                {
+                    return Err(error);
+                }
                 let error = scan_error(&e);
                 return Err(prepared.first_error(error));
             }
