@@ -509,6 +509,11 @@ fn language() -> Vec<String> {
         "{{ printf \"%x|%b\" 5e-324 .Values.float }}",
         "{{ printf \"%x %X %b\" 1.5i 2i 1i }}",
         "{{ typeOf (chunk 2 (list 1 2 3)) }} {{ printf \"%T %#v\" (chunk 2 (list 1 2 3)) (chunk 1 (list \"a\")) }}",
+        // go-yaml's words for errors templates see as data.
+        "{{ fromYaml \"a: *nope\" | toJson }}|{{ fromYaml \"a: [1, 2\" | toJson }}|{{ fromYaml \"a: {b: 1\" | toJson }}",
+        "{{ fromYaml \"? [a]\\n: 1\" | toJson }}|{{ fromYaml \"? {b: [1, x], a: null}\\n: 1\" | toJson }}|{{ fromYaml \"x: &a 1\\ny: [*b, 2]\" | toJson }}",
+        // Base64 errors name the offset Go's quantum decoder names.
+        "{{ b64dec \"aGk\" }}|{{ b64dec \"aGVsbG8\" }}|{{ b64dec \"aGk==\" }}|{{ b64dec \"aG=\" }}|{{ b64dec \"a===\" }}|{{ b64dec \"aG=x\" }}|{{ b64dec \"aGVs\\nbG8=\" }}",
         // A leading byte order mark makes go-yaml escape every character after it.
         "{{ toYaml (dict \"a\" \"\\ufeffx y\" \"b\" \"x\\ufeff\") }}",
         // Bytes that are not UTF-8 survive encryption.

@@ -284,3 +284,41 @@ fn generated_keys_and_certificates_are_read_by_openssl() {
         );
     }
 }
+
+/// Nesting past Go's limits is refused in Go's words, and up to them is read: 10,000
+/// levels of JSON for `encoding/json` (`invalid character '[' exceeded max depth`), of
+/// flow collections for go-yaml (`exceeded max depth of 10000`), which chartkit's YAML
+/// scanner alone would refuse far earlier.
+#[test]
+fn nesting_limits_are_gos() {
+    let context = TestContext::new();
+    let nested = |open: &str, inner: &str, close: &str, levels: usize| {
+        format!("{}{inner}{}", open.repeat(levels), close.repeat(levels))
+    };
+    let deep_array = nested("[", "", "]", 20_000);
+    let deep_object = nested("{\"a\":", "1", "}", 20_000);
+    let limit_array = nested("[", "", "]", 10_000);
+    context.demo_chart(&[
+        (
+            "templates/t.yaml",
+            "a: {{ .Files.Get \"deep.json\" | fromJsonArray | toJson }}\n\
+             b: {{ .Files.Get \"object.json\" | fromJson | toJson }}\n\
+             c: {{ .Files.Get \"deep.json\" | fromYamlArray | toJson }}\n\
+             d: {{ .Files.Get \"deep.json\" | fromYaml | toJson }}\n\
+             e: {{ .Files.Get \"limit.json\" | fromJsonArray | toJson | len }}\n",
+        ),
+        ("deep.json", deep_array.as_str()),
+        ("object.json", deep_object.as_str()),
+        ("limit.json", limit_array.as_str()),
+    ]);
+    renders_like_helm(
+        "nesting_limits_are_gos",
+        &context,
+        &[],
+        "a: [\"invalid character '[' exceeded max depth\"]\n\
+         b: {\"Error\":\"invalid character '{' exceeded max depth\"}\n\
+         c: [\"error converting YAML to JSON: yaml: exceeded max depth of 10000\"]\n\
+         d: {\"Error\":\"error converting YAML to JSON: yaml: exceeded max depth of 10000\"}\n\
+         e: 20000\n",
+    );
+}

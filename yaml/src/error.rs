@@ -55,8 +55,14 @@ impl Error {
                 self.message.as_str(),
             ),
         };
+        // Errors of go-yaml's decoder rather than its parser carry no line.
+        if problem.starts_with("invalid map key: ") || problem.starts_with("unknown anchor '") {
+            return problem.to_owned();
+        }
         let problem = match problem {
             "simple key expect ':'" | "simple key expected" => "could not find expected ':'",
+            "expected ',' or ']'" => "did not find expected ',' or ']'",
+            "expected ',' or '}'" => "did not find expected ',' or '}'",
             other => other,
         };
         let line = if scanner {

@@ -144,6 +144,16 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
     })
 }
 
+/// go-yaml's error for `text` when its flow collections nest deeper than go-yaml reads
+/// (`exceeded max depth of 10000`), found by running the model over the whole text; for
+/// when saphyr-parser has given up at its own, lower, limit.
+pub(crate) fn flow_depth_error(text: &str) -> Option<Error> {
+    match Scanner::new(text.as_bytes()).run() {
+        Stop::Error(error) if error.message.starts_with("exceeded max depth") => Some(error),
+        _ => None,
+    }
+}
+
 /// Whether saphyr-parser reads `text` as go-yaml does as it is: [`prepare`] would neither
 /// refuse it, nor rewrite it, nor defer an error. Said of the parts of a text cut at the
 /// start of lines where go-yaml's scanner is in the same state as at the start of a
@@ -418,7 +428,11 @@ impl<'a> Scanner<'a> {
                 self.simple_keys.push(SimpleKey::default());
                 self.flow_level += 1;
                 if self.flow_level > GO_YAML_MAX_DEPTH {
-                    return Some(Stop::Unmodelled);
+                    return Some(Stop::Error(Error::at(
+                        self.line + 1,
+                        self.column + 1,
+                        format!("exceeded max depth of {GO_YAML_MAX_DEPTH}"),
+                    )));
                 }
                 self.simple_key_allowed = true;
                 self.skip();

@@ -145,6 +145,46 @@ impl Node {
     }
 
     /// A short description of the node's kind for error messages.
+    /// The value as Go's `%#v` prints what go-yaml decodes it to (`[]interface {}{"a", 1}`),
+    /// for go-yaml's errors that show a value.
+    pub fn go_syntax(&self) -> String {
+        let join = |items: Vec<String>| items.join(", ");
+        match &self.kind {
+            NodeKind::Null => "interface {}(nil)".to_owned(),
+            NodeKind::Bool(b) => b.to_string(),
+            NodeKind::Int(i) => i.to_string(),
+            NodeKind::Uint(u) => u.to_string(),
+            NodeKind::Float(f) => gonum::format_g(*f, false),
+            NodeKind::Str(s) => go_quote(s),
+            NodeKind::Seq(items) => format!(
+                "[]interface {{}}{{{}}}",
+                join(
+                    items
+                        .iter()
+                        .map(|i| crate::with_stack(|| i.go_syntax()))
+                        .collect()
+                )
+            ),
+            NodeKind::Map(pairs) => {
+                // fmt prints a map's entries sorted by key.
+                let mut entries: Vec<(String, String)> = pairs
+                    .iter()
+                    .map(|(k, v)| (k.go_syntax(), crate::with_stack(|| v.go_syntax())))
+                    .collect();
+                entries.sort();
+                format!(
+                    "map[interface {{}}]interface {{}}{{{}}}",
+                    join(
+                        entries
+                            .into_iter()
+                            .map(|(k, v)| format!("{k}:{v}"))
+                            .collect()
+                    )
+                )
+            }
+        }
+    }
+
     pub fn kind_name(&self) -> &'static str {
         match &self.kind {
             NodeKind::Null => "null",
@@ -183,14 +223,18 @@ impl Node {
                 let mut map = Map::new();
                 for (key, value) in pairs {
                     let Some(name) = key.as_map_key() else {
-                        return Err(Error::at(
-                            key.line,
-                            key.column,
-                            format!(
+                        let message = match &key.kind {
+                            // go-yaml's decoder refuses collections as keys, in Go's
+                            // syntax for the key.
+                            NodeKind::Seq(_) | NodeKind::Map(_) => {
+                                format!("invalid map key: {}", key.go_syntax())
+                            }
+                            _ => format!(
                                 "a map key must be a string, number or boolean, found {}",
                                 key.kind_name()
                             ),
-                        ));
+                        };
+                        return Err(Error::at(key.line, key.column, message));
                     };
                     map.insert(name, crate::with_stack(|| value.to_value())?);
                 }
@@ -244,7 +288,26 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
                 return parse_prepared(text, depth, true);
             }
             Err(e) => {
-                let error = scan_error(&e);
+                // saphyr-parser stops nesting flow collections far below go-yaml's limit:
+                // past that limit, go-yaml's own error.
+                if e.info() == "recursion limit exceeded"
+                    && let Some(error) = goscan::flow_depth_error(trimmed)
+                {
+                    return Err(error);
+                }
+                let mut error = scan_error(&e);
+                if e.info() == "while parsing node, found unknown anchor" {
+                    // go-yaml names the anchor: the alias at the error's position.
+                    let name: String = prepared
+                        .text
+                        .chars()
+                        .skip(e.marker().index())
+                        .skip_while(|&c| c != '*')
+                        .skip(1)
+                        .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+                        .collect();
+                    error.message = format!("unknown anchor '{name}' referenced");
+                }
                 return Err(prepared.first_error(error));
             }
         };
@@ -1011,4 +1074,26 @@ mod tests {
         let stopped = parse_node_streaming("entries: {a: 1}\n", "entries", &mut |_, _| false);
         assert_eq!(stopped, Err(Unstreamable::Stopped));
     }
+}
+
+/// Go's `strconv.Quote` for the text go-yaml's errors show: backslash escapes for quotes,
+/// backslashes and control characters, everything printable as it is.
+fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -206,6 +206,7 @@ pub(crate) fn decode_partial(text: &str) -> Result<(Value, Option<String>), Stri
         s: text.as_bytes(),
         i: 0,
         range_error: None,
+        depth: 0,
     };
     p.skip_ws();
     if p.i >= p.s.len() {
@@ -227,7 +228,13 @@ struct Parser<'a> {
     i: usize,
     /// The first number that did not fit a float64.
     range_error: Option<String>,
+    /// Arrays and objects open around the current position.
+    depth: usize,
 }
+
+/// encoding/json's `maxNestingDepth`: its scanner refuses the array or object that would
+/// open one level more.
+const MAX_NESTING_DEPTH: usize = 10_000;
 
 impl Parser<'_> {
     fn skip_ws(&mut self) {
@@ -262,8 +269,25 @@ impl Parser<'_> {
         self.skip_ws();
         let c = self.expect_byte()?;
         match c {
-            b'{' => self.object(),
-            b'[' => self.array(),
+            b'{' | b'[' => {
+                if self.depth == MAX_NESTING_DEPTH {
+                    return Err(format!(
+                        "invalid character {} exceeded max depth",
+                        self.quote_char()
+                    ));
+                }
+                self.depth += 1;
+                // Ten thousand levels take more stack than a worker thread has.
+                let v = with_stack(|| {
+                    if c == b'{' {
+                        self.object()
+                    } else {
+                        self.array()
+                    }
+                });
+                self.depth -= 1;
+                v
+            }
             b'"' => Ok(Value::string(self.string()?)),
             b't' => self.literal("true", Value::Bool(true)),
             b'f' => self.literal("false", Value::Bool(false)),
