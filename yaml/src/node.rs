@@ -862,6 +862,28 @@ fn core_tagged(text: &str, suffix: &str, span: &Span) -> Result<NodeKind, Error>
     })
 }
 
+/// Go's `strconv.Quote` for the text go-yaml's errors show: backslash escapes for quotes,
+/// backslashes and control characters, everything printable as it is.
+fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1074,26 +1096,4 @@ mod tests {
         let stopped = parse_node_streaming("entries: {a: 1}\n", "entries", &mut |_, _| false);
         assert_eq!(stopped, Err(Unstreamable::Stopped));
     }
-}
-
-/// Go's `strconv.Quote` for the text go-yaml's errors show: backslash escapes for quotes,
-/// backslashes and control characters, everything printable as it is.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
