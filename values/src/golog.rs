@@ -1,24 +1,7 @@
 //! How Go's logging writes what Helm logs, for warnings repeated in Helm's words.
 
 /// Go's `%q` of a string (`strconv.Quote`).
-pub fn go_quote(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub use chartkit_yaml::gofmt::quote as go_quote;
 
 /// A value in a line of Go's `log/slog` text output (`key=value`): quoted when it is
 /// empty or has white space, quotes, `=` or unprintable characters.

@@ -14,6 +14,7 @@
 
 mod emit;
 mod error;
+pub mod gofmt;
 pub mod gojson;
 pub mod gonum;
 mod goscan;

@@ -155,7 +155,7 @@ impl Node {
             NodeKind::Int(i) => i.to_string(),
             NodeKind::Uint(u) => u.to_string(),
             NodeKind::Float(f) => gonum::format_g(*f, false),
-            NodeKind::Str(s) => go_quote(s),
+            NodeKind::Str(s) => crate::gofmt::quote(s),
             NodeKind::Seq(items) => format!(
                 "[]interface {{}}{{{}}}",
                 join(
@@ -860,28 +860,6 @@ fn core_tagged(text: &str, suffix: &str, span: &Span) -> Result<NodeKind, Error>
         ("int" | "float" | "bool" | "null", _) => return Err(mismatch()),
         _ => NodeKind::Str(text.to_owned()),
     })
-}
-
-/// Go's `strconv.Quote` for the text go-yaml's errors show: backslash escapes for quotes,
-/// backslashes and control characters, everything printable as it is.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

@@ -566,7 +566,7 @@ pub fn go_syntax(value: &Value) -> String {
         Value::Null => "interface {}(nil)".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => go_float(n),
-        Value::String(s) => go_quote(s),
+        Value::String(s) => chartkit_yaml::gofmt::quote(s),
         Value::Array(items) => format!(
             "[]interface {{}}{{{}}}",
             items.iter().map(go_syntax).collect::<Vec<_>>().join(", ")
@@ -576,7 +576,7 @@ pub fn go_syntax(value: &Value) -> String {
             keys.sort();
             let parts: Vec<String> = keys
                 .into_iter()
-                .map(|k| format!("{}:{}", go_quote(k), go_syntax(&map[k])))
+                .map(|k| format!("{}:{}", chartkit_yaml::gofmt::quote(k), go_syntax(&map[k])))
                 .collect();
             format!("map[string]interface {{}}{{{}}}", parts.join(", "))
         }
@@ -597,26 +597,6 @@ pub fn go_type_of(value: &Value) -> &'static str {
 
 fn go_float(n: &serde_json::Number) -> String {
     chartkit_yaml::gonum::format_g(n.as_f64().unwrap_or(0.0), false)
-}
-
-/// `strconv.Quote` for the text a request carries.
-fn go_quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
