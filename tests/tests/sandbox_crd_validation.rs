@@ -252,11 +252,11 @@ fn mutations() -> Vec<Mutation> {
         Some(json!([{"port": 80}])),
         "spec.ports[0].name: Required value",
     )));
-    out.push(mutation(
+    out.push(typed(mutation(
         "labels",
         Some(json!({"team": 5})),
         "spec.labels.team in body must be of type string",
-    ));
+    )));
     out.push(mutation(
         "template",
         Some(json!({"apiVersion": "v1", "kind": "", "metadata": {"name": "cm"}})),

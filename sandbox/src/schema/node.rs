@@ -121,6 +121,15 @@ impl<'a> Node<'a> {
                     "io.k8s.apimachinery.pkg.api.resource.Quantity"
                     | "io.k8s.apimachinery.pkg.util.intstr.IntOrString" => Target::Scalar,
                     "io.k8s.apimachinery.pkg.runtime.RawExtension" => Target::Untyped,
+                    // A CRD schema's free values (`enum`, `default`, `example`) and its
+                    // either-or fields (`items`, `additionalProperties`, `dependencies`)
+                    // take any JSON; k8s-openapi describes them as objects.
+                    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"
+                    | "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray"
+                    | "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool"
+                    | "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray" => {
+                        Target::Deduced
+                    }
                     _ => match defs.get(name) {
                         Some(def) => Target::Schema(def),
                         None => Target::Deduced,
