@@ -708,17 +708,8 @@ fn every_custom_resource_the_corpus_renders_is_still_accepted() {
     let mut others = Vec::new();
     for golden in &goldens {
         for (kind, doc) in documents(&std::fs::read_to_string(golden).expect("golden")) {
-            if kind == "CustomResourceDefinition"
-                && top(&doc, "apiVersion") == "apiextensions.k8s.io/v1"
-            {
-                let name = doc
-                    .lines()
-                    .skip_while(|l| *l != "metadata:")
-                    .find_map(|l| l.strip_prefix("  name: "))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
-                if seen.insert(name) {
+            if is_crd(&doc, &kind) {
+                if seen.insert(crd_name(&doc)) {
                     crds.push(doc);
                 }
             } else {
@@ -735,19 +726,8 @@ fn every_custom_resource_the_corpus_renders_is_still_accepted() {
             .output()
             .expect("run chartkit");
         for (kind, doc) in documents(&String::from_utf8_lossy(&out.stdout)) {
-            if kind == "CustomResourceDefinition"
-                && top(&doc, "apiVersion") == "apiextensions.k8s.io/v1"
-            {
-                let name = doc
-                    .lines()
-                    .skip_while(|l| *l != "metadata:")
-                    .find_map(|l| l.strip_prefix("  name: "))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
-                if seen.insert(name) {
-                    crds.push(doc);
-                }
+            if is_crd(&doc, &kind) && seen.insert(crd_name(&doc)) {
+                crds.push(doc);
             }
         }
     }
@@ -837,4 +817,19 @@ fn every_custom_resource_the_corpus_renders_is_still_accepted() {
         "custom resources of the corpus were refused:\n{}",
         refusals.join("\n")
     );
+}
+
+/// Whether a rendered document is an `apiextensions.k8s.io/v1` CustomResourceDefinition.
+fn is_crd(doc: &str, kind: &str) -> bool {
+    kind == "CustomResourceDefinition" && top(doc, "apiVersion") == "apiextensions.k8s.io/v1"
+}
+
+/// A CRD document's `metadata.name`, read from its text.
+fn crd_name(doc: &str) -> String {
+    doc.lines()
+        .skip_while(|l| *l != "metadata:")
+        .find_map(|l| l.strip_prefix("  name: "))
+        .unwrap_or("")
+        .trim()
+        .to_string()
 }
