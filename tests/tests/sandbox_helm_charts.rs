@@ -231,13 +231,23 @@ fn nginx_gets_its_load_balancer_address() {
             if step == "uninstall" {
                 return;
             }
-            let svc = release.kubectl(&[
-                "get",
-                "service",
-                "nginx",
-                "-o",
-                "jsonpath={.spec.type} {.spec.clusterIP} {.status.loadBalancer.ingress[0].ip}",
-            ]);
+            // A LoadBalancer's address comes from the cloud provider some time after
+            // the Service is written, and helm's --wait does not wait for it (kstatus
+            // holds a Service ready once it has a cluster IP), so look until it shows.
+            let mut svc = String::new();
+            for _ in 0..100 {
+                svc = release.kubectl(&[
+                    "get",
+                    "service",
+                    "nginx",
+                    "-o",
+                    "jsonpath={.spec.type} {.spec.clusterIP} {.status.loadBalancer.ingress[0].ip}",
+                ]);
+                if step == "upgrade" || !svc.ends_with(' ') {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
             match step {
                 "install" | "rollback" => {
                     let parts: Vec<&str> = svc.split(' ').collect();
