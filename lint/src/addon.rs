@@ -16,7 +16,7 @@ pub(crate) fn is_addon_dir(dir: &Path) -> bool {
     dir.join(METADATA_FILE).is_file() && !dir.join(crate::rules::CHART_YAML).exists()
 }
 
-pub(crate) fn metadata(findings: &mut Findings, dir: &Path, label: &Path) {
+pub(crate) fn metadata(findings: &mut Findings, dir: &Path) {
     let path = dir.join(METADATA_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -61,6 +61,6 @@ pub(crate) fn metadata(findings: &mut Findings, dir: &Path, label: &Path) {
         );
     }
     if problems.is_empty() {
-        crate::rules::chart_text(findings, &meta.chart_yaml(), label, "Chart.yaml");
+        crate::rules::chart_text(findings, &meta.chart_yaml(), "Chart.yaml");
     }
 }

@@ -4,6 +4,8 @@
 //! user switching tools sees the same findings.
 
 mod addon;
+mod go_path;
+mod helm_errors;
 mod rules;
 mod templates;
 
@@ -111,7 +113,7 @@ impl Default for LintOptions {
 pub fn lint(path: &Path, options: &LintOptions) -> Report {
     let chart = path.display().to_string();
     if path.is_dir() {
-        let (messages, warnings) = lint_chart_dir_logged(path, path, options);
+        let (messages, warnings) = lint_chart_dir_logged(path, options);
         return Report {
             chart,
             messages,
@@ -119,7 +121,7 @@ pub fn lint(path: &Path, options: &LintOptions) -> Report {
         };
     }
     let (messages, warnings) = match unpack_for_lint(path, options) {
-        Ok((_temp, dir)) => lint_chart_dir_logged(&dir, path, options),
+        Ok((_temp, dir)) => lint_chart_dir_logged(&dir, options),
         Err(text) => (
             vec![Message {
                 severity: Severity::Error,

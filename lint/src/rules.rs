@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use chartkit_chart::archive::Limits;
-use chartkit_chart::{Chart, Decoding, FieldErrorKind, LoadOptions, Metadata, load_dir};
+use chartkit_chart::{Chart, LoadOptions, Metadata, load_dir};
 use chartkit_version::Version;
 use chartkit_yaml::{NodeKind, parse_node};
 
-use crate::{LintOptions, Message, Severity};
+use crate::{LintOptions, Message, Severity, helm_errors};
 
 /// The lint's messages, and what Helm logs while linting (`warning: skipped value for
 /// X: Not a table.`), in Helm's words.
@@ -35,24 +35,22 @@ impl Findings {
     }
 }
 
-/// Lints the chart unpacked or checked out at `dir`; `label` is how the user named it.
-pub fn lint_chart_dir(dir: &Path, label: &Path, options: &LintOptions) -> Vec<Message> {
-    lint_chart_dir_logged(dir, label, options).0
+/// Lints the chart unpacked or checked out at `dir`.
+pub fn lint_chart_dir(dir: &Path, options: &LintOptions) -> Vec<Message> {
+    lint_chart_dir_logged(dir, options).0
 }
 
 /// [`lint_chart_dir`], with what Helm logs while linting the chart (see
 /// [`crate::Report::warnings`]).
-pub fn lint_chart_dir_logged(
-    dir: &Path,
-    label: &Path,
-    options: &LintOptions,
-) -> (Vec<Message>, Vec<String>) {
+pub fn lint_chart_dir_logged(dir: &Path, options: &LintOptions) -> (Vec<Message>, Vec<String>) {
+    // Helm lints the absolute path of the chart, and names it so in its findings.
+    let dir = &crate::go_path::abs(dir);
     let mut findings = Findings(Vec::new(), Vec::new());
     let addon = crate::addon::is_addon_dir(dir);
     if addon {
-        crate::addon::metadata(&mut findings, dir, label);
+        crate::addon::metadata(&mut findings, dir);
     } else {
-        chart_file(&mut findings, dir, label, &options.limits);
+        chart_file(&mut findings, dir, &options.limits);
     }
     // An addon has no values.yaml nor templates/: KubeVela renders its CUE and YAML with
     // parameter.cue, not Helm.
@@ -71,13 +69,13 @@ pub fn lint_chart_dir_logged(
     if addon && loaded.is_err() {
         return (findings.0, findings.1);
     }
-    dependencies(&mut findings, &loaded, label);
-    crds(&mut findings, dir, &loaded);
+    dependencies(&mut findings, &loaded, dir, &options.limits);
+    crds(&mut findings, dir, &loaded, &options.limits);
     (findings.0, findings.1)
 }
 
 pub(crate) const CHART_YAML: &str = "Chart.yaml";
-fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits) {
+fn chart_file(findings: &mut Findings, dir: &Path, limits: &Limits) {
     let path = dir.join(CHART_YAML);
     if path.is_dir() {
         findings.add(
@@ -102,23 +100,26 @@ fn chart_file(findings: &mut Findings, dir: &Path, label: &Path, limits: &Limits
             return;
         }
     };
-    chart_text(findings, &text, label, CHART_YAML);
+    chart_text(findings, &text, CHART_YAML);
 }
 
 /// Helm's Chart.yaml rules over its text; `file` is the name findings carry.
-pub(crate) fn chart_text(findings: &mut Findings, text: &str, label: &Path, file: &str) {
+pub(crate) fn chart_text(findings: &mut Findings, text: &str, file: &str) {
     let metadata = match Metadata::from_yaml(text) {
         Ok(metadata) => metadata,
         Err(e) => {
             findings.add(
                 Severity::Error,
                 file,
-                format!("unable to parse YAML\n\t{e}"),
+                format!("unable to parse YAML\n\t{}", helm_errors::metadata_yaml(&e)),
             );
             return;
         }
     };
-    if let Err(detail) = strict_parse(text) {
+    if let Some(detail) = parse_node(text)
+        .ok()
+        .and_then(|node| helm_errors::strict_chart_yaml(&node))
+    {
         findings.add(
             Severity::Warning,
             file,
@@ -167,46 +168,6 @@ pub(crate) fn chart_text(findings: &mut Findings, text: &str, label: &Path, file
             file,
             format!("version '{}' is not a valid SemVerV2", metadata.version),
         );
-    }
-    // Helm 2 required the directory to carry the chart's name; Helm 3+ dropped the rule,
-    // so it is only a hint here (and never fails `--strict`).
-    if label.is_dir() {
-        let dir_name = label
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
-        if let Some(dir_name) = dir_name
-            && !metadata.name.is_empty()
-            && dir_name != metadata.name
-        {
-            findings.add(
-                Severity::Info,
-                file,
-                format!(
-                    "chart name '{}' does not match its directory '{dir_name}'",
-                    metadata.name
-                ),
-            );
-        }
-    }
-}
-
-/// What Helm's strict parse of Chart.yaml (`yaml.UnmarshalStrict`) refuses: a repeated key,
-/// else the first unknown field. Type errors are the lenient parse's to report.
-fn strict_parse(text: &str) -> Result<(), String> {
-    let Ok(node) = parse_node(text) else {
-        return Ok(());
-    };
-    let Err(error) = Metadata::default().decode(&node, Decoding::STRICT) else {
-        return Ok(());
-    };
-    match error.kind {
-        FieldErrorKind::UnknownField { key } => Err(format!("unknown field {key:?}")),
-        FieldErrorKind::DuplicateKey { key } => Err(format!(
-            "line {}: key {key:?} already set in map",
-            error.line
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -384,7 +345,10 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
             findings.add(
                 Severity::Error,
                 VALUES,
-                format!("unable to parse YAML: {e}"),
+                format!(
+                    "unable to parse YAML: {}",
+                    helm_errors::values(&e, "common.Values", false)
+                ),
             );
             return;
         }
@@ -419,22 +383,24 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
 fn dependencies(
     findings: &mut Findings,
     loaded: &Result<Chart, chartkit_chart::LoadError>,
-    label: &Path,
+    dir: &Path,
+    limits: &Limits,
 ) {
     let chart = match loaded {
         Ok(chart) => chart,
         Err(e) => {
-            // Keep every line of the error (its hint too) indented under the finding.
-            let detail = e.to_string().replace('\n', "\n\t");
             findings.add(
                 Severity::Error,
                 "",
-                format!("unable to load chart\n\t{detail}"),
+                format!(
+                    "unable to load chart\n\t{}",
+                    helm_errors::load(e, dir, limits)
+                ),
             );
             return;
         }
     };
-    let label = label.display().to_string();
+    let label = dir.display().to_string();
     let declared: Vec<&str> = chart
         .metadata
         .dependencies()
@@ -490,7 +456,12 @@ fn dependencies(
     }
 }
 
-fn crds(findings: &mut Findings, dir: &Path, loaded: &Result<Chart, chartkit_chart::LoadError>) {
+fn crds(
+    findings: &mut Findings,
+    dir: &Path,
+    loaded: &Result<Chart, chartkit_chart::LoadError>,
+    limits: &Limits,
+) {
     let crds_dir = dir.join("crds");
     if !crds_dir.exists() {
         return;
@@ -499,7 +470,13 @@ fn crds(findings: &mut Findings, dir: &Path, loaded: &Result<Chart, chartkit_cha
         findings.add(Severity::Error, "crds/", "not a directory");
         return;
     }
-    let Ok(chart) = loaded else { return };
+    let chart = match loaded {
+        Ok(chart) => chart,
+        Err(e) => {
+            findings.add(Severity::Error, "crds/", helm_errors::load(e, dir, limits));
+            return;
+        }
+    };
     for (_, file) in chart.crds() {
         let path = file.name.as_str();
         let documents = match chartkit_yaml::parse_documents(&file.text()) {
@@ -561,7 +538,7 @@ mod tests {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
-        lint_chart_dir(&dir, &dir, &LintOptions::default())
+        lint_chart_dir(&dir, &LintOptions::default())
             .iter()
             .map(ToString::to_string)
             .collect()
@@ -587,7 +564,7 @@ mod tests {
             ("templates/a.yaml", "kind: A\n"),
         ]);
         for expected in [
-            "[WARNING] Chart.yaml: failed to strictly parse chart metadata file\n\tunknown field \"extra\"",
+            "[WARNING] Chart.yaml: failed to strictly parse chart metadata file\n\terror unmarshaling JSON: while decoding JSON: json: unknown field \"extra\"",
             "[ERROR] Chart.yaml: chart name \"demo/x\" is invalid",
             "[ERROR] Chart.yaml: apiVersion 'v3' is not valid. The value must be either \"v1\" or \"v2\"",
             "[ERROR] Chart.yaml: version should be of type string but it's of type float64",
@@ -617,7 +594,7 @@ mod tests {
         ]);
         assert_eq!(
             messages[0],
-            "[WARNING] Chart.yaml: failed to strictly parse chart metadata file\n\tline 6: key \"description\" already set in map"
+            "[WARNING] Chart.yaml: failed to strictly parse chart metadata file\n\terror converting YAML to JSON: yaml: unmarshal errors:\n  line 6: key \"description\" already set in map"
         );
         let messages = lint_files(&[
             (
@@ -632,10 +609,8 @@ mod tests {
             "{joined}"
         );
         assert!(
-            joined.contains(
-                "[ERROR] : unable to load chart\n\t`"
-            ) && joined.contains(
-                "Chart.yaml`: validation: maintainers must not contain empty or null nodes\n\thint: "
+            joined.ends_with(
+                "[ERROR] : unable to load chart\n\tvalidation: maintainers must not contain empty or null nodes"
             ),
             "{joined}"
         );

@@ -32,7 +32,11 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
     ) {
         Ok(chart) => chart,
         Err(e) => {
-            findings.add(Severity::Error, TEMPLATES, e.to_string());
+            findings.add(
+                Severity::Error,
+                TEMPLATES,
+                crate::helm_errors::load(&e, dir, &options.limits),
+            );
             return;
         }
     };
