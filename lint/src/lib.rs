@@ -6,6 +6,7 @@
 mod addon;
 mod go_path;
 mod helm_errors;
+mod json_stream;
 mod rules;
 mod templates;
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chartkit_chart::{LoadOptions, load_dir};
-use chartkit_render::{RenderError, RenderOptions, parse_head, prepare_logged, render_files};
+use chartkit_render::{RenderError, RenderOptions, prepare_logged, render_files};
 use chartkit_yaml::{Node, NodeKind};
 
 use crate::{Findings, LintOptions, Severity};
@@ -95,7 +95,7 @@ fn check_outputs(
                 format!("file extension '{extension}' not valid. Valid extensions are .yaml, .yml, .tpl, or .txt"),
             );
         }
-        if extension != ".yaml" {
+        if !matches!(extension.to_ascii_lowercase().as_str(), ".yaml" | ".yml") {
             continue;
         }
         let Some(content) = files.get(full) else {
@@ -113,34 +113,13 @@ fn check_outputs(
                 format!("document starts with an illegal indent: {line:?}, which may cause parsing problems"),
             );
         }
-        for document in kubernetes_documents(content) {
-            let document = match document {
-                Ok(d) => d,
+        for head in heads(content) {
+            let head = match head {
+                Ok(Some(head)) => head,
+                Ok(None) => continue,
                 Err(e) => {
-                    findings.add(Severity::Error, name, format!("unable to parse YAML: {e}"));
-                    return;
-                }
-            };
-            let node = match chartkit_yaml::parse_documents(&document) {
-                Ok(nodes) => nodes.into_iter().next(),
-                Err(e) => {
-                    findings.add(
-                        Severity::Error,
-                        name,
-                        format!(
-                            "unable to parse YAML: error converting YAML to JSON: yaml: {}",
-                            e.go_yaml_message()
-                        ),
-                    );
-                    return;
-                }
-            };
-            let Some(node) = node.filter(|n| !matches!(n.kind, NodeKind::Null)) else {
-                continue;
-            };
-            let head = match parse_head(&document) {
-                Ok(head) => head,
-                Err(e) => {
+                    // Helm's rule stops at the first unreadable document, for every
+                    // template that follows too.
                     findings.add(Severity::Error, name, format!("unable to parse YAML: {e}"));
                     return;
                 }
@@ -151,10 +130,11 @@ fn check_outputs(
             if let Some(text) = deprecation(&head.api_version, &head.kind, options) {
                 findings.add(Severity::Warning, name, text);
             }
+            // Helm looks for the selector in the whole file, not in the object's document.
             if matches!(
                 head.kind.as_str(),
                 "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet"
-            ) && !(document.contains("matchLabels") || document.contains("matchExpressions"))
+            ) && !(content.contains("matchLabels") || content.contains("matchExpressions"))
             {
                 findings.add(
                     Severity::Error,
@@ -165,15 +145,207 @@ fn check_outputs(
                     ),
                 );
             }
-            if head.kind == "List" && list_has_resource_policy(&node) {
+            if head.kind == "List" && list_has_resource_policy(content) {
                 findings.add(
                     Severity::Error,
                     name,
-                    "Annotation 'helm.sh/resource-policy' within List objects are ignored",
+                    "annotation 'helm.sh/resource-policy' within List objects are ignored",
                 );
             }
         }
     }
+}
+
+/// The fields of an object Helm's lint rules read (its `k8sYamlStruct`).
+#[derive(Debug, Default, PartialEq)]
+struct K8sHead {
+    api_version: String,
+    kind: String,
+    name: String,
+}
+
+/// Each document of a rendered file as Kubernetes' `YAMLOrJSONDecoder` reads it into
+/// Helm's `k8sYamlStruct`: `None` for an empty one, and the error that stops it.
+///
+/// A file starting with `{` is first read as a stream of JSON values. When a value fails
+/// before two have been read, the decoder goes back to the end of the last good one and
+/// reads the rest as YAML documents instead; if that fails too, the JSON error is the one
+/// reported (so `json: offset N: ...`), and if nothing is left, no error is.
+fn heads(content: &str) -> Vec<Result<Option<K8sHead>, String>> {
+    let mut out = Vec::new();
+    let mut rest = content;
+    let mut json_error = None;
+    if crate::json_stream::is_json(content) {
+        let mut read = 0;
+        let mut consumed = 0;
+        for value in crate::json_stream::values(content) {
+            let failure = match value {
+                Ok(text) => {
+                    let node = chartkit_yaml::parse_documents(text)
+                        .ok()
+                        .and_then(|nodes| nodes.into_iter().next());
+                    match node.map(|node| k8s_head(&node, true)) {
+                        Some(Err(e)) => e,
+                        head => {
+                            out.push(Ok(head.and_then(Result::ok).flatten()));
+                            read += 1;
+                            // Where this value ends in `content`.
+                            consumed =
+                                text.as_ptr() as usize - content.as_ptr() as usize + text.len();
+                            continue;
+                        }
+                    }
+                }
+                Err(e) => e,
+            };
+            if read > 1 {
+                // An unambiguous JSON stream: the decoder's own error, without the
+                // offset the first reading adds.
+                let bare = failure
+                    .strip_prefix("json: offset ")
+                    .and_then(|t| t.split_once(": "))
+                    .map_or(failure.as_str(), |(_, message)| message)
+                    .to_owned();
+                out.push(Err(bare));
+                return out;
+            }
+            json_error = Some(failure);
+            rest = skip_to_line_end(&content[consumed..]);
+            break;
+        }
+        if json_error.is_none() {
+            return out;
+        }
+    }
+    for document in kubernetes_documents(rest) {
+        let head = document.and_then(|text| {
+            let node = chartkit_yaml::parse_documents(&text)
+                .map_err(|e| crate::helm_errors::yaml_syntax(&e))?
+                .into_iter()
+                .next();
+            match node {
+                Some(node) => k8s_head(&node, false),
+                None => Ok(None),
+            }
+        });
+        match head {
+            Ok(head) => {
+                json_error = None;
+                out.push(Ok(head));
+            }
+            Err(e) => {
+                out.push(Err(json_error.take().unwrap_or(e)));
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// The decoder's `consumeWhitespace`: white space dropped up to and including the first
+/// line break.
+fn skip_to_line_end(text: &str) -> &str {
+    for (i, c) in text.char_indices() {
+        if c == '\n' {
+            return &text[i + 1..];
+        }
+        if !c.is_whitespace() {
+            return &text[i..];
+        }
+    }
+    ""
+}
+
+/// Decodes a document into Helm's `k8sYamlStruct` with `encoding/json`'s rules and
+/// words: keys matched without regard to case, in the order Go meets them (sorted, for
+/// YAML turned into JSON), the first wrongly typed field named. From YAML, a number or
+/// boolean given for a string is turned into its text first (sigs.k8s.io/yaml does).
+fn k8s_head(node: &Node, json: bool) -> Result<Option<K8sHead>, String> {
+    let prefix = if json {
+        "json:"
+    } else {
+        "error unmarshaling JSON: while decoding JSON: json:"
+    };
+    let kind_of = |node: &Node| match node.kind {
+        NodeKind::Null => "null",
+        NodeKind::Bool(_) => "bool",
+        NodeKind::Int(_) | NodeKind::Uint(_) | NodeKind::Float(_) => "number",
+        NodeKind::Str(_) => "string",
+        NodeKind::Seq(_) => "array",
+        NodeKind::Map(_) => "object",
+    };
+    let wrong = |node: &Node, field: &str, go_type: &str| {
+        format!(
+            "{prefix} cannot unmarshal {} into Go struct field {field} of type {go_type}",
+            kind_of(node)
+        )
+    };
+    let string = |node: &Node, field: &str| -> Result<Option<String>, String> {
+        match &node.kind {
+            NodeKind::Null => Ok(None),
+            NodeKind::Str(s) => Ok(Some(s.clone())),
+            NodeKind::Seq(_) | NodeKind::Map(_) => Err(wrong(node, field, "string")),
+            _ if json => Err(wrong(node, field, "string")),
+            _ => Ok(node.to_go_string()),
+        }
+    };
+    let fields = |pairs: &[(Node, Node)]| -> Vec<(String, Node)> {
+        let mut keyed: Vec<(String, Node)> = pairs
+            .iter()
+            .filter_map(|(k, v)| Some((k.as_map_key()?, v.clone())))
+            .collect();
+        if !json {
+            // A map turned into JSON has each key once (the last wins), sorted.
+            keyed.reverse();
+            keyed.sort_by(|a, b| a.0.cmp(&b.0));
+            keyed.dedup_by(|a, b| a.0 == b.0);
+        }
+        keyed
+    };
+    let pairs = match &node.kind {
+        NodeKind::Null => return Ok(None),
+        NodeKind::Map(pairs) => pairs,
+        _ => {
+            return Err(format!(
+                "{prefix} cannot unmarshal {} into Go value of type rules.k8sYamlStruct",
+                kind_of(node)
+            ));
+        }
+    };
+    let mut head = K8sHead::default();
+    for (key, value) in fields(pairs) {
+        if key.eq_ignore_ascii_case("apiVersion") {
+            if let Some(text) = string(&value, "k8sYamlStruct.apiVersion")? {
+                head.api_version = text;
+            }
+        } else if key.eq_ignore_ascii_case("kind") {
+            if let Some(text) = string(&value, "k8sYamlStruct.Kind")? {
+                head.kind = text;
+            }
+        } else if key.eq_ignore_ascii_case("metadata") {
+            let meta = match &value.kind {
+                NodeKind::Null => continue,
+                NodeKind::Map(meta) => meta,
+                _ => {
+                    return Err(wrong(
+                        &value,
+                        "k8sYamlStruct.Metadata",
+                        "rules.k8sYamlMetadata",
+                    ));
+                }
+            };
+            for (key, value) in fields(meta) {
+                if key.eq_ignore_ascii_case("name") {
+                    if let Some(text) = string(&value, "k8sYamlMetadata.Metadata.Name")? {
+                        head.name = text;
+                    }
+                } else if key.eq_ignore_ascii_case("namespace") {
+                    string(&value, "k8sYamlMetadata.Metadata.Namespace")?;
+                }
+            }
+        }
+    }
+    Ok(Some(head))
 }
 
 /// Kubernetes' YAML reader: documents split at lines starting with `---`, which may only
@@ -201,8 +373,13 @@ fn kubernetes_documents(content: &str) -> Vec<Result<String, String>> {
     out
 }
 
-fn list_has_resource_policy(node: &Node) -> bool {
-    let Some(items) = node.get("items") else {
+/// Whether a List's items carry `helm.sh/resource-policy`. Helm reads the items from the
+/// whole file as one YAML document, which is its first.
+fn list_has_resource_policy(content: &str) -> bool {
+    let Ok(documents) = chartkit_yaml::parse_documents(content) else {
+        return false;
+    };
+    let Some(items) = documents.first().and_then(|node| node.get("items")) else {
         return false;
     };
     let NodeKind::Seq(items) = &items.kind else {
