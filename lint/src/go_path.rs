@@ -12,6 +12,35 @@ pub(crate) fn abs(path: &Path) -> PathBuf {
     clean(&working_dir().join(path))
 }
 
+/// `filepath.Join(dir, name)`: the joined path cleaned (`./web` and `Chart.yaml` give
+/// `web/Chart.yaml`).
+pub(crate) fn join(dir: &Path, name: &str) -> PathBuf {
+    let joined = dir.join(name);
+    let kept: PathBuf = joined
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if dir.is_absolute() {
+        clean(&kept)
+    } else {
+        kept
+    }
+}
+
+/// An I/O error as Go's `syscall.Errno` words it (`no such file or directory`).
+pub(crate) fn io_error_text(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    let text = match text.find(" (os error ") {
+        Some(end) => &text[..end],
+        None => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// `os.Getwd`: `$PWD` when it names the working directory (so a path through a symbolic
 /// link stays as the shell shows it), else the resolved one.
 fn working_dir() -> PathBuf {
@@ -57,5 +86,15 @@ mod tests {
         assert_eq!(abs(Path::new("/../x")), PathBuf::from("/x"));
         assert!(abs(Path::new("chart")).is_absolute());
         assert!(abs(Path::new("chart")).ends_with("chart"));
+    }
+
+    #[test]
+    fn joins_and_errors_read_as_go_prints_them() {
+        assert_eq!(
+            join(Path::new("./web"), "Chart.yaml"),
+            PathBuf::from("web/Chart.yaml")
+        );
+        let missing = std::fs::metadata("/nonexistent/chartkit").unwrap_err();
+        assert_eq!(io_error_text(&missing), "no such file or directory");
     }
 }

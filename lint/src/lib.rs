@@ -15,7 +15,7 @@ pub(crate) use rules::Findings;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use chartkit_chart::archive::Limits;
+use chartkit_chart::archive::{ArchiveError, Limits, UnpackError};
 
 pub use rules::{lint_chart_dir, lint_chart_dir_logged};
 
@@ -63,17 +63,26 @@ pub struct Report {
     /// notices, conditions and tags that are not booleans, `import-values` naming a
     /// table that is not there); one line each, for the user's terminal.
     pub warnings: Vec<String>,
+    /// Why the chart could not be linted at all (not a chart, an archive that does not
+    /// open), in Helm's words; Helm prints these as `Error ...` lines.
+    pub errors: Vec<String>,
 }
 
 impl Report {
-    /// Whether the chart fails: any error, or with `strict` any warning.
+    /// Whether the chart fails: it could not be linted, or has an error, or with
+    /// `strict` a warning.
     pub fn failed(&self, strict: bool) -> bool {
         let threshold = if strict {
             Severity::Warning
         } else {
             Severity::Error
         };
-        self.messages.iter().any(|m| m.severity >= threshold)
+        !self.errors.is_empty() || self.messages.iter().any(|m| m.severity >= threshold)
+    }
+
+    /// Whether there is more to say than information: what `--quiet` still shows.
+    pub fn has_warnings_or_errors(&self) -> bool {
+        !self.errors.is_empty() || self.messages.iter().any(|m| m.severity > Severity::Info)
     }
 
     pub fn highest(&self) -> Option<Severity> {
@@ -110,56 +119,90 @@ impl Default for LintOptions {
 }
 
 /// Lints a chart directory or a packaged chart (which is unpacked into a temporary
-/// directory first, as Helm does).
+/// directory first, as Helm does). As in Helm, a path ending in `.tgz` or `.tar.gz` is a
+/// package and anything else a directory.
 pub fn lint(path: &Path, options: &LintOptions) -> Report {
-    let chart = path.display().to_string();
-    if path.is_dir() {
-        let (messages, warnings) = lint_chart_dir_logged(path, options);
-        return Report {
-            chart,
-            messages,
-            warnings,
-        };
-    }
-    let (messages, warnings) = match unpack_for_lint(path, options) {
-        Ok((_temp, dir)) => lint_chart_dir_logged(&dir, options),
-        Err(text) => (
-            vec![Message {
-                severity: Severity::Error,
-                path: chart.clone(),
-                text,
-            }],
-            Vec::new(),
-        ),
+    let mut report = Report {
+        chart: path.display().to_string(),
+        messages: Vec::new(),
+        warnings: Vec::new(),
+        errors: Vec::new(),
     };
-    Report {
-        chart,
-        messages,
-        warnings,
+    let name = path.to_string_lossy();
+    let _unpacked;
+    let dir = if name.ends_with(".tgz") || name.ends_with(".tar.gz") {
+        match unpack_for_lint(path, options) {
+            Ok((temp, dir)) => {
+                _unpacked = temp;
+                dir
+            }
+            Err(text) => {
+                report.errors.push(text);
+                return report;
+            }
+        }
+    } else {
+        path.to_path_buf()
+    };
+    // Helm lints only a directory holding a Chart.yaml (chartkit also a KubeVela addon's).
+    let chart_yaml = go_path::join(&dir, rules::CHART_YAML);
+    if let Err(e) = std::fs::metadata(&chart_yaml)
+        && !addon::is_addon_dir(&dir)
+    {
+        report.errors.push(format!(
+            "unable to check Chart.yaml file in chart: stat {}: {}",
+            chart_yaml.display(),
+            go_path::io_error_text(&e)
+        ));
+        return report;
     }
+    (report.messages, report.warnings) = lint_chart_dir_logged(&dir, options);
+    report
 }
 
 fn unpack_for_lint(
     path: &Path,
     options: &LintOptions,
 ) -> Result<(tempfile::TempDir, PathBuf), String> {
+    let open_error = |e: std::io::Error| {
+        format!(
+            "unable to open tarball: open {}: {}",
+            path.display(),
+            go_path::io_error_text(&e)
+        )
+    };
     // A package larger than any chart within the limits is refused before it is read.
     let largest = options.limits.max_total_size.saturating_add(1 << 20);
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("unable to open tarball: {e}"))?
-        .len();
+    let size = std::fs::metadata(path).map_err(open_error)?.len();
     if size > largest {
         return Err(format!(
             "unable to open tarball: it is {size} bytes, larger than any chart within the {}-byte chart size limit",
             options.limits.max_total_size
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("unable to open tarball: {e}"))?;
+    let bytes = std::fs::read(path).map_err(open_error)?;
+    // Go's gzip reader: a header is ten bytes and starts with the magic number.
+    if bytes.len() < 10 {
+        return Err("unable to extract tarball: unexpected EOF".into());
+    }
+    if !bytes.starts_with(&[0x1f, 0x8b]) {
+        return Err("unable to extract tarball: gzip: invalid header".into());
+    }
     let temp = tempfile::Builder::new()
         .prefix("chartkit-lint")
         .tempdir()
-        .map_err(|e| e.to_string())?;
-    let dir = chartkit_chart::archive::unpack(&bytes, temp.path(), &options.limits)
-        .map_err(|e| format!("unable to extract tarball: {e}"))?;
+        .map_err(|e| format!("unable to create temp dir to extract tarball: {e}"))?;
+    let dir = chartkit_chart::archive::unpack(&bytes, temp.path(), &options.limits).map_err(
+        |e| match e {
+            // A gzip or tar stream that stops short, in Go's words.
+            UnpackError::Archive(ArchiveError::Corrupt(io))
+                if io.kind() == std::io::ErrorKind::UnexpectedEof
+                    || io.to_string().starts_with("failed to read entire block") =>
+            {
+                "unable to extract tarball: unexpected EOF".to_owned()
+            }
+            other => format!("unable to extract tarball: {other}"),
+        },
+    )?;
     Ok((temp, dir))
 }

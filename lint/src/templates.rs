@@ -54,17 +54,24 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
         .iter()
         .map(|t| (t.name.clone(), format!("{}/{}", chart.name(), t.name)))
         .collect();
-    // Helm's rule coalesces the prepared values once more before rendering, and logs
-    // what coalescing notices each time.
-    let rendered = match prepare_logged(chart, &options.values, &render_options, &mut findings.1) {
-        Ok((chart, values)) => {
-            match chartkit_values::coalesce_values(&chart, &values, &mut findings.1) {
-                Ok(values) => render_files(&chart, &values, &render_options),
-                Err(e) => Err(RenderError::Values(e.to_string())),
-            }
-        }
-        Err(e) => Err(e),
+    // Helm's rule coalesces the prepared values once more before rendering (which drops
+    // the nulls the first pass kept from the chart's defaults), logging what coalescing
+    // notices each time, and validates the schemas against the second pass.
+    let unchecked = RenderOptions {
+        skip_schema_validation: true,
+        ..render_options.clone()
     };
+    let rendered = prepare_logged(chart, &options.values, &unchecked, &mut findings.1).and_then(
+        |(chart, values)| {
+            let values = chartkit_values::coalesce_values(&chart, &values, &mut findings.1)
+                .map_err(|e| RenderError::Chart(e.to_string()))?;
+            if !options.skip_schema_validation {
+                chartkit_values::validate_chart_values(&chart, &values)
+                    .map_err(RenderError::Schema)?;
+            }
+            render_files(&chart, &values, &render_options)
+        },
+    );
     let files = match rendered {
         Ok(files) => files,
         // Helm's lint gives up silently when dependencies or coalescing fail.

@@ -37,25 +37,34 @@ pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
         }
     }
     let mut failed = 0;
+    let mut warned = 0;
     for path in &paths {
         let report = lint(path, &options);
         for warning in &report.warnings {
             super::print_warning(warning);
         }
-        let chart_failed = report.failed(args.strict);
-        if chart_failed {
+        if report.failed(args.strict) {
             failed += 1;
         }
-        let shown: Vec<_> = report
-            .messages
-            .iter()
-            .filter(|m| !args.quiet || m.severity >= Severity::Warning)
-            .collect();
-        if args.quiet && shown.is_empty() {
+        let noteworthy = report.has_warnings_or_errors();
+        if noteworthy {
+            warned += 1;
+        }
+        if args.quiet && !noteworthy {
             continue;
         }
         outln!("==> Linting {}", report.chart)?;
-        for message in shown {
+        // A chart that could not be linted has no findings, only why (helm's `Error` lines).
+        if report.messages.is_empty() {
+            for error in &report.errors {
+                outln!("Error {error}")?;
+            }
+        }
+        for message in report
+            .messages
+            .iter()
+            .filter(|m| !args.quiet || m.severity >= Severity::Warning)
+        {
             outln!("{message}")?;
         }
         outln!()?;
@@ -65,7 +74,10 @@ pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
         errln!("Error: {summary}");
         return Ok(ExitCode::FAILURE);
     }
-    outln!("{summary}")?;
+    // helm says nothing more of charts `--quiet` found nothing to say about.
+    if !args.quiet || warned > 0 {
+        outln!("{summary}")?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
