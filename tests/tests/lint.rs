@@ -18,19 +18,24 @@ fn recorded(text: &str) -> (bool, Vec<String>) {
     (passed, messages)
 }
 
-/// Findings normalised for comparison: helm names an unpacked chart by its temporary
-/// directory and lists missing dependencies in map order.
+/// Findings normalised for comparison: each tool names an unpacked chart by its own
+/// temporary directory, and helm lists missing dependencies in map order.
 fn normalised(messages: Vec<String>) -> Vec<String> {
     let mut kept: Vec<String> = messages
         .into_iter()
-        .map(|m| match m.find("/tmp/helm-lint") {
-            // Helm names the chart by its temporary unpack directory; chartkit by its path.
-            Some(start) => format!(
-                "{}<chart>{}",
-                &m[..start],
-                &m[start..][m[start..].find(": ").unwrap_or(0)..]
-            ),
-            None => m,
+        .map(|m| {
+            match m
+                .find("/tmp/helm-lint")
+                .or_else(|| m.find("/tmp/chartkit-lint"))
+            {
+                // Both tools name an unpacked chart by its temporary directory.
+                Some(start) => format!(
+                    "{}<chart>{}",
+                    &m[..start],
+                    &m[start..][m[start..].find(": ").unwrap_or(0)..]
+                ),
+                None => m,
+            }
         })
         .map(|m| match m.rsplit_once(": ") {
             Some((head, list)) if head.contains("missing these dependencies") => {
