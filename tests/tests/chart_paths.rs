@@ -81,7 +81,7 @@ fn lint_refuses_an_oversized_values_file_without_reading_it() {
     let all = format!("{}{}", stdout(&output), stderr(&output));
     assert!(!output.status.success(), "{all}");
     assert!(
-        all.contains("big/values.yaml` is larger than the 5242880-byte limit per chart file"),
+        all.contains("chart file \"values.yaml\" is larger than the maximum file size 5242880"),
         "{all}"
     );
     // With at most 200 MiB of address space, reading the file whole would fail.
@@ -97,7 +97,7 @@ fn lint_refuses_an_oversized_values_file_without_reading_it() {
         .unwrap();
     let all = format!("{}{}", stdout(&limited), stderr(&limited));
     assert!(
-        all.contains("is larger than the 5242880-byte limit"),
+        all.contains("is larger than the maximum file size 5242880"),
         "{all}"
     );
     assert!(!all.contains("memory allocation"), "{all}");

@@ -137,11 +137,15 @@ fn hostile_archives_are_refused_naming_the_entry() {
                 case.name
             );
             let all = format!("{}{}", chartkit_tests::stdout(&output), stderr(&output));
+            // lint reports a stream that stops short in helm lint's words.
+            let expected = match (command[0], case.name) {
+                ("lint", "truncated-gzip") => "unable to extract tarball: unexpected EOF",
+                _ => case.expected,
+            };
             assert!(
-                all.contains(case.expected),
-                "{} {command:?}: expected {:?} in:\n{all}",
+                all.contains(expected),
+                "{} {command:?}: expected {expected:?} in:\n{all}",
                 case.name,
-                case.expected
             );
             assert!(!all.contains("panicked"), "{}: {all}", case.name);
         }
