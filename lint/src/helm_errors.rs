@@ -124,6 +124,30 @@ pub(crate) fn values(error: &chartkit_yaml::Error, go_type: &str, loader: bool) 
     }
 }
 
+/// Why values.schema.json is not one JSON document, as the schema library's reader
+/// (`json.Decoder`, then a check for anything after the value) says it.
+pub(crate) fn schema_json(schema: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(schema);
+    let mut values = crate::json_stream::values(&text).into_iter();
+    match values.next() {
+        None => Some("EOF".into()),
+        Some(Err(e)) => Some(bare_json_error(&e)),
+        Some(Ok(_)) if values.next().is_some() => {
+            Some("invalid character after top-level value".into())
+        }
+        Some(Ok(_)) => None,
+    }
+}
+
+/// A decoder error without the byte offset Kubernetes' reader adds to it.
+pub(crate) fn bare_json_error(error: &str) -> String {
+    error
+        .strip_prefix("json: offset ")
+        .and_then(|t| t.split_once(": "))
+        .map_or(error, |(_, message)| message)
+        .to_owned()
+}
+
 /// What Helm's strict reading of Chart.yaml (sigs.k8s.io/yaml's `UnmarshalStrict`)
 /// refuses: every repeated key, as go-yaml lists them, else the first field Helm does not
 /// know in the order Go meets them (keys sorted, as the JSON it decodes has them).
@@ -233,7 +257,7 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
             file,
             format!(
                 "cannot load values.yaml: {}",
-                values(source, "map[string]interface {}", true)
+                values(&in_its_piece(source, file), "map[string]interface {}", true)
             ),
         ),
         LoadError::MissingChartYaml { origin } => {
@@ -259,6 +283,30 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
         _ => return error.to_string(),
     };
     within(file, root, limits, reason)
+}
+
+/// Helm's loader reads values.yaml one piece (between `---` lines) at a time, and its
+/// errors count lines from the start of the piece; chartkit's from the start of the file,
+/// which is read again here to tell (when it is on disk).
+fn in_its_piece(error: &chartkit_yaml::Error, file: &str) -> chartkit_yaml::Error {
+    let mut error = error.clone();
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return error;
+    };
+    let start = chartkit_yaml::values_pieces(&text)
+        .ok()
+        .and_then(|pieces| {
+            pieces
+                .iter()
+                .map(|p| p.line)
+                .filter(|line| *line <= error.line)
+                .max()
+        })
+        .unwrap_or(1);
+    if error.line > 0 {
+        error.line -= start - 1;
+    }
+    error
 }
 
 /// `reason`, wrapped as Helm's loader wraps the errors of the subcharts on the way from

@@ -78,10 +78,19 @@ pub(crate) const CHART_YAML: &str = "Chart.yaml";
 fn chart_file(findings: &mut Findings, dir: &Path, limits: &Limits) {
     let path = dir.join(CHART_YAML);
     if path.is_dir() {
+        // Helm says so, and then fails to read it as a file.
         findings.add(
             Severity::Error,
             CHART_YAML,
             "should be a file, not a directory",
+        );
+        findings.add(
+            Severity::Error,
+            CHART_YAML,
+            format!(
+                "unable to parse YAML\n\tread {}: is a directory",
+                path.display()
+            ),
         );
         return;
     }
@@ -95,7 +104,11 @@ fn chart_file(findings: &mut Findings, dir: &Path, limits: &Limits) {
             findings.add(
                 Severity::Error,
                 CHART_YAML,
-                format!("unable to parse YAML\n\topen {}: {e}", path.display()),
+                format!(
+                    "unable to parse YAML\n\topen {}: {}",
+                    path.display(),
+                    crate::go_path::io_error_text(&e)
+                ),
             );
             return;
         }
@@ -339,7 +352,9 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
             return;
         }
     };
-    let values = match chartkit_yaml::parse_values(text.strip_prefix('\u{feff}').unwrap_or(&text)) {
+    // Helm reads values.yaml here with one YAML decode, which sees its first document only.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let values = match chartkit_yaml::parse_values(first_document(text)) {
         Ok(values) => values,
         Err(e) => {
             findings.add(
@@ -361,23 +376,41 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
     let Ok(Some(schema)) = read_chart_file(&dir.join("values.schema.json"), &options.limits) else {
         return;
     };
-    if schema.is_empty() {
+    if schema.is_empty() || options.skip_schema_validation {
         return;
     }
-    if let Err(e) = serde_json::from_slice::<serde_json::Value>(&schema) {
-        findings.add(
-            Severity::Error,
-            VALUES,
-            format!("values.schema.json is not valid JSON: {e}"),
-        );
-        return;
-    }
-    if options.skip_schema_validation {
+    if let Some(error) = helm_errors::schema_json(&schema) {
+        findings.add(Severity::Error, VALUES, error);
         return;
     }
     if let Err(report) = chartkit_values::schema::validate_single(&merged, &schema) {
         findings.add(Severity::Error, VALUES, report);
     }
+}
+
+/// The first YAML document of `text`, which is all one go-yaml decode reads: up to the
+/// second document start marker (`---`) or the first end marker (`...`).
+fn first_document(text: &str) -> &str {
+    let mut started = false;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let marker = |m: &str| {
+            line.strip_prefix(m)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
+        };
+        if marker("---") {
+            if started {
+                return &text[..offset];
+            }
+            started = true;
+        } else if marker("...") && started {
+            return &text[..offset];
+        } else if !line.trim().is_empty() && !line.trim_start().starts_with(['#', '%']) {
+            started = true;
+        }
+        offset += line.len();
+    }
+    text
 }
 
 fn dependencies(
@@ -479,43 +512,23 @@ fn crds(
     };
     for (_, file) in chart.crds() {
         let path = file.name.as_str();
-        let documents = match chartkit_yaml::parse_documents(&file.text()) {
-            Ok(documents) => documents,
-            Err(e) => {
-                findings.add(Severity::Error, path, format!("unable to parse YAML: {e}"));
-                return;
-            }
-        };
-        for document in documents {
-            match &document.kind {
-                NodeKind::Null => continue,
-                NodeKind::Map(_) => {}
-                _ => {
-                    findings.add(
-                        Severity::Error,
-                        path,
-                        format!(
-                            "unable to parse YAML: a CRD document must be a map, found {}",
-                            document.kind_name()
-                        ),
-                    );
+        for head in crate::templates::heads(&file.text()) {
+            let head = match head {
+                Ok(Some(head)) => head,
+                Ok(None) => continue,
+                Err(e) => {
+                    findings.add(Severity::Error, path, format!("unable to parse YAML: {e}"));
                     return;
                 }
-            }
-            let field = |name: &str| {
-                document
-                    .get(name)
-                    .and_then(|n| n.to_go_string())
-                    .unwrap_or_default()
             };
-            if !field("apiVersion").starts_with("apiextensions.k8s.io") {
+            if !head.api_version.starts_with("apiextensions.k8s.io") {
                 findings.add(
                     Severity::Error,
                     path,
                     "apiVersion is not in 'apiextensions.k8s.io'",
                 );
             }
-            if field("kind") != "CustomResourceDefinition" {
+            if head.kind != "CustomResourceDefinition" {
                 findings.add(
                     Severity::Error,
                     path,

@@ -67,7 +67,7 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
                 .map_err(|e| RenderError::Chart(e.to_string()))?;
             if !options.skip_schema_validation {
                 chartkit_values::validate_chart_values(&chart, &values)
-                    .map_err(RenderError::Schema)?;
+                    .map_err(|report| RenderError::Schema(go_schema_errors(&chart, report)))?;
             }
             render_files(&chart, &values, &render_options)
         },
@@ -82,6 +82,25 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
         }
     };
     check_outputs(findings, &root_templates, &files, options);
+}
+
+/// The validation report with each schema that is not JSON described as Helm's schema
+/// reader describes it (`unexpected EOF`), not as serde_json does.
+fn go_schema_errors(chart: &chartkit_chart::Chart, mut report: String) -> String {
+    if let Some(schema) = &chart.schema
+        && let Err(theirs) = serde_json::from_slice::<serde_json::Value>(schema)
+        && let Some(ours) = crate::helm_errors::schema_json(schema)
+    {
+        report = report.replacen(
+            &format!("{}:\n{theirs}", chart.name()),
+            &format!("{}:\n{ours}", chart.name()),
+            1,
+        );
+    }
+    chart
+        .dependencies
+        .iter()
+        .fold(report, |report, sub| go_schema_errors(sub, report))
 }
 
 fn check_outputs(
@@ -165,20 +184,20 @@ fn check_outputs(
 
 /// The fields of an object Helm's lint rules read (its `k8sYamlStruct`).
 #[derive(Debug, Default, PartialEq)]
-struct K8sHead {
-    api_version: String,
-    kind: String,
-    name: String,
+pub(crate) struct K8sHead {
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) name: String,
 }
 
-/// Each document of a rendered file as Kubernetes' `YAMLOrJSONDecoder` reads it into
-/// Helm's `k8sYamlStruct`: `None` for an empty one, and the error that stops it.
+/// Each document of a rendered file (or a CRD file) as Kubernetes' `YAMLOrJSONDecoder`
+/// reads it into Helm's `k8sYamlStruct`: `None` for an empty one, and the error that stops it.
 ///
 /// A file starting with `{` is first read as a stream of JSON values. When a value fails
 /// before two have been read, the decoder goes back to the end of the last good one and
 /// reads the rest as YAML documents instead; if that fails too, the JSON error is the one
 /// reported (so `json: offset N: ...`), and if nothing is left, no error is.
-fn heads(content: &str) -> Vec<Result<Option<K8sHead>, String>> {
+pub(crate) fn heads(content: &str) -> Vec<Result<Option<K8sHead>, String>> {
     let mut out = Vec::new();
     let mut rest = content;
     let mut json_error = None;
@@ -208,12 +227,7 @@ fn heads(content: &str) -> Vec<Result<Option<K8sHead>, String>> {
             if read > 1 {
                 // An unambiguous JSON stream: the decoder's own error, without the
                 // offset the first reading adds.
-                let bare = failure
-                    .strip_prefix("json: offset ")
-                    .and_then(|t| t.split_once(": "))
-                    .map_or(failure.as_str(), |(_, message)| message)
-                    .to_owned();
-                out.push(Err(bare));
+                out.push(Err(crate::helm_errors::bare_json_error(&failure)));
                 return out;
             }
             json_error = Some(failure);
@@ -231,7 +245,12 @@ fn heads(content: &str) -> Vec<Result<Option<K8sHead>, String>> {
                 .into_iter()
                 .next();
             match node {
-                Some(node) => k8s_head(&node, false),
+                Some(node) => {
+                    // Turning YAML into JSON refuses keys JSON cannot have (a map, say).
+                    node.to_value()
+                        .map_err(|e| crate::helm_errors::yaml_syntax(&e))?;
+                    k8s_head(&node, false)
+                }
                 None => Ok(None),
             }
         });

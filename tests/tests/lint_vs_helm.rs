@@ -204,8 +204,45 @@ fn cases() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
                 "apiVersion: v2\nversion: 0.1.0\n".into(),
             )],
         ),
+        (
+            "template-json-falls-back-to-yaml",
+            vec![template(
+                "{\"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": \"x\"},}\n",
+            )],
+        ),
+        // CRDs are read as templates are.
+        (
+            "crds",
+            vec![(
+                "crds/a.yaml",
+                "apiVersion: v1\nkind: ConfigMap\n---\n{{ x }}\n".into(),
+            )],
+        ),
+        // Values and schemas that do not read as helm reads them.
+        (
+            "values-second-document",
+            vec![("values.yaml", "a: 1\n---\nb: [\n".into())],
+        ),
+        (
+            "schema-not-json",
+            vec![
+                ("values.yaml", "a: 1\n".into()),
+                ("values.schema.json", "{\"type\": \"object\",".into()),
+            ],
+        ),
+        (
+            "schema-null-default",
+            vec![
+                ("values.yaml", "policy:\n".into()),
+                (
+                    "values.schema.json",
+                    "{\"type\": \"object\", \"required\": [\"policy\"], \"properties\": {\"policy\": {\"type\": \"string\"}}}".into(),
+                ),
+            ],
+        ),
         // Not a chart at all.
         ("no-chart-yaml", vec![("values.yaml", "a: 1\n".into())]),
+        ("chart-yaml-directory", vec![("Chart.yaml/x", "a: 1\n".into())]),
     ]
 }
 
@@ -220,7 +257,7 @@ fn lint_matches_helm_on_each_kind_of_difference() {
         let root = ctx.path(dir);
         std::fs::create_dir_all(&root).unwrap();
         let mut files = files;
-        if dir != "no-chart-yaml" && !files.iter().any(|(name, _)| *name == "Chart.yaml") {
+        if dir != "no-chart-yaml" && !files.iter().any(|(name, _)| name.starts_with("Chart.yaml")) {
             files.push(("Chart.yaml", VALID_CHART.replace("NAME", dir)));
         }
         if !files.iter().any(|(name, _)| name.starts_with("templates/")) {
@@ -251,6 +288,10 @@ fn lint_matches_helm_on_each_kind_of_difference() {
     ]);
     runs.push(vec!["not-there".into()]);
     runs.push(vec!["not-there.tgz".into()]);
+    runs.push(vec![
+        "--skip-schema-validation".into(),
+        "schema-not-json".into(),
+    ]);
     let mut differences = Vec::new();
     for args in &runs {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
