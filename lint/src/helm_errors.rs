@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use chartkit_chart::archive::{EntryRules, Limits, ReadOptions, Retain, read_archive};
+use chartkit_chart::archive::{
+    ArchiveError, EntryRules, Limits, ReadOptions, Retain, read_archive,
+};
 use chartkit_chart::{
     FieldError, FieldErrorKind, File, LoadError, Metadata, MetadataError, MetadataYamlError,
 };
@@ -260,6 +262,14 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
                 values(&in_its_piece(source, file), "map[string]interface {}", true)
             ),
         ),
+        LoadError::Archive { origin, source } => {
+            return within(
+                &format!("{origin}/Chart.yaml"),
+                root,
+                limits,
+                archive(source),
+            );
+        }
         LoadError::MissingChartYaml { origin } => {
             return within(
                 &format!("{origin}/Chart.yaml"),
@@ -307,6 +317,23 @@ fn in_its_piece(error: &chartkit_yaml::Error, file: &str) -> chartkit_yaml::Erro
         error.line -= start - 1;
     }
     error
+}
+
+/// Why an archive did not read, as Go's gzip and tar readers say it where they would
+/// have stopped too (a stream that is not gzip, or stops short).
+pub(crate) fn archive(error: &ArchiveError) -> String {
+    match error {
+        ArchiveError::Corrupt(io) if io.to_string().contains("missing gzip header") => {
+            "gzip: invalid header".into()
+        }
+        ArchiveError::Corrupt(io)
+            if io.kind() == std::io::ErrorKind::UnexpectedEof
+                || io.to_string().starts_with("failed to read entire block") =>
+        {
+            "unexpected EOF".into()
+        }
+        other => other.to_string(),
+    }
 }
 
 /// `reason`, wrapped as Helm's loader wraps the errors of the subcharts on the way from

@@ -15,7 +15,7 @@ pub(crate) use rules::Findings;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use chartkit_chart::archive::{ArchiveError, Limits, UnpackError};
+use chartkit_chart::archive::{Limits, UnpackError};
 
 pub use rules::{lint_chart_dir, lint_chart_dir_logged};
 
@@ -194,12 +194,8 @@ fn unpack_for_lint(
         .map_err(|e| format!("unable to create temp dir to extract tarball: {e}"))?;
     let dir = chartkit_chart::archive::unpack(&bytes, temp.path(), &options.limits).map_err(
         |e| match e {
-            // A gzip or tar stream that stops short, in Go's words.
-            UnpackError::Archive(ArchiveError::Corrupt(io))
-                if io.kind() == std::io::ErrorKind::UnexpectedEof
-                    || io.to_string().starts_with("failed to read entire block") =>
-            {
-                "unable to extract tarball: unexpected EOF".to_owned()
+            UnpackError::Archive(e) => {
+                format!("unable to extract tarball: {}", helm_errors::archive(&e))
             }
             other => format!("unable to extract tarball: {other}"),
         },

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use chartkit_tests::TestContext;
+use chartkit_tests::archive::{self, Entry};
 use chartkit_tests::corpus::{corpus_or_skip, packages};
 use chartkit_tests::peers::helm_or_skip;
 
@@ -277,6 +278,32 @@ fn lint_matches_helm_on_each_kind_of_difference() {
                     .collect(),
             );
         }
+    }
+    // Subchart packages: one that is not gzip, one whose own subchart is not valid (its
+    // error wrapped once per level, naming each parent by its chart name).
+    let archives = [
+        ("bad-subchart-archive", b"garbage, not gzip\n".to_vec()),
+        (
+            "nested-subchart-archive",
+            archive::build(&[
+                Entry::File("sub/Chart.yaml", archive::chart_yaml("subname").as_bytes()),
+                Entry::File(
+                    "sub/charts/deep/Chart.yaml",
+                    b"apiVersion: v2\nname: deep\nversion: 0.1.0\ntype: plugin\n",
+                ),
+            ]),
+        ),
+    ];
+    for (dir, package) in archives {
+        std::fs::create_dir_all(ctx.path(dir).join("templates")).unwrap();
+        std::fs::write(ctx.path(dir).join("templates/t.yaml"), CONFIG_MAP).unwrap();
+        std::fs::write(
+            ctx.path(dir).join("Chart.yaml"),
+            VALID_CHART.replace("NAME", dir),
+        )
+        .unwrap();
+        archive::write(&ctx.path(dir).join("charts/sub-0.1.0.tgz"), &package);
+        runs.push(vec![dir.into()]);
     }
     let absolute = ctx.path("missing-deps").display().to_string();
     runs.push(vec![absolute]);
