@@ -211,6 +211,15 @@ fn cases() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
                 "{\"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": \"x\"},}\n",
             )],
         ),
+        // Every .yaml and .yml template is checked, whatever the case of its extension.
+        (
+            "template-extensions",
+            vec![
+                ("templates/a.yml", "kind: Service\nmetadata:\n  name: Bad\n".into()),
+                ("templates/b.YAML", "kind: Service\nmetadata:\n  name: Bad2\n".into()),
+                ("templates/c.json", "{}\n".into()),
+            ],
+        ),
         // CRDs are read as templates are.
         (
             "crds",
