@@ -9,7 +9,8 @@ use chartkit_chart::archive::{
     ArchiveError, EntryRules, Limits, ReadOptions, Retain, read_archive,
 };
 use chartkit_chart::{
-    FieldError, FieldErrorKind, File, LoadError, Metadata, MetadataError, MetadataYamlError,
+    Decoding, FieldError, FieldErrorKind, File, LoadError, Metadata, MetadataError,
+    MetadataYamlError,
 };
 use chartkit_yaml::{Node, NodeKind};
 
@@ -28,6 +29,42 @@ pub(crate) fn metadata_yaml(error: &MetadataYamlError) -> String {
         MetadataYamlError::Metadata(MetadataError::Field(field)) => metadata_field(field),
         MetadataYamlError::Metadata(other) => other.to_string(),
     }
+}
+
+/// [`metadata_yaml`] for the decode of `text`: of several fields of the wrong type, Go
+/// names the first it meets, and it meets them with keys sorted (the YAML is turned into
+/// a JSON object first), so each field is decoded alone in that order to find it.
+pub(crate) fn chart_yaml_error(text: &str, error: &MetadataYamlError) -> String {
+    let MetadataYamlError::Metadata(MetadataError::Field(first)) = error else {
+        return metadata_yaml(error);
+    };
+    let Ok(node) = chartkit_yaml::parse_node(text) else {
+        return metadata_field(first);
+    };
+    let NodeKind::Map(pairs) = &node.kind else {
+        return metadata_field(first);
+    };
+    let mut fields: Vec<(String, &(Node, Node))> = pairs
+        .iter()
+        .filter_map(|pair| Some((pair.0.as_map_key()?, pair)))
+        .collect();
+    fields.reverse();
+    fields.sort_by(|a, b| a.0.cmp(&b.0));
+    fields.dedup_by(|a, b| a.0 == b.0);
+    fields
+        .into_iter()
+        .find_map(|(_, pair)| {
+            let alone = Node {
+                kind: NodeKind::Map(vec![pair.clone()]),
+                line: node.line,
+                column: node.column,
+            };
+            Metadata::default()
+                .decode(&alone, Decoding::LENIENT)
+                .err()
+                .map(|e| metadata_field(&e))
+        })
+        .unwrap_or_else(|| metadata_field(first))
 }
 
 const JSON_DECODE: &str = "error unmarshaling JSON: while decoding JSON: json:";
@@ -250,7 +287,14 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             return format!("chart file {name:?} is larger than the maximum file size {limit}");
         }
-        LoadError::Metadata { file, source } | LoadError::Lock { file, source } => (
+        LoadError::Metadata { file, source } => {
+            let reason = match std::fs::read_to_string(file) {
+                Ok(text) => chart_yaml_error(&text, source),
+                Err(_) => metadata_yaml(source),
+            };
+            (file, format!("cannot load {}: {reason}", base(file)))
+        }
+        LoadError::Lock { file, source } => (
             file,
             format!("cannot load {}: {}", base(file), metadata_yaml(source)),
         ),

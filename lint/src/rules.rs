@@ -124,7 +124,10 @@ pub(crate) fn chart_text(findings: &mut Findings, text: &str, file: &str) {
             findings.add(
                 Severity::Error,
                 file,
-                format!("unable to parse YAML\n\t{}", helm_errors::metadata_yaml(&e)),
+                format!(
+                    "unable to parse YAML\n\t{}",
+                    helm_errors::chart_yaml_error(text, &e)
+                ),
             );
             return;
         }

@@ -139,6 +139,13 @@ fn cases() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
                 "apiVersion: v3\nname: a/b\nversion: 1.0\nicon: not-a-url\nsources: [nope]\nmaintainers: [{email: x@y.z}]\n",
             )],
         ),
+        // Of several wrongly typed fields, Go names the first in key order.
+        (
+            "field-types-in-key-order",
+            vec![chart(
+                "name: x\nversion: 0.1.0\nkeywords: {a: 1}\ndeprecated: x\napiVersion: v2\n",
+            )],
+        ),
         (
             "chart-type",
             vec![chart(
