@@ -632,6 +632,10 @@ pub struct RepoAccessArgs {
     /// Skip verifying the server's certificate.
     #[arg(long = "insecure-skip-tls-verify")]
     pub insecure_skip_tls_verify: bool,
+    /// Talk to an OCI registry over plain http:// (http:// repository URLs are fetched
+    /// as given either way).
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1424,10 +1428,6 @@ pub struct ChartSourceArgs {
     /// Credentials and TLS for the repository, as `chartkit pull` takes them.
     #[command(flatten)]
     pub access: RepoAccessArgs,
-    /// Accepted for helm's scripts: helm uses it for OCI registries, which chartkit does
-    /// not read; http:// repository URLs are fetched as given either way.
-    #[arg(long = "plain-http")]
-    pub plain_http: bool,
 }
 
 /// How `install` and `upgrade` render, beyond the values (helm's flags).

@@ -5,6 +5,13 @@
 
 use crate::error::OciError;
 
+/// What helm says after pushing or pulling a reference with `_` in it.
+pub const UNDERSCORE_MESSAGE: &str = "
+OCI artifact references (e.g. tags) do not support the plus sign (+). To support
+storing semantic versions, Helm adopts the convention of changing plus (+) to
+an underscore (_) in chart version tags when pushing to a registry and back to
+a plus (+) when pulling from a registry.";
+
 /// The scheme of registry references.
 pub const SCHEME: &str = "oci://";
 

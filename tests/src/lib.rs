@@ -9,6 +9,7 @@ pub mod counting_server;
 pub mod memory;
 pub mod peers;
 pub mod records;
+pub mod registry;
 pub mod sandbox;
 pub mod server;
 

@@ -1,0 +1,436 @@
+//! Charts in OCI registries against a real registry (Debian's `docker-registry`, the CNCF
+//! distribution registry) and the real helm both ways: helm pushes and chartkit pulls,
+//! shows, templates and installs by range, tag and digest; errors name the reference and
+//! leave nothing behind; a digest once pulled needs no network.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use chartkit_tests::registry::{RegistryOptions, RegistryProcess};
+use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::{TestContext, peers, stderr, stdout};
+
+const USER: &str = "alice";
+const PASSWORD: &str = "wonderland";
+
+fn users() -> RegistryOptions {
+    RegistryOptions {
+        users: vec![(USER.into(), PASSWORD.into())],
+        tls: false,
+    }
+}
+
+/// A chart directory `NAME` at `version` with one ConfigMap template.
+fn chart(ctx: &TestContext, name: &str, version: &str) -> PathBuf {
+    let dir = ctx.path(&format!("src/{name}-{version}/{name}"));
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: A <test> chart & more\nappVersion: \"1.0\"\nmaintainers:\n  - name: Ann\n    email: ann@example.com\nsources:\n  - https://example.com/src\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("values.yaml"), "greeting: hello\n").unwrap();
+    std::fs::write(
+        dir.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  version: {{ .Chart.Version | quote }}\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// `helm package` of a chart, into `out`; the package's path.
+fn helm_package(helm: &mut Command, chart: &Path, out: &Path) -> PathBuf {
+    std::fs::create_dir_all(out).unwrap();
+    let output = run_ok(helm.arg("package").arg(chart).arg("-d").arg(out));
+    let text = stdout(&output);
+    PathBuf::from(text.rsplit(": ").next().unwrap().trim())
+}
+
+/// The `Digest: sha256:...` line of a push or pull.
+fn digest_line(output: &Output) -> String {
+    let text = format!("{}{}", stdout(output), stderr(output));
+    text.lines()
+        .find_map(|l| l.strip_prefix("Digest: "))
+        .unwrap_or_else(|| panic!("no Digest line in {text}"))
+        .trim()
+        .to_owned()
+}
+
+fn failed(output: &Output) -> String {
+    assert!(
+        !output.status.success(),
+        "expected a failure: {}{}",
+        stdout(output),
+        stderr(output)
+    );
+    assert_eq!(output.status.code(), Some(1));
+    stderr(output)
+}
+
+#[test]
+fn helm_pushes_and_chartkit_pulls_shows_and_templates_by_range_tag_and_digest() {
+    const NAME: &str = "helm_pushes_and_chartkit_pulls_shows_and_templates_by_range_tag_and_digest";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    let Some(_) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.helm().unwrap();
+    helm_login(&ctx, &registry.host, &["--plain-http"]);
+
+    let packages = ctx.path("packages");
+    let mut pushed = Vec::new();
+    for version in ["0.1.0", "0.2.0", "0.3.0-rc.1", "1.0.0+build.7"] {
+        let package = helm_package(&mut helm(), &chart(&ctx, "web", version), &packages);
+        let output = run_ok(
+            helm()
+                .args(["push"])
+                .arg(&package)
+                .args([&registry.oci("charts"), "--plain-http"]),
+        );
+        pushed.push((version, package, digest_line(&output)));
+    }
+
+    // A range, resolved from the tags as helm resolves it: the newest stable version,
+    // with build metadata sent as `_` in the tag.
+    let out = ctx.path("pulled");
+    let pull = run_ok(
+        ctx.chartkit()
+            .args(["pull", &registry.oci("charts/web"), "--plain-http", "-d"])
+            .arg(&out),
+    );
+    let (_, package, digest) = &pushed[3];
+    let helm_pull = run_ok(
+        helm()
+            .args(["pull", &registry.oci("charts/web"), "--plain-http"])
+            .current_dir(ctx.path("packages")),
+    );
+    assert_eq!(stderr(&pull), stderr(&helm_pull));
+    assert!(stderr(&pull).starts_with(&format!(
+        "Pulled: {}/charts/web:1.0.0_build.7\nDigest: {digest}\n",
+        registry.host
+    )));
+    assert_eq!(
+        std::fs::read(out.join("web-1.0.0+build.7.tgz")).unwrap(),
+        std::fs::read(package).unwrap()
+    );
+    let helm_out = ctx.path("helm-pulled");
+    std::fs::create_dir_all(&helm_out).unwrap();
+    run_ok(
+        helm()
+            .args(["pull", &registry.oci("charts/web"), "--plain-http", "-d"])
+            .arg(&helm_out),
+    );
+    assert!(helm_out.join("web-1.0.0+build.7.tgz").exists());
+
+    let ranged = run_ok(
+        ctx.chartkit()
+            .args([
+                "pull",
+                &registry.oci("charts/web"),
+                "--version",
+                "~0.1",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    assert_eq!(digest_line(&ranged), pushed[0].2);
+    let devel = run_ok(
+        ctx.chartkit()
+            .args([
+                "pull",
+                &registry.oci("charts/web"),
+                "--version",
+                "^0.3.0-0",
+                "--plain-http",
+                "--untar",
+                "-d",
+            ])
+            .arg(ctx.path("untarred")),
+    );
+    assert_eq!(digest_line(&devel), pushed[2].2);
+    assert!(
+        std::fs::read_to_string(ctx.path("untarred/web/Chart.yaml"))
+            .unwrap()
+            .contains("0.3.0-rc.1")
+    );
+
+    // A tag, and show/template as helm prints them.
+    let tagged = registry.oci("charts/web:0.2.0");
+    let ours = run_ok(
+        ctx.chartkit()
+            .args(["show", "chart", &tagged, "--plain-http"]),
+    );
+    let theirs = run_ok(helm().args(["show", "chart", &tagged, "--plain-http"]));
+    assert_eq!(stdout(&ours), stdout(&theirs));
+    let ours = run_ok(
+        ctx.chartkit()
+            .args(["template", "t", &tagged, "--plain-http"]),
+    );
+    let theirs = run_ok(helm().args(["template", "t", &tagged, "--plain-http"]));
+    assert_eq!(stdout(&ours), stdout(&theirs));
+    assert!(stdout(&ours).contains("version: \"0.2.0\""));
+
+    // A digest: once cached, it is used with the registry gone.
+    let by_digest = format!("{}@{}", registry.oci("charts/web"), pushed[1].2);
+    let first = run_ok(
+        ctx.chartkit()
+            .args(["template", "t", &by_digest, "--plain-http"]),
+    );
+    assert_eq!(stdout(&first), stdout(&theirs));
+    // A tag and a digest that disagree: the digest wins only if the tag agrees.
+    let wrong = format!("{}:0.1.0@{}", registry.oci("charts/web"), pushed[1].2);
+    let error = failed(
+        &ctx.chartkit()
+            .args(["template", "t", &wrong, "--plain-http"])
+            .output()
+            .unwrap(),
+    );
+    assert!(error.contains("digest mismatch"), "{error}");
+    let repository = registry.oci("charts/web");
+    registry.stop();
+    let again = run_ok(
+        ctx.chartkit()
+            .args(["template", "t", &by_digest, "--plain-http"]),
+    );
+    assert_eq!(stdout(&again), stdout(&first));
+    // --offline resolves a range from the tags last seen, and says how old they are.
+    let offline = run_ok(ctx.chartkit().args([
+        "show",
+        "chart",
+        "--offline",
+        &repository,
+        "--version",
+        "~0.1",
+        "--plain-http",
+    ]));
+    assert!(
+        stdout(&offline).contains("version: 0.1.0"),
+        "{}",
+        stdout(&offline)
+    );
+    assert!(
+        stderr(&offline).contains("resolved from what the registry said"),
+        "{}",
+        stderr(&offline)
+    );
+}
+
+/// Pushes `web` 0.1.0 and 0.2.0 with helm, logged in; the packages and manifest digests.
+fn helm_pushes(ctx: &TestContext, registry: &RegistryProcess) -> Vec<(PathBuf, String)> {
+    helm_login(ctx, &registry.host, &["--plain-http"]);
+    let packages = ctx.path("packages");
+    ["0.1.0", "0.2.0"]
+        .iter()
+        .map(|version| {
+            let package = helm_package(
+                &mut ctx.helm().unwrap(),
+                &chart(ctx, "web", version),
+                &packages,
+            );
+            let output = run_ok(
+                ctx.helm()
+                    .unwrap()
+                    .arg("push")
+                    .arg(&package)
+                    .args([&registry.oci("charts"), "--plain-http"]),
+            );
+            (package, digest_line(&output))
+        })
+        .collect()
+}
+
+fn helm_login(ctx: &TestContext, host: &str, extra: &[&str]) {
+    use std::io::Write;
+    let mut login = ctx.helm().unwrap();
+    login
+        .args(["registry", "login", host, "-u", USER, "--password-stdin"])
+        .args(extra)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = login.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(PASSWORD.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn registry_errors_name_the_reference_and_leave_nothing_behind() {
+    const NAME: &str = "registry_errors_name_the_reference_and_leave_nothing_behind";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    if peers::helm_or_skip(NAME).is_none() {
+        return;
+    }
+    let pushed = helm_pushes(&ctx, &registry);
+    let out = ctx.path("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let pull = |reference: &str, extra: &[&str]| {
+        ctx.chartkit()
+            .args(["pull", reference, "--plain-http", "-d"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let host = &registry.host;
+
+    let error = failed(&pull(
+        &registry.oci("charts/web"),
+        &["--username", USER, "--password", "wrong"],
+    ));
+    assert!(
+        error.starts_with(&format!(
+            "Error: {host} refused the credentials given for it"
+        )),
+        "{error}"
+    );
+    assert!(
+        error.contains(&format!("chartkit registry login {host}")),
+        "{error}"
+    );
+
+    // Without helm's login (another registry config), no credentials at all.
+    let error = failed(&pull(
+        &registry.oci("charts/web"),
+        &["--registry-config", "/nonexistent/config.json"],
+    ));
+    assert!(
+        error.starts_with(&format!(
+            "Error: {host} refused the request without credentials"
+        )),
+        "{error}"
+    );
+
+    let error = failed(&pull(&registry.oci("charts/nothing"), &[]));
+    assert!(
+        error.starts_with(&format!(
+            "Error: repository charts/nothing not found in {host}"
+        )),
+        "{error}"
+    );
+    let error = failed(&pull(&registry.oci("charts/web:9.9.9"), &[]));
+    assert!(
+        error.starts_with(&format!(
+            "Error: manifest charts/web:9.9.9 not found in {host}"
+        )),
+        "{error}"
+    );
+    let error = failed(&pull(&registry.oci("charts/web"), &["--version", "^5"]));
+    assert!(
+        error.contains("could not locate a version matching provided version string ^5"),
+        "{error}"
+    );
+
+    // A registry that serves other bytes than the manifest names: its stored chart
+    // layer is changed behind its back.
+    let layer = chartkit_tests::sha256_file(&pushed[1].0);
+    let data = registry.dir.join(format!(
+        "data/docker/registry/v2/blobs/sha256/{}/{layer}/data",
+        &layer[..2]
+    ));
+    let mut bytes = std::fs::read(&data).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&data, &bytes).unwrap();
+    let error = failed(&pull(&registry.oci("charts/web:0.2.0"), &[]));
+    assert!(
+        error.starts_with(&format!("Error: the chart from {host}/charts/web does not match its digest: expected sha256:{layer}")),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        0,
+        "a failed pull wrote something"
+    );
+    let stored = ctx.path(&format!(
+        ".home/cache/chartkit/content/sha256/{}/{layer}",
+        &layer[..2]
+    ));
+    assert!(!stored.exists());
+}
+
+#[test]
+fn chartkit_installs_and_upgrades_from_a_registry_and_helm_sees_the_release() {
+    const NAME: &str = "chartkit_installs_and_upgrades_from_a_registry_and_helm_sees_the_release";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    if sandbox.helm(&ctx, NAME).is_none() {
+        return;
+    }
+    helm_pushes(&ctx, &registry);
+    let chart = registry.oci("charts/web");
+    run_ok(sandbox.chartkit(&ctx).args([
+        "install",
+        "web",
+        &chart,
+        "--version",
+        "~0.1",
+        "--plain-http",
+        "-n",
+        "apps",
+        "--create-namespace",
+    ]));
+    let list = run_ok(
+        sandbox
+            .helm(&ctx, NAME)
+            .unwrap()
+            .args(["list", "-n", "apps", "-o", "json"]),
+    );
+    assert!(
+        stdout(&list).contains("\"chart\":\"web-0.1.0\""),
+        "{}",
+        stdout(&list)
+    );
+    run_ok(sandbox.chartkit(&ctx).args([
+        "upgrade",
+        "--install",
+        "web",
+        &format!("{chart}:0.2.0"),
+        "--plain-http",
+        "-n",
+        "apps",
+    ]));
+    let list = run_ok(
+        sandbox
+            .helm(&ctx, NAME)
+            .unwrap()
+            .args(["list", "-n", "apps", "-o", "json"]),
+    );
+    assert!(
+        stdout(&list).contains("\"chart\":\"web-0.2.0\""),
+        "{}",
+        stdout(&list)
+    );
+    assert!(
+        stdout(&list).contains("\"revision\":\"2\""),
+        "{}",
+        stdout(&list)
+    );
+    // helm upgrades the same release from the same registry afterwards.
+    run_ok(sandbox.helm(&ctx, NAME).unwrap().args([
+        "upgrade",
+        "web",
+        &chart,
+        "--version",
+        "0.1.0",
+        "--plain-http",
+        "-n",
+        "apps",
+    ]));
+}
