@@ -236,7 +236,8 @@ pub enum Command {
     /// as s3://BUCKET[/PREFIX]. index.yaml is built at start and kept current as charts are
     /// uploaded, deleted, or added by other replicas on the same storage.
     Serve(ServeArgs),
-    /// Upload a chart package to a ChartMuseum-compatible repository (such as `chartkit serve`).
+    /// Upload a chart package to a ChartMuseum-compatible repository (such as `chartkit
+    /// serve`), or to an OCI registry (`oci://HOST/PATH`) with Helm's manifest.
     Push(PushArgs),
     /// Search for charts.
     #[command(subcommand)]
@@ -825,6 +826,15 @@ pub struct PushArgs {
     /// Skip verifying the server's certificate.
     #[arg(long = "insecure-skip-tls-verify")]
     pub insecure_skip_tls_verify: bool,
+    /// Client certificate (PEM) for an OCI registry that asks for one.
+    #[arg(long = "cert-file")]
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "key-file")]
+    pub key_file: Option<PathBuf>,
+    /// Talk to an OCI registry over plain http://.
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
     /// Seconds to wait for the server.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,

@@ -43,6 +43,15 @@ impl OciChart {
     }
 }
 
+/// A chart pushed.
+#[derive(Debug, Clone)]
+pub struct OciPushed {
+    /// `HOST/PATH/NAME:TAG`, as helm prints it.
+    pub reference: Reference,
+    /// The manifest's digest.
+    pub digest: String,
+}
+
 /// What `oci-v1/HOST/REPO/tags.json` remembers of a repository.
 #[derive(Debug, Default)]
 struct TagCache {
@@ -85,6 +94,38 @@ impl Client {
             Some(path) => Ok(CredentialsFile::load(path)?.get(host)?),
             None => Ok(None),
         }
+    }
+
+    /// `helm push PACKAGE oci://HOST/PATH`: the package (already loaded as `chart`, with
+    /// its `.prov` when one lies beside it) under `PATH/NAME:VERSION` with Helm's
+    /// manifest, its blobs uploaded first (those the registry has are skipped).
+    /// `created` is the creation annotation (helm: the package file's modification time).
+    pub fn push_oci(
+        &self,
+        chart: &chartkit_chart::Chart,
+        package: Vec<u8>,
+        prov: Option<Vec<u8>>,
+        destination: &str,
+        created: &str,
+        access: &Access,
+    ) -> Result<OciPushed> {
+        let metadata = &chart.metadata;
+        let base = destination.trim_end_matches('/');
+        let reference =
+            Reference::parse(&format!("{base}/{}:{}", metadata.name, metadata.version))?;
+        let artifact = chartkit_oci::HelmArtifact::new(metadata, package, prov, created);
+        let registry = self.registry(&reference.registry, access)?;
+        for (descriptor, bytes) in &artifact.blobs {
+            registry.push_blob(&reference.repository, &descriptor.digest, bytes)?;
+        }
+        let tag = reference.tag.clone().unwrap_or_default();
+        let digest = registry.push_manifest(&reference.repository, &tag, &artifact.manifest)?;
+        // What was pushed can be pulled by digest without the network.
+        self.store_blob(&digest, &artifact.manifest)?;
+        for (descriptor, bytes) in &artifact.blobs {
+            self.store_blob(&descriptor.digest, bytes)?;
+        }
+        Ok(OciPushed { reference, digest })
     }
 
     /// The chart `reference` with `--version`/`--devel` names, from the content store

@@ -434,3 +434,146 @@ fn chartkit_installs_and_upgrades_from_a_registry_and_helm_sees_the_release() {
         "apps",
     ]));
 }
+
+#[test]
+fn chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_installs_it() {
+    const NAME: &str =
+        "chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_installs_it";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    if sandbox.helm(&ctx, NAME).is_none() {
+        return;
+    }
+    helm_login(&ctx, &registry.host, &["--plain-http"]);
+    // A signed package: its .prov beside it goes up as Helm's provenance layer.
+    let keys = ctx.path("keys");
+    run_ok(
+        ctx.chartkit()
+            .args([
+                "key",
+                "generate",
+                "--name",
+                "Oci Signer",
+                "--email",
+                "oci@example.com",
+                "-o",
+            ])
+            .arg(&keys),
+    );
+    let out = ctx.path("out");
+    run_ok(
+        ctx.chartkit()
+            .arg("package")
+            .arg(chart(&ctx, "web", "1.2.3+meta"))
+            .args(["--sign", "--key", "oci@example.com", "--keyring"])
+            .arg(keys.join("secret.asc"))
+            .arg("-d")
+            .arg(&out),
+    );
+    let package = out.join("web-1.2.3+meta.tgz");
+    assert!(out.join("web-1.2.3+meta.tgz.prov").exists());
+
+    let ours = run_ok(ctx.chartkit().arg("push").arg(&package).args([
+        &registry.oci("ck"),
+        "--plain-http",
+        "--username",
+        USER,
+        "--password",
+        PASSWORD,
+    ]));
+    let theirs = run_ok(
+        ctx.helm()
+            .unwrap()
+            .arg("push")
+            .arg(&package)
+            .args([&registry.oci("hm"), "--plain-http"]),
+    );
+    assert_eq!(digest_line(&ours), digest_line(&theirs));
+    assert_eq!(stdout(&ours), "");
+    assert_eq!(
+        stderr(&ours),
+        stderr(&theirs).replace(
+            &format!("{}/hm/", registry.host),
+            &format!("{}/ck/", registry.host)
+        )
+    );
+    assert!(
+        stderr(&ours).contains("contains an underscore"),
+        "{}",
+        stderr(&ours)
+    );
+
+    // helm pulls chartkit's push and verifies its provenance layer; chartkit verifies
+    // helm's.
+    let pulled = ctx.path("helm-pulled");
+    std::fs::create_dir_all(&pulled).unwrap();
+    let verified = run_ok(
+        ctx.helm()
+            .unwrap()
+            .args([
+                "pull",
+                &registry.oci("ck/web"),
+                "--version",
+                "1.2.3+meta",
+                "--plain-http",
+                "--verify",
+                "--keyring",
+            ])
+            .arg(keys.join("public.gpg"))
+            .arg("-d")
+            .arg(&pulled),
+    );
+    assert!(
+        stdout(&verified).contains("Signed by: Oci Signer"),
+        "{}",
+        stdout(&verified)
+    );
+    assert_eq!(
+        std::fs::read(pulled.join("web-1.2.3+meta.tgz")).unwrap(),
+        std::fs::read(&package).unwrap()
+    );
+    let ours = run_ok(
+        ctx.chartkit()
+            .args([
+                "pull",
+                &registry.oci("hm/web"),
+                "--plain-http",
+                "--verify",
+                "--keyring",
+            ])
+            .arg(keys.join("public.gpg"))
+            .arg("-d")
+            .arg(ctx.path("ours")),
+    );
+    assert!(
+        stdout(&ours).contains("Signed by: Oci Signer"),
+        "{}",
+        stdout(&ours)
+    );
+    assert!(ctx.path("ours/web-1.2.3+meta.tgz").exists());
+
+    // helm installs what chartkit pushed.
+    run_ok(sandbox.helm(&ctx, NAME).unwrap().args([
+        "install",
+        "hw",
+        &registry.oci("ck/web"),
+        "--plain-http",
+        "-n",
+        "apps",
+        "--create-namespace",
+    ]));
+    let list = run_ok(
+        sandbox
+            .helm(&ctx, NAME)
+            .unwrap()
+            .args(["list", "-n", "apps", "-o", "json"]),
+    );
+    assert!(
+        stdout(&list).contains("\"chart\":\"web-1.2.3+meta\""),
+        "{}",
+        stdout(&list)
+    );
+}

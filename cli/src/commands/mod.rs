@@ -9,6 +9,7 @@ mod mirror;
 mod package;
 mod pull;
 mod push;
+mod push_oci;
 mod release_colour;
 mod release_read;
 mod release_write;
