@@ -258,6 +258,10 @@ pub enum Command {
     /// their packages into charts/.
     #[command(subcommand, visible_alias = "dep", alias = "dependencies")]
     Dependency(DependencyCommand),
+    /// Log in to or out of an OCI registry; the credentials go to helm's registry config,
+    /// so a login by either tool serves both.
+    #[command(subcommand)]
+    Registry(RegistryCommand),
     /// Copy a repository's packages (and .prov files, and optionally their dependencies'
     /// packages) into a directory with an index.yaml, for `chartkit serve DIR` where the
     /// original cannot be reached. Re-running copies only what is new.
@@ -499,6 +503,51 @@ pub struct SandboxUpArgs {
     /// Internal: the process `--background` starts, which reports its address there.
     #[arg(long, hide = true)]
     pub state_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Check credentials against a registry and store them (helm's registry config, or a
+    /// docker-credential helper it names).
+    Login(RegistryLoginArgs),
+    /// Remove a registry's stored credentials.
+    Logout(RegistryLogoutArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RegistryLoginArgs {
+    /// The registry's host (and port), e.g. `ghcr.io` or `127.0.0.1:5000`.
+    pub host: String,
+    /// Registry username.
+    #[arg(short = 'u', long)]
+    pub username: Option<String>,
+    /// Registry password or identity token (prefer --password-stdin).
+    #[arg(short = 'p', long)]
+    pub password: Option<String>,
+    /// Read the password or identity token from stdin.
+    #[arg(long = "password-stdin", conflicts_with = "password")]
+    pub password_stdin: bool,
+    /// Skip verifying the registry's certificate.
+    #[arg(long)]
+    pub insecure: bool,
+    /// CA bundle (PEM) to verify the registry's certificate.
+    #[arg(long = "ca-file")]
+    pub ca_file: Option<PathBuf>,
+    /// Client certificate (PEM) for registries that ask for one.
+    #[arg(long = "cert-file")]
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "key-file")]
+    pub key_file: Option<PathBuf>,
+    /// Talk to the registry over plain http://.
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RegistryLogoutArgs {
+    /// The registry's host (and port).
+    pub host: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -88,6 +88,39 @@ impl Client {
         Ok(Registry::new(client, host, access.plain_http, credentials))
     }
 
+    /// `registry login`: checks `credentials` against the registry (`GET /v2/`, through
+    /// its token service if it has one), then stores them in helm's registry config.
+    pub fn registry_login(
+        &self,
+        host: &str,
+        credentials: Credentials,
+        access: &Access,
+    ) -> Result<()> {
+        let access = Access {
+            username: Some(credentials.username.clone()),
+            password: Some(credentials.password.clone()),
+            ..access.clone()
+        };
+        self.registry(host, &access)?.ping()?;
+        let mut file = CredentialsFile::load(&self.registry_config()?)?;
+        file.store(host, &credentials)?;
+        Ok(())
+    }
+
+    /// `registry logout`: forgets `host`'s credentials; false when none were stored.
+    pub fn registry_logout(&self, host: &str) -> Result<bool> {
+        let mut file = CredentialsFile::load(&self.registry_config()?)?;
+        Ok(file.remove(host)?)
+    }
+
+    fn registry_config(&self) -> Result<PathBuf> {
+        self.paths.registry_config.clone().ok_or_else(|| {
+            ClientError::BadReference(
+                "helm's registry config cannot be located: set HELM_REGISTRY_CONFIG or --registry-config".into(),
+            )
+        })
+    }
+
     /// What `registry login` stored for `host`.
     pub fn stored_credentials(&self, host: &str) -> Result<Option<Credentials>> {
         match &self.paths.registry_config {

@@ -577,3 +577,159 @@ fn chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_in
         stdout(&list)
     );
 }
+
+/// `chartkit registry login`, password on stdin.
+fn chartkit_login(ctx: &TestContext, host: &str, password: &str, extra: &[&str]) -> Output {
+    use std::io::Write;
+    let mut child = ctx
+        .chartkit()
+        .args(["registry", "login", host, "-u", USER, "--password-stdin"])
+        .args(extra)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{password}\n").as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn logins_are_shared_with_helm_both_ways() {
+    const NAME: &str = "logins_are_shared_with_helm_both_ways";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    if peers::helm_or_skip(NAME).is_none() {
+        return;
+    }
+    let config = ctx.path(".home/config/helm/registry/config.json");
+    let wrong = chartkit_login(&ctx, &registry.host, "wrong", &["--plain-http"]);
+    let error = failed(&wrong);
+    assert!(
+        error.contains(&format!(
+            "{} refused the credentials given for it",
+            registry.host
+        )),
+        "{error}"
+    );
+    assert!(!config.exists(), "a refused login was stored");
+
+    let ok = chartkit_login(&ctx, &registry.host, PASSWORD, &["--plain-http"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(stderr(&ok), "Login Succeeded\n");
+    let ours = std::fs::read_to_string(&config).unwrap();
+    // helm writes the same file for the same login.
+    std::fs::remove_file(&config).unwrap();
+    helm_login(&ctx, &registry.host, &["--plain-http"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), ours);
+    std::fs::write(&config, &ours).unwrap();
+
+    // helm pushes with chartkit's login; chartkit logs out and helm is refused.
+    let package = helm_package(
+        &mut ctx.helm().unwrap(),
+        &chart(&ctx, "web", "0.1.0"),
+        &ctx.path("packages"),
+    );
+    run_ok(
+        ctx.helm()
+            .unwrap()
+            .arg("push")
+            .arg(&package)
+            .args([&registry.oci("charts"), "--plain-http"]),
+    );
+    let logout = run_ok(ctx.chartkit().args(["registry", "logout", &registry.host]));
+    assert_eq!(
+        stderr(&logout),
+        format!("Removing login credentials for {}\n", registry.host)
+    );
+    let refused = ctx
+        .helm()
+        .unwrap()
+        .args(["pull", &registry.oci("charts/web"), "--plain-http", "-d"])
+        .arg(ctx.dir())
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let error = failed(
+        &ctx.chartkit()
+            .args(["pull", &registry.oci("charts/web"), "--plain-http"])
+            .output()
+            .unwrap(),
+    );
+    assert!(error.contains("chartkit registry login"), "{error}");
+}
+
+#[test]
+fn tls_registries_need_their_ca_or_insecure() {
+    const NAME: &str = "tls_registries_need_their_ca_or_insecure";
+    let ctx = TestContext::new();
+    let options = RegistryOptions {
+        tls: true,
+        ..users()
+    };
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &options) else {
+        return;
+    };
+    let ca = registry.ca_file.clone().unwrap();
+    let ca = ca.to_str().unwrap();
+    let error = failed(&chartkit_login(&ctx, &registry.host, PASSWORD, &[]));
+    assert!(
+        error.contains(&format!("cannot reach https://{}/v2/", registry.host)),
+        "{error}"
+    );
+    let ok = chartkit_login(&ctx, &registry.host, PASSWORD, &["--ca-file", ca]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let ok = chartkit_login(&ctx, &registry.host, PASSWORD, &["--insecure"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+
+    // chartkit pushes over TLS and pulls back, with the CA or skipping verification.
+    let out = ctx.path("packages");
+    run_ok(
+        ctx.chartkit()
+            .arg("package")
+            .arg(chart(&ctx, "web", "0.1.0"))
+            .arg("-d")
+            .arg(&out),
+    );
+    let pushed = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(out.join("web-0.1.0.tgz"))
+            .args([&registry.oci("charts"), "--ca-file", ca]),
+    );
+    let digest = digest_line(&pushed);
+    let pulled = run_ok(ctx.chartkit().args([
+        "show",
+        "chart",
+        &registry.oci("charts/web"),
+        "--ca-file",
+        ca,
+    ]));
+    assert!(stdout(&pulled).contains("name: web"));
+    assert_eq!(digest_line(&pulled), digest);
+    let insecure = run_ok(ctx.chartkit().args([
+        "template",
+        "x",
+        &registry.oci("charts/web:0.1.0"),
+        "--insecure-skip-tls-verify",
+    ]));
+    assert!(stdout(&insecure).contains("name: x-cm"));
+    if let Some(helm) = peers::helm() {
+        let mut helm = ctx.hermetic(&helm);
+        let shown = run_ok(helm.args([
+            "show",
+            "chart",
+            &registry.oci("charts/web"),
+            "--ca-file",
+            ca,
+        ]));
+        assert_eq!(stdout(&shown), stdout(&pulled));
+    }
+}
