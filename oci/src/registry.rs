@@ -545,7 +545,134 @@ fn chain(error: &dyn std::error::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
+
+    /// A registry behind a token service, as public registries are: `/v2/...` answers
+    /// 401 with a Bearer challenge unless the request carries the token, which `/token`
+    /// gives for alice's password (or anonymously for pulls when `anonymous`). Tags come
+    /// in two pages. Returns the address and the number of tokens issued.
+    fn token_registry(anonymous: bool) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let issued = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&issued);
+        let realm = format!("http://{addr}/token");
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+                let mut authorization = String::new();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = header.to_ascii_lowercase().strip_prefix("authorization: ") {
+                        authorization = v.trim().to_owned();
+                    }
+                }
+                let (status, headers, body) = if path.starts_with("/token") {
+                    // base64("alice:secret")
+                    let good = authorization == "basic ywxpy2u6c2vjcmv0";
+                    if good || (anonymous && authorization.is_empty()) {
+                        let n = count.fetch_add(1, Ordering::SeqCst);
+                        (200, String::new(), format!("{{\"token\":\"t{n}\"}}"))
+                    } else {
+                        (401, String::new(), String::new())
+                    }
+                } else if !authorization.starts_with("bearer t") {
+                    (
+                        401,
+                        format!("WWW-Authenticate: Bearer realm=\"{realm}\",service=\"test\",scope=\"repository:charts/web:pull\"\r\n"),
+                        r#"{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}"#.to_owned(),
+                    )
+                } else if path == "/v2/charts/web/tags/list" {
+                    (
+                        200,
+                        "Link: </v2/charts/web/tags/list?last=1.0.0&n=1>; rel=\"next\"\r\n"
+                            .to_owned(),
+                        r#"{"name":"charts/web","tags":["1.0.0"]}"#.to_owned(),
+                    )
+                } else if path.starts_with("/v2/charts/web/tags/list?last=1.0.0") {
+                    (
+                        200,
+                        String::new(),
+                        r#"{"name":"charts/web","tags":["1.1.0_b"]}"#.to_owned(),
+                    )
+                } else {
+                    (404, String::new(), String::new())
+                };
+                let mut stream = stream;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (addr, issued)
+    }
+
+    fn client(addr: &str, credentials: Option<(&str, &str)>) -> Registry {
+        let http = reqwest::blocking::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap();
+        Registry::new(
+            http,
+            addr,
+            true,
+            credentials.map(|(u, p)| Credentials {
+                username: u.into(),
+                password: p.into(),
+            }),
+        )
+    }
+
+    #[test]
+    fn a_bearer_token_is_fetched_once_and_reused_and_pages_are_followed() {
+        let (addr, issued) = token_registry(false);
+        let registry = client(&addr, Some(("alice", "secret")));
+        assert_eq!(registry.tags("charts/web").unwrap(), ["1.0.0", "1.1.0_b"]);
+        assert_eq!(registry.tags("charts/web").unwrap().len(), 2);
+        assert_eq!(issued.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn anonymous_tokens_serve_public_repositories() {
+        let (addr, issued) = token_registry(true);
+        let registry = client(&addr, None);
+        assert_eq!(registry.tags("charts/web").unwrap().len(), 2);
+        assert_eq!(issued.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_token_service_refusing_the_password_is_a_clear_error() {
+        let (addr, _) = token_registry(false);
+        let error = client(&addr, Some(("alice", "wrong")))
+            .tags("charts/web")
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{addr} refused the credentials given for it: its token service http://{addr}/token refused them"
+            )
+        );
+        let error = client(&addr, None).tags("charts/web").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("refused the request without credentials"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn link_headers_give_the_next_page() {
