@@ -590,6 +590,10 @@ pub struct DependencyFetchArgs {
     /// fetched).
     #[arg(long = "skip-refresh")]
     pub skip_refresh: bool,
+    /// How OCI registries (`repository: oci://...`) are reached: credentials over the
+    /// stored login, TLS files, --plain-http.
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,8 @@ pub struct OciChart {
     pub version: String,
     pub package: Vec<u8>,
     pub prov: Option<Vec<u8>>,
+    /// False when the content store held the package.
+    pub downloaded: bool,
     /// Things to tell the user (an offline answer's age).
     pub warnings: Vec<String>,
 }
@@ -222,21 +224,7 @@ impl Client {
                 }
             },
             Wanted::FromTags(constraint) => {
-                let list = if self.network.is_offline() {
-                    if cache.checked == 0 {
-                        return Err(ClientError::Offline {
-                            missing: format!("the tags of oci://{}", reference.locator()),
-                            fetch: String::new(),
-                        });
-                    }
-                    warnings.push(offline_age(reference, cache.checked));
-                    cache.tags.clone()
-                } else {
-                    let tags = connect()?.tags(&reference.repository)?;
-                    cache.tags = tags.clone();
-                    cache.checked = now_secs();
-                    tags
-                };
+                let list = self.tag_list(reference, &mut cache, &lazy, &mut warnings)?;
                 let version = choose_tag(&versions(&list), &constraint, &reference.locator())?;
                 let exact = reference.with_tag(&version);
                 let tag = exact.tag.clone().unwrap_or_default();
@@ -270,6 +258,7 @@ impl Client {
             false,
         )?;
         let (name, version) = chart_identity(&config, &chosen);
+        let downloaded = self.cached_blob(&manifest.chart.digest).is_none();
         let package = self.blob(&manifest.chart.digest, &chosen, "the chart", &lazy, false)?;
         let prov = match (&manifest.prov, with_prov) {
             (Some(prov), true) => {
@@ -297,8 +286,56 @@ impl Client {
             version,
             package,
             prov,
+            downloaded,
             warnings,
         })
+    }
+
+    /// The versions `reference`'s tags name, newest first (helm's `Tags`), with what the
+    /// user should know (offline: how old the list is).
+    pub fn oci_versions(
+        &self,
+        reference: &Reference,
+        access: &Access,
+    ) -> Result<(Vec<String>, Vec<String>)> {
+        let lazy = LazyRegistry {
+            client: self,
+            host: &reference.registry,
+            access,
+            registry: std::cell::OnceCell::new(),
+        };
+        let mut cache = self.read_tags(reference);
+        let mut warnings = Vec::new();
+        let list = self.tag_list(reference, &mut cache, &lazy, &mut warnings)?;
+        if !self.network.is_offline() {
+            self.write_tags(reference, &cache)?;
+        }
+        Ok((versions(&list), warnings))
+    }
+
+    /// The repository's tags: asked for online (and remembered in `cache`), else the
+    /// last list seen, with a warning saying how old it is.
+    fn tag_list(
+        &self,
+        reference: &Reference,
+        cache: &mut TagCache,
+        lazy: &LazyRegistry<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<String>> {
+        if self.network.is_offline() {
+            if cache.checked == 0 {
+                return Err(ClientError::Offline {
+                    missing: format!("the tags of oci://{}", reference.locator()),
+                    fetch: String::new(),
+                });
+            }
+            warnings.push(offline_age(reference, cache.checked));
+            return Ok(cache.tags.clone());
+        }
+        let tags = lazy.get()?.tags(&reference.repository)?;
+        cache.tags = tags.clone();
+        cache.checked = now_secs();
+        Ok(tags)
     }
 
     /// Blob `digest` from the content store, or fetched (`manifest`: through the

@@ -733,3 +733,89 @@ fn tls_registries_need_their_ca_or_insecure() {
         assert_eq!(stdout(&shown), stdout(&pulled));
     }
 }
+
+#[test]
+fn oci_dependencies_lock_as_helm_locks_them_and_build_offline_after_the_registry_stops() {
+    const NAME: &str =
+        "oci_dependencies_lock_as_helm_locks_them_and_build_offline_after_the_registry_stops";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    if peers::helm_or_skip(NAME).is_none() {
+        return;
+    }
+    let pushed = helm_pushes(&ctx, &registry);
+    let parent = |dir: &str| {
+        let path = ctx.path(dir);
+        std::fs::create_dir_all(path.join("templates")).unwrap();
+        std::fs::write(
+            path.join("Chart.yaml"),
+            format!(
+                "apiVersion: v2\nname: parent\nversion: 1.0.0\ndependencies:\n  - name: web\n    version: \"~0.1\"\n    repository: {}\n",
+                registry.oci("charts")
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let (ours, theirs) = (parent("ours"), parent("theirs"));
+    let helm_update = run_ok(
+        ctx.helm()
+            .unwrap()
+            .args(["dependency", "update"])
+            .arg(&theirs)
+            .arg("--plain-http"),
+    );
+    let update = run_ok(
+        ctx.chartkit()
+            .args(["dependency", "update"])
+            .arg(&ours)
+            .arg("--plain-http"),
+    );
+    assert_eq!(stdout(&update), stdout(&helm_update));
+    let lock = |dir: &Path| {
+        let text = std::fs::read_to_string(dir.join("Chart.lock")).unwrap();
+        text.lines()
+            .filter(|l| !l.starts_with("generated:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(lock(&ours), lock(&theirs));
+    assert!(lock(&ours).contains("version: 0.1.0"));
+    let vendored = std::fs::read(ours.join("charts/web-0.1.0.tgz")).unwrap();
+    assert_eq!(
+        vendored,
+        std::fs::read(theirs.join("charts/web-0.1.0.tgz")).unwrap()
+    );
+    assert_eq!(vendored, std::fs::read(&pushed[0].0).unwrap());
+
+    // helm builds from chartkit's lock; chartkit builds from helm's, then offline once the
+    // registry is gone.
+    std::fs::remove_dir_all(theirs.join("charts")).unwrap();
+    std::fs::copy(ours.join("Chart.lock"), theirs.join("Chart.lock")).unwrap();
+    run_ok(
+        ctx.helm()
+            .unwrap()
+            .args(["dependency", "build"])
+            .arg(&theirs)
+            .arg("--plain-http"),
+    );
+    assert!(theirs.join("charts/web-0.1.0.tgz").exists());
+    registry.stop();
+    std::fs::remove_dir_all(ours.join("charts")).unwrap();
+    let offline = run_ok(
+        ctx.chartkit()
+            .args(["dependency", "build", "--offline"])
+            .arg(&ours),
+    );
+    assert!(
+        stdout(&offline).contains("Using cached web from repo"),
+        "{}",
+        stdout(&offline)
+    );
+    assert_eq!(
+        std::fs::read(ours.join("charts/web-0.1.0.tgz")).unwrap(),
+        vendored
+    );
+}
