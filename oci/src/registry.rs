@@ -562,6 +562,7 @@ mod tests {
         let issued = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&issued);
         let realm = format!("http://{addr}/token");
+        let uses = AtomicUsize::new(0);
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -587,7 +588,11 @@ mod tests {
                     } else {
                         (401, String::new(), String::new())
                     }
-                } else if !authorization.starts_with("bearer t") {
+                } else if !authorization.starts_with("bearer t")
+                    || uses.fetch_add(1, Ordering::SeqCst) >= 2
+                {
+                    // A token serves two requests, then it has expired.
+                    uses.store(0, Ordering::SeqCst);
                     (
                         401,
                         format!("WWW-Authenticate: Bearer realm=\"{realm}\",service=\"test\",scope=\"repository:charts/web:pull\"\r\n"),
@@ -637,12 +642,15 @@ mod tests {
     }
 
     #[test]
-    fn a_bearer_token_is_fetched_once_and_reused_and_pages_are_followed() {
+    fn a_bearer_token_is_reused_until_it_expires_and_pages_are_followed() {
         let (addr, issued) = token_registry(false);
         let registry = client(&addr, Some(("alice", "secret")));
+        // Two pages: two requests with one token.
         assert_eq!(registry.tags("charts/web").unwrap(), ["1.0.0", "1.1.0_b"]);
-        assert_eq!(registry.tags("charts/web").unwrap().len(), 2);
         assert_eq!(issued.load(Ordering::SeqCst), 1);
+        // The token has expired: the registry's 401 gets a new one, once.
+        assert_eq!(registry.tags("charts/web").unwrap().len(), 2);
+        assert_eq!(issued.load(Ordering::SeqCst), 2);
     }
 
     #[test]

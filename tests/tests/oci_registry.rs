@@ -58,6 +58,13 @@ fn digest_line(output: &Output) -> String {
         .to_owned()
 }
 
+/// A program on PATH.
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
 fn failed(output: &Output) -> String {
     assert!(
         !output.status.success(),
@@ -505,6 +512,25 @@ fn chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_in
         "{}",
         stderr(&ours)
     );
+    // skopeo, a third client, reads the manifest chartkit stored: the bytes of the digest.
+    match which("skopeo") {
+        Some(skopeo) => {
+            let raw = run_ok(Command::new(skopeo).args([
+                "inspect",
+                "--raw",
+                "--tls-verify=false",
+                "--creds",
+                &format!("{USER}:{PASSWORD}"),
+                &format!("docker://{}/ck/web:1.2.3_meta", registry.host),
+            ]));
+            use sha2::Digest;
+            assert_eq!(
+                format!("sha256:{}", hex::encode(sha2::Sha256::digest(&raw.stdout))),
+                digest_line(&ours)
+            );
+        }
+        None => chartkit_tests::skip(NAME, "skopeo is not installed"),
+    }
 
     // helm pulls chartkit's push and verifies its provenance layer; chartkit verifies
     // helm's.
