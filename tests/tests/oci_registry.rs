@@ -429,6 +429,26 @@ fn chartkit_installs_and_upgrades_from_a_registry_and_helm_sees_the_release() {
         "{}",
         stdout(&list)
     );
+    // diff upgrade reads the chart from the registry too, and shows the version going back.
+    let diff = run_ok(sandbox.chartkit(&ctx).args([
+        "diff",
+        "upgrade",
+        "web",
+        &format!("{chart}:0.1.0"),
+        "--plain-http",
+        "-n",
+        "apps",
+    ]));
+    assert!(
+        stdout(&diff).contains("-   version: 0.2.0"),
+        "{}",
+        stdout(&diff)
+    );
+    assert!(
+        stdout(&diff).contains("+   version: 0.1.0"),
+        "{}",
+        stdout(&diff)
+    );
     // helm upgrades the same release from the same registry afterwards.
     run_ok(sandbox.helm(&ctx, NAME).unwrap().args([
         "upgrade",
@@ -844,4 +864,91 @@ fn oci_dependencies_lock_as_helm_locks_them_and_build_offline_after_the_registry
         std::fs::read(ours.join("charts/web-0.1.0.tgz")).unwrap(),
         vendored
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_credential_helper_named_by_helms_config_keeps_the_login_for_both_tools() {
+    use std::os::unix::fs::PermissionsExt;
+    const NAME: &str = "a_credential_helper_named_by_helms_config_keeps_the_login_for_both_tools";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    if peers::helm_or_skip(NAME).is_none() {
+        return;
+    }
+    // A docker-credential helper that keeps one login in a file, by the helpers' protocol.
+    let bin = ctx.path("bin");
+    let store = ctx.path("helper-store.json");
+    std::fs::create_dir_all(&bin).unwrap();
+    let helper = bin.join("docker-credential-testing");
+    std::fs::write(
+        &helper,
+        format!(
+            "#!/bin/sh\nstore='{}'\ncase \"$1\" in\n  store) cat > \"$store\" ;;\n  get) read host; if [ -f \"$store\" ]; then cat \"$store\"; else echo 'credentials not found in native keychain'; exit 1; fi ;;\n  erase) rm -f \"$store\" ;;\n  list) echo '{{}}' ;;\nesac\n",
+            store.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = ctx.path(".home/config/helm/registry/config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "{\"credsStore\": \"testing\"}").unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    let mut login = ctx.chartkit();
+    login.env("PATH", &path).args([
+        "registry",
+        "login",
+        &registry.host,
+        "-u",
+        USER,
+        "-p",
+        PASSWORD,
+        "--plain-http",
+    ]);
+    let output = run_ok(&mut login);
+    assert!(
+        stderr(&output).ends_with("Login Succeeded\n"),
+        "{}",
+        stderr(&output)
+    );
+    let stored = std::fs::read_to_string(&store).unwrap();
+    assert!(
+        stored.contains(&format!("\"Secret\":\"{PASSWORD}\"")),
+        "{stored}"
+    );
+    assert!(!std::fs::read_to_string(&config).unwrap().contains("auths"));
+
+    // helm finds the login through the same helper, and so does chartkit.
+    let package = helm_package(
+        &mut ctx.helm().unwrap(),
+        &chart(&ctx, "web", "0.1.0"),
+        &ctx.path("packages"),
+    );
+    run_ok(
+        ctx.helm()
+            .unwrap()
+            .env("PATH", &path)
+            .arg("push")
+            .arg(&package)
+            .args([&registry.oci("charts"), "--plain-http"]),
+    );
+    run_ok(ctx.chartkit().env("PATH", &path).args([
+        "show",
+        "chart",
+        &registry.oci("charts/web"),
+        "--plain-http",
+    ]));
+    run_ok(
+        ctx.chartkit()
+            .env("PATH", &path)
+            .args(["registry", "logout", &registry.host]),
+    );
+    assert!(!store.exists());
 }
