@@ -310,8 +310,11 @@ impl Registry {
                 service,
                 scope: challenged,
             }) => {
-                let wanted = challenged.or(scope.map(str::to_owned));
-                let token = self.token(&realm, service.as_deref(), wanted.as_deref())?;
+                // What the request needs and what the command will need next (a push
+                // is challenged for `pull` on its first HEAD), in one token.
+                let mut scopes: Vec<String> = scope.map(str::to_owned).into_iter().collect();
+                scopes.extend(challenged.filter(|c| Some(c.as_str()) != scope));
+                let token = self.token(&realm, service.as_deref(), &scopes)?;
                 let mut auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
                 auth.bearer = Some((realm, service));
                 auth.tokens
@@ -350,12 +353,12 @@ impl Registry {
         })
     }
 
-    /// A token from `realm` for `scope`, with the credentials (or anonymously).
+    /// A token from `realm` for `scopes`, with the credentials (or anonymously).
     fn token(
         &self,
         realm: &str,
         service: Option<&str>,
-        scope: Option<&str>,
+        scopes: &[String],
     ) -> Result<String, OciError> {
         let bad = |reason: String| OciError::Token {
             realm: realm.to_owned(),
@@ -367,7 +370,7 @@ impl Registry {
             if let Some(service) = service {
                 query.append_pair("service", service);
             }
-            if let Some(scope) = scope {
+            for scope in scopes {
                 query.append_pair("scope", scope);
             }
         }

@@ -12,6 +12,7 @@ pub mod records;
 pub mod registry;
 pub mod sandbox;
 pub mod server;
+pub mod token_service;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -14,6 +14,9 @@ pub struct RegistryOptions {
     pub users: Vec<(String, String)>,
     /// Serve https with a certificate signed by a test CA ([`RegistryProcess::ca_file`]).
     pub tls: bool,
+    /// Authenticate with Bearer tokens from a token service the test runs (the users are
+    /// its users) instead of htpasswd.
+    pub token: bool,
 }
 
 /// A running registry; killed when dropped.
@@ -26,6 +29,8 @@ pub struct RegistryProcess {
     /// A client certificate and key the CA signed (PEM), with TLS.
     pub client_cert: Option<(PathBuf, PathBuf)>,
     pub dir: PathBuf,
+    /// The token service, with `token`.
+    pub token_service: Option<crate::token_service::TokenService>,
     log: PathBuf,
 }
 
@@ -60,7 +65,12 @@ impl RegistryProcess {
         let dir = unique(dir.join("registry"));
         std::fs::create_dir_all(&dir).expect("registry dir");
         let mut auth = String::new();
-        if !options.users.is_empty() {
+        let mut token_service = None;
+        if options.token {
+            let service = crate::token_service::TokenService::start(&dir, &options.users);
+            auth = service.registry_auth();
+            token_service = Some(service);
+        } else if !options.users.is_empty() {
             let htpasswd = dir.join("htpasswd");
             let lines: String = options
                 .users
@@ -114,9 +124,11 @@ impl RegistryProcess {
                 ca_file: ca_file.clone(),
                 client_cert: client_cert.clone(),
                 dir: dir.clone(),
+                token_service: None,
                 log: log.clone(),
             };
             if process.wait_listening() {
+                process.token_service = token_service;
                 return process;
             }
             // The port was taken between choosing and binding: try another.

@@ -16,7 +16,7 @@ const PASSWORD: &str = "wonderland";
 fn users() -> RegistryOptions {
     RegistryOptions {
         users: vec![(USER.into(), PASSWORD.into())],
-        tls: false,
+        ..RegistryOptions::default()
     }
 }
 
@@ -951,4 +951,76 @@ fn a_credential_helper_named_by_helms_config_keeps_the_login_for_both_tools() {
             .args(["registry", "logout", &registry.host]),
     );
     assert!(!store.exists());
+}
+
+#[test]
+fn a_registry_behind_a_token_service_gets_one_token_per_scope() {
+    const NAME: &str = "a_registry_behind_a_token_service_gets_one_token_per_scope";
+    let ctx = TestContext::new();
+    let options = RegistryOptions {
+        token: true,
+        ..users()
+    };
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &options) else {
+        return;
+    };
+    let issued = registry.token_service.as_ref().unwrap().issued.clone();
+    let error = failed(&chartkit_login(
+        &ctx,
+        &registry.host,
+        "wrong",
+        &["--plain-http"],
+    ));
+    assert!(
+        error.contains("refused the credentials given for it"),
+        "{error}"
+    );
+    let ok = chartkit_login(&ctx, &registry.host, PASSWORD, &["--plain-http"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+
+    let out = ctx.path("packages");
+    run_ok(
+        ctx.chartkit()
+            .arg("package")
+            .arg(chart(&ctx, "web", "0.1.0"))
+            .arg("-d")
+            .arg(&out),
+    );
+    let before = issued.load(std::sync::atomic::Ordering::SeqCst);
+    let pushed = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(out.join("web-0.1.0.tgz"))
+            .args([&registry.oci("charts"), "--plain-http"]),
+    );
+    // Blob checks, uploads and the manifest, all under one push token.
+    assert_eq!(issued.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
+    let before = issued.load(std::sync::atomic::Ordering::SeqCst);
+    let pulled = run_ok(
+        ctx.chartkit()
+            .args(["pull", &registry.oci("charts/web"), "--plain-http", "-d"])
+            .arg(ctx.path("pulled")),
+    );
+    assert_eq!(digest_line(&pulled), digest_line(&pushed));
+    // Tags, manifest, config and chart layer: one pull token.
+    assert_eq!(issued.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
+    // Anonymous callers get pull tokens: a public repository.
+    let anonymous = run_ok(ctx.chartkit().args([
+        "show",
+        "chart",
+        &registry.oci("charts/web:0.1.0"),
+        "--plain-http",
+        "--registry-config",
+        "/nonexistent/config.json",
+    ]));
+    assert!(stdout(&anonymous).contains("name: web"));
+    if let Some(helm) = peers::helm() {
+        let shown = run_ok(ctx.hermetic(&helm).args([
+            "show",
+            "chart",
+            &registry.oci("charts/web:0.1.0"),
+            "--plain-http",
+        ]));
+        assert_eq!(stdout(&shown), stdout(&anonymous));
+    }
 }
