@@ -621,14 +621,18 @@ fn fetch_oci(
         },
     };
     let reference = oci_reference(repository, &d.name).map_err(|e| download(e.into()))?;
-    let with_prov = options.verify == Verify::Always;
+    let provenance = match options.verify {
+        Verify::Always => chartkit_repo_client::Provenance::Required,
+        Verify::IfPossible => chartkit_repo_client::Provenance::IfPresent,
+        Verify::Never => chartkit_repo_client::Provenance::Skip,
+    };
     let chart = client
         .fetch_oci(
             &reference,
             Some(&d.version),
             false,
             &options.registry,
-            with_prov,
+            provenance,
         )
         .map_err(download)?;
     let file = chart.file_name();

@@ -305,15 +305,27 @@ fn locate_in_registry(
     reference: &chartkit_oci::Reference,
     options: &LocateOptions<'_>,
 ) -> Result<Located, LocateError> {
-    let with_prov = options.verify.is_some() || options.provenance;
+    let provenance = match (options.verify.is_some(), options.provenance) {
+        (true, _) => crate::oci::Provenance::Required,
+        (false, true) => crate::oci::Provenance::IfPresent,
+        (false, false) => crate::oci::Provenance::Skip,
+    };
     let chart = client.fetch_oci(
         reference,
         options.version,
         options.devel,
         &options.access,
-        with_prov,
+        provenance,
     )?;
     let file_name = chart.file_name();
+    let mut warnings = chart.warnings;
+    if provenance == crate::oci::Provenance::IfPresent && chart.prov.is_none() {
+        warnings.push(format!(
+            "Verification not found for oci://{}: manifest does not contain a layer with mediatype {}",
+            reference.locator(),
+            chartkit_oci::manifest::PROV_MEDIA_TYPE
+        ));
+    }
     let verification = match (options.verify, &chart.prov) {
         (Some(keyring), Some(prov)) => Some(
             chartkit_signing::verify(
@@ -337,7 +349,7 @@ fn locate_in_registry(
         provenance: chart.prov,
         verification,
         resolved: None,
-        warnings: chart.warnings,
+        warnings,
         pulled: Some((chart.reference.to_string(), chart.digest)),
     })
 }

@@ -45,6 +45,16 @@ impl OciChart {
     }
 }
 
+/// Whether a pull takes the provenance layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provenance {
+    Skip,
+    /// `pull --prov`: when the manifest has one.
+    IfPresent,
+    /// `--verify`: a manifest without one is an error.
+    Required,
+}
+
 /// A chart pushed.
 #[derive(Debug, Clone)]
 pub struct OciPushed {
@@ -165,14 +175,14 @@ impl Client {
 
     /// The chart `reference` with `--version`/`--devel` names, from the content store
     /// when its manifest digest is known and cached, else from the registry; the `.prov`
-    /// layer too when `with_prov`.
+    /// layer too as `provenance` says.
     pub fn fetch_oci(
         &self,
         reference: &Reference,
         version: Option<&str>,
         devel: bool,
         access: &Access,
-        with_prov: bool,
+        provenance: Provenance,
     ) -> Result<OciChart> {
         let mut warnings = Vec::new();
         let lazy = LazyRegistry {
@@ -260,17 +270,18 @@ impl Client {
         let (name, version) = chart_identity(&config, &chosen);
         let downloaded = self.cached_blob(&manifest.chart.digest).is_none();
         let package = self.blob(&manifest.chart.digest, &chosen, "the chart", &lazy, false)?;
-        let prov = match (&manifest.prov, with_prov) {
-            (Some(prov), true) => {
+        let prov = match (&manifest.prov, provenance) {
+            (_, Provenance::Skip) => None,
+            (Some(prov), _) => {
                 Some(self.blob(&prov.digest, &chosen, "the provenance file", &lazy, false)?)
             }
-            (None, true) => {
+            (None, Provenance::IfPresent) => None,
+            (None, Provenance::Required) => {
                 return Err(ClientError::Registry(OciError::NotAChart {
                     reference: shown,
                     reason: "manifest does not contain a layer with mediatype application/vnd.cncf.helm.chart.provenance.v1.prov".into(),
                 }));
             }
-            _ => None,
         };
         let reference = match chosen.tag.is_some() {
             true => Reference {

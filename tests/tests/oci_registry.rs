@@ -147,6 +147,25 @@ fn helm_pushes_and_chartkit_pulls_shows_and_templates_by_range_tag_and_digest() 
             .arg(&out),
     );
     assert_eq!(digest_line(&ranged), pushed[0].2);
+    // --prov with no provenance layer: helm's warning, and the package alone.
+    let unsigned = ctx.path("unsigned");
+    let prov = run_ok(
+        ctx.chartkit()
+            .args([
+                "pull",
+                &registry.oci("charts/web:0.1.0"),
+                "--prov",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&unsigned),
+    );
+    assert!(
+        stderr(&prov).contains("Verification not found for oci://"),
+        "{}",
+        stderr(&prov)
+    );
+    assert_eq!(std::fs::read_dir(&unsigned).unwrap().count(), 1);
     let devel = run_ok(
         ctx.chartkit()
             .args([
