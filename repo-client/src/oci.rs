@@ -69,6 +69,9 @@ pub struct OciPushed {
 struct TagCache {
     tags: Vec<String>,
     digests: BTreeMap<String, String>,
+    /// When the registry last said where each tag points.
+    digest_checked: BTreeMap<String, u64>,
+    /// When the tag list was last read (0: never).
     checked: u64,
 }
 
@@ -221,13 +224,14 @@ impl Client {
                                 fetch: String::new(),
                             }
                         })?;
-                        warnings.push(offline_age(&exact, cache.checked));
+                        let checked = cache.digest_checked.get(&tag).copied();
+                        warnings.push(offline_age(&exact, checked.unwrap_or(cache.checked)));
                         (exact, digest)
                     } else {
                         let fetched = connect()?.manifest(&exact.repository, &tag)?;
                         self.store_blob(&fetched.digest, &fetched.bytes)?;
+                        cache.digest_checked.insert(tag.clone(), now_secs());
                         cache.digests.insert(tag, fetched.digest.clone());
-                        cache.checked = now_secs();
                         self.write_tags(reference, &cache)?;
                         (exact, fetched.digest)
                     }
@@ -250,6 +254,7 @@ impl Client {
                 } else {
                     let fetched = connect()?.manifest(&exact.repository, &tag)?;
                     self.store_blob(&fetched.digest, &fetched.bytes)?;
+                    cache.digest_checked.insert(tag.clone(), now_secs());
                     cache.digests.insert(tag, fetched.digest.clone());
                     fetched.digest
                 };
@@ -431,6 +436,15 @@ impl Client {
                         .collect()
                 })
                 .unwrap_or_default(),
+            digest_checked: json
+                .get("digest_checked")
+                .and_then(|d| d.as_object())
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
             checked: json.get("checked").and_then(|c| c.as_u64()).unwrap_or(0),
         }
     }
@@ -443,6 +457,7 @@ impl Client {
         let json = serde_json::json!({
             "tags": cache.tags,
             "digests": cache.digests,
+            "digest_checked": cache.digest_checked,
             "checked": cache.checked,
         });
         chartkit_durable::write(&path, json.to_string().as_bytes())?;
@@ -492,4 +507,75 @@ fn path_text(path: &Option<PathBuf>) -> String {
     path.as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::Paths;
+
+    fn offline_client(dir: &std::path::Path) -> Client {
+        let paths = Paths {
+            config_home: dir.join("config"),
+            cache_home: dir.join("cache"),
+            repositories: None,
+            indexes: None,
+            registry_config: None,
+        };
+        Client::new(paths, Network::Offline).unwrap()
+    }
+
+    fn fetch(client: &Client, reference: &str, version: Option<&str>) -> Result<OciChart> {
+        client.fetch_oci(
+            &Reference::parse(reference).unwrap(),
+            version,
+            false,
+            &Access::default(),
+            Provenance::Skip,
+        )
+    }
+
+    #[test]
+    fn offline_a_tag_seen_once_does_not_stand_for_the_tag_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let client = offline_client(dir.path());
+        let reference = Reference::parse("oci://r.example/charts/web").unwrap();
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let mut cache = TagCache::default();
+        cache.digests.insert("1.0.0".into(), digest.clone());
+        cache.digest_checked.insert("1.0.0".into(), now_secs());
+        client.write_tags(&reference, &cache).unwrap();
+
+        let error = fetch(&client, "oci://r.example/charts/web", Some("^1")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the tags of oci://r.example/charts/web is not in the cache and chartkit is offline"
+        );
+        // The tag's digest is known, its manifest is not stored: that is what is missing.
+        let error = fetch(&client, "oci://r.example/charts/web:1.0.0", None).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the manifest of oci://r.example/charts/web:1.0.0 ({digest}) is not in the cache and chartkit is offline"
+            )
+        );
+        let error = fetch(&client, "oci://r.example/charts/web:2.0.0", None).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("the chart oci://r.example/charts/web:2.0.0 is not in the cache"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_stored_blob_is_used_only_while_it_has_its_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let client = offline_client(dir.path());
+        let digest = chartkit_oci::manifest::digest_of(b"manifest");
+        client.store_blob(&digest, b"manifest").unwrap();
+        assert_eq!(client.cached_blob(&digest).unwrap(), b"manifest");
+        std::fs::write(client.blob_path(&digest["sha256:".len()..]), b"other").unwrap();
+        assert_eq!(client.cached_blob(&digest), None);
+    }
 }
