@@ -341,7 +341,7 @@ impl Client {
         if self.network.is_offline() {
             if cache.checked == 0 {
                 return Err(ClientError::Offline {
-                    missing: format!("the tags of oci://{}", reference.locator()),
+                    missing: format!("the tag list of oci://{}", reference.locator()),
                     fetch: String::new(),
                 });
             }
@@ -549,7 +549,7 @@ mod tests {
         let error = fetch(&client, "oci://r.example/charts/web", Some("^1")).unwrap_err();
         assert_eq!(
             error.to_string(),
-            "the tags of oci://r.example/charts/web is not in the cache and chartkit is offline"
+            "the tag list of oci://r.example/charts/web is not in the cache and chartkit is offline"
         );
         // The tag's digest is known, its manifest is not stored: that is what is missing.
         let error = fetch(&client, "oci://r.example/charts/web:1.0.0", None).unwrap_err();
