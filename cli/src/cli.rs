@@ -245,7 +245,7 @@ pub enum Command {
     /// Download a chart from a repository, checked against the repository's digest.
     ///
     /// CHART is REPO/NAME (a repository added with `chartkit repo add`), a package URL,
-    /// or a chart name with --repo URL. Packages are kept in chartkit's cache by their
+    /// a chart name with --repo URL, or oci://HOST/PATH/NAME[:TAG][@DIGEST] in a registry. Packages are kept in chartkit's cache by their
     /// sha256, so a version is downloaded once and later pulls work offline.
     Pull(PullArgs),
     /// Work with KubeVela addons kept in chart repositories (versioned addon registries).
@@ -694,7 +694,7 @@ pub struct RepoAccessArgs {
 
 #[derive(Debug, Args)]
 pub struct PullArgs {
-    /// REPO/NAME, a package URL, or a chart name with --repo.
+    /// REPO/NAME, a package URL, a chart name with --repo, or oci://HOST/PATH/NAME.
     pub chart: String,
     /// Repository URL to find CHART in (it need not be added).
     #[arg(long)]
@@ -1468,8 +1468,8 @@ pub struct GetValuesArgs {
 }
 
 /// Where a chart comes from: a directory, a package, REPO/NAME resolved in the
-/// repositories added with `chartkit repo add` or `helm repo add`, a package URL, or a
-/// name in the repository at --repo URL.
+/// repositories added with `chartkit repo add` or `helm repo add`, a package URL, a
+/// name in the repository at --repo URL, or oci://HOST/PATH/NAME in a registry.
 #[derive(Debug, Args)]
 pub struct ChartSourceArgs {
     /// A version or version range (Helm's semver constraints) of a repository chart.
