@@ -1043,3 +1043,46 @@ fn a_registry_behind_a_token_service_gets_one_token_per_scope() {
         assert_eq!(stdout(&shown), stdout(&anonymous));
     }
 }
+
+#[test]
+fn every_chart_yaml_field_gives_helms_manifest_digest() {
+    const NAME: &str = "every_chart_yaml_field_gives_helms_manifest_digest";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    if peers::helm_or_skip(NAME).is_none() {
+        return;
+    }
+    helm_login(&ctx, &registry.host, &["--plain-http"]);
+    // Every field of Chart.yaml, escapes Go's JSON makes, a dependency with import-values
+    // and an alias, and chart annotations over (and not over) the OCI ones.
+    let chart = ctx.path("rich");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::create_dir_all(chart.join("charts/sub")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: rich\nversion: 2.0.0-beta.1+build.9\nkubeVersion: \">=1.20.0-0\"\ndescription: \"Rich & <complete>\"\ntype: application\nkeywords: [a, b]\nhome: https://example.com\nsources: [https://s1, https://s2]\ndependencies:\n  - name: sub\n    version: \"~1.0\"\n    repository: \"https://charts.example.com\"\n    condition: sub.enabled\n    tags: [x]\n    import-values:\n      - child: a\n        parent: b\n      - data\n    alias: subby\nmaintainers:\n  - name: Ann\n    email: ann@example.com\n    url: https://ann\n  - name: Bob\nicon: https://icon\nappVersion: \"3.1\"\ndeprecated: true\nannotations:\n  org.opencontainers.image.title: nope\n  org.opencontainers.image.url: https://override\n  category: \"Db & <x>\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("charts/sub/Chart.yaml"),
+        "apiVersion: v2\nname: sub\nversion: 1.0.3\n",
+    )
+    .unwrap();
+    let package = helm_package(&mut ctx.helm().unwrap(), &chart, &ctx.path("out"));
+    let theirs = run_ok(
+        ctx.helm()
+            .unwrap()
+            .arg("push")
+            .arg(&package)
+            .args([&registry.oci("helm"), "--plain-http"]),
+    );
+    let ours = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(&package)
+            .args([&registry.oci("chartkit"), "--plain-http"]),
+    );
+    assert_eq!(digest_line(&ours), digest_line(&theirs));
+}
