@@ -609,8 +609,14 @@ pub struct MirrorArgs {
     #[arg(long = "with-dependencies")]
     pub with_dependencies: bool,
     /// Directory to copy into (created if missing); gets an index.yaml with relative URLs.
+    /// Or an OCI registry, `oci://HOST/PATH`: every package copied (with its `.prov`) is
+    /// pushed there as `PATH/NAME:VERSION`.
     #[arg(long)]
     pub to: PathBuf,
+    /// How an OCI registry target is reached (`--plain-http`, TLS files, credentials over
+    /// the stored login).
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
 }
 
 #[derive(Debug, Args)]

@@ -202,6 +202,45 @@ pub fn mirror(
     Ok(report)
 }
 
+/// Pushes every package in `dir` (a mirror's directory), with the `.prov` beside it, to
+/// the registry path `destination` (`oci://HOST/PATH`) as `PATH/NAME:VERSION` with Helm's
+/// manifest; blobs the registry has are not sent again. The references pushed.
+pub fn push_to_registry(
+    client: &Client,
+    dir: &Path,
+    destination: &str,
+    access: &chartkit_repo_client::Access,
+    load: &LoadOptions,
+    notify: &mut dyn FnMut(&str),
+) -> Result<Vec<String>, MirrorError> {
+    let unreadable = |path: &Path, e: &dyn std::fmt::Display| MirrorError::Write {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let mut packages: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| unreadable(dir, &e))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|x| x == "tgz"))
+        .collect();
+    packages.sort();
+    let mut pushed = Vec::new();
+    for path in packages {
+        let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, &e))?;
+        let shown = path.display().to_string();
+        let chart = chartkit_chart::load_archive(&bytes, &shown, load)
+            .map_err(|e| unreadable(&path, &e))?;
+        let prov = std::fs::read(format!("{shown}.prov")).ok();
+        let modified = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map_err(|e| unreadable(&path, &e))?;
+        let created = chartkit_oci::manifest::rfc3339(modified);
+        let result = client.push_oci(&chart, bytes, prov, destination, &created, access)?;
+        notify(&format!("Pushed: {}", result.reference));
+        pushed.push(result.reference.to_string());
+    }
+    Ok(pushed)
+}
+
 /// The package at `target` when it is there with the digest the index gives.
 fn already_there(target: &Path, digest: Option<&str>) -> Option<Vec<u8>> {
     let bytes = std::fs::read(target).ok()?;

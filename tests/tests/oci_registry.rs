@@ -1086,3 +1086,90 @@ fn every_chart_yaml_field_gives_helms_manifest_digest() {
     );
     assert_eq!(digest_line(&ours), digest_line(&theirs));
 }
+
+#[test]
+fn mirror_moves_a_repository_with_its_dependencies_into_a_registry() {
+    const NAME: &str = "mirror_moves_a_repository_with_its_dependencies_into_a_registry";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    // Two index repositories: `app` in one depends on `base` in the other.
+    let (repo, libs) = (ctx.path("repo"), ctx.path("libs"));
+    std::fs::create_dir_all(&repo).unwrap();
+    let package = |chart: &Path, out: &Path| {
+        run_ok(ctx.chartkit().arg("package").arg(chart).arg("-d").arg(out));
+    };
+    package(&chart(&ctx, "base", "1.0.0"), &libs);
+    let serve = |dir: &Path| {
+        chartkit_tests::server::ServeProcess::start(
+            ctx.chartkit(),
+            &[dir.to_str().unwrap()],
+            ctx.dir(),
+        )
+    };
+    let (libs_server, server) = (serve(&libs), serve(&repo));
+    let app = chart(&ctx, "app", "2.0.0");
+    let mut chart_yaml = std::fs::read_to_string(app.join("Chart.yaml")).unwrap();
+    chart_yaml.push_str(&format!(
+        "dependencies:\n  - name: base\n    version: \"~1.0\"\n    repository: {}\n",
+        libs_server.url
+    ));
+    std::fs::write(app.join("Chart.yaml"), chart_yaml).unwrap();
+    std::fs::create_dir_all(app.join("charts")).unwrap();
+    std::fs::copy(
+        libs.join("base-1.0.0.tgz"),
+        app.join("charts/base-1.0.0.tgz"),
+    )
+    .unwrap();
+    package(&app, &ctx.path("uploads"));
+    run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(ctx.path("uploads/app-2.0.0.tgz"))
+            .arg(&server.url),
+    );
+
+    let mirrored = run_ok(ctx.chartkit().args([
+        "mirror",
+        &server.url,
+        "--with-dependencies",
+        "--to",
+        &registry.oci("airgap"),
+        "--plain-http",
+        "--username",
+        USER,
+        "--password",
+        PASSWORD,
+    ]));
+    let text = stdout(&mirrored);
+    assert!(
+        text.contains(&format!("Pushed: {}/airgap/app:2.0.0", registry.host)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("Pushed: {}/airgap/base:1.0.0", registry.host)),
+        "{text}"
+    );
+    // With both repositories gone, the registry holds both, byte for byte.
+    drop(server);
+    drop(libs_server);
+    helm_login(&ctx, &registry.host, &["--plain-http"]);
+    let out = ctx.path("back");
+    for (name, version) in [("app", "2.0.0"), ("base", "1.0.0")] {
+        let reference = registry.oci(&format!("airgap/{name}:{version}"));
+        run_ok(
+            ctx.chartkit()
+                .args(["pull", &reference, "--plain-http", "-d"])
+                .arg(&out),
+        );
+    }
+    assert_eq!(
+        std::fs::read(out.join("base-1.0.0.tgz")).unwrap(),
+        std::fs::read(libs.join("base-1.0.0.tgz")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(out.join("app-2.0.0.tgz")).unwrap(),
+        std::fs::read(repo.join("app-2.0.0.tgz")).unwrap()
+    );
+}
