@@ -598,7 +598,8 @@ pub struct DependencyFetchArgs {
 
 #[derive(Debug, Args)]
 pub struct MirrorArgs {
-    /// A configured repository's name or a repository URL, optionally with `/CHART`.
+    /// A configured repository's name or a repository URL, optionally with `/CHART`; or
+    /// a chart in an OCI registry, `oci://HOST/PATH/NAME` (the versions its tags name).
     #[arg(value_name = "REPO[/NAME]")]
     pub source: String,
     /// Copy only versions in this range (helm's semver constraints); default: all.
@@ -613,8 +614,8 @@ pub struct MirrorArgs {
     /// pushed there as `PATH/NAME:VERSION`.
     #[arg(long)]
     pub to: PathBuf,
-    /// How an OCI registry target is reached (`--plain-http`, TLS files, credentials over
-    /// the stored login).
+    /// How an OCI registry source or target is reached (`--plain-http`, TLS files,
+    /// credentials over the stored login).
     #[command(flatten)]
     pub access: RepoAccessArgs,
 }

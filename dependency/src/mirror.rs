@@ -26,6 +26,8 @@ pub struct MirrorOptions {
     pub with_dependencies: bool,
     pub to: PathBuf,
     pub load: LoadOptions,
+    /// How an OCI registry source is reached.
+    pub registry: chartkit_repo_client::Access,
 }
 
 /// What a mirror run did.
@@ -85,6 +87,9 @@ pub fn mirror(
         path: options.to.clone(),
         reason: e.to_string(),
     })?;
+    if chartkit_oci::is_oci(&options.repo) {
+        return mirror_from_registry(client, options, notify);
+    }
     let mut report = MirrorReport::default();
     let mut indexes: BTreeMap<String, RepoIndex> = BTreeMap::new();
     let root = if options.repo.contains("://") {
@@ -193,6 +198,77 @@ pub fn mirror(
                 &mut queue,
             )?;
         }
+    }
+    chartkit_repo::index_directory(&options.to, &chartkit_repo::IndexDirOptions::default())
+        .map_err(|e| MirrorError::Index {
+            path: options.to.clone(),
+            reason: e.to_string(),
+        })?;
+    Ok(report)
+}
+
+/// `mirror oci://HOST/PATH/NAME`: the versions the registry's tags name (in `--versions`),
+/// each package and its provenance layer written into the directory, then indexed.
+fn mirror_from_registry(
+    client: &Client,
+    options: &MirrorOptions,
+    notify: &mut dyn FnMut(&str),
+) -> Result<MirrorReport, MirrorError> {
+    let mut report = MirrorReport::default();
+    let reference = chartkit_oci::Reference::parse(&options.repo).map_err(ClientError::from)?;
+    let (versions, warnings) = client.oci_versions(&reference, &options.registry)?;
+    report.warnings.extend(warnings);
+    if options.with_dependencies {
+        report.warnings.push(format!(
+            "--with-dependencies is not followed from an OCI registry source ({})",
+            options.repo
+        ));
+    }
+    let range = options
+        .versions
+        .as_deref()
+        .map(|r| {
+            VersionRange::parse(r).map_err(|e| MirrorError::Range {
+                range: r.to_owned(),
+                reason: e.to_string(),
+            })
+        })
+        .transpose()?;
+    let chosen: Vec<&String> = versions
+        .iter()
+        .filter(|v| match &range {
+            None => true,
+            Some(range) => Version::parse(v).is_ok_and(|p| range.matches(&p)),
+        })
+        .collect();
+    if chosen.is_empty() {
+        return Err(MirrorError::NoMatch {
+            chart: reference.name().to_owned(),
+            repo: options.repo.clone(),
+            range: options.versions.clone().unwrap_or_else(|| "*".to_owned()),
+        });
+    }
+    for version in chosen {
+        let chart = client.fetch_oci(
+            &reference,
+            Some(version),
+            false,
+            &options.registry,
+            chartkit_repo_client::Provenance::IfPresent,
+        )?;
+        let file = chart.file_name();
+        let target = options.to.join(&file);
+        if std::fs::read(&target).is_ok_and(|bytes| bytes == chart.package) {
+            report.present += 1;
+            continue;
+        }
+        if let Some(prov) = &chart.prov {
+            write(&options.to.join(format!("{file}.prov")), prov)?;
+            report.provenance.push(format!("{file}.prov"));
+        }
+        write(&target, &chart.package)?;
+        notify(&format!("Copied {file}"));
+        report.copied.push(file);
     }
     chartkit_repo::index_directory(&options.to, &chartkit_repo::IndexDirOptions::default())
         .map_err(|e| MirrorError::Index {

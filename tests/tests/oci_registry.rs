@@ -1172,4 +1172,29 @@ fn mirror_moves_a_repository_with_its_dependencies_into_a_registry() {
         std::fs::read(out.join("app-2.0.0.tgz")).unwrap(),
         std::fs::read(repo.join("app-2.0.0.tgz")).unwrap()
     );
+    // And back out of the registry into a directory repository.
+    let back = ctx.path("from-registry");
+    let copied = run_ok(
+        ctx.chartkit()
+            .args([
+                "mirror",
+                &registry.oci("airgap/base"),
+                "--versions",
+                "~1.0",
+                "--plain-http",
+                "--to",
+            ])
+            .arg(&back),
+    );
+    assert!(
+        stdout(&copied).contains("Copied base-1.0.0.tgz"),
+        "{}",
+        stdout(&copied)
+    );
+    assert_eq!(
+        std::fs::read(back.join("base-1.0.0.tgz")).unwrap(),
+        std::fs::read(libs.join("base-1.0.0.tgz")).unwrap()
+    );
+    let index = std::fs::read_to_string(back.join("index.yaml")).unwrap();
+    assert!(index.contains("- base-1.0.0.tgz"), "{index}");
 }

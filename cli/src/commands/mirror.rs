@@ -38,6 +38,7 @@ pub fn run(args: MirrorArgs, offline: bool) -> crate::error::Result<ExitCode> {
         with_dependencies: args.with_dependencies,
         to: to.clone(),
         load: super::load_options()?,
+        registry: super::repo_support::access(&args.access),
     };
     let report = mirror(&client, &options, &mut |line| {
         let _ = outln!("{line}");
