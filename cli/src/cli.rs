@@ -236,7 +236,8 @@ pub enum Command {
     /// as s3://BUCKET[/PREFIX]. index.yaml is built at start and kept current as charts are
     /// uploaded, deleted, or added by other replicas on the same storage.
     Serve(ServeArgs),
-    /// Upload a chart package to a ChartMuseum-compatible repository (such as `chartkit serve`).
+    /// Upload a chart package to a ChartMuseum-compatible repository (such as `chartkit
+    /// serve`), or to an OCI registry (`oci://HOST/PATH`) with Helm's manifest.
     Push(PushArgs),
     /// Search for charts.
     #[command(subcommand)]
@@ -244,7 +245,7 @@ pub enum Command {
     /// Download a chart from a repository, checked against the repository's digest.
     ///
     /// CHART is REPO/NAME (a repository added with `chartkit repo add`), a package URL,
-    /// or a chart name with --repo URL. Packages are kept in chartkit's cache by their
+    /// a chart name with --repo URL, or oci://HOST/PATH/NAME[:TAG][@DIGEST] in a registry. Packages are kept in chartkit's cache by their
     /// sha256, so a version is downloaded once and later pulls work offline.
     Pull(PullArgs),
     /// Work with KubeVela addons kept in chart repositories (versioned addon registries).
@@ -257,6 +258,10 @@ pub enum Command {
     /// their packages into charts/.
     #[command(subcommand, visible_alias = "dep", alias = "dependencies")]
     Dependency(DependencyCommand),
+    /// Log in to or out of an OCI registry; the credentials go to helm's registry config,
+    /// so a login by either tool serves both.
+    #[command(subcommand)]
+    Registry(RegistryCommand),
     /// Copy a repository's packages (and .prov files, and optionally their dependencies'
     /// packages) into a directory with an index.yaml, for `chartkit serve DIR` where the
     /// original cannot be reached. Re-running copies only what is new.
@@ -501,6 +506,51 @@ pub struct SandboxUpArgs {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum RegistryCommand {
+    /// Check credentials against a registry and store them (helm's registry config, or a
+    /// docker-credential helper it names).
+    Login(RegistryLoginArgs),
+    /// Remove a registry's stored credentials.
+    Logout(RegistryLogoutArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RegistryLoginArgs {
+    /// The registry's host (and port), e.g. `ghcr.io` or `127.0.0.1:5000`.
+    pub host: String,
+    /// Registry username.
+    #[arg(short = 'u', long)]
+    pub username: Option<String>,
+    /// Registry password or identity token (prefer --password-stdin).
+    #[arg(short = 'p', long)]
+    pub password: Option<String>,
+    /// Read the password or identity token from stdin.
+    #[arg(long = "password-stdin", conflicts_with = "password")]
+    pub password_stdin: bool,
+    /// Skip verifying the registry's certificate.
+    #[arg(long)]
+    pub insecure: bool,
+    /// CA bundle (PEM) to verify the registry's certificate.
+    #[arg(long = "ca-file")]
+    pub ca_file: Option<PathBuf>,
+    /// Client certificate (PEM) for registries that ask for one.
+    #[arg(long = "cert-file")]
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "key-file")]
+    pub key_file: Option<PathBuf>,
+    /// Talk to the registry over plain http://.
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RegistryLogoutArgs {
+    /// The registry's host (and port).
+    pub host: String,
+}
+
+#[derive(Debug, Subcommand)]
 pub enum DependencyCommand {
     /// List the dependencies of a chart and the state of each in charts/.
     ///
@@ -540,11 +590,16 @@ pub struct DependencyFetchArgs {
     /// fetched).
     #[arg(long = "skip-refresh")]
     pub skip_refresh: bool,
+    /// How OCI registries (`repository: oci://...`) are reached: credentials over the
+    /// stored login, TLS files, --plain-http.
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct MirrorArgs {
-    /// A configured repository's name or a repository URL, optionally with `/CHART`.
+    /// A configured repository's name or a repository URL, optionally with `/CHART`; or
+    /// a chart in an OCI registry, `oci://HOST/PATH/NAME` (the versions its tags name).
     #[arg(value_name = "REPO[/NAME]")]
     pub source: String,
     /// Copy only versions in this range (helm's semver constraints); default: all.
@@ -555,8 +610,14 @@ pub struct MirrorArgs {
     #[arg(long = "with-dependencies")]
     pub with_dependencies: bool,
     /// Directory to copy into (created if missing); gets an index.yaml with relative URLs.
+    /// Or an OCI registry, `oci://HOST/PATH`: every package copied (with its `.prov`) is
+    /// pushed there as `PATH/NAME:VERSION`.
     #[arg(long)]
     pub to: PathBuf,
+    /// How an OCI registry source or target is reached (`--plain-http`, TLS files,
+    /// credentials over the stored login).
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
 }
 
 #[derive(Debug, Args)]
@@ -632,11 +693,15 @@ pub struct RepoAccessArgs {
     /// Skip verifying the server's certificate.
     #[arg(long = "insecure-skip-tls-verify")]
     pub insecure_skip_tls_verify: bool,
+    /// Talk to an OCI registry over plain http:// (http:// repository URLs are fetched
+    /// as given either way).
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct PullArgs {
-    /// REPO/NAME, a package URL, or a chart name with --repo.
+    /// REPO/NAME, a package URL, a chart name with --repo, or oci://HOST/PATH/NAME.
     pub chart: String,
     /// Repository URL to find CHART in (it need not be added).
     #[arg(long)]
@@ -821,6 +886,15 @@ pub struct PushArgs {
     /// Skip verifying the server's certificate.
     #[arg(long = "insecure-skip-tls-verify")]
     pub insecure_skip_tls_verify: bool,
+    /// Client certificate (PEM) for an OCI registry that asks for one.
+    #[arg(long = "cert-file")]
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "key-file")]
+    pub key_file: Option<PathBuf>,
+    /// Talk to an OCI registry over plain http://.
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
     /// Seconds to wait for the server.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
@@ -1401,8 +1475,8 @@ pub struct GetValuesArgs {
 }
 
 /// Where a chart comes from: a directory, a package, REPO/NAME resolved in the
-/// repositories added with `chartkit repo add` or `helm repo add`, a package URL, or a
-/// name in the repository at --repo URL.
+/// repositories added with `chartkit repo add` or `helm repo add`, a package URL, a
+/// name in the repository at --repo URL, or oci://HOST/PATH/NAME in a registry.
 #[derive(Debug, Args)]
 pub struct ChartSourceArgs {
     /// A version or version range (Helm's semver constraints) of a repository chart.
@@ -1424,10 +1498,6 @@ pub struct ChartSourceArgs {
     /// Credentials and TLS for the repository, as `chartkit pull` takes them.
     #[command(flatten)]
     pub access: RepoAccessArgs,
-    /// Accepted for helm's scripts: helm uses it for OCI registries, which chartkit does
-    /// not read; http:// repository URLs are fetched as given either way.
-    #[arg(long = "plain-http")]
-    pub plain_http: bool,
 }
 
 /// How `install` and `upgrade` render, beyond the values (helm's flags).

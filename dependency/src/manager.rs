@@ -37,6 +37,9 @@ pub struct Options<'a> {
     pub load: LoadOptions,
     /// Modification time of the entries of `file://` dependencies packaged on the fly.
     pub mtime: u64,
+    /// How OCI registries are reached (`--plain-http`, TLS files, credentials over the
+    /// stored login).
+    pub registry: chartkit_repo_client::Access,
 }
 
 /// Why `update` or `build` failed.
@@ -157,9 +160,31 @@ pub fn update(
         Refresh::Always
     };
     let indexes = load_indexes(client, &sources, refresh, notify)?;
-    let mut locked = resolve(chart_dir, &requested, &sources, |url, name| {
-        indexes.get(url).and_then(|i| versions(i, name))
-    })?;
+    let tag_warnings = std::cell::RefCell::new(Vec::new());
+    let notify_later = |warning: &str| {
+        tag_warnings
+            .borrow_mut()
+            .push(format!("warning: {warning}"))
+    };
+    let mut locked = resolve(
+        chart_dir,
+        &requested,
+        &sources,
+        |url, name| indexes.get(url).and_then(|i| versions(i, name)),
+        |repository, name| {
+            let reference = oci_reference(repository, name).map_err(|e| e.to_string())?;
+            let (versions, warnings) = client
+                .oci_versions(&reference, &options.registry)
+                .map_err(|e| e.to_string())?;
+            for warning in warnings {
+                notify_later(&warning);
+            }
+            Ok(versions)
+        },
+    )?;
+    for warning in tag_warnings.take() {
+        notify(&warning);
+    }
     let mut outcome = vendor(
         client,
         chart_dir,
@@ -398,6 +423,20 @@ fn vendor(
                 d.version = version;
                 files.insert(file, bytes);
             }
+            Source::Oci(repository) => {
+                let (file, bytes, downloaded) = fetch_oci(client, repository, d, options)?;
+                notify(&format!(
+                    "{} {} from repo {}",
+                    if downloaded {
+                        "Downloading"
+                    } else {
+                        "Using cached"
+                    },
+                    d.name,
+                    d.repository
+                ));
+                files.insert(file, bytes);
+            }
             Source::Configured(_) | Source::Unconfigured(_) => {
                 let url = source.index_url().unwrap_or_default();
                 let index = &indexes[url];
@@ -550,6 +589,67 @@ fn fetch_one(
         downloaded: package.downloaded,
         warning,
     })
+}
+
+/// `oci://HOST/PATH` and a chart name as the registry reference `HOST/PATH/NAME`.
+fn oci_reference(
+    repository: &str,
+    name: &str,
+) -> Result<chartkit_oci::Reference, chartkit_oci::OciError> {
+    chartkit_oci::Reference::parse(&format!("{}/{name}", repository.trim_end_matches('/')))
+}
+
+/// An OCI dependency's package at its locked version, from the content store or the
+/// registry, its provenance layer verified as `options` asks: (file name, bytes, whether
+/// anything was downloaded).
+fn fetch_oci(
+    client: &Client,
+    repository: &str,
+    d: &Dependency,
+    options: &Options<'_>,
+) -> Result<(String, Vec<u8>, bool), DependencyError> {
+    let download = |source: ClientError| match source {
+        ClientError::Offline { .. } => DependencyError::from(source),
+        source => DependencyError::Download {
+            url: format!(
+                "{}/{}:{}",
+                repository.trim_end_matches('/'),
+                d.name,
+                d.version
+            ),
+            source: Box::new(source),
+        },
+    };
+    let reference = oci_reference(repository, &d.name).map_err(|e| download(e.into()))?;
+    let provenance = match options.verify {
+        Verify::Always => chartkit_repo_client::Provenance::Required,
+        Verify::IfPossible => chartkit_repo_client::Provenance::IfPresent,
+        Verify::Never => chartkit_repo_client::Provenance::Skip,
+    };
+    let chart = client
+        .fetch_oci(
+            &reference,
+            Some(&d.version),
+            false,
+            &options.registry,
+            provenance,
+        )
+        .map_err(download)?;
+    let file = chart.file_name();
+    if let (Some(prov), Some(keyring)) = (&chart.prov, options.keyring) {
+        chartkit_signing::verify(
+            &String::from_utf8_lossy(prov),
+            &chart.package,
+            &file,
+            keyring,
+        )
+        .map_err(|e| DependencyError::Verification {
+            name: d.name.clone(),
+            version: d.version.clone(),
+            reason: e.to_string(),
+        })?;
+    }
+    Ok((file, chart.package, chart.downloaded))
 }
 
 /// A dependency without a repository must be unpacked in `charts/` within its range.

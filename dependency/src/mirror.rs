@@ -26,6 +26,8 @@ pub struct MirrorOptions {
     pub with_dependencies: bool,
     pub to: PathBuf,
     pub load: LoadOptions,
+    /// How an OCI registry source is reached.
+    pub registry: chartkit_repo_client::Access,
 }
 
 /// What a mirror run did.
@@ -85,6 +87,9 @@ pub fn mirror(
         path: options.to.clone(),
         reason: e.to_string(),
     })?;
+    if chartkit_oci::is_oci(&options.repo) {
+        return mirror_from_registry(client, options, notify);
+    }
     let mut report = MirrorReport::default();
     let mut indexes: BTreeMap<String, RepoIndex> = BTreeMap::new();
     let root = if options.repo.contains("://") {
@@ -200,6 +205,116 @@ pub fn mirror(
             reason: e.to_string(),
         })?;
     Ok(report)
+}
+
+/// `mirror oci://HOST/PATH/NAME`: the versions the registry's tags name (in `--versions`),
+/// each package and its provenance layer written into the directory, then indexed.
+fn mirror_from_registry(
+    client: &Client,
+    options: &MirrorOptions,
+    notify: &mut dyn FnMut(&str),
+) -> Result<MirrorReport, MirrorError> {
+    let mut report = MirrorReport::default();
+    let reference = chartkit_oci::Reference::parse(&options.repo).map_err(ClientError::from)?;
+    let (versions, warnings) = client.oci_versions(&reference, &options.registry)?;
+    report.warnings.extend(warnings);
+    if options.with_dependencies {
+        report.warnings.push(format!(
+            "--with-dependencies is not followed from an OCI registry source ({})",
+            options.repo
+        ));
+    }
+    let range = options
+        .versions
+        .as_deref()
+        .map(|r| {
+            VersionRange::parse(r).map_err(|e| MirrorError::Range {
+                range: r.to_owned(),
+                reason: e.to_string(),
+            })
+        })
+        .transpose()?;
+    let chosen: Vec<&String> = versions
+        .iter()
+        .filter(|v| match &range {
+            None => true,
+            Some(range) => Version::parse(v).is_ok_and(|p| range.matches(&p)),
+        })
+        .collect();
+    if chosen.is_empty() {
+        return Err(MirrorError::NoMatch {
+            chart: reference.name().to_owned(),
+            repo: options.repo.clone(),
+            range: options.versions.clone().unwrap_or_else(|| "*".to_owned()),
+        });
+    }
+    for version in chosen {
+        let chart = client.fetch_oci(
+            &reference,
+            Some(version),
+            false,
+            &options.registry,
+            chartkit_repo_client::Provenance::IfPresent,
+        )?;
+        let file = chart.file_name();
+        let target = options.to.join(&file);
+        if std::fs::read(&target).is_ok_and(|bytes| bytes == chart.package) {
+            report.present += 1;
+            continue;
+        }
+        if let Some(prov) = &chart.prov {
+            write(&options.to.join(format!("{file}.prov")), prov)?;
+            report.provenance.push(format!("{file}.prov"));
+        }
+        write(&target, &chart.package)?;
+        notify(&format!("Copied {file}"));
+        report.copied.push(file);
+    }
+    chartkit_repo::index_directory(&options.to, &chartkit_repo::IndexDirOptions::default())
+        .map_err(|e| MirrorError::Index {
+            path: options.to.clone(),
+            reason: e.to_string(),
+        })?;
+    Ok(report)
+}
+
+/// Pushes every package in `dir` (a mirror's directory), with the `.prov` beside it, to
+/// the registry path `destination` (`oci://HOST/PATH`) as `PATH/NAME:VERSION` with Helm's
+/// manifest; blobs the registry has are not sent again. The references pushed.
+pub fn push_to_registry(
+    client: &Client,
+    dir: &Path,
+    destination: &str,
+    access: &chartkit_repo_client::Access,
+    load: &LoadOptions,
+    notify: &mut dyn FnMut(&str),
+) -> Result<Vec<String>, MirrorError> {
+    let unreadable = |path: &Path, e: &dyn std::fmt::Display| MirrorError::Write {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let mut packages: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| unreadable(dir, &e))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|x| x == "tgz"))
+        .collect();
+    packages.sort();
+    let mut pushed = Vec::new();
+    for path in packages {
+        let bytes = std::fs::read(&path).map_err(|e| unreadable(&path, &e))?;
+        let shown = path.display().to_string();
+        let chart = chartkit_chart::load_archive(&bytes, &shown, load)
+            .map_err(|e| unreadable(&path, &e))?;
+        let prov = std::fs::read(format!("{shown}.prov")).ok();
+        let modified = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .map_err(|e| unreadable(&path, &e))?;
+        let created = chartkit_oci::manifest::rfc3339(modified);
+        let result = client.push_oci(&chart, bytes, prov, destination, &created, access)?;
+        notify(&format!("Pushed: {}", result.reference));
+        pushed.push(result.reference.to_string());
+    }
+    Ok(pushed)
 }
 
 /// The package at `target` when it is there with the digest the index gives.

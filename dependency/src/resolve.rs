@@ -29,6 +29,8 @@ pub enum Source {
     Configured(Configured),
     /// A repository URL the user has not configured (Helm fetches its index anyway).
     Unconfigured(String),
+    /// An OCI registry path (`oci://HOST/PATH`; the chart is `PATH/NAME` in it).
+    Oci(String),
 }
 
 impl Source {
@@ -37,7 +39,7 @@ impl Source {
         match self {
             Source::Configured(c) => Some(&c.url),
             Source::Unconfigured(url) => Some(url),
-            Source::Vendored | Source::Local(_) => None,
+            Source::Vendored | Source::Local(_) | Source::Oci(_) => None,
         }
     }
 }
@@ -47,10 +49,8 @@ impl Source {
 pub enum ResolveError {
     #[error("directory {} not found", .0.display())]
     LocalPathMissing(PathBuf),
-    #[error(
-        "dependency {name:?} is in the OCI registry {repository}; OCI registries are not supported yet by chartkit (use `helm dependency update` for this chart)"
-    )]
-    OciUnsupported { name: String, repository: String },
+    #[error("could not retrieve list of tags for repository {repository}: {reason}")]
+    OciTags { repository: String, reason: String },
     #[error("no repository definition for {}. Please add them via 'chartkit repo add'{}", .missing.join(", "), if *.bare_name { "\nNote that repositories must be URLs or aliases. For example, to refer to the \"example\"\nrepository, use \"https://charts.example.com/\" or \"@example\" instead of\n\"example\". Don't forget to add the repo, too ('chartkit repo add')." } else { "" })]
     NoRepositoryDefinition {
         missing: Vec<String>,
@@ -97,12 +97,7 @@ pub fn sources(
         let source = match Repository::of(&d.repository) {
             Repository::Vendored => Source::Vendored,
             Repository::Local(path) => Source::Local(local_path(chart_dir, path)?),
-            Repository::Oci(repository) => {
-                return Err(ResolveError::OciUnsupported {
-                    name: d.name.clone(),
-                    repository: repository.to_owned(),
-                });
-            }
+            Repository::Oci(repository) => Source::Oci(repository.to_owned()),
             Repository::Named(_) | Repository::Url(_) => {
                 let found = configured
                     .iter()
@@ -142,12 +137,14 @@ pub fn sources(
 
 /// Helm's `Resolver.Resolve`: the locked form of each dependency. `versions_of(url, name)`
 /// gives a chart's versions in a repository's index (configured or not), newest first;
-/// `None` when the index has no such chart.
+/// `None` when the index has no such chart. `tags_of(oci_repository, name)` gives the
+/// versions an OCI registry's tags name, newest first.
 pub fn resolve(
     chart_dir: &Path,
     dependencies: &[Dependency],
     sources: &[Source],
     versions_of: impl Fn(&str, &str) -> Option<Vec<ChartVersion>>,
+    tags_of: impl Fn(&str, &str) -> Result<Vec<String>, String>,
 ) -> Result<Vec<Dependency>, ResolveError> {
     let mut locked = Vec::with_capacity(dependencies.len());
     let mut missing = Vec::new();
@@ -184,6 +181,24 @@ pub fn resolve(
                     Ok(v) if range.matches(&v) => locked.push(lock(&chart.metadata.version)),
                     _ => note_missing(d),
                 }
+            }
+            // As helm: an exact version is locked as it is; a range takes the newest tag
+            // in it, and when none is, the range itself is locked (helm's resolver counts
+            // an OCI dependency as found), so the download names what is missing.
+            Source::Oci(repository) => {
+                if Version::parse(&d.version).is_ok() {
+                    locked.push(lock(&d.version));
+                    continue;
+                }
+                let tags =
+                    tags_of(repository, &d.name).map_err(|reason| ResolveError::OciTags {
+                        repository: d.repository.clone(),
+                        reason,
+                    })?;
+                let chosen = tags
+                    .iter()
+                    .find(|t| Version::parse(t).is_ok_and(|v| range.matches(&v)));
+                locked.push(lock(chosen.unwrap_or(&d.version)));
             }
             Source::Configured(_) | Source::Unconfigured(_) => {
                 let url = source.index_url().unwrap_or_default();
@@ -282,9 +297,13 @@ mod tests {
             sources[2],
             Source::Unconfigured("https://elsewhere.example/charts".into())
         );
-        let locked = resolve(Path::new("."), &deps, &sources, |_, name| {
-            index.entries.get(name).cloned()
-        })
+        let locked = resolve(
+            Path::new("."),
+            &deps,
+            &sources,
+            |_, name| index.entries.get(name).cloned(),
+            |_, _| Err(String::new()),
+        )
         .unwrap();
         let versions: Vec<_> = locked.iter().map(|d| d.version.as_str()).collect();
         // 1.3.0 has no URLs, so `^1.0` skips it; a pre-release needs a range that admits one.
@@ -309,10 +328,43 @@ mod tests {
     }
 
     #[test]
-    fn oci_is_refused_clearly() {
-        let mut deps = vec![dep("a", "1", "oci://registry.example/charts")];
-        let error = sources(Path::new("."), &mut deps, &[]).unwrap_err();
-        assert!(error.to_string().contains("not supported yet"));
+    fn oci_dependencies_lock_an_exact_version_or_the_newest_tag_in_range() {
+        let mut deps = vec![
+            dep("a", "1.0.0", "oci://registry.example/charts"),
+            dep("b", "~1.1", "oci://registry.example/charts"),
+            dep("c", "^9", "oci://registry.example/charts"),
+        ];
+        let sources = sources(Path::new("."), &mut deps, &[]).unwrap();
+        assert_eq!(
+            sources[0],
+            Source::Oci("oci://registry.example/charts".into())
+        );
+        let tags = |repository: &str, name: &str| {
+            assert_eq!(
+                (repository, name == "a"),
+                ("oci://registry.example/charts", false)
+            );
+            Ok(vec![
+                "1.2.0".to_owned(),
+                "1.1.5".to_owned(),
+                "1.1.0".to_owned(),
+            ])
+        };
+        let locked = resolve(Path::new("."), &deps, &sources, |_, _| None, tags).unwrap();
+        let versions: Vec<_> = locked.iter().map(|d| d.version.as_str()).collect();
+        assert_eq!(versions, ["1.0.0", "1.1.5", "^9"]);
+        let error = resolve(
+            Path::new("."),
+            &deps[1..2],
+            &sources[1..2],
+            |_, _| None,
+            |_, _| Err("refused".to_owned()),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "could not retrieve list of tags for repository oci://registry.example/charts: refused"
+        );
     }
 
     #[test]
@@ -320,18 +372,26 @@ mod tests {
         let index = index();
         let deps = vec![dep("alpha", "^3", "http://127.0.0.1:1")];
         let sources = vec![Source::Configured(configured()[0].clone())];
-        let error = resolve(Path::new("."), &deps, &sources, |_, name| {
-            index.entries.get(name).cloned()
-        })
+        let error = resolve(
+            Path::new("."),
+            &deps,
+            &sources,
+            |_, name| index.entries.get(name).cloned(),
+            |_, _| Err(String::new()),
+        )
         .unwrap_err();
         assert_eq!(
             error.to_string(),
             "can't get a valid version for 1 subchart(s): \"alpha\" (repository \"http://127.0.0.1:1\", version \"^3\"). Make sure a matching chart version exists in the repo, or change the version constraint in Chart.yaml"
         );
         let deps = vec![dep("gamma", "^3", "http://127.0.0.1:1")];
-        let error = resolve(Path::new("."), &deps, &sources, |_, name| {
-            index.entries.get(name).cloned()
-        })
+        let error = resolve(
+            Path::new("."),
+            &deps,
+            &sources,
+            |_, name| index.entries.get(name).cloned(),
+            |_, _| Err(String::new()),
+        )
         .unwrap_err();
         assert_eq!(
             error.to_string(),
@@ -363,7 +423,14 @@ mod tests {
         .unwrap();
         let mut deps = vec![dep("sub", "~0.3", "file://sub")];
         let sources = sources(temp.path(), &mut deps, &[]).unwrap();
-        let locked = resolve(temp.path(), &deps, &sources, |_, _| None).unwrap();
+        let locked = resolve(
+            temp.path(),
+            &deps,
+            &sources,
+            |_, _| None,
+            |_, _| Err(String::new()),
+        )
+        .unwrap();
         assert_eq!(locked[0].version, "0.3.0");
         assert_eq!(locked[0].repository, "file://sub");
         let mut deps = vec![dep("sub", "1", "file://missing")];

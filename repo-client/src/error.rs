@@ -107,6 +107,9 @@ pub enum ClientError {
     /// `search --regexp` with a pattern Go's regexp refuses.
     #[error("{0}")]
     Regexp(String),
+    /// An OCI registry operation failed.
+    #[error(transparent)]
+    Registry(#[from] chartkit_oci::OciError),
     /// A chart reference that is neither `REPO/NAME`, a URL nor a name with a repository URL.
     #[error("{0}")]
     BadReference(String),

@@ -42,6 +42,7 @@ mod client;
 mod error;
 mod locate;
 mod network;
+mod oci;
 mod reference;
 pub mod search;
 mod settings;
@@ -56,6 +57,7 @@ pub use client::{
 pub use error::{ClientError, Result};
 pub use locate::{Access, ChartSource, Content, LocateError, LocateOptions, Located};
 pub use network::{Body, Fetched, Http, Network, Opened, Progress, Validators, read_certs};
+pub use oci::{OciChart, OciPushed, Provenance};
 pub use reference::ChartRef;
 pub use search::{Hit, SearchOptions, search};
 pub use settings::{Paths, RepoEntry, RepoFile, RepoFileLock, lock_path};

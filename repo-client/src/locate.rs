@@ -23,6 +23,8 @@ pub enum ChartSource {
     /// A chart in a chart repository over HTTP(S) or a `portforward://` tunnel:
     /// `REPO/NAME`, `NAME` with `--repo URL`, or a package URL.
     Repository(ChartRef),
+    /// A chart in an OCI registry: `oci://HOST/PATH/NAME[:TAG][@DIGEST]`.
+    Oci(chartkit_oci::Reference),
 }
 
 /// URL schemes a chart repository can be reached through.
@@ -54,6 +56,11 @@ impl ChartSource {
     pub fn remote(argument: &str, repo_url: Option<&str>) -> Result<ChartSource, LocateError> {
         let argument = argument.trim();
         let repo_url = repo_url.filter(|u| !u.is_empty());
+        if repo_url.is_none() && chartkit_oci::is_oci(argument) {
+            return chartkit_oci::Reference::parse(argument)
+                .map(ChartSource::Oci)
+                .map_err(|e| LocateError::Client(Box::new(e.into())));
+        }
         for url in repo_url.into_iter().chain(Some(argument)) {
             if let Some((scheme, _)) = url.split_once("://")
                 && !REPOSITORY_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
@@ -94,6 +101,10 @@ impl ChartSource {
                 let client = client.ok_or(LocateError::NoClient)?;
                 locate_in_repository(client, reference, options)
             }
+            ChartSource::Oci(reference) => {
+                let client = client.ok_or(LocateError::NoClient)?;
+                locate_in_registry(client, reference, options)
+            }
         }
     }
 }
@@ -125,6 +136,8 @@ pub struct Access {
     pub key_file: Option<PathBuf>,
     pub insecure_skip_tls_verify: bool,
     pub pass_credentials: bool,
+    /// `--plain-http`: talk to an OCI registry over http://.
+    pub plain_http: bool,
 }
 
 impl Access {
@@ -160,6 +173,9 @@ pub struct Located {
     /// Things the user should know: an index taken from the cache because the server
     /// could not be reached.
     pub warnings: Vec<String>,
+    /// For a chart from an OCI registry, the reference and manifest digest pulled, which
+    /// helm reports (`Pulled: ...`, `Digest: ...`).
+    pub pulled: Option<(String, String)>,
 }
 
 /// What a chart is made of.
@@ -215,6 +231,7 @@ fn locate_local(path: &Path, options: &LocateOptions<'_>) -> Result<Located, Loc
         verification,
         resolved: None,
         warnings: Vec::new(),
+        pulled: None,
     })
 }
 
@@ -279,6 +296,61 @@ fn locate_in_repository(
         verification,
         resolved: Some(resolved),
         warnings,
+        pulled: None,
+    })
+}
+
+fn locate_in_registry(
+    client: &Client,
+    reference: &chartkit_oci::Reference,
+    options: &LocateOptions<'_>,
+) -> Result<Located, LocateError> {
+    let provenance = match (options.verify.is_some(), options.provenance) {
+        (true, _) => crate::oci::Provenance::Required,
+        (false, true) => crate::oci::Provenance::IfPresent,
+        (false, false) => crate::oci::Provenance::Skip,
+    };
+    let chart = client.fetch_oci(
+        reference,
+        options.version,
+        options.devel,
+        &options.access,
+        provenance,
+    )?;
+    let file_name = chart.file_name();
+    let mut warnings = chart.warnings;
+    if provenance == crate::oci::Provenance::IfPresent && chart.prov.is_none() {
+        warnings.push(format!(
+            "Verification not found for oci://{}: manifest does not contain a layer with mediatype {}",
+            reference.locator(),
+            chartkit_oci::manifest::PROV_MEDIA_TYPE
+        ));
+    }
+    let verification = match (options.verify, &chart.prov) {
+        (Some(keyring), Some(prov)) => Some(
+            chartkit_signing::verify(
+                &String::from_utf8_lossy(prov),
+                &chart.package,
+                &file_name,
+                keyring,
+            )
+            .map_err(|error| LocateError::Verify {
+                file_name: file_name.clone(),
+                error: Box::new(error),
+            })?,
+        ),
+        _ => None,
+    };
+    Ok(Located {
+        content: Content::Package {
+            bytes: chart.package,
+            file_name,
+        },
+        provenance: chart.prov,
+        verification,
+        resolved: None,
+        warnings,
+        pulled: Some((chart.reference.to_string(), chart.digest)),
     })
 }
 
@@ -295,7 +367,7 @@ pub enum LocateError {
     NotAReference { argument: String },
     /// A URL of a scheme no chart source reads.
     #[error(
-        "cannot read charts from {scheme}:// URLs (`{url}`): chartkit reads http://, https:// and portforward:// repositories"
+        "cannot read charts from {scheme}:// URLs (`{url}`): chartkit reads http://, https:// and portforward:// repositories and oci:// registries"
     )]
     UnsupportedScheme { url: String, scheme: String },
     /// `--verify` on a chart directory.
@@ -374,8 +446,14 @@ mod tests {
             ChartSource::parse("web", None).unwrap_err(),
             LocateError::NotAReference { .. }
         ));
-        let oci = ChartSource::parse("oci://r/web", None).unwrap_err();
-        assert!(oci.to_string().contains("oci://"), "{oci}");
+        assert_eq!(
+            ChartSource::parse("oci://r:5000/charts/web:1.0.0", None).unwrap(),
+            ChartSource::Oci(
+                chartkit_oci::Reference::parse("oci://r:5000/charts/web:1.0.0").unwrap()
+            )
+        );
+        let other = ChartSource::parse("ftp://r/web", None).unwrap_err();
+        assert!(other.to_string().contains("ftp://"), "{other}");
         assert!(!ChartSource::Local(chart).needs_client());
     }
 

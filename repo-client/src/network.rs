@@ -186,6 +186,15 @@ impl Http {
         Ok((parsed.local_url(local), client, Some(route)))
     }
 
+    /// The client for `repo`'s TLS settings (an OCI registry's too), for requests to `url`.
+    pub(crate) fn client_for_entry(
+        &self,
+        repo: &RepoEntry,
+        url: &str,
+    ) -> Result<reqwest::blocking::Client> {
+        self.client_for(repo, url)
+    }
+
     fn client_for(&self, repo: &RepoEntry, url: &str) -> Result<reqwest::blocking::Client> {
         let key = TlsKey {
             ca_file: repo.ca_file.clone(),

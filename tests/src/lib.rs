@@ -9,8 +9,10 @@ pub mod counting_server;
 pub mod memory;
 pub mod peers;
 pub mod records;
+pub mod registry;
 pub mod sandbox;
 pub mod server;
+pub mod token_service;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

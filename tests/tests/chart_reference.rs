@@ -293,7 +293,7 @@ fn a_tampered_repository_package_fails_verify_in_every_command() {
 #[test]
 fn missing_paths_and_unknown_references_say_what_they_are() {
     let ctx = TestContext::new();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["install", "e1", "./no-such-dir", "--dry-run=client"],
             "path \"./no-such-dir\" not found: there is no chart directory or package there",
@@ -311,8 +311,12 @@ fn missing_paths_and_unknown_references_say_what_they_are() {
             "no repository named \"myrepo\"",
         ),
         (
-            &["show", "chart", "oci://registry.example/web"],
-            "cannot read charts from oci:// URLs",
+            &["show", "chart", "ftp://registry.example/web"],
+            "cannot read charts from ftp:// URLs",
+        ),
+        (
+            &["show", "chart", "oci://registry.example/Web"],
+            "invalid OCI reference \"oci://registry.example/Web\"",
         ),
         (
             &["push", "web", "http://127.0.0.1:9"],

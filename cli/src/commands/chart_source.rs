@@ -56,9 +56,7 @@ pub fn load(
         .locate(client.as_ref(), &options)
         .map_err(locate_error)?;
     drop(client);
-    for warning in &located.warnings {
-        errln!("warning: {warning}");
-    }
+    report_pulled(&located);
     let load_options = chartkit_chart::LoadOptions {
         check_api_version,
         ..super::load_options()?
@@ -68,6 +66,22 @@ pub fn load(
         errln!("warning: {warning}");
     }
     Ok(chart)
+}
+
+/// What helm says on stderr about a chart found: an OCI pull's reference and digest,
+/// and any warning.
+pub fn report_pulled(located: &chartkit_repo_client::Located) {
+    if let Some((reference, digest)) = &located.pulled {
+        errln!("Pulled: {reference}");
+        errln!("Digest: {digest}");
+        if reference.contains('_') {
+            errln!("{reference} contains an underscore.");
+            errln!("{}", chartkit_oci::reference::UNDERSCORE_MESSAGE);
+        }
+    }
+    for warning in &located.warnings {
+        errln!("warning: {warning}");
+    }
 }
 
 /// The resolver's error, with helm's words for a failed verification and the next step.

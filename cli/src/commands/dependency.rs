@@ -45,6 +45,7 @@ fn manager_options<'k>(
     verify: Verify,
     keyring: Option<&'k chartkit_signing::Keyring>,
     skip_refresh: bool,
+    registry: &chartkit_repo_client::Access,
 ) -> crate::error::Result<Options<'k>> {
     Ok(Options {
         verify,
@@ -52,6 +53,7 @@ fn manager_options<'k>(
         skip_refresh,
         load: super::load_options()?,
         mtime: env::number(env::SOURCE_DATE_EPOCH)?.unwrap_or(0),
+        registry: registry.clone(),
     })
 }
 
@@ -72,7 +74,8 @@ pub fn fetch(
         (true, true) => Verify::IfPossible,
         (true, false) => Verify::Always,
     };
-    let options = manager_options(verify, keyring.as_ref(), args.skip_refresh)?;
+    let registry = super::repo_support::access(&args.access);
+    let options = manager_options(verify, keyring.as_ref(), args.skip_refresh, &registry)?;
     let mut notify = |line: &str| {
         let _ = outln!("{line}");
     };
@@ -115,7 +118,7 @@ pub fn update_with(
     chart: &std::path::Path,
     notify: &mut dyn FnMut(&str),
 ) -> crate::error::Result<()> {
-    let options = manager_options(Verify::Never, None, false)?;
+    let options = manager_options(Verify::Never, None, false, &Default::default())?;
     chartkit_dependency::manager::update(client, chart, &options, notify)
         .map_err(|e| explain(e, chart))?;
     Ok(())

@@ -9,6 +9,8 @@ mod mirror;
 mod package;
 mod pull;
 mod push;
+mod push_oci;
+mod registry;
 mod release_colour;
 mod release_read;
 mod release_write;
@@ -69,6 +71,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Pull(args) => pull::run(args, offline),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
+        Command::Registry(command) => registry::run(command),
         Command::Addon(AddonCommand::Resolve(args)) => addon::resolve(args, offline),
         Command::Dependency(DependencyCommand::List(args)) => dependency::list(args),
         Command::Dependency(DependencyCommand::Update(args)) => {

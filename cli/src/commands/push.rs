@@ -21,6 +21,9 @@ struct Target {
 }
 
 pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
+    if chartkit_oci::is_oci(&args.repo) {
+        return super::push_oci::run(args);
+    }
     let file_name = package_name(&args.chart)?;
     let package = std::fs::read(&args.chart)
         .with_context(|| format!("cannot read `{}`", args.chart.display()))?;

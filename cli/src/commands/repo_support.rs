@@ -153,6 +153,7 @@ pub fn access(args: &RepoAccessArgs) -> Access {
         key_file: args.key_file.clone(),
         insecure_skip_tls_verify: args.insecure_skip_tls_verify,
         pass_credentials: args.pass_credentials,
+        plain_http: args.plain_http,
     }
 }
 
@@ -186,6 +187,7 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
             chartkit_repo_client::tunnel::FORM
         )),
         ClientError::IndexTooLarge { limit, .. } => Some(index_limit_hint(*limit)),
+        ClientError::Registry(error) => oci_hint(error),
         ClientError::ChartNotFound { .. } => Some(
             "list the versions with \"chartkit search repo NAME --versions\", or update the index with \"chartkit repo update\"".to_owned(),
         ),
@@ -194,6 +196,33 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
     match hint {
         Some(hint) => with_hint(crate::error::Error::new(error), hint),
         None => crate::error::Error::new(error),
+    }
+}
+
+/// The next step after a registry error.
+pub fn oci_hint(error: &chartkit_oci::OciError) -> Option<String> {
+    use chartkit_oci::OciError;
+    match error {
+        OciError::Unauthorized {
+            registry,
+            had_credentials: false,
+            ..
+        } => Some(format!(
+            "log in with `chartkit registry login {registry}` (helm's logins are shared), or pass --username and --password"
+        )),
+        OciError::Unauthorized { registry, .. } => Some(format!(
+            "check the username and password for {registry} (`chartkit registry login {registry}` stores new ones)"
+        )),
+        OciError::DigestMismatch { .. } => Some(
+            "the registry serves other bytes than its manifest names; tell its operators".to_owned(),
+        ),
+        OciError::Unreachable { url, .. } if url.starts_with("https://") => Some(
+            "a registry serving plain http needs --plain-http; one with a private CA needs --ca-file".to_owned(),
+        ),
+        OciError::NoMatchingVersion { .. } | OciError::NoTags { .. } => {
+            Some("give a version or range the registry's tags satisfy (--version), or --devel for pre-releases".to_owned())
+        }
+        _ => None,
     }
 }
 

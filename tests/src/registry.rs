@@ -1,0 +1,237 @@
+//! A real OCI registry for end-to-end tests: Debian's `docker-registry` (the CNCF
+//! distribution registry 2.8) on an ephemeral port of 127.0.0.1, its storage in the test's
+//! temporary directory, with htpasswd users and, when asked, TLS with a certificate from a
+//! CA made for the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How a registry is started.
+#[derive(Debug, Clone, Default)]
+pub struct RegistryOptions {
+    /// htpasswd users (`(name, password)`); none: anonymous access.
+    pub users: Vec<(String, String)>,
+    /// Serve https with a certificate signed by a test CA ([`RegistryProcess::ca_file`]).
+    pub tls: bool,
+    /// Authenticate with Bearer tokens from a token service the test runs (the users are
+    /// its users) instead of htpasswd.
+    pub token: bool,
+}
+
+/// A running registry; killed when dropped.
+pub struct RegistryProcess {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    pub host: String,
+    /// The test CA's certificate (PEM), with TLS.
+    pub ca_file: Option<PathBuf>,
+    /// A client certificate and key the CA signed (PEM), with TLS.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+    pub dir: PathBuf,
+    /// The token service, with `token`.
+    pub token_service: Option<crate::token_service::TokenService>,
+    log: PathBuf,
+}
+
+/// The registry binary, if installed.
+pub fn registry_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join("docker-registry"))
+        .find(|candidate| candidate.is_file())
+}
+
+impl RegistryProcess {
+    /// Starts a registry under `dir`, or skips (`None`) when `docker-registry` is missing
+    /// outside CI.
+    pub fn start_or_skip(
+        test: &str,
+        dir: &Path,
+        options: &RegistryOptions,
+    ) -> Option<RegistryProcess> {
+        let Some(binary) = registry_binary() else {
+            crate::skip(
+                test,
+                "docker-registry is not installed (apt-get install docker-registry)",
+            );
+            return None;
+        };
+        Some(RegistryProcess::start(&binary, dir, options))
+    }
+
+    fn start(binary: &Path, dir: &Path, options: &RegistryOptions) -> RegistryProcess {
+        let dir = unique(dir.join("registry"));
+        std::fs::create_dir_all(&dir).expect("registry dir");
+        let mut auth = String::new();
+        let mut token_service = None;
+        if options.token {
+            let service = crate::token_service::TokenService::start(&dir, &options.users);
+            auth = service.registry_auth();
+            token_service = Some(service);
+        } else if !options.users.is_empty() {
+            let htpasswd = dir.join("htpasswd");
+            let lines: String = options
+                .users
+                .iter()
+                .map(|(user, password)| {
+                    format!("{user}:{}\n", bcrypt::hash(password, 4).expect("bcrypt"))
+                })
+                .collect();
+            std::fs::write(&htpasswd, lines).expect("write htpasswd");
+            auth = format!(
+                "auth:\n  htpasswd:\n    realm: chartkit-test\n    path: {}\n",
+                htpasswd.display()
+            );
+        }
+        let (mut tls, mut ca_file, mut client_cert) = (String::new(), None, None);
+        if options.tls {
+            let files = test_pki(&dir);
+            tls = format!(
+                "  tls:\n    certificate: {}\n    key: {}\n",
+                files.server_cert.display(),
+                files.server_key.display()
+            );
+            ca_file = Some(files.ca);
+            client_cert = Some((files.client_cert, files.client_key));
+        }
+        let log = dir.join("registry.log");
+        for _ in 0..10 {
+            let port = free_port();
+            let host = format!("127.0.0.1:{port}");
+            let config = dir.join("config.yml");
+            std::fs::write(
+                &config,
+                format!(
+                    "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n{tls}{auth}",
+                    dir.join("data").display()
+                ),
+            )
+            .expect("write registry config");
+            let log_file = std::fs::File::create(&log).expect("registry log");
+            let child = Command::new(binary)
+                .arg("serve")
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(log_file.try_clone().expect("log"))
+                .stderr(log_file)
+                .spawn()
+                .expect("start docker-registry");
+            let mut process = RegistryProcess {
+                child,
+                host,
+                ca_file: ca_file.clone(),
+                client_cert: client_cert.clone(),
+                dir: dir.clone(),
+                token_service: None,
+                log: log.clone(),
+            };
+            if process.wait_listening() {
+                process.token_service = token_service;
+                return process;
+            }
+            // The port was taken between choosing and binding: try another.
+            let _ = process.child.kill();
+            let _ = process.child.wait();
+        }
+        panic!(
+            "docker-registry did not start: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+
+    fn wait_listening(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            if std::net::TcpStream::connect(&self.host).is_ok() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// `oci://127.0.0.1:PORT/PATH`.
+    pub fn oci(&self, path: &str) -> String {
+        format!("oci://{}/{}", self.host, path.trim_start_matches('/'))
+    }
+
+    /// The registry's log.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Stops the registry (its storage stays).
+    pub fn stop(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RegistryProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate it signed.
+struct Pki {
+    ca: PathBuf,
+    server_cert: PathBuf,
+    server_key: PathBuf,
+    client_cert: PathBuf,
+    client_key: PathBuf,
+}
+
+fn test_pki(dir: &Path) -> Pki {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "chartkit test CA");
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("CA key"))
+        .expect("CA certificate");
+    let leaf = |names: Vec<String>| {
+        let key = KeyPair::generate().expect("key");
+        let params = CertificateParams::new(names).expect("params");
+        let cert = params.signed_by(&key, &ca).expect("certificate");
+        (cert.pem(), key.serialize_pem())
+    };
+    let (server_cert, server_key) = leaf(vec!["127.0.0.1".into(), "localhost".into()]);
+    let (client_cert, client_key) = leaf(vec!["client".into()]);
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write PKI file");
+        path
+    };
+    Pki {
+        ca: write("ca.pem", &ca.pem()),
+        server_cert: write("server.pem", &server_cert),
+        server_key: write("server-key.pem", &server_key),
+        client_cert: write("client.pem", &client_cert),
+        client_key: write("client-key.pem", &client_key),
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+fn unique(path: PathBuf) -> PathBuf {
+    let mut candidate = path.clone();
+    let mut n = 1;
+    while candidate.exists() {
+        n += 1;
+        candidate = PathBuf::from(format!("{}-{n}", path.display()));
+    }
+    candidate
+}
