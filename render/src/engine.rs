@@ -32,8 +32,10 @@ struct Source<'a> {
     name: String,
     base_path: String,
     scope: usize,
-    /// Borrowed from the chart unless the file is not valid UTF-8.
+    /// Borrowed from the chart unless the file is not valid UTF-8, when its bytes are
+    /// carried as `chartkit_template::gostr::source_text` says (`binary`).
     text: std::borrow::Cow<'a, str>,
+    binary: bool,
 }
 
 /// Renders every template; returns each template's output by full name
@@ -62,8 +64,12 @@ pub fn render_templates(
         set.set_missing_key(MissingKey::Error);
     }
     set.set_lint_mode(context.lint_mode);
-    set.add_all(sources.iter().map(|s| (s.name.as_str(), &*s.text)))
-        .map_err(|e| RenderError::Render(e.helm_message()))?;
+    set.add_all_sources(
+        sources
+            .iter()
+            .map(|s| (s.name.as_str(), &*s.text, s.binary)),
+    )
+    .map_err(|e| RenderError::Render(e.helm_message()))?;
 
     sources.sort_by(|a, b| helm_parse_order(&a.name, &b.name));
     let mut rendered = BTreeMap::new();
@@ -147,11 +153,13 @@ fn collect<'a>(
         if library && !base.starts_with('_') {
             continue;
         }
+        let (text, binary) = chartkit_template::gostr::source_text(&template.data);
         sources.push(Source {
             name: format!("{path}/{}", template.name),
             base_path: format!("{path}/templates"),
             scope,
-            text: template.text(),
+            text,
+            binary,
         });
     }
     data

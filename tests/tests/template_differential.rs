@@ -974,10 +974,33 @@ fn toml_documents() -> Vec<String> {
         .collect()
 }
 
+/// Template text that is not UTF-8 (base64 of bytes such as `caf\xe9`), through `tpl`,
+/// `include` of a file that is not UTF-8 (`_binary.tpl`), and literals: Go keeps the
+/// bytes of text and raw literals and reads those of a quoted literal as U+FFFD.
+fn non_utf8_templates() -> Vec<String> {
+    [
+        "{{ tpl (\"Y2Fm6Q==\" | b64dec) . }}",
+        "{{ tpl (\"Y2Fm6Q==\" | b64dec) . | len }}",
+        "{{ tpl (printf \"%s{{ 1 }}\" (\"Y2Fm6Q==\" | b64dec)) . }}",
+        "{{ tpl (\"Y2Fm6SB7eyAuUmVsZWFzZS5OYW1lIH19IP8=\" | b64dec) . }}",
+        "{{ tpl (\"e3sgImNhZu4iIH19\" | b64dec) . }}",
+        "{{ tpl (\"e3sgYGNhZu5gIH19\" | b64dec) . }}",
+        "{{ tpl (\"e3sgZGVmaW5lICJxIiB9fWNhZul7eyBlbmQgfX17eyBpbmNsdWRlICJxIiAuIH19\" | b64dec) . }}",
+        "{{ tpl (\"e3sgIlx4ZTnpIiB9fQ==\" | b64dec) . }}",
+        "{{ tpl (\"e3sgeOkgfX0=\" | b64dec) . }}",
+        "{{ tpl (include \"binary\" .) . }}",
+        "{{ include \"binary\" . }}",
+        "{{ include \"binary\" . | len }}",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 fn groups() -> Vec<Group> {
     let mut expressions = language();
     expressions.extend(functions());
     expressions.extend(toml_documents());
+    expressions.extend(non_utf8_templates());
     vec![
         Group {
             name: "values.yaml",
@@ -1048,6 +1071,11 @@ fn write_chart(dir: &Path, expressions: &[(usize, &str)]) {
     std::fs::write(dir.join("Chart.yaml"), CHART_YAML).unwrap();
     std::fs::write(dir.join("values.yaml"), VALUES_YAML).unwrap();
     std::fs::write(dir.join("templates/_helpers.tpl"), HELPERS).unwrap();
+    std::fs::write(
+        dir.join("templates/_binary.tpl"),
+        b"{{- define \"binary\" }}caf\xe9 {{ \"l\xe9\" }} {{ `r\xe9` }} {{ \"\\xe9\" }}\xff{{ end -}}",
+    )
+    .unwrap();
     std::fs::write(dir.join("files/a.conf"), "x=1\n").unwrap();
     std::fs::write(dir.join("files/b.conf"), "y=2\n").unwrap();
     std::fs::write(dir.join("files/lines.txt"), "one\ntwo\n\nfour").unwrap();

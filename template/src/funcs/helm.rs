@@ -3,13 +3,13 @@
 
 use std::rc::Rc;
 
-use super::arg::str;
+use super::arg::{bytes, str};
 use super::{FuncError, Registry, json};
 use crate::budget::check_expansion;
 use crate::error::{Error, helm_warning};
 use crate::exec::Exec;
 use crate::gostr::GoBuf;
-use crate::print::quote;
+use crate::print::quote_bytes;
 use crate::set::ROOT_NAME;
 use crate::value::{Entries, Ty, Value};
 
@@ -148,12 +148,12 @@ fn run_include(exec: &mut Exec<'_>, name: &str, data: Value) -> Result<Value, Fu
 /// template set (its `define`s are visible only while it runs) and executed with the
 /// given data; `<no value>` is removed from the result.
 fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
-    let text = str(&a[0]);
-    let mut trees = match exec.set.parse(ROOT_NAME, text) {
+    let text = bytes(&a[0]);
+    let mut trees = match exec.set.parse_bytes(ROOT_NAME, text) {
         Ok(t) => t,
         Err(e) => {
             return Err(FuncError {
-                message: format!("cannot parse template {}: {e}", quote(text)),
+                message: format!("cannot parse template {}: {e}", quote_bytes(text)),
                 cause: Some(Box::new(Error::Parse(e))),
             });
         }
@@ -175,7 +175,7 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
         Err(e) => Err(FuncError {
             message: format!(
                 "error during tpl function execution for {}: {e}",
-                quote(text)
+                quote_bytes(text)
             ),
             cause: Some(e),
         }),

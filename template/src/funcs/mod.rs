@@ -117,6 +117,7 @@ pub(crate) const RAW_STRING_FUNCTIONS: &[&str] = &[
     "fromYaml",
     "fromYamlArray",
     "fromToml",
+    "tpl",
     "encryptAES",
     "decryptAES",
 ];
