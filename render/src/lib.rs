@@ -100,9 +100,8 @@ pub struct Rendered {
     /// What Helm logs while rendering, in its words and order: a deprecated chart,
     /// coalescing's notices (`warning: skipped value for X: Not a table.`), conditions
     /// and tags that are not booleans, `import-values` naming a table that is not there,
-    /// hooks of unknown events skipped. Each is one line for the user; Helm's own lines
-    /// are its log's (`level=WARN msg="..." key=value`), these are the message and its
-    /// attributes.
+    /// hooks of unknown events skipped. Each is the line Helm's log writes
+    /// (`level=WARN msg="..." key=value`, made by `chartkit_values::golog`).
     pub warnings: Vec<String>,
 }
 
@@ -238,7 +237,10 @@ fn render_with_stack(
     warnings: &mut Vec<String>,
 ) -> Result<Rendered, RenderError> {
     if chart.metadata.deprecated {
-        warnings.push("this chart is deprecated".to_owned());
+        warnings.push(chartkit_values::golog::warn(
+            "this chart is deprecated",
+            &[],
+        ));
     }
     let (chart, values) = prepare_values(chart, user_values, warnings)?;
     // Schema validation (compiling the schemas is the slow part) does not depend on the

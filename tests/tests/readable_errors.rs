@@ -508,7 +508,7 @@ const DEBUG_ALLOWED: &[(&str, &str)] = &[
     ),
     (
         "cli/src/commands/repo_import_helm.rs",
-        "warning: {:?} is {} in chartkit and {} in Helm",
+        "{:?} is {} in chartkit and {} in Helm",
     ),
     (
         "cli/src/commands/repo_import_helm.rs",

@@ -8,7 +8,6 @@ use chartkit_repo_client::{ChartSource, LocateError, LocateOptions};
 use super::repo_support::{access, client, client_error};
 use crate::cli::ChartSourceArgs;
 use crate::error::{Error, Result};
-use crate::output::errln;
 
 /// Loads the chart `argument` names: a directory or package on disk, or a repository
 /// chart chosen with Helm's version rules and fetched through chartkit's cache. With
@@ -57,7 +56,7 @@ pub fn load(
         .map_err(locate_error)?;
     drop(client);
     for warning in &located.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     let load_options = chartkit_chart::LoadOptions {
         check_api_version,
@@ -65,7 +64,7 @@ pub fn load(
     };
     let chart = located.load(&load_options).map_err(locate_error)?;
     for warning in &chart.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     Ok(chart)
 }

@@ -40,7 +40,7 @@ pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
     for path in &paths {
         let report = lint(path, &options);
         for warning in &report.warnings {
-            super::print_warning(warning);
+            crate::log::line(warning);
         }
         let chart_failed = report.failed(args.strict);
         if chart_failed {

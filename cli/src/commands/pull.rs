@@ -7,7 +7,7 @@ use super::chart_source::locate_error;
 use super::repo_support::{access, client};
 use crate::cli::PullArgs;
 use crate::error::Context;
-use crate::output::{errln, out};
+use crate::output::out;
 
 /// `helm pull`: resolve the version with Helm's rules, take the package from the
 /// content-addressed cache or download it, check it against the index digest, verify
@@ -36,7 +36,7 @@ pub fn run(args: PullArgs, offline: bool) -> crate::error::Result<ExitCode> {
         })?;
     drop(client);
     for warning in &located.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     let Content::Package { bytes, file_name } = &located.content else {
         unreachable!("a repository reference is always located as a package")

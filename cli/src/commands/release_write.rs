@@ -149,7 +149,7 @@ fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
     };
     let legacy = match value {
         "unset" => {
-            super::print_warning(
+            crate::log::warn(
                 "--dry-run is deprecated and should be replaced with '--dry-run=client'",
             );
             return Ok(DryRun::Client);
@@ -171,7 +171,7 @@ fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
     } else {
         "none"
     };
-    super::print_warning(&format!(
+    crate::log::warn(&format!(
         "boolean '--dry-run={value}' flag is deprecated and must be replaced with '--dry-run={mode}'"
     ));
     Ok(legacy)
@@ -353,7 +353,7 @@ fn run_install(
             chartkit_engine::install_offline(chart, &user_values, &options, &namespace)
                 .map_err(Error::new)?;
         for w in &warnings {
-            super::print_warning(w);
+            crate::log::line(w);
         }
         printing.print(&release)?;
         return Ok(ExitCode::SUCCESS);
@@ -366,7 +366,7 @@ fn run_install(
             .map_err(engine_error)
     })?;
     for w in &warnings {
-        super::print_warning(w);
+        crate::log::line(w);
     }
     printing.print(&release)?;
     Ok(ExitCode::SUCCESS)
@@ -487,7 +487,7 @@ pub fn upgrade(
             .map_err(|e| engine_error(e).context("UPGRADE FAILED"))
     })?;
     for w in &warnings {
-        super::print_warning(w);
+        crate::log::line(w);
     }
     let heading = if installed {
         format!(
