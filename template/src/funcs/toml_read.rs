@@ -665,11 +665,10 @@ fn lex_value(lx: &mut Lexer<'_>) -> Next {
             return to(lex_raw_string);
         }
         '.' => return lx.errorf("floats must start with a digit, not '.'".into()),
-        'i' | 'n' => {
-            if (lx.accept('n') && lx.accept('f')) || (lx.accept('a') && lx.accept('n')) {
-                lx.emit(Kind::Float);
-                return lx.pop();
-            }
+        // The guard reads on as Go's condition does; when it fails, so does the match.
+        'i' | 'n' if (lx.accept('n') && lx.accept('f')) || (lx.accept('a') && lx.accept('n')) => {
+            lx.emit(Kind::Float);
+            return lx.pop();
         }
         '-' | '+' => return to(lex_decimal_number_start),
         _ => {}
@@ -1358,11 +1357,7 @@ impl Parser<'_> {
             Kind::Float => (Node::Float(self.float(&item)?), false),
             Kind::Bool => (Node::Bool(item.val == "true"), false),
             Kind::Datetime => {
-                let text = item
-                    .val
-                    .replace('z', "Z")
-                    .replace('t', "T")
-                    .replace(' ', "T");
+                let text = item.val.replace('z', "Z").replace(['t', ' '], "T");
                 match parse_datetime(&text) {
                     Some(datetime) => (Node::Datetime(datetime), false),
                     None => {
@@ -1832,7 +1827,9 @@ fn two_digits(b: &[u8], at: usize) -> Option<u32> {
 
 fn days_in_month(year: u32, month: u32) -> u32 {
     match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
+            29
+        }
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
