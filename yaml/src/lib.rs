@@ -17,6 +17,7 @@ mod error;
 pub mod gofmt;
 pub mod gojson;
 pub mod gonum;
+pub mod goslog;
 mod goscan;
 mod node;
 mod resolve;

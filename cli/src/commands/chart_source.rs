@@ -64,7 +64,7 @@ pub fn load(
     };
     let chart = located.load(&load_options).map_err(locate_error)?;
     for warning in &chart.warnings {
-        crate::log::warn(warning);
+        crate::log::line(warning);
     }
     Ok(chart)
 }

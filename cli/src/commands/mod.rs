@@ -121,7 +121,7 @@ pub fn load_chart(
     let chart = chartkit_chart::load(path, &options)
         .with_context(|| format!("cannot load the chart at `{}`", path.display()))?;
     for warning in &chart.warnings {
-        crate::log::warn(warning);
+        crate::log::line(warning);
     }
     Ok(chart)
 }

@@ -45,7 +45,7 @@ pub fn run(args: PackageArgs, offline: bool) -> crate::error::Result<ExitCode> {
     let (packaged, failure) = package_all(&args.paths, &options);
     for done in &packaged {
         for warning in &done.chart.warnings {
-            crate::log::warn(warning);
+            crate::log::line(warning);
         }
         if let Some(signer) = &signer {
             sign(signer, done)?;
