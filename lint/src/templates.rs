@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chartkit_chart::{LoadOptions, load_dir};
-use chartkit_render::{RenderError, RenderOptions, parse_head, prepare_logged, render_files};
+use chartkit_render::{
+    RenderError, RenderOptions, parse_head, prepare_logged, render_outputs_logged,
+};
 use chartkit_yaml::{Node, NodeKind};
 
 use crate::{Findings, LintOptions, Severity};
@@ -55,7 +57,16 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
     let rendered = match prepare_logged(chart, &options.values, &render_options, &mut findings.1) {
         Ok((chart, values)) => {
             match chartkit_values::coalesce_values(&chart, &values, &mut findings.1) {
-                Ok(values) => render_files(&chart, &values, &render_options),
+                Ok(values) => {
+                    render_outputs_logged(&chart, &values, &render_options, &mut findings.1).map(
+                        |outputs| {
+                            outputs
+                                .into_iter()
+                                .map(|(name, output)| (name, output.into_text_lossy()))
+                                .collect()
+                        },
+                    )
+                }
                 Err(e) => Err(RenderError::Values(e.to_string())),
             }
         }

@@ -255,7 +255,7 @@ fn render_with_stack(
             })
         });
         let files = check_kube_version(&chart, options)
-            .and_then(|()| render_outputs(&chart, &values, options));
+            .and_then(|()| render_outputs_logged(&chart, &values, options, warnings));
         let schema = check.map(|handle| {
             handle
                 .join()
@@ -384,6 +384,17 @@ pub fn render_outputs(
     values: &Map,
     options: &RenderOptions,
 ) -> Result<BTreeMap<String, Output>, RenderError> {
+    render_outputs_logged(chart, values, options, &mut Vec::new())
+}
+
+/// [`render_outputs`], adding what the templates log (lint mode's `required` and
+/// `fail`) to `log`.
+pub fn render_outputs_logged(
+    chart: &Chart,
+    values: &Map,
+    options: &RenderOptions,
+    log: &mut Vec<String>,
+) -> Result<BTreeMap<String, Output>, RenderError> {
     let context = engine::RenderContext {
         release: release_value(options),
         capabilities: capabilities::capabilities(
@@ -396,7 +407,7 @@ pub fn render_outputs(
         free_on_return: options.free_on_return,
         memory_limit: options.memory_limit,
     };
-    engine::render_templates(chart, values, &context)
+    engine::render_templates(chart, values, &context, log)
 }
 
 fn release_value(options: &RenderOptions) -> Value {

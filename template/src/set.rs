@@ -34,6 +34,9 @@ pub struct TemplateSet {
     pub(crate) missing_key: MissingKey,
     pub(crate) lint_mode: bool,
     memory_limit: u64,
+    /// What Helm logs while executing (lint mode's `required` and `fail`), as lines of
+    /// its log (`chartkit_yaml::goslog`), until [`TemplateSet::take_log`].
+    log: std::sync::Mutex<Vec<String>>,
 }
 
 impl Default for TemplateSet {
@@ -50,7 +53,21 @@ impl TemplateSet {
             missing_key: MissingKey::Zero,
             lint_mode: false,
             memory_limit: DEFAULT_MEMORY_LIMIT,
+            log: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// Notes a line of Helm's log.
+    pub(crate) fn log(&self, line: String) {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(line);
+    }
+
+    /// What executions logged since the last call, in order.
+    pub fn take_log(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Sets how many bytes each [`TemplateSet::execute`] or [`TemplateSet::render`] may

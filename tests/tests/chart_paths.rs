@@ -63,7 +63,10 @@ fn symbolic_links_in_a_chart_directory_are_reported() {
     let expected = format!(
         "level=INFO msg=\"found symbolic link in path. Contents of linked file included and used\" path={} resolved={}\n",
         dir.join("linked/values.yaml").display(),
-        std::fs::canonicalize(dir).unwrap().join("outside.yaml").display()
+        std::fs::canonicalize(dir)
+            .unwrap()
+            .join("outside.yaml")
+            .display()
     );
     assert_eq!(stderr(&output), expected);
     if chartkit_tests::peers::helm_or_skip("symbolic_links_in_a_chart_directory_are_reported")

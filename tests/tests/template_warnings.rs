@@ -224,3 +224,27 @@ fn corpus_warnings_are_helms_lines() {
         "only {checked} corpus cases with recorded warnings"
     );
 }
+
+/// Linting lets `required` and `fail` pass, and logs their messages as helm does.
+#[test]
+fn lint_logs_required_and_fail_in_helms_lines() {
+    let context = TestContext::new();
+    let dir = context.demo_chart(&[(
+        "templates/cm.yaml",
+        "kind: ConfigMap\nmetadata:\n  name: a\ndata:\n  r: {{ required \"need r set\" .Values.r | quote }}\n  s: {{ required \"need s\" \"\" | quote }}\n  f: {{ fail \"stop here\" }}\n",
+    )]);
+    let args = ["lint", dir.as_str()];
+    let ours = context.run(&args);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let expected = [
+        "level=WARN msg=\"missing required value\" message=\"need r set\"",
+        "level=WARN msg=\"missing required values\" message=\"need s\"",
+        "level=INFO msg=\"funcMap fail\" message=\"stop here\"",
+    ];
+    assert_eq!(log_lines(&stderr(&ours)), expected);
+    if helm_or_skip("lint_logs_required_and_fail_in_helms_lines").is_some() {
+        let helm = context.helm().unwrap().args(args).output().unwrap();
+        assert!(helm.status.success(), "{}", stderr(&helm));
+        assert_eq!(log_lines(&stderr(&helm)), expected);
+    }
+}

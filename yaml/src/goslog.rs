@@ -74,4 +74,3 @@ pub fn warn(message: &str, attributes: &[(&str, &str)]) -> String {
 pub fn info(message: &str, attributes: &[(&str, &str)]) -> String {
     line(Level::Info, message, attributes)
 }
-

@@ -76,25 +76,34 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("getHostByName", &[S], |_| Ok(Value::str("")));
 }
 
-/// `required`: fails on nil or "", except when linting, where Helm lets it pass as "".
+/// `required`: fails on nil or "", except when linting, where Helm logs the message and
+/// lets it pass as "".
 fn required(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     let missing = match &a[1] {
-        Value::Nil => true,
-        Value::String(s) => s.is_empty(),
-        _ => false,
+        Value::Nil => Some("missing required value"),
+        Value::String(s) if s.is_empty() => Some("missing required values"),
+        _ => None,
     };
-    if !missing {
+    let Some(what) = missing else {
         return Ok(a[1].clone());
-    }
+    };
     if exec.set.lint_mode {
+        exec.set.log(chartkit_yaml::goslog::warn(
+            what,
+            &[("message", str(&a[0]))],
+        ));
         return Ok(Value::str(""));
     }
     Err(helm_warning(str(&a[0])).into())
 }
 
-/// `fail`: fails, except when linting, where Helm renders "" instead.
+/// `fail`: fails, except when linting, where Helm logs the message and renders "".
 fn fail(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     if exec.set.lint_mode {
+        exec.set.log(chartkit_yaml::goslog::info(
+            "funcMap fail",
+            &[("message", str(&a[0]))],
+        ));
         return Ok(Value::str(""));
     }
     Err(helm_warning(str(&a[0])).into())
