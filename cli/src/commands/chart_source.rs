@@ -56,7 +56,7 @@ pub fn load(
         .map_err(locate_error)?;
     drop(client);
     for warning in &located.warnings {
-        crate::log::warn(warning);
+        crate::log::line(warning);
     }
     let load_options = chartkit_chart::LoadOptions {
         check_api_version,

@@ -36,7 +36,7 @@ pub fn run(args: PullArgs, offline: bool) -> crate::error::Result<ExitCode> {
         })?;
     drop(client);
     for warning in &located.warnings {
-        crate::log::warn(warning);
+        crate::log::line(warning);
     }
     let Content::Package { bytes, file_name } = &located.content else {
         unreachable!("a repository reference is always located as a package")
