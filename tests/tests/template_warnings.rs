@@ -248,3 +248,34 @@ fn lint_logs_required_and_fail_in_helms_lines() {
         assert_eq!(log_lines(&stderr(&helm)), expected);
     }
 }
+
+/// `--wait=true` and `--wait=false` still work, with helm's warning that booleans are
+/// deprecated.
+#[test]
+fn boolean_wait_warns_in_helms_line() {
+    let context = TestContext::new();
+    let dir = context.demo_chart(&[(
+        "templates/cm.yaml",
+        "kind: ConfigMap\nmetadata:\n  name: b\n",
+    )]);
+    for (value, expected) in [
+        (
+            "--wait=true",
+            "level=WARN msg=\"--wait=true is deprecated (boolean value) and can be replaced with --wait=watcher\"",
+        ),
+        (
+            "--wait=false",
+            "level=WARN msg=\"--wait=false is deprecated (boolean value) and can be replaced with --wait=hookOnly\"",
+        ),
+    ] {
+        let args = ["install", "web", dir.as_str(), "--dry-run=client", value];
+        let ours = context.run(&args);
+        assert!(ours.status.success(), "{}", stderr(&ours));
+        assert_eq!(log_lines(&stderr(&ours)), [expected]);
+        if helm_or_skip("boolean_wait_warns_in_helms_line").is_some() {
+            let helm = context.helm().unwrap().args(args).output().unwrap();
+            assert!(helm.status.success(), "{}", stderr(&helm));
+            assert_eq!(log_lines(&stderr(&helm)), [expected]);
+        }
+    }
+}

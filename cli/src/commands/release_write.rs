@@ -124,16 +124,34 @@ pub(super) fn writing(args: &WritingArgs) -> Writing {
     }
 }
 
-fn waiting(args: &WaitArgs) -> Result<Waiting> {
-    let wait = match args.wait.as_deref() {
-        None | Some("false") | Some("hookOnly") => false,
-        Some("true" | "watcher" | "legacy") => true,
+/// Whether `--wait[=STRATEGY]` waits for readiness; helm's boolean values still work,
+/// with its warning that they are deprecated.
+fn wait_enabled(value: Option<&str>) -> Result<bool> {
+    Ok(match value {
+        None | Some("hookOnly") => false,
+        Some("watcher" | "legacy") => true,
+        Some("true") => {
+            crate::log::warn(
+                "--wait=true is deprecated (boolean value) and can be replaced with --wait=watcher",
+            );
+            true
+        }
+        Some("false") => {
+            crate::log::warn(
+                "--wait=false is deprecated (boolean value) and can be replaced with --wait=hookOnly",
+            );
+            false
+        }
         Some(other) => {
             return Err(Error::msg(format!(
                 "invalid wait strategy {other:?}: use true, watcher, legacy or hookOnly"
             )));
         }
-    };
+    })
+}
+
+fn waiting(args: &WaitArgs) -> Result<Waiting> {
+    let wait = wait_enabled(args.wait.as_deref())?;
     Ok(Waiting {
         wait,
         wait_for_jobs: args.wait_for_jobs,
@@ -383,7 +401,7 @@ pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
             )));
         }
     };
-    let wait = matches!(args.wait.as_deref(), Some("true" | "watcher" | "legacy"));
+    let wait = wait_enabled(args.wait.as_deref())?;
     let timeout = timeout(&args.timeout)?;
     runtime()?.block_on(async {
         let engine = engine(kube, "uninstall").await?;
