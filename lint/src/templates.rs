@@ -38,6 +38,8 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
             return;
         }
     };
+    // Each of Helm's loads logs what it meets (symbolic links).
+    findings.1.extend(chart.warnings.iter().cloned());
     let render_options = RenderOptions {
         release_name: "test-release".into(),
         namespace: options.namespace.clone(),

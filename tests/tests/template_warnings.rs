@@ -279,3 +279,35 @@ fn boolean_wait_warns_in_helms_line() {
         }
     }
 }
+
+/// helm's lint loads the chart once per rule that needs it, and each load logs the
+/// symbolic links it follows: chartkit's lint prints the same lines.
+#[test]
+fn lint_logs_symbolic_links_once_per_load_as_helm() {
+    let context = TestContext::new();
+    let dir = context.demo_chart(&[(
+        "templates/cm.yaml",
+        "kind: ConfigMap\nmetadata:\n  name: b\n",
+    )]);
+    std::fs::write(context.path("outside.txt"), "x\n").unwrap();
+    std::os::unix::fs::symlink(context.path("outside.txt"), context.path("demo/linked.txt"))
+        .unwrap();
+    let args = ["lint", dir.as_str()];
+    let ours = context.run(&args);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    let line = format!(
+        "level=INFO msg=\"found symbolic link in path. Contents of linked file included and used\" path={} resolved={}",
+        std::path::absolute(context.dir().join(&dir).join("linked.txt"))
+            .unwrap()
+            .display(),
+        std::fs::canonicalize(context.path("outside.txt"))
+            .unwrap()
+            .display()
+    );
+    assert_eq!(log_lines(&stderr(&ours)), [line.clone(), line.clone()]);
+    if helm_or_skip("lint_logs_symbolic_links_once_per_load_as_helm").is_some() {
+        let helm = context.helm().unwrap().args(args).output().unwrap();
+        assert!(helm.status.success(), "{}", stderr(&helm));
+        assert_eq!(log_lines(&stderr(&helm)), [line.clone(), line]);
+    }
+}
