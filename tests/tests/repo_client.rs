@@ -565,7 +565,8 @@ fn chartkit_serve_with_basic_auth_then_stopped_works_from_the_cache() {
     let stderr = text(&fallback.stderr);
     // The URL is the configured repository's, so its settings and cache are used.
     assert!(
-        stderr.contains("using the cached index of repository \"cs\""),
+        stderr.starts_with("level=WARN msg=\"")
+            && stderr.contains("using the cached index of repository \\\"cs\\\""),
         "{stderr}"
     );
     assert!(
