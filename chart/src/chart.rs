@@ -26,7 +26,8 @@ pub struct Chart {
     pub dependencies: Vec<Chart>,
     /// Every file as it was read, for `show values`/`show readme` and packaging.
     pub raw: Vec<File>,
-    /// Things Helm would warn about while loading (deprecated layouts).
+    /// What Helm logs while loading (symbolic links followed) and what chartkit warns of
+    /// (deprecated layouts), as lines of Helm's log (`chartkit_yaml::goslog`).
     pub warnings: Vec<String>,
 }
 

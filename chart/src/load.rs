@@ -122,7 +122,7 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
     let mut files = Vec::new();
     let mut notices = Vec::new();
     let mut total: u64 = 0;
-    let real_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let absolute_dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     let mut walker = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name()
@@ -141,8 +141,9 @@ pub fn load_dir(dir: &Path, options: &LoadOptions) -> Result<Chart, LoadError> {
         let relative = entry.path().strip_prefix(dir).unwrap_or(entry.path());
         let name = relative.to_string_lossy().replace('\\', "/");
         let file_type = entry.file_type();
-        if entry.path_is_symlink() && !rules.ignores(&name, file_type.is_dir()) {
-            notices.push(symlink_notice(&origin, &name, entry.path(), &real_dir));
+        // Helm's walk logs every link it meets, ignored or not, before its rules run.
+        if entry.path_is_symlink() {
+            notices.push(symlink_notice(&absolute_dir, &name, entry.path()));
         }
         if file_type.is_dir() {
             if rules.ignores(&name, true) {
@@ -210,23 +211,18 @@ fn addon_chart_yaml(files: &mut Vec<File>, origin: &str) -> Result<(), LoadError
     Ok(())
 }
 
-/// What Helm's loader says of a symbolic link it follows: links can bring files from
-/// anywhere into a chart, so the user hears of each one.
-fn symlink_notice(origin: &str, name: &str, path: &Path, real_dir: &Path) -> String {
-    match std::fs::canonicalize(path) {
-        Ok(target) => {
-            let outside = if target.starts_with(real_dir) {
-                ""
-            } else {
-                ", outside the chart directory"
-            };
-            format!(
-                "`{origin}/{name}` is a symbolic link to `{}`{outside}; its contents are included",
-                target.display()
-            )
-        }
-        Err(_) => format!("`{origin}/{name}` is a symbolic link; its contents are included"),
-    }
+/// What Helm's loader logs of a symbolic link it follows (links can bring files from
+/// anywhere into a chart, so the user hears of each one): the link under the chart's
+/// absolute path, and where it leads.
+fn symlink_notice(absolute_dir: &Path, name: &str, path: &Path) -> String {
+    let link = absolute_dir.join(name).display().to_string();
+    let resolved = std::fs::canonicalize(path)
+        .map(|target| target.display().to_string())
+        .unwrap_or_default();
+    chartkit_yaml::goslog::info(
+        "found symbolic link in path. Contents of linked file included and used",
+        &[("path", &link), ("resolved", &resolved)],
+    )
 }
 
 /// The apiVersions Helm 4's loader reads: v1 and v2 (and none, taken as v1) as charts of
@@ -315,9 +311,12 @@ pub fn load_files(
                 if metadata.api() == ApiVersion::V1 {
                     chart.files.push(file);
                 } else {
-                    chart.warnings.push(format!(
-                        "{}: since apiVersion v2, dependencies and their lock belong in Chart.yaml and Chart.lock; move them there",
-                        path_of(name)
+                    chart.warnings.push(chartkit_yaml::goslog::warn(
+                        &format!(
+                            "{}: since apiVersion v2, dependencies and their lock belong in Chart.yaml and Chart.lock; move them there",
+                            path_of(name)
+                        ),
+                        &[],
                     ));
                 }
             }

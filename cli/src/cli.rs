@@ -1533,7 +1533,7 @@ pub struct WaitArgs {
         long,
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "true",
+        default_missing_value = "watcher",
         value_name = "STRATEGY"
     )]
     pub wait: Option<String>,
@@ -1753,7 +1753,7 @@ pub struct UninstallArgs {
         long,
         num_args = 0..=1,
         require_equals = true,
-        default_missing_value = "true",
+        default_missing_value = "watcher",
         value_name = "STRATEGY"
     )]
     pub wait: Option<String>,

@@ -5,6 +5,7 @@ mod commands;
 mod env;
 mod error;
 mod kube;
+mod log;
 mod output;
 mod report;
 mod wait_view;

@@ -69,6 +69,14 @@ pub fn lint_chart_dir_logged(dir: &Path, options: &LintOptions) -> (Vec<Message>
     if addon && loaded.is_err() {
         return (findings.0, findings.1);
     }
+    // Helm's dependency rule loads the chart again, and its CRD rule once more when the
+    // chart has a crds/ directory; each load logs what it meets (symbolic links).
+    if let Ok(chart) = &loaded {
+        findings.1.extend(chart.warnings.iter().cloned());
+        if dir.join("crds").is_dir() {
+            findings.1.extend(chart.warnings.iter().cloned());
+        }
+    }
     dependencies(&mut findings, &loaded, dir, &options.limits);
     crds(&mut findings, dir, &loaded, &options.limits);
     (findings.0, findings.1)

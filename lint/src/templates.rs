@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use chartkit_chart::{LoadOptions, load_dir};
-use chartkit_render::{RenderError, RenderOptions, prepare_logged, render_files};
+use chartkit_render::{RenderError, RenderOptions, prepare_logged, render_outputs_logged};
 use chartkit_yaml::{Node, NodeKind};
 
 use crate::{Findings, LintOptions, Severity};
@@ -40,6 +40,8 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
             return;
         }
     };
+    // Each of Helm's loads logs what it meets (symbolic links).
+    findings.1.extend(chart.warnings.iter().cloned());
     let render_options = RenderOptions {
         release_name: "test-release".into(),
         namespace: options.namespace.clone(),
@@ -69,7 +71,12 @@ pub(crate) fn templates(findings: &mut Findings, dir: &Path, options: &LintOptio
                 chartkit_values::validate_chart_values(&chart, &values)
                     .map_err(|report| RenderError::Schema(go_schema_errors(&chart, report)))?;
             }
-            render_files(&chart, &values, &render_options)
+            // Rendering logs too (unknown hooks and the like), as helm's engine does.
+            let outputs = render_outputs_logged(&chart, &values, &render_options, &mut findings.1)?;
+            Ok(outputs
+                .into_iter()
+                .map(|(name, output)| (name, output.into_text_lossy()))
+                .collect())
         },
     );
     let files = match rendered {

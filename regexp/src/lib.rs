@@ -401,6 +401,11 @@ fn extract(s: &str) -> Option<(&str, Option<usize>, &str)> {
     Some((name, number, rest))
 }
 
+/// Go's `unicode.IsLetter` (category L), for other readers of Go text that need it.
+pub fn is_letter(c: char) -> bool {
+    unicode::is_letter(c)
+}
+
 /// `regexp.QuoteMeta`: a backslash before each of `\.+*?()|[]{}^$`.
 pub fn quote_meta(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

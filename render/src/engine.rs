@@ -32,17 +32,23 @@ struct Source<'a> {
     name: String,
     base_path: String,
     scope: usize,
-    /// Borrowed from the chart unless the file is not valid UTF-8.
+    /// Borrowed from the chart unless the file is not valid UTF-8, when its bytes are
+    /// carried as `chartkit_template::gostr::source_text` says (`binary`).
     text: std::borrow::Cow<'a, str>,
+    binary: bool,
 }
 
 /// Renders every template; returns each template's output by full name
 /// (`chart/templates/x.yaml`, `chart/charts/sub/templates/y.yaml`): text, or bytes when
 /// a template wrote bytes that are not UTF-8.
+///
+/// What the templates log on the way (lint mode's `required` and `fail`) is added to
+/// `log`, also when a template fails.
 pub fn render_templates(
     chart: &Chart,
     values: &Map,
     context: &RenderContext,
+    log: &mut Vec<String>,
 ) -> Result<BTreeMap<String, Output>, RenderError> {
     let mut sources = Vec::new();
     let mut scopes = Vec::new();
@@ -62,16 +68,38 @@ pub fn render_templates(
         set.set_missing_key(MissingKey::Error);
     }
     set.set_lint_mode(context.lint_mode);
-    set.add_all(sources.iter().map(|s| (s.name.as_str(), &*s.text)))
-        .map_err(|e| RenderError::Render(e.helm_message()))?;
+    set.add_all_sources(
+        sources
+            .iter()
+            .map(|s| (s.name.as_str(), &*s.text, s.binary)),
+    )
+    .map_err(|e| RenderError::Render(e.helm_message()))?;
 
     sources.sort_by(|a, b| helm_parse_order(&a.name, &b.name));
-    let mut rendered = BTreeMap::new();
     // One budget for the chart: each template may build what the outputs kept so far
     // leave of the limit. What a template built and dropped is free again after it.
     let mut budget = MemoryBudget::new(context.memory_limit);
     let mut kept: u64 = 0;
-    for source in &sources {
+    let result = execute_all(&set, &sources, &scopes, context, &mut budget, &mut kept);
+    log.extend(set.take_log());
+    let rendered = result?;
+    if !context.free_on_return {
+        std::mem::forget(set);
+    }
+    Ok(rendered)
+}
+
+/// Executes every template that is not a partial, in Helm's order.
+fn execute_all(
+    set: &TemplateSet,
+    sources: &[Source<'_>],
+    scopes: &[Value],
+    context: &RenderContext,
+    budget: &mut MemoryBudget,
+    kept: &mut u64,
+) -> Result<BTreeMap<String, Output>, RenderError> {
+    let mut rendered = BTreeMap::new();
+    for source in sources {
         let base = source.name.rsplit('/').next().unwrap_or(&source.name);
         if base.starts_with('_') {
             continue;
@@ -79,7 +107,7 @@ pub fn render_templates(
         let data = scopes[source.scope].clone();
         set_template(&data, &source.name, &source.base_path);
         let out = set
-            .render_output_within(&source.name, data, &mut budget)
+            .render_output_within(&source.name, data, budget)
             .map_err(|e| {
                 if e.is_memory_limit() {
                     RenderError::MemoryLimit {
@@ -90,12 +118,9 @@ pub fn render_templates(
                     RenderError::Render(e.helm_message())
                 }
             })?;
-        kept += out.len() as u64;
-        budget.used = kept;
+        *kept += out.len() as u64;
+        budget.used = *kept;
         rendered.insert(source.name.clone(), out);
-    }
-    if !context.free_on_return {
-        std::mem::forget(set);
     }
     Ok(rendered)
 }
@@ -147,11 +172,13 @@ fn collect<'a>(
         if library && !base.starts_with('_') {
             continue;
         }
+        let (text, binary) = chartkit_template::gostr::source_text(&template.data);
         sources.push(Source {
             name: format!("{path}/{}", template.name),
             base_path: format!("{path}/templates"),
             scope,
-            text: template.text(),
+            text,
+            binary,
         });
     }
     data

@@ -100,9 +100,8 @@ pub struct Rendered {
     /// What Helm logs while rendering, in its words and order: a deprecated chart,
     /// coalescing's notices (`warning: skipped value for X: Not a table.`), conditions
     /// and tags that are not booleans, `import-values` naming a table that is not there,
-    /// hooks of unknown events skipped. Each is one line for the user; Helm's own lines
-    /// are its log's (`level=WARN msg="..." key=value`), these are the message and its
-    /// attributes.
+    /// hooks of unknown events skipped. Each is the line Helm's log writes
+    /// (`level=WARN msg="..." key=value`, made by `chartkit_values::golog`).
     pub warnings: Vec<String>,
 }
 
@@ -238,7 +237,10 @@ fn render_with_stack(
     warnings: &mut Vec<String>,
 ) -> Result<Rendered, RenderError> {
     if chart.metadata.deprecated {
-        warnings.push("this chart is deprecated".to_owned());
+        warnings.push(chartkit_values::golog::warn(
+            "this chart is deprecated",
+            &[],
+        ));
     }
     let (chart, values) = prepare_values(chart, user_values, warnings)?;
     // Schema validation (compiling the schemas is the slow part) does not depend on the
@@ -253,7 +255,7 @@ fn render_with_stack(
             })
         });
         let files = check_kube_version(&chart, options)
-            .and_then(|()| render_outputs(&chart, &values, options));
+            .and_then(|()| render_outputs_logged(&chart, &values, options, warnings));
         let schema = check.map(|handle| {
             handle
                 .join()
@@ -382,6 +384,17 @@ pub fn render_outputs(
     values: &Map,
     options: &RenderOptions,
 ) -> Result<BTreeMap<String, Output>, RenderError> {
+    render_outputs_logged(chart, values, options, &mut Vec::new())
+}
+
+/// [`render_outputs`], adding what the templates log (lint mode's `required` and
+/// `fail`) to `log`.
+pub fn render_outputs_logged(
+    chart: &Chart,
+    values: &Map,
+    options: &RenderOptions,
+    log: &mut Vec<String>,
+) -> Result<BTreeMap<String, Output>, RenderError> {
     let context = engine::RenderContext {
         release: release_value(options),
         capabilities: capabilities::capabilities(
@@ -394,7 +407,7 @@ pub fn render_outputs(
         free_on_return: options.free_on_return,
         memory_limit: options.memory_limit,
     };
-    engine::render_templates(chart, values, &context)
+    engine::render_templates(chart, values, &context, log)
 }
 
 fn release_value(options: &RenderOptions) -> Value {

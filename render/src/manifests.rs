@@ -278,9 +278,9 @@ pub fn sort_manifests(
             events.push(event);
         }
         if unknown {
-            warnings.push(format!(
-                "skipping unknown hooks hookTypes={}",
-                chartkit_values::golog::slog_value(&hook_types)
+            warnings.push(chartkit_values::golog::info(
+                "skipping unknown hooks",
+                &[("hookTypes", &hook_types)],
             ));
             continue;
         }
@@ -580,7 +580,10 @@ mod tests {
         );
         let mut warnings = Vec::new();
         let (hooks, manifests) = sort_manifests(&files, &mut warnings).unwrap();
-        assert_eq!(warnings, ["skipping unknown hooks hookTypes=nonsense"]);
+        assert_eq!(
+            warnings,
+            ["level=INFO msg=\"skipping unknown hooks\" hookTypes=nonsense"]
+        );
         assert_eq!(hooks.len(), 1);
         assert!(hooks[0].is_test());
         assert_eq!(manifests.len(), 1);

@@ -5,6 +5,7 @@
 //! in [`ChartSource::locate`]), and [`Located`] is what was found there, verified when
 //! asked, ready to load.
 
+use chartkit_yaml::goslog;
 use std::path::{Path, PathBuf};
 
 use chartkit_chart::{Chart, LoadError, LoadOptions};
@@ -170,8 +171,9 @@ pub struct Located {
     pub verification: Option<Verification>,
     /// The repository version chosen (`None` for a local chart).
     pub resolved: Option<Resolved>,
-    /// Things the user should know: an index taken from the cache because the server
-    /// could not be reached.
+    /// Things the user should know, as lines of Helm's log (`chartkit_yaml::goslog`):
+    /// helm's fall-back from a requested version to a range's match, an index taken from
+    /// the cache because the server could not be reached, a missing digest.
     pub warnings: Vec<String>,
     /// For a chart from an OCI registry, the reference and manifest digest pulled, which
     /// helm reports (`Pulled: ...`, `Digest: ...`).
@@ -247,13 +249,32 @@ fn locate_in_repository(
         _ => {
             let loaded = client.load_index(&entry, refresh)?;
             let resolved = client.resolve_in(&loaded, reference, options.version, options.devel)?;
-            let mut warnings = loaded.warnings;
+            let mut warnings: Vec<String> = (loaded.warnings.iter())
+                .map(|warning| goslog::warn(warning, &[]))
+                .collect();
+            // Helm's `IndexFile.Get` says so when `--version` was a range, or a version
+            // written otherwise than the entry's.
+            if let Some(requested) = options.version.filter(|v| !v.is_empty())
+                && requested != resolved.version
+            {
+                warnings.push(goslog::warn(
+                    "unable to find exact version requested; falling back to closest available version",
+                    &[
+                        ("chart", &resolved.name),
+                        ("requested", requested),
+                        ("selected", &resolved.version),
+                    ],
+                ));
+            }
             // A malformed digest is an error (`resolve_in`); only a missing one is let
             // through, and said.
             if resolved.digest.is_none() {
-                warnings.push(format!(
-                    "chart \"{}\" version \"{}\" has no digest in the index of {}: the package cannot be checked against it",
-                    resolved.name, resolved.version, resolved.repo_url
+                warnings.push(goslog::warn(
+                    &format!(
+                        "chart \"{}\" version \"{}\" has no digest in the index of {}: the package cannot be checked against it",
+                        resolved.name, resolved.version, resolved.repo_url
+                    ),
+                    &[],
                 ));
             }
             (resolved, warnings)
@@ -318,12 +339,17 @@ fn locate_in_registry(
         provenance,
     )?;
     let file_name = chart.file_name();
-    let mut warnings = chart.warnings;
+    let mut warnings: Vec<String> = (chart.warnings.iter())
+        .map(|warning| goslog::warn(warning, &[]))
+        .collect();
     if provenance == crate::oci::Provenance::IfPresent && chart.prov.is_none() {
-        warnings.push(format!(
-            "Verification not found for oci://{}: manifest does not contain a layer with mediatype {}",
-            reference.locator(),
-            chartkit_oci::manifest::PROV_MEDIA_TYPE
+        warnings.push(goslog::warn(
+            &format!(
+                "Verification not found for oci://{}: manifest does not contain a layer with mediatype {}",
+                reference.locator(),
+                chartkit_oci::manifest::PROV_MEDIA_TYPE
+            ),
+            &[],
         ));
     }
     let verification = match (options.verify, &chart.prov) {

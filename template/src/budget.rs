@@ -191,7 +191,12 @@ const DECODED_BYTES_PER_TEXT_BYTE: u64 = 24;
 /// counted by its top level only, and a long text of tiny items would otherwise
 /// build gigabytes from a few hundred megabytes.
 pub(crate) fn reserve_decoded(text: &str) -> Result<(), String> {
-    reserve((text.len() as u64).saturating_mul(DECODED_BYTES_PER_TEXT_BYTE))
+    reserve_decoded_bytes(text.len())
+}
+
+/// [`reserve_decoded`] for a text of `len` bytes.
+pub(crate) fn reserve_decoded_bytes(len: usize) -> Result<(), String> {
+    reserve((len as u64).saturating_mul(DECODED_BYTES_PER_TEXT_BYTE))
 }
 
 /// The error for `what` needing `bytes` more than the room left.

@@ -212,7 +212,11 @@ impl<'s> Exec<'s> {
                 if let Err(message) = budget::charge(text.len() as u64, "the output") {
                     return Err(self.output_error(f, *start, text, message).into());
                 }
-                out.push_str(text);
+                if f.tree.binary {
+                    out.push_bytes(&crate::gostr::source_bytes(text));
+                } else {
+                    out.push_str(text);
+                }
             }
             Node::Action(a) => {
                 let v = self.eval_pipeline(f, dot, &a.pipe)?;

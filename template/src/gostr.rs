@@ -262,6 +262,53 @@ fn go_yaml_decode_utf8(bytes: &[u8]) -> Result<Cow<'_, str>, &'static str> {
         .map_err(|_| "invalid leading UTF-8 octet")
 }
 
+/// Template source that is not UTF-8. The parser reads `&str`, so each byte of an
+/// invalid sequence is carried through it as one character of the last 128 code points
+/// of Unicode (U+10FF80..U+10FFFF, private use, which no chart uses): text nodes and
+/// string literals turn them back into the bytes, as Go's parser, which reads bytes,
+/// keeps them. A source that already holds one of those characters cannot be carried
+/// this way and is read as Go's `range` would see it (each invalid byte U+FFFD).
+const SOURCE_BYTE_BASE: u32 = 0x10FF00;
+
+/// The text the parser reads for `bytes`, and whether it carries bytes that are not
+/// UTF-8 (see [`SOURCE_BYTE_BASE`]).
+pub fn source_text(bytes: &[u8]) -> (Cow<'_, str>, bool) {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return (Cow::Borrowed(text), false);
+    }
+    let mut out = String::with_capacity(bytes.len() + bytes.len() / 2);
+    for chunk in bytes.utf8_chunks() {
+        if chunk.valid().chars().any(|c| source_byte(c).is_some()) {
+            return (go_lossy(bytes), false);
+        }
+        out.push_str(chunk.valid());
+        for &b in chunk.invalid() {
+            out.push(char::from_u32(SOURCE_BYTE_BASE + u32::from(b)).unwrap_or('\u{FFFD}'));
+        }
+    }
+    (Cow::Owned(out), true)
+}
+
+/// The byte a character of an encoded source stands for.
+pub(crate) fn source_byte(c: char) -> Option<u8> {
+    let code = c as u32;
+    (SOURCE_BYTE_BASE + 0x80..=SOURCE_BYTE_BASE + 0xff)
+        .contains(&code)
+        .then(|| (code - SOURCE_BYTE_BASE) as u8)
+}
+
+/// The bytes a piece of an encoded source stands for.
+pub(crate) fn source_bytes(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        match source_byte(c) {
+            Some(b) => out.push(b),
+            None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -321,5 +368,19 @@ mod tests {
             problem(b"\xff\xfe\x00\xd8a\x00"),
             Some("expected low surrogate area")
         );
+    }
+
+    #[test]
+    fn sources_carry_bytes_that_are_not_utf8() {
+        let (text, binary) = source_text(b"caf\xe9 {{ x }}");
+        assert!(binary);
+        assert_eq!(source_bytes(&text), b"caf\xe9 {{ x }}");
+        assert_eq!(source_text(b"plain"), (Cow::Borrowed("plain"), false));
+        // A source already holding a carrying character is read lossily instead.
+        let mut bytes = "\u{10FFE9}".as_bytes().to_vec();
+        bytes.push(0xff);
+        let (text, binary) = source_text(&bytes);
+        assert!(!binary);
+        assert!(text.ends_with('\u{FFFD}'));
     }
 }

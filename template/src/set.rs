@@ -22,6 +22,10 @@ fn functions() -> &'static FuncMap {
     FUNCS.get_or_init(helm_functions)
 }
 
+/// A template to parse: its name, its text, and whether the text carries bytes that are
+/// not UTF-8 (`gostr::source_text`).
+type Source<'a> = (&'a str, &'a str, bool);
+
 /// Parsed templates by name. Parsing happens once; the set can then render any number of
 /// times, from any thread, with different data.
 pub struct TemplateSet {
@@ -30,6 +34,9 @@ pub struct TemplateSet {
     pub(crate) missing_key: MissingKey,
     pub(crate) lint_mode: bool,
     memory_limit: u64,
+    /// What Helm logs while executing (lint mode's `required` and `fail`), as lines of
+    /// its log (`chartkit_yaml::goslog`), until [`TemplateSet::take_log`].
+    log: std::sync::Mutex<Vec<String>>,
 }
 
 impl Default for TemplateSet {
@@ -46,7 +53,21 @@ impl TemplateSet {
             missing_key: MissingKey::Zero,
             lint_mode: false,
             memory_limit: DEFAULT_MEMORY_LIMIT,
+            log: std::sync::Mutex::new(Vec::new()),
         }
+    }
+
+    /// Notes a line of Helm's log.
+    pub(crate) fn log(&self, line: String) {
+        self.log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(line);
+    }
+
+    /// What executions logged since the last call, in order.
+    pub fn take_log(&self) -> Vec<String> {
+        std::mem::take(&mut *self.log.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Sets how many bytes each [`TemplateSet::execute`] or [`TemplateSet::render`] may
@@ -94,6 +115,18 @@ impl TemplateSet {
         parse::parse(name, text, &|f| funcs.contains_key(f))
     }
 
+    /// [`Self::parse`] of a Go string's bytes, which need not be UTF-8: bytes that are
+    /// not reach the output as they are (`gostr::source_text`).
+    pub(crate) fn parse_bytes(&self, name: &str, bytes: &[u8]) -> Result<Vec<Tree>, ParseError> {
+        let (text, binary) = crate::gostr::source_text(bytes);
+        self.parse_source(name, &text, binary)
+    }
+
+    fn parse_source(&self, name: &str, text: &str, binary: bool) -> Result<Vec<Tree>, ParseError> {
+        let funcs = self.funcs;
+        parse::parse_source(name, text, binary, &|f| funcs.contains_key(f))
+    }
+
     fn associate(&mut self, tree: Tree) {
         if tree.is_empty() && self.trees.contains_key(&tree.name) {
             return;
@@ -108,7 +141,20 @@ impl TemplateSet {
         &mut self,
         templates: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<(), ParseError> {
-        let mut templates: Vec<(&str, &str)> = templates.into_iter().collect();
+        self.add_all_sources(
+            templates
+                .into_iter()
+                .map(|(name, text)| (name, text, false)),
+        )
+    }
+
+    /// [`Self::add_all`] of sources `gostr::source_text` made: each with whether it
+    /// carries bytes that are not UTF-8.
+    pub fn add_all_sources<'a>(
+        &mut self,
+        templates: impl IntoIterator<Item = (&'a str, &'a str, bool)>,
+    ) -> Result<(), ParseError> {
+        let mut templates: Vec<Source<'_>> = templates.into_iter().collect();
         templates.sort_by(|a, b| helm_parse_order(a.0, b.0));
         for trees in self.parse_all(&templates) {
             for tree in trees? {
@@ -125,11 +171,11 @@ impl TemplateSet {
     /// Bitnami's `common`: 44 of its template files repeat another's text), so a text is
     /// parsed once and later files with the same text share its trees under their own
     /// name. The trees differ only in that name and the file name errors cite.
-    fn parse_all(&self, templates: &[(&str, &str)]) -> Vec<Result<Vec<Tree>, ParseError>> {
+    fn parse_all(&self, templates: &[Source<'_>]) -> Vec<Result<Vec<Tree>, ParseError>> {
         let mut first_with_text: FxHashMap<&str, usize> = FxHashMap::default();
         let mut unique = Vec::with_capacity(templates.len());
         let mut copy_of = vec![None; templates.len()];
-        for (i, &(_, text)) in templates.iter().enumerate() {
+        for (i, &(_, text, _)) in templates.iter().enumerate() {
             match first_with_text.entry(text) {
                 std::collections::hash_map::Entry::Occupied(first) => {
                     copy_of[i] = Some(*first.get());
@@ -142,13 +188,15 @@ impl TemplateSet {
         }
         let mut parsed = self.parse_each(&unique).into_iter();
         let mut results: Vec<Result<Vec<Tree>, ParseError>> = Vec::with_capacity(templates.len());
-        for (i, &(name, text)) in templates.iter().enumerate() {
+        for (i, &(name, text, binary)) in templates.iter().enumerate() {
             let result = match copy_of[i] {
-                None => parsed.next().unwrap_or_else(|| self.parse(name, text)),
+                None => parsed
+                    .next()
+                    .unwrap_or_else(|| self.parse_source(name, text, binary)),
                 Some(first) => match &results[first] {
                     Ok(trees) => renamed(trees, templates[first].0, name)
-                        .map_or_else(|| self.parse(name, text), Ok),
-                    Err(_) => self.parse(name, text),
+                        .map_or_else(|| self.parse_source(name, text, binary), Ok),
+                    Err(_) => self.parse_source(name, text, binary),
                 },
             };
             results.push(result);
@@ -158,10 +206,10 @@ impl TemplateSet {
 
     /// Parses templates independently, so a chart with much template text
     /// (kube-prometheus-stack has 1.6 MB) is parsed on several cores.
-    fn parse_each(&self, templates: &[(&str, &str)]) -> Vec<Result<Vec<Tree>, ParseError>> {
+    fn parse_each(&self, templates: &[Source<'_>]) -> Vec<Result<Vec<Tree>, ParseError>> {
         // Below this, starting a thread costs about what it saves.
         const PARALLEL_BYTES: usize = 48 * 1024;
-        let total: usize = templates.iter().map(|(_, text)| text.len()).sum();
+        let total: usize = templates.iter().map(|(_, text, _)| text.len()).sum();
         // Counting cores reads cgroup files; small charts never need to know.
         let workers = if total < PARALLEL_BYTES {
             1
@@ -171,7 +219,7 @@ impl TemplateSet {
         if workers < 2 {
             return templates
                 .iter()
-                .map(|(name, text)| self.parse(name, text))
+                .map(|&(name, text, binary)| self.parse_source(name, text, binary))
                 .collect();
         }
         let next = AtomicUsize::new(0);
@@ -179,10 +227,10 @@ impl TemplateSet {
             let mut done = Vec::new();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((name, text)) = templates.get(i) else {
+                let Some(&(name, text, binary)) = templates.get(i) else {
                     return done;
                 };
-                done.push((i, self.parse(name, text)));
+                done.push((i, self.parse_source(name, text, binary)));
             }
         };
         let mut done = std::thread::scope(|scope| {
@@ -329,6 +377,7 @@ fn renamed(trees: &[Tree], old: &str, new: &str) -> Option<Vec<Tree>> {
                 },
                 parse_name: parse_name.clone(),
                 text: tree.text.clone(),
+                binary: tree.binary,
                 root: tree.root.clone(),
             })
             .collect(),

@@ -470,14 +470,6 @@ const DEBUG_ALLOWED: &[(&str, &str)] = &[
     ("cli/src/commands/verify.rs", "{expected:?} != {actual:?}"),
     ("cli/src/commands/verify.rs", "a file named {file_name:?}"),
     (
-        "cli/src/commands/search_repo.rs",
-        "repository {:?} has no cached index",
-    ),
-    (
-        "cli/src/commands/search_repo.rs",
-        "repository {:?} is corrupt or missing",
-    ),
-    (
         "cli/src/commands/diff.rs",
         "--suppress-output-line-regex {pattern:?}",
     ),
@@ -508,7 +500,7 @@ const DEBUG_ALLOWED: &[(&str, &str)] = &[
     ),
     (
         "cli/src/commands/repo_import_helm.rs",
-        "warning: {:?} is {} in chartkit and {} in Helm",
+        "{:?} is {} in chartkit and {} in Helm",
     ),
     (
         "cli/src/commands/repo_import_helm.rs",

@@ -379,7 +379,7 @@ fn a_killed_helm_upgrade_is_explained_and_recovered_with_recover() {
     );
     let warned = chartkit_tests::stderr(&status);
     assert!(
-        warned.starts_with("warning: release web is stuck: revision 2 has been pending-upgrade since ")
+        warned.starts_with("level=WARN msg=\"release web is stuck: revision 2 has been pending-upgrade since ")
             && warned.contains("`chartkit upgrade web CHART --recover` or `chartkit rollback web --recover` marks revision 2 failed"),
         "{warned}"
     );

@@ -565,7 +565,8 @@ fn chartkit_serve_with_basic_auth_then_stopped_works_from_the_cache() {
     let stderr = text(&fallback.stderr);
     // The URL is the configured repository's, so its settings and cache are used.
     assert!(
-        stderr.contains("using the cached index of repository \"cs\""),
+        stderr.starts_with("level=WARN msg=\"")
+            && stderr.contains("using the cached index of repository \\\"cs\\\""),
         "{stderr}"
     );
     assert!(
@@ -843,4 +844,41 @@ fn a_bearer_token_opens_a_repository_that_requires_one() {
         again.to_str().unwrap(),
     ]));
     assert!(again.join("api-1.2.0.tgz").is_file());
+}
+
+/// `pull --version` with a range (or a version written otherwise than the entry's)
+/// warns as helm's `IndexFile.Get` does, in its log line.
+#[test]
+fn pull_of_a_range_warns_of_the_fallback_in_helms_line() {
+    let ctx = TestContext::new();
+    let repo = one_chart_repository(&ctx);
+    let server = StaticServer::start(&repo);
+    run_ok(ctx.chartkit().args(["repo", "add", "one", &server.url]));
+    let args = ["pull", "one/app", "--version", "^1.0", "-d"];
+    let ours = run_ok(ctx.chartkit().args(args).arg(ctx.path("ours")));
+    let expected = "level=WARN msg=\"unable to find exact version requested; falling back to closest available version\" chart=app requested=^1.0 selected=1.0.0\n";
+    assert_eq!(text(&ours.stderr), expected);
+    let exact = run_ok(
+        ctx.chartkit()
+            .args(["pull", "one/app", "--version", "1.0.0", "-d"])
+            .arg(ctx.path("exact")),
+    );
+    assert_eq!(text(&exact.stderr), "");
+    if chartkit_tests::peers::helm_or_skip("pull_of_a_range_warns_of_the_fallback_in_helms_line")
+        .is_some()
+    {
+        let mut helm = ctx.helm().unwrap();
+        helm.env("HELM_REPOSITORY_CONFIG", ctx.path("helm/repositories.yaml"))
+            .env("HELM_REPOSITORY_CACHE", ctx.path("helm/cache"));
+        run_ok(
+            ctx.helm()
+                .unwrap()
+                .env("HELM_REPOSITORY_CONFIG", ctx.path("helm/repositories.yaml"))
+                .env("HELM_REPOSITORY_CACHE", ctx.path("helm/cache"))
+                .args(["repo", "add", "one", &server.url]),
+        );
+        std::fs::create_dir_all(ctx.path("theirs")).unwrap();
+        let theirs = run_ok(helm.args(args).arg(ctx.path("theirs")));
+        assert_eq!(text(&theirs.stderr), expected);
+    }
 }

@@ -67,7 +67,7 @@ fn an_unusable_cache_directory_only_warns() {
     let warning = stderr(&output);
     assert!(
         warning.starts_with(
-            "warning: not caching the parsed index: cannot create the cache directory"
+            "level=WARN msg=\"not caching the parsed index: cannot create the cache directory"
         ),
         "{warning}"
     );

@@ -227,7 +227,7 @@ fn a_torn_last_record_is_skipped_with_a_warning() {
 
     let sandbox = SandboxProcess::start(&ctx, &["--data", data_arg]);
     let log = sandbox.log();
-    assert!(log.contains("warning: "), "{log}");
+    assert!(log.contains("level=WARN msg="), "{log}");
     assert!(log.contains("skipped a torn last record"), "{log}");
     assert!(log.contains(&segment.display().to_string()), "{log}");
     assert_eq!(configmaps(&sandbox.url).get("kept"), Some(&rv));

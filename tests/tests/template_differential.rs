@@ -646,6 +646,12 @@ fn functions() -> Vec<String> {
         "{{ toYaml \"\\u007f\" }}",
         "{{ toYaml 1e6 }}",
         "{{ toToml (dict \"f\" 1e6 \"i\" 3) }}",
+        "{{ toToml (dict \"\" \"x\" \"a b\" 1 \"é\" \"ü\" \"dot.key\" (dict \"k\" \"v\") \"e\" (dict)) }}",
+        "{{ toToml (dict \"c\" \"\\x01\\x1b\\x7f\\t\\n\\r\\b\\f\\\"\\\\\") }}",
+        "{{ toToml (dict \"k\" (list (dict \"a\" 1) (dict \"b\" (list (dict \"c\" 1))))) }}",
+        "{{ toToml (dict \"m\" (list 1 (dict \"a\" 1)) \"l\" (list (list 1 2) (list \"a\"))) }}",
+        "{{ toToml (dict \"n\" (list 1 nil)) }}",
+        "{{ toToml (dict \"s\" (\"Y2Fm6Q==\" | b64dec)) }}",
         "{{ ternary \"yes\" \"no\" true }}",
         "{{ ternary \"yes\" \"no\" false }}",
         "{{ coalesce nil \"\" 0 \"first\" \"second\" }}",
@@ -852,9 +858,149 @@ fn functions() -> Vec<String> {
     e
 }
 
+/// TOML documents for `fromToml`, one of each of BurntSushi/toml's lexer and parser
+/// errors (and a few it accepts where other readers do not): its error texts reach
+/// templates as data (`.Error`), line and last key included.
+const TOML_DOCUMENTS: &[&[u8]] = &[
+    b"a =",
+    b"a = 1\na = 2",
+    b"[t]\nx = 1\n[t]",
+    b"a = 1 b = 2",
+    b"= 1",
+    b".a = 1",
+    b"a. = 1",
+    b"[]",
+    b"[a.]",
+    b"[[a]",
+    b"[a]]x",
+    b"a = \"abc",
+    b"a = \"a\nb\"",
+    b"a = 'abc",
+    b"a = \"\"\"abc",
+    b"a = '''abc",
+    b"a = \"\\q\"",
+    b"a = \"\\x4\"",
+    b"a = \"\\u12\"",
+    b"a = \"\\U1234567\"",
+    b"a = \"\\uD800\"",
+    b"a = 0x",
+    b"a = 0o9",
+    b"a = 0b2",
+    b"a = +0x1",
+    b"a = 01",
+    b"a = 1__0",
+    b"a = _1",
+    b"a = 1_",
+    b"a = 9223372036854775808",
+    b"a = 1e400",
+    b"a = 1.",
+    b"a = .5",
+    b"a = 1.e5",
+    b"a = 1e",
+    b"a = 01.5",
+    b"a = 1.5-3",
+    b"a = +inx",
+    b"a = -nax",
+    b"a = tru",
+    b"a = foo",
+    b"a = 1979-13-27",
+    b"a = 1979-05-27T25:00:00",
+    b"a = 1979-05-27T07:32:00+25:00",
+    b"a = 1979-5-27",
+    b"a = [1, 2",
+    b"a = [1,,2]",
+    b"a = [1 2]",
+    b"a = {x = 1",
+    b"a = {x = 1 y = 2}",
+    b"a = {x = 1, x = 2}",
+    b"a = {,}",
+    b"a = 1\n[a]",
+    b"[a]\n[a.b]\nc = 1\n[a]",
+    b"a.b = 1\na = 2",
+    b"a = [1]\n[[a]]",
+    b"[[a]]\n[a]",
+    b"a = {}\na.b = 1",
+    b"x = 1 # ok\ny = \x01",
+    b"a = \"\\x01\"",
+    b"\xef\xbb\xbfa = =",
+    b"a = \"\"\"abc\"\"\"\"\"\"",
+    b"a = '''abc''''''",
+    b"a = \"a\" \"b\"",
+    b"\"a\"b = 1",
+    b"a = 1\n\n\nb = ]",
+    b"[a]\nb = 1\nb = 2",
+    b"[a.b]\nc = 1\n[a]\nb = 2",
+    b"a = \"\"\"x\\ y\"\"\"",
+    b"a = 1979-05-27 07:32",
+    b"a = 07:32:00.5",
+    b"a = 1979-05-27T07:32:00.123456789123Z",
+    b"a = 2024-02-30",
+    b"a = 2023-02-29",
+    b"a = 1979-05-27T07:32Z",
+    b"a = inf\nb = -nan\nc = +inf",
+    b"a = 0x_ff",
+    b"a = 1_000\nb = 0xdead_beef\nc = 0o7_7\nd = 0b1_0",
+    b"a = \"\\e\\x41\"",
+    b"a = {x = 1,}",
+    b"a = {\nx = 1\n}",
+    b"k = \"caf\xe9\"",
+    b"a = 1\r\nb = 2\r",
+    b"a = \"\"\"\nx\\\n   y\"\"\"\nb = \'\'\'\nraw\'\'\'",
+    b"[a]\n[[a.b]]\nc = 1\n[[a.b]]\nc = 2\n[a.b.d]\ne = 3",
+    b"a = [1, \"x\", [2.5], {b = true}]\n\"q k\".\"\" = 3",
+];
+
+/// A Go string literal of `bytes`: printable ASCII as it is, everything else `\xHH`.
+fn go_bytes_literal(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn toml_documents() -> Vec<String> {
+    TOML_DOCUMENTS
+        .iter()
+        .map(|document| format!("{{{{ fromToml {} | toJson }}}}", go_bytes_literal(document)))
+        .collect()
+}
+
+/// Template text that is not UTF-8 (base64 of bytes such as `caf\xe9`), through `tpl`,
+/// `include` of a file that is not UTF-8 (`_binary.tpl`), and literals: Go keeps the
+/// bytes of text and raw literals and reads those of a quoted literal as U+FFFD.
+fn non_utf8_templates() -> Vec<String> {
+    [
+        "{{ tpl (\"Y2Fm6Q==\" | b64dec) . }}",
+        "{{ tpl (\"Y2Fm6Q==\" | b64dec) . | len }}",
+        "{{ tpl (printf \"%s{{ 1 }}\" (\"Y2Fm6Q==\" | b64dec)) . }}",
+        "{{ tpl (\"Y2Fm6SB7eyAuUmVsZWFzZS5OYW1lIH19IP8=\" | b64dec) . }}",
+        "{{ tpl (\"e3sgImNhZu4iIH19\" | b64dec) . }}",
+        "{{ tpl (\"e3sgYGNhZu5gIH19\" | b64dec) . }}",
+        "{{ tpl (\"e3sgZGVmaW5lICJxIiB9fWNhZul7eyBlbmQgfX17eyBpbmNsdWRlICJxIiAuIH19\" | b64dec) . }}",
+        "{{ tpl (\"e3sgIlx4ZTnpIiB9fQ==\" | b64dec) . }}",
+        "{{ tpl (\"e3sgeOkgfX0=\" | b64dec) . }}",
+        "{{ tpl (include \"binary\" .) . }}",
+        "{{ include \"binary\" . }}",
+        "{{ include \"binary\" . | len }}",
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 fn groups() -> Vec<Group> {
     let mut expressions = language();
     expressions.extend(functions());
+    expressions.extend(toml_documents());
+    expressions.extend(non_utf8_templates());
     vec![
         Group {
             name: "values.yaml",
@@ -925,6 +1071,11 @@ fn write_chart(dir: &Path, expressions: &[(usize, &str)]) {
     std::fs::write(dir.join("Chart.yaml"), CHART_YAML).unwrap();
     std::fs::write(dir.join("values.yaml"), VALUES_YAML).unwrap();
     std::fs::write(dir.join("templates/_helpers.tpl"), HELPERS).unwrap();
+    std::fs::write(
+        dir.join("templates/_binary.tpl"),
+        b"{{- define \"binary\" }}caf\xe9 {{ \"l\xe9\" }} {{ `r\xe9` }} {{ \"\\xe9\" }}\xff{{ end -}}",
+    )
+    .unwrap();
     std::fs::write(dir.join("files/a.conf"), "x=1\n").unwrap();
     std::fs::write(dir.join("files/b.conf"), "y=2\n").unwrap();
     std::fs::write(dir.join("files/lines.txt"), "one\ntwo\n\nfour").unwrap();

@@ -322,3 +322,45 @@ fn nesting_limits_are_gos() {
          e: 20000\n",
     );
 }
+
+/// Template text that is not UTF-8 keeps its bytes, as Go's parser (which reads bytes)
+/// keeps them: `tpl` of `b64dec`'d text, a template file with such bytes in its text and
+/// in a raw literal; a quoted literal's raw bytes are U+FFFD in Go, and here.
+#[test]
+fn tpl_and_templates_keep_bytes_that_are_not_utf8_like_helm() {
+    let context = TestContext::new();
+    context.demo_chart(&[
+        (
+            "templates/t.yaml",
+            "a: {{ tpl (\"Y2Fm6Q==\" | b64dec) . | b64enc }}\nb: {{ tpl (printf \"%s{{ .Release.Name }}\" (\"Y2Fm6Q==\" | b64dec)) . | b64enc }}\nc: {{ tpl (\"e3sgImNhZu4iIH19\" | b64dec) . | b64enc }}\nd: {{ include \"binary\" . | b64enc }}\ne: {{ tpl (include \"binary\" .) . | len }}\n",
+        ),
+    ]);
+    std::fs::write(
+        context.path("demo/templates/_binary.tpl"),
+        b"{{- define \"binary\" }}caf\xe9 {{ \"l\xe9\" }} {{ `r\xe9` }}{{ end -}}",
+    )
+    .unwrap();
+    renders_like_helm(
+        "tpl_and_templates_keep_bytes_that_are_not_utf8_like_helm",
+        &context,
+        &[],
+        "a: Y2Fm6Q==\nb: Y2Fm6XJlbA==\nc: Y2Fm77+9\nd: Y2Fm6SBs77+9IHLp\ne: 12\n",
+    );
+}
+
+/// `fromToml` hands templates BurntSushi/toml's error text as data, line and last key
+/// included (the differential suite holds one document per error class).
+#[test]
+fn from_toml_errors_are_helms_words() {
+    let context = TestContext::new();
+    context.demo_chart(&[(
+        "templates/t.yaml",
+        "a: {{ (fromToml \"a =\").Error | toJson }}\nb: {{ (fromToml \"a = 1\\na = 2\").Error | toJson }}\nc: {{ (fromToml \"[t]\\nx = 1\\n[t]\").Error | toJson }}\nd: {{ (fromToml \"a = {x = 1 y = 2}\").Error | toJson }}\ne: {{ fromToml \"a.b = 1\\na = 2\" | toJson }}\n",
+    )]);
+    renders_like_helm(
+        "from_toml_errors_are_helms_words",
+        &context,
+        &[],
+        "a: \"toml: line 1 (last key \\\"a\\\"): unexpected EOF; expected value\"\nb: \"toml: line 2 (last key \\\"a\\\"): Key 'a' has already been defined.\"\nc: \"toml: line 3: Key 't' has already been defined.\"\nd: \"toml: line 1 (last key \\\"a.x\\\"): expected a comma or an inline table terminator '}', but got 'y' instead\"\ne: {\"a\":{\"b\":1}}\n",
+    );
+}

@@ -14,6 +14,12 @@ use chartkit_yaml::{Map, Value};
 
 use crate::golog::go_quote;
 
+/// Notes a notice of coalescing as Helm logs it: its `log.Printf`, which Go's slog
+/// default logger writes at `INFO` with the whole text as the message.
+fn log(warnings: &mut Vec<String>, text: impl AsRef<str>) {
+    warnings.push(crate::golog::info(text.as_ref(), &[]));
+}
+
 /// A problem Helm reports while coalescing; the text is Helm's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -109,8 +115,9 @@ fn coalesce_globals(dest: &mut Map, src: &Map, prefix: &str, warnings: &mut Vec<
         None => Map::new(),
         Some(Value::Map(m)) => m.clone(),
         Some(_) => {
-            warnings.push(
-                "warning: skipping globals because destination global is not a table.".into(),
+            log(
+                warnings,
+                "warning: skipping globals because destination global is not a table.",
             );
             return;
         }
@@ -119,7 +126,10 @@ fn coalesce_globals(dest: &mut Map, src: &Map, prefix: &str, warnings: &mut Vec<
         None => Map::new(),
         Some(Value::Map(m)) => m.clone(),
         Some(_) => {
-            warnings.push("warning: skipping globals because source global is not a table.".into());
+            log(
+                warnings,
+                "warning: skipping globals because source global is not a table.",
+            );
             return;
         }
     };
@@ -141,14 +151,17 @@ fn coalesce_globals(dest: &mut Map, src: &Map, prefix: &str, warnings: &mut Vec<
                     );
                     dg.insert(key, Value::Map(merged));
                 }
-                Some(_) => warnings.push(format!(
-                    "Conflict: cannot merge map onto non-map for {}. Skipping.",
-                    go_quote(&key)
-                )),
+                Some(_) => log(
+                    warnings,
+                    format!(
+                        "Conflict: cannot merge map onto non-map for {}. Skipping.",
+                        go_quote(&key)
+                    ),
+                ),
             },
             None => {
                 if matches!(dg.get(&key), Some(Value::Map(_))) {
-                    warnings.push(format!("key {key} is table. Skipping"));
+                    log(warnings, format!("key {key} is table. Skipping"));
                 } else {
                     dg.insert(key, value);
                 }
@@ -184,9 +197,10 @@ fn coalesce_chart_values(
                     coalesce_tables_full_key(dest, src, &full_key, merge, warnings);
                 }
                 Value::Null => {}
-                _ => warnings.push(format!(
-                    "warning: skipped value for {sub_prefix}.{key}: Not a table."
-                )),
+                _ => log(
+                    warnings,
+                    format!("warning: skipped value for {sub_prefix}.{key}: Not a table."),
+                ),
             },
             Some(_) => {}
             None => {
@@ -242,19 +256,25 @@ fn coalesce_tables_full_key(
                     });
                 }
                 Value::Null => {}
-                other => warnings.push(format!(
-                    "warning: destination for {} is a table. Ignoring non-table value ({})",
-                    concat_prefix(prefix, &key),
-                    go_value(&other)
-                )),
+                other => log(
+                    warnings,
+                    format!(
+                        "warning: destination for {} is a table. Ignoring non-table value ({})",
+                        concat_prefix(prefix, &key),
+                        go_value(&other)
+                    ),
+                ),
             },
             Some(_) => {
                 if let Value::Map(_) = value {
-                    warnings.push(format!(
-                        "warning: cannot overwrite table with non table for {} ({})",
-                        concat_prefix(prefix, &key),
-                        go_value(&value)
-                    ));
+                    log(
+                        warnings,
+                        format!(
+                            "warning: cannot overwrite table with non table for {} ({})",
+                            concat_prefix(prefix, &key),
+                            go_value(&value)
+                        ),
+                    );
                 }
             }
         }
@@ -426,7 +446,7 @@ mod tests {
                 assert_eq!(
                     warnings,
                     [format!(
-                        "warning: cannot overwrite table with non table for p.{path}.leaf (map[])"
+                        "level=INFO msg=\"warning: cannot overwrite table with non table for p.{path}.leaf (map[])\""
                     )]
                 );
             })

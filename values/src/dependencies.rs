@@ -8,7 +8,7 @@ use chartkit_version::{Version, VersionRange};
 use chartkit_yaml::{Map, Value};
 
 use crate::coalesce::{CoalesceError, coalesce_values, merge_tables, merge_values};
-use crate::golog::{go_quote, slog_value};
+use crate::golog::{go_quote, warn};
 use crate::path::{path_value, table};
 
 /// Helm's `ProcessDependencies`: removes disabled subcharts (recursively) and applies
@@ -136,10 +136,9 @@ fn apply_tags(dependencies: &mut [Option<Dependency>], values: &Map, warnings: &
             match tags.get(tag) {
                 Some(Value::Bool(true)) => any_true = true,
                 Some(Value::Bool(false)) => any_false = true,
-                Some(_) => warnings.push(format!(
-                    "returned non-bool value tag={} chart={}",
-                    slog_value(tag),
-                    slog_value(&dependency.name)
+                Some(_) => warnings.push(warn(
+                    "returned non-bool value",
+                    &[("tag", tag), ("chart", &dependency.name)],
                 )),
                 None => {}
             }
@@ -165,10 +164,9 @@ fn apply_conditions(
                     dependency.enabled = *enabled;
                     break;
                 }
-                Some(_) => warnings.push(format!(
-                    "returned non-bool value path={} chart={}",
-                    slog_value(condition),
-                    slog_value(&dependency.name)
+                Some(_) => warnings.push(warn(
+                    "returned non-bool value",
+                    &[("path", condition), ("chart", &dependency.name)],
                 )),
                 None => {}
             }
@@ -208,14 +206,14 @@ fn import_values(chart: &mut Chart, warnings: &mut Vec<String>) {
             let source = match table_or_missing(&merged, &format!("{}.{child}", dependency.name)) {
                 Ok(source) => source,
                 Err(missing) => {
-                    let error = slog_value(&format!("{} is not a table", go_quote(missing)));
+                    let error = format!("{} is not a table", go_quote(missing));
                     warnings.push(if long_form {
-                        format!(
-                            "ImportValues missing table from chart chart={} error={error}",
-                            slog_value(&dependency.name)
+                        warn(
+                            "ImportValues missing table from chart",
+                            &[("chart", &dependency.name), ("error", &error)],
                         )
                     } else {
-                        format!("ImportValues missing table error={error}")
+                        warn("ImportValues missing table", &[("error", &error)])
                     });
                     continue;
                 }

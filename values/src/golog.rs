@@ -3,19 +3,7 @@
 /// Go's `%q` of a string (`strconv.Quote`).
 pub use chartkit_yaml::gofmt::quote as go_quote;
 
-/// A value in a line of Go's `log/slog` text output (`key=value`): quoted when it is
-/// empty or has white space, quotes, `=` or unprintable characters.
-pub fn slog_value(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| !c.is_whitespace() && !c.is_control() && c != '"' && c != '=');
-    if plain {
-        text.to_owned()
-    } else {
-        go_quote(text)
-    }
-}
+pub use chartkit_yaml::goslog::{Level, info, line, slog_value, warn};
 
 #[cfg(test)]
 mod tests {
@@ -30,5 +18,24 @@ mod tests {
         );
         assert_eq!(slog_value("a, b"), r#""a, b""#);
         assert_eq!(slog_value(""), r#""""#);
+        assert_eq!(slog_value("a\\b\u{7f}"), "a\\b\u{7f}");
+        assert_eq!(slog_value("tab\there"), r#""tab\there""#);
+        assert_eq!(slog_value("é"), "é");
+    }
+
+    #[test]
+    fn lines_are_slogs() {
+        assert_eq!(
+            warn(
+                "returned non-bool value",
+                &[("path", "sub.enabled"), ("chart", "sub")]
+            ),
+            "level=WARN msg=\"returned non-bool value\" path=sub.enabled chart=sub"
+        );
+        assert_eq!(
+            info("warning: skipped value for demo.m: Not a table.", &[]),
+            "level=INFO msg=\"warning: skipped value for demo.m: Not a table.\""
+        );
+        assert_eq!(warn("done", &[]), "level=WARN msg=done");
     }
 }

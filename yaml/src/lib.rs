@@ -18,6 +18,7 @@ pub mod gofmt;
 pub mod gojson;
 pub mod gonum;
 mod goscan;
+pub mod goslog;
 mod node;
 mod resolve;
 mod value;

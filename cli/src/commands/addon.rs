@@ -8,7 +8,6 @@ use chartkit_yaml::Value;
 
 use crate::cli::{AddonResolveArgs, OutputFormat};
 use crate::error::Context;
-use crate::output::errln;
 
 /// `chartkit addon resolve`: the versions to install, or why there are none.
 pub fn resolve(args: AddonResolveArgs, offline: bool) -> crate::error::Result<ExitCode> {
@@ -60,7 +59,7 @@ fn local_entries(path: &Path) -> crate::error::Result<Vec<(String, ChartVersion)
     let loaded = chartkit_index::parse_index(&bytes, &source)
         .with_context(|| format!("cannot read the index `{source}`"))?;
     for warning in &loaded.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     Ok(loaded
         .index
@@ -86,7 +85,7 @@ fn remote_entries(repo: &str, offline: bool) -> crate::error::Result<Vec<(String
         .load_index(&entry, refresh)
         .map_err(super::repo_support::client_error)?;
     for warning in &loaded.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     let index = &loaded.index;
     let mut out = Vec::new();
@@ -115,7 +114,7 @@ fn addon_versions(entries: Vec<(String, ChartVersion)>) -> Vec<AddonVersion> {
             &entry.metadata.annotations,
         ) {
             Ok(addon) => out.push(addon),
-            Err(e) => errln!("warning: skipping index entry {e}"),
+            Err(e) => crate::log::warn(&format!("skipping index entry {e}")),
         }
     }
     out

@@ -63,7 +63,7 @@ pub fn load(
     };
     let chart = located.load(&load_options).map_err(locate_error)?;
     for warning in &chart.warnings {
-        errln!("warning: {warning}");
+        crate::log::line(warning);
     }
     Ok(chart)
 }
@@ -80,7 +80,7 @@ pub fn report_pulled(located: &chartkit_repo_client::Located) {
         }
     }
     for warning in &located.warnings {
-        errln!("warning: {warning}");
+        crate::log::line(warning);
     }
 }
 

@@ -134,7 +134,7 @@ fn report(
     global: &GlobalArgs,
 ) -> Result<ExitCode> {
     for warning in &plan.warnings {
-        super::print_warning(warning);
+        crate::log::line(warning);
     }
     let comparison = compare(plan, options);
     let colours = Colours {

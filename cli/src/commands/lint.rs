@@ -41,7 +41,7 @@ pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
     for path in &paths {
         let report = lint(path, &options);
         for warning in &report.warnings {
-            super::print_warning(warning);
+            crate::log::line(warning);
         }
         if report.failed(args.strict) {
             failed += 1;

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use chartkit_dependency::mirror::{MirrorOptions, mirror};
 
 use crate::cli::MirrorArgs;
-use crate::output::{errln, outln};
+use crate::output::outln;
 
 /// `chartkit mirror REPO[/NAME] --to DIR`.
 pub fn run(args: MirrorArgs, offline: bool) -> crate::error::Result<ExitCode> {
@@ -44,7 +44,7 @@ pub fn run(args: MirrorArgs, offline: bool) -> crate::error::Result<ExitCode> {
         let _ = outln!("{line}");
     })?;
     for warning in &report.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     if let Some(destination) = &registry {
         let access = super::repo_support::access(&args.access);

@@ -32,8 +32,6 @@ mod verify;
 
 use std::process::ExitCode;
 
-use crate::output::errln;
-
 use chartkit_chart::LoadOptions;
 use chartkit_chart::archive::Limits;
 
@@ -126,18 +124,9 @@ pub fn load_chart(
     let chart = chartkit_chart::load(path, &options)
         .with_context(|| format!("cannot load the chart at `{}`", path.display()))?;
     for warning in &chart.warnings {
-        errln!("warning: {warning}");
+        crate::log::line(warning);
     }
     Ok(chart)
-}
-
-/// Prints one of the notices Helm logs, in Helm's words, as a warning.
-pub fn print_warning(warning: &str) {
-    if warning.starts_with("warning: ") {
-        errln!("{warning}");
-    } else {
-        errln!("warning: {warning}");
-    }
 }
 
 /// The render memory limit, from the environment or chartkit's default.
@@ -201,7 +190,13 @@ pub fn read_keyring(path: &std::path::Path) -> crate::error::Result<chartkit_sig
     let keyring = chartkit_signing::Keyring::from_bytes(&bytes)
         .with_context(|| format!("cannot use keyring `{}`", path.display()))?;
     for skipped in keyring.skipped() {
-        errln!("warning: {}: {skipped}", path.display());
+        crate::log::warn_with(
+            "skipped a key of the keyring",
+            &[
+                ("keyring", &path.display().to_string()),
+                ("reason", skipped),
+            ],
+        );
     }
     Ok(keyring)
 }

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use crate::output::{errln, outln};
+use crate::output::outln;
 
 use crate::error::Context;
 use chartkit_chart::{PackageOptions, Packaged, package_all};
@@ -45,7 +45,7 @@ pub fn run(args: PackageArgs, offline: bool) -> crate::error::Result<ExitCode> {
     let (packaged, failure) = package_all(&args.paths, &options);
     for done in &packaged {
         for warning in &done.chart.warnings {
-            errln!("warning: {warning}");
+            crate::log::line(warning);
         }
         if let Some(signer) = &signer {
             sign(signer, done)?;

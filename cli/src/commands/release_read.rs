@@ -178,7 +178,7 @@ pub fn status(args: StatusArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<
         ReleaseOutput::Table => views::status_text(&release, None, resources_text.as_deref()),
     })?;
     if let Some(stuck) = stuck {
-        crate::output::errln!("warning: {}", stuck.status_hint());
+        crate::log::warn(&stuck.status_hint());
     }
     Ok(printed)
 }

@@ -124,16 +124,34 @@ pub(super) fn writing(args: &WritingArgs) -> Writing {
     }
 }
 
-fn waiting(args: &WaitArgs) -> Result<Waiting> {
-    let wait = match args.wait.as_deref() {
-        None | Some("false") | Some("hookOnly") => false,
-        Some("true" | "watcher" | "legacy") => true,
+/// Whether `--wait[=STRATEGY]` waits for readiness; helm's boolean values still work,
+/// with its warning that they are deprecated.
+fn wait_enabled(value: Option<&str>) -> Result<bool> {
+    Ok(match value {
+        None | Some("hookOnly") => false,
+        Some("watcher" | "legacy") => true,
+        Some("true") => {
+            crate::log::warn(
+                "--wait=true is deprecated (boolean value) and can be replaced with --wait=watcher",
+            );
+            true
+        }
+        Some("false") => {
+            crate::log::warn(
+                "--wait=false is deprecated (boolean value) and can be replaced with --wait=hookOnly",
+            );
+            false
+        }
         Some(other) => {
             return Err(Error::msg(format!(
                 "invalid wait strategy {other:?}: use true, watcher, legacy or hookOnly"
             )));
         }
-    };
+    })
+}
+
+fn waiting(args: &WaitArgs) -> Result<Waiting> {
+    let wait = wait_enabled(args.wait.as_deref())?;
     Ok(Waiting {
         wait,
         wait_for_jobs: args.wait_for_jobs,
@@ -149,7 +167,7 @@ fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
     };
     let legacy = match value {
         "unset" => {
-            super::print_warning(
+            crate::log::warn(
                 "--dry-run is deprecated and should be replaced with '--dry-run=client'",
             );
             return Ok(DryRun::Client);
@@ -171,7 +189,7 @@ fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
     } else {
         "none"
     };
-    super::print_warning(&format!(
+    crate::log::warn(&format!(
         "boolean '--dry-run={value}' flag is deprecated and must be replaced with '--dry-run={mode}'"
     ));
     Ok(legacy)
@@ -353,7 +371,7 @@ fn run_install(
             chartkit_engine::install_offline(chart, &user_values, &options, &namespace)
                 .map_err(Error::new)?;
         for w in &warnings {
-            super::print_warning(w);
+            crate::log::line(w);
         }
         printing.print(&release)?;
         return Ok(ExitCode::SUCCESS);
@@ -366,7 +384,7 @@ fn run_install(
             .map_err(engine_error)
     })?;
     for w in &warnings {
-        super::print_warning(w);
+        crate::log::line(w);
     }
     printing.print(&release)?;
     Ok(ExitCode::SUCCESS)
@@ -383,7 +401,7 @@ pub fn uninstall(args: UninstallArgs, kube: &KubeArgs) -> Result<ExitCode> {
             )));
         }
     };
-    let wait = matches!(args.wait.as_deref(), Some("true" | "watcher" | "legacy"));
+    let wait = wait_enabled(args.wait.as_deref())?;
     let timeout = timeout(&args.timeout)?;
     runtime()?.block_on(async {
         let engine = engine(kube, "uninstall").await?;
@@ -487,7 +505,7 @@ pub fn upgrade(
             .map_err(|e| engine_error(e).context("UPGRADE FAILED"))
     })?;
     for w in &warnings {
-        super::print_warning(w);
+        crate::log::line(w);
     }
     let heading = if installed {
         format!(

@@ -5,7 +5,7 @@ use chartkit_repo_client::RepoFile;
 use super::repo_support::{client_error, paths};
 use crate::cli::RepoImportHelmArgs;
 use crate::env;
-use crate::output::{errln, outln};
+use crate::output::outln;
 use crate::report::with_hint;
 
 /// Takes over the repositories of Helm's repositories.yaml that chartkit does not have,
@@ -54,12 +54,10 @@ pub fn run(args: RepoImportHelmArgs) -> crate::error::Result<ExitCode> {
                 continue;
             }
             Some(existing) if !args.force_update => {
-                errln!(
-                    "warning: {:?} is {} in chartkit and {} in Helm; kept chartkit's (--force-update takes Helm's)",
-                    entry.name,
-                    existing.url,
-                    entry.url
-                );
+                crate::log::warn(&format!(
+                    "{:?} is {} in chartkit and {} in Helm; kept chartkit's (--force-update takes Helm's)",
+                    entry.name, existing.url, entry.url
+                ));
                 continue;
             }
             _ => {}

@@ -1,7 +1,5 @@
 use std::process::ExitCode;
 
-use crate::output::errln;
-
 use crate::error::Context;
 use chartkit_repo::{IndexDirOptions, index_directory};
 use sha2::{Digest, Sha256};
@@ -27,7 +25,7 @@ pub fn run(args: RepoIndexArgs) -> crate::error::Result<ExitCode> {
     let report = index_directory(&dir, &options)
         .with_context(|| format!("cannot index `{}`", args.dir.display()))?;
     for warning in &report.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use crate::output::{errln, outln};
+use crate::output::outln;
 
 use crate::error::Context;
 use chartkit_index::{ChartVersion, select};
@@ -15,12 +15,13 @@ pub fn run(args: RepoQueryArgs) -> crate::error::Result<ExitCode> {
     let index = IndexCache::load_or_build(&args.index, cache_home.as_deref())
         .with_context(|| format!("cannot load the index `{}`", args.index.display()))?;
     for warning in &index.warnings {
-        errln!("warning: {warning}");
+        crate::log::warn(warning);
     }
     if let Some(why) = &index.not_cached {
-        errln!(
-            "warning: not caching the parsed index: {why}\nhint: set {} to a writable directory",
-            env::CACHE_HOME
+        crate::log::warn_with_hint(
+            &format!("not caching the parsed index: {why}"),
+            &[],
+            &format!("set {} to a writable directory", env::CACHE_HOME),
         );
     }
     if args.pull {

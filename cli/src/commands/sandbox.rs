@@ -98,7 +98,7 @@ pub fn up(args: SandboxUpArgs) -> Result<ExitCode> {
             _ => e.into(),
         })?;
         for warning in sandbox.warnings() {
-            crate::output::errln!("warning: {warning}");
+            crate::log::warn(warning);
         }
         chartkit_sandbox::kubeconfig::write(&kubeconfig, &sandbox.url(), sandbox.tls())
             .map_err(crate::error::Error::msg)?;

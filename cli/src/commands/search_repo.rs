@@ -4,7 +4,6 @@ use chartkit_repo_client::{ClientError, Hit, Refresh, SearchOptions};
 
 use super::repo_support::{client, client_error, go_json_rows, yaml_rows};
 use crate::cli::{OutputFormat, SearchRepoArgs};
-use crate::output::errln;
 
 /// `helm search repo`, over the cached compact indexes of every configured repository.
 /// Nothing is downloaded: `chartkit repo update` does that.
@@ -21,22 +20,22 @@ pub fn run(args: SearchRepoArgs, offline: bool) -> crate::error::Result<ExitCode
         match client.load_index(entry, Refresh::Never) {
             Ok(loaded) => {
                 for warning in &loaded.warnings {
-                    errln!("warning: {warning}");
+                    crate::log::warn(warning);
                 }
                 indexes.push(loaded);
             }
             Err(e @ (ClientError::NoCachedIndex { .. } | ClientError::Offline { .. })) => {
-                errln!(
-                    "warning: repository {:?} has no cached index ({e}); run \"chartkit repo update {}\"",
-                    entry.name,
-                    entry.name
+                crate::log::warn_with_hint(
+                    "repo is corrupt or missing",
+                    &[("repo", &entry.name), ("error", &e.to_string())],
+                    &format!("run `chartkit repo update {}`", entry.name),
                 );
             }
             Err(e) => {
-                errln!(
-                    "warning: repository {:?} is corrupt or missing; run \"chartkit repo update {}\": {e}",
-                    entry.name,
-                    entry.name
+                crate::log::warn_with_hint(
+                    "repo is corrupt or missing",
+                    &[("repo", &entry.name), ("error", &e.to_string())],
+                    &format!("run `chartkit repo update {}`", entry.name),
                 );
             }
         }

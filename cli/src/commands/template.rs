@@ -97,7 +97,7 @@ pub fn run(
             .block_on(cluster.engine.capabilities())
             .map_err(crate::error::Error::new)?;
         if !chartkit_render::crd_files(&chart).is_empty() {
-            super::print_warning(
+            crate::log::warn(
                 "This chart or one of its subcharts contains CRDs. Rendering may fail or contain inaccuracies.",
             );
         }
@@ -119,7 +119,7 @@ pub fn run(
     let mut warnings = Vec::new();
     let result = render_logged(chart, &user_values, &options, &mut warnings);
     for warning in &warnings {
-        super::print_warning(warning);
+        crate::log::line(warning);
     }
     let rendered = match result {
         Ok(rendered) => rendered,

@@ -3,13 +3,13 @@
 
 use std::rc::Rc;
 
-use super::arg::str;
+use super::arg::{bytes, str};
 use super::{FuncError, Registry, json};
 use crate::budget::check_expansion;
 use crate::error::{Error, helm_warning};
 use crate::exec::Exec;
 use crate::gostr::GoBuf;
-use crate::print::quote;
+use crate::print::quote_bytes;
 use crate::set::ROOT_NAME;
 use crate::value::{Entries, Ty, Value};
 
@@ -76,25 +76,34 @@ pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("getHostByName", &[S], |_| Ok(Value::str("")));
 }
 
-/// `required`: fails on nil or "", except when linting, where Helm lets it pass as "".
+/// `required`: fails on nil or "", except when linting, where Helm logs the message and
+/// lets it pass as "".
 fn required(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     let missing = match &a[1] {
-        Value::Nil => true,
-        Value::String(s) => s.is_empty(),
-        _ => false,
+        Value::Nil => Some("missing required value"),
+        Value::String(s) if s.is_empty() => Some("missing required values"),
+        _ => None,
     };
-    if !missing {
+    let Some(what) = missing else {
         return Ok(a[1].clone());
-    }
+    };
     if exec.set.lint_mode {
+        exec.set.log(chartkit_yaml::goslog::warn(
+            what,
+            &[("message", str(&a[0]))],
+        ));
         return Ok(Value::str(""));
     }
     Err(helm_warning(str(&a[0])).into())
 }
 
-/// `fail`: fails, except when linting, where Helm renders "" instead.
+/// `fail`: fails, except when linting, where Helm logs the message and renders "".
 fn fail(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
     if exec.set.lint_mode {
+        exec.set.log(chartkit_yaml::goslog::info(
+            "funcMap fail",
+            &[("message", str(&a[0]))],
+        ));
         return Ok(Value::str(""));
     }
     Err(helm_warning(str(&a[0])).into())
@@ -148,12 +157,12 @@ fn run_include(exec: &mut Exec<'_>, name: &str, data: Value) -> Result<Value, Fu
 /// template set (its `define`s are visible only while it runs) and executed with the
 /// given data; `<no value>` is removed from the result.
 fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
-    let text = str(&a[0]);
-    let mut trees = match exec.set.parse(ROOT_NAME, text) {
+    let text = bytes(&a[0]);
+    let mut trees = match exec.set.parse_bytes(ROOT_NAME, text) {
         Ok(t) => t,
         Err(e) => {
             return Err(FuncError {
-                message: format!("cannot parse template {}: {e}", quote(text)),
+                message: format!("cannot parse template {}: {e}", quote_bytes(text)),
                 cause: Some(Box::new(Error::Parse(e))),
             });
         }
@@ -175,7 +184,7 @@ fn tpl(exec: &mut Exec<'_>, a: &[Value]) -> Result<Value, FuncError> {
         Err(e) => Err(FuncError {
             message: format!(
                 "error during tpl function execution for {}: {e}",
-                quote(text)
+                quote_bytes(text)
             ),
             cause: Some(e),
         }),

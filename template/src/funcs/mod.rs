@@ -27,6 +27,7 @@ mod rsa_keys;
 pub(crate) mod semver;
 pub(crate) mod strings;
 pub(crate) mod toml;
+mod toml_read;
 pub(crate) mod url;
 
 /// Why a function call failed. The executor adds `error calling NAME: `.
@@ -115,6 +116,8 @@ pub(crate) const RAW_STRING_FUNCTIONS: &[&str] = &[
     "adler32sum",
     "fromYaml",
     "fromYamlArray",
+    "fromToml",
+    "tpl",
     "encryptAES",
     "decryptAES",
 ];

@@ -3,20 +3,22 @@
 use std::rc::Rc;
 
 use super::Registry;
-use super::arg::str;
+use super::arg::bytes;
+use super::toml_read::{self, Node, Table};
 use crate::value::{Entries, Ty, Value};
 
 pub(crate) fn register(r: &mut Registry<'_>) {
     r.pure("toToml", &[Ty::Any], |a| {
         crate::budget::check_expansion(&a[0])?;
-        Ok(Value::string(match to_toml(&a[0]) {
-            Ok(s) => s,
-            Err(e) => e,
-        }))
+        Ok(match to_toml(&a[0]) {
+            Ok(bytes) => Value::from_go_bytes(bytes),
+            Err(e) => Value::string(e),
+        })
     });
     r.pure("fromToml", &[Ty::String], |a| {
-        crate::budget::reserve_decoded(str(&a[0]))?;
-        Ok(from_toml(str(&a[0])))
+        let text = bytes(&a[0]);
+        crate::budget::reserve_decoded_bytes(text.len())?;
+        Ok(from_toml(text))
     });
 }
 
@@ -55,47 +57,38 @@ fn quote_key(k: &str) -> String {
 }
 
 fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\u{:04X}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    format!("\"{}\"", super::toml_read::double_quoted_escapes(s))
 }
 
 struct Encoder {
-    out: String,
+    /// Bytes: a Go string that is not UTF-8 is written as it is, as Go's encoder does.
+    out: Vec<u8>,
     written: bool,
 }
 
 impl Encoder {
     fn newline(&mut self) {
         if self.written {
-            self.out.push('\n');
+            self.out.push(b'\n');
         }
     }
 
     fn write(&mut self, s: &str) {
-        self.out.push_str(s);
+        self.out.extend_from_slice(s.as_bytes());
         self.written = true;
     }
 
     fn element(&mut self, v: &Value) -> Result<(), String> {
         match v.plain() {
             Value::String(s) => self.write(&toml_string(&s)),
-            Value::RawStr(b) => self.write(&toml_string(&crate::gostr::go_lossy(&b))),
+            Value::RawStr(b) => {
+                self.write("\"");
+                for chunk in b.utf8_chunks() {
+                    self.write(&super::toml_read::double_quoted_escapes(chunk.valid()));
+                    self.out.extend_from_slice(chunk.invalid());
+                }
+                self.write("\"");
+            }
             Value::Bool(b) => self.write(if b { "true" } else { "false" }),
             Value::Int(i) | Value::Int64(i) => self.write(&i.to_string()),
             Value::Uint8(u) => self.write(&u.to_string()),
@@ -202,9 +195,9 @@ impl Encoder {
     }
 }
 
-fn to_toml(v: &Value) -> Result<String, String> {
+fn to_toml(v: &Value) -> Result<Vec<u8>, String> {
     let mut enc = Encoder {
-        out: String::new(),
+        out: Vec::new(),
         written: false,
     };
     match v.plain() {
@@ -214,40 +207,55 @@ fn to_toml(v: &Value) -> Result<String, String> {
     Ok(enc.out)
 }
 
-fn from_toml_value(v: toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => Value::string(s),
-        toml::Value::Integer(i) => Value::Int64(i),
-        toml::Value::Float(f) => Value::Float(f),
-        toml::Value::Boolean(b) => Value::Bool(b),
-        toml::Value::Datetime(d) => {
-            super::date::from_toml_datetime(&d).unwrap_or_else(|| Value::string(d.to_string()))
+fn from_toml_node(node: &Node) -> Value {
+    match node {
+        Node::String(s) => Value::string(s.clone()),
+        Node::Integer(i) => Value::Int64(*i),
+        Node::Float(f) => Value::Float(*f),
+        Node::Bool(b) => Value::Bool(*b),
+        Node::Datetime(d) => {
+            super::date::from_toml_datetime(d).unwrap_or_else(|| Value::string(d.to_string()))
         }
-        toml::Value::Array(a) => Value::list(
-            (a.into_iter())
-                .map(|v| chartkit_yaml::with_stack(|| from_toml_value(v)))
+        Node::Array(items) => Value::list(
+            items
+                .iter()
+                .map(|item| chartkit_yaml::with_stack(|| from_toml_node(item)))
                 .collect(),
         ),
-        toml::Value::Table(t) => Value::map(
-            t.into_iter()
-                .map(|(k, v)| {
-                    (
-                        Rc::from(k.as_str()),
-                        chartkit_yaml::with_stack(|| from_toml_value(v)),
-                    )
-                })
+        Node::Tables(tables) => Value::list(
+            tables
+                .borrow()
+                .iter()
+                .map(|table| chartkit_yaml::with_stack(|| from_toml_table(table)))
                 .collect(),
         ),
+        Node::Table(table) => from_toml_table(table),
     }
 }
 
-fn from_toml(text: &str) -> Value {
-    match text.parse::<toml::Table>() {
-        Ok(t) => from_toml_value(toml::Value::Table(t)),
+fn from_toml_table(table: &Table) -> Value {
+    Value::map(
+        table
+            .borrow()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    Rc::from(k.as_str()),
+                    chartkit_yaml::with_stack(|| from_toml_node(v)),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Helm's `fromToml`: the document's table, or a table holding only `Error`, the
+/// reader's message.
+fn from_toml(text: &[u8]) -> Value {
+    match toml_read::read(text) {
+        Ok(table) => from_toml_table(&table),
         Err(e) => {
             let mut m = Entries::new();
-            let msg = e.message().to_owned();
-            m.insert(Rc::from("Error"), Value::string(format!("toml: {msg}")));
+            m.insert(Rc::from("Error"), Value::string(e.to_string()));
             Value::map(m)
         }
     }
@@ -263,7 +271,7 @@ mod tests {
             super::super::json::decode(r#"{"b":1,"a":"x","t":{"k":true,"n":{"z":1.5}},"l":[1,2]}"#)
                 .unwrap();
         assert_eq!(
-            to_toml(&v).unwrap(),
+            String::from_utf8(to_toml(&v).unwrap()).unwrap(),
             "a = \"x\"\nb = 1.0\nl = [1.0, 2.0]\n\n[t]\n  k = true\n  [t.n]\n    z = 1.5\n"
         );
     }

@@ -20,6 +20,9 @@ pub struct Tree {
     pub parse_name: Arc<str>,
     /// The whole source the tree was parsed from; text nodes are ranges of it.
     pub text: Arc<str>,
+    /// Whether `text` carries bytes that are not UTF-8 (`gostr::source_text`), which
+    /// text nodes give back as bytes.
+    pub binary: bool,
     /// Shared by the trees of files with the same text (see `TemplateSet::parse_all`).
     pub root: Arc<ListNode>,
 }
@@ -29,9 +32,12 @@ impl Tree {
     pub fn location(&self, pos: Pos) -> String {
         let before = &self.text[..pos.min(self.text.len())];
         let line = 1 + before.matches('\n').count();
-        let column = match before.rfind('\n') {
-            Some(nl) => pos - (nl + 1),
-            None => pos,
+        let line_start = before.rfind('\n').map_or(0, |nl| nl + 1);
+        // Go counts bytes; a carried byte is one character of four here.
+        let column = if self.binary {
+            crate::gostr::source_bytes(&before[line_start..]).len()
+        } else {
+            pos - line_start
         };
         format!("{}:{}:{}", self.parse_name, line, column)
     }

@@ -209,6 +209,8 @@ pub(crate) struct Lexer<'a> {
     state: State,
     /// The message of the error token, once one has been produced.
     error: String,
+    /// Whether the input carries bytes that are not UTF-8 (`gostr::source_text`).
+    binary: bool,
 }
 
 fn is_space(c: char) -> bool {
@@ -294,6 +296,22 @@ impl<'a> Lexer<'a> {
             continue_ok,
             state: State::Text,
             error: String::new(),
+            binary: false,
+        }
+    }
+
+    /// Reads `input` as carrying bytes that are not UTF-8 (`gostr::source_text`).
+    pub(crate) fn carrying_bytes(mut self, binary: bool) -> Self {
+        self.binary = binary;
+        self
+    }
+
+    /// A character as an error names it: a carried byte is Go's `RuneError`, which is
+    /// what Go's lexer decodes it to.
+    fn shown(&self, c: char) -> String {
+        match crate::gostr::source_byte(c) {
+            Some(_) if self.binary => crate::print::unicode_notation('\u{FFFD}'),
+            _ => crate::print::unicode_notation(c),
         }
     }
 
@@ -615,10 +633,7 @@ impl<'a> Lexer<'a> {
             }
             ')' => {
                 if self.paren_depth == 0 {
-                    return Some(self.error(format!(
-                        "unexpected right paren {}",
-                        crate::print::unicode_notation(r)
-                    )));
+                    return Some(self.error(format!("unexpected right paren {}", self.shown(r))));
                 }
                 self.paren_depth -= 1;
                 self.item(Kind::RightParen)
@@ -627,7 +642,7 @@ impl<'a> Lexer<'a> {
             c => {
                 return Some(self.error(format!(
                     "unrecognized character in action: {}",
-                    crate::print::unicode_notation(c)
+                    self.shown(c)
                 )));
             }
         };
@@ -671,7 +686,7 @@ impl<'a> Lexer<'a> {
     fn bad_character(&mut self) -> Item {
         let shown = self.peek();
         let text = match shown {
-            Some(c) => crate::print::unicode_notation(c),
+            Some(c) => self.shown(c),
             None => "U+FFFFFFFFFFFFFFFF".to_owned(),
         };
         self.error(format!("bad character {text}"))

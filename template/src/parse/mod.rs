@@ -7,7 +7,7 @@ mod parser;
 mod unquote;
 
 pub(crate) use number::{parse_float, parse_int};
-pub use parser::parse;
+pub use parser::{parse, parse_source};
 
 /// The bytes a string literal stands for, when it parsed.
 pub(crate) fn unquote_bytes(quoted: &str) -> Option<Vec<u8>> {

@@ -8,6 +8,7 @@ use super::lexer::{Item, Kind, Lexer};
 use super::number::parse_number;
 use super::unquote::unquote;
 use crate::error::ParseError;
+use crate::gostr::source_byte;
 
 /// Deeper parenthesised nesting than this is refused. Go allows 10000; no real template
 /// comes near either limit and a lower one keeps stack use bounded.
@@ -20,6 +21,17 @@ pub fn parse(
     text: &str,
     has_function: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Tree>, ParseError> {
+    parse_source(name, text, false, has_function)
+}
+
+/// [`parse`] of a source `gostr::source_text` made: `binary` when it carries bytes that
+/// are not UTF-8.
+pub fn parse_source(
+    name: &str,
+    text: &str,
+    binary: bool,
+    has_function: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Tree>, ParseError> {
     if text.len() > super::lexer::MAX_INPUT {
         return Err(ParseError {
             name: name.to_owned(),
@@ -30,7 +42,8 @@ pub fn parse(
     let shared: Arc<str> = Arc::from(text);
     let parse_name: Arc<str> = Arc::from(name);
     let mut parser = Parser {
-        lexer: Lexer::new(text, !has_function("break"), !has_function("continue")),
+        lexer: Lexer::new(text, !has_function("break"), !has_function("continue"))
+            .carrying_bytes(binary),
         token: [Item::EOF; 3],
         peek_count: 0,
         vars: vec!["$"],
@@ -41,6 +54,7 @@ pub fn parse(
         has_function,
         defined: Vec::new(),
         text: shared.clone(),
+        binary,
         node_stack: Vec::new(),
         command_stack: Vec::new(),
         arg_stack: Vec::new(),
@@ -50,6 +64,7 @@ pub fn parse(
         name: name.to_owned(),
         parse_name,
         text: shared,
+        binary,
         root: Arc::new(root),
     };
     let mut trees = vec![top];
@@ -89,6 +104,7 @@ struct Parser<'f> {
     has_function: &'f dyn Fn(&str) -> bool,
     defined: Vec<Tree>,
     text: Arc<str>,
+    binary: bool,
     /// Nodes, commands and arguments of the lists being parsed, innermost last: a list
     /// is gathered here and moved into a vector of its exact size when it ends, one
     /// allocation instead of a growing vector and a shrink.
@@ -272,6 +288,7 @@ impl<'f> Parser<'f> {
                 name,
                 parse_name: p.parse_name.clone(),
                 text: p.text.clone(),
+                binary: p.binary,
                 root: Arc::new(root),
             };
             let mut defined = std::mem::take(&mut p.defined);
@@ -458,6 +475,7 @@ impl<'f> Parser<'f> {
                 name: name.clone(),
                 parse_name: p.parse_name.clone(),
                 text: p.text.clone(),
+                binary: p.binary,
                 root: Arc::new(root),
             })
         })?;
@@ -702,6 +720,47 @@ impl<'f> Parser<'f> {
                 Arg::Pipe(Box::new(pipe?))
             }
             Kind::String | Kind::RawString => match unquote(self.val(&token)) {
+                // A raw literal holding bytes of a source that is not UTF-8 keeps them
+                // (`quoted` now spells them with escapes); Go's `Unquote` of a quoted
+                // one reads each as U+FFFD.
+                Ok(Ok(text)) if self.binary && text.chars().any(|c| source_byte(c).is_some()) => {
+                    let bytes = if token.kind == Kind::RawString {
+                        crate::gostr::source_bytes(&text)
+                    } else {
+                        text.chars()
+                            .map(|c| source_byte(c).map_or(c, |_| '\u{FFFD}'))
+                            .collect::<String>()
+                            .into_bytes()
+                    };
+                    Arg::String {
+                        pos: token.pos(),
+                        quoted: Name::from(crate::print::quote_bytes(&bytes)),
+                        binary: std::str::from_utf8(&bytes).is_err(),
+                        text: Name::from(crate::gostr::go_lossy(&bytes)),
+                    }
+                }
+                Ok(Err(bytes))
+                    if self.binary
+                        && String::from_utf8_lossy(&bytes)
+                            .chars()
+                            .any(|c| source_byte(c).is_some()) =>
+                {
+                    // Escapes made bytes, and the source's own bytes are U+FFFD.
+                    let mut fixed = Vec::with_capacity(bytes.len());
+                    for chunk in bytes.utf8_chunks() {
+                        for c in chunk.valid().chars() {
+                            let c = source_byte(c).map_or(c, |_| '\u{FFFD}');
+                            fixed.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                        }
+                        fixed.extend_from_slice(chunk.invalid());
+                    }
+                    Arg::String {
+                        pos: token.pos(),
+                        quoted: Name::from(crate::print::quote_bytes(&fixed)),
+                        binary: std::str::from_utf8(&fixed).is_err(),
+                        text: Name::from(crate::gostr::go_lossy(&fixed)),
+                    }
+                }
                 Ok(text) => Arg::String {
                     pos: token.pos(),
                     quoted: Name::from(self.val(&token)),
