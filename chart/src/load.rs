@@ -292,9 +292,9 @@ pub fn load_files(
             CHART_FILE => {}
             "Chart.lock" => chart.lock = Some(lock(&file, &path_of(name))?),
             VALUES_FILE => {
-                let values_error = |source| LoadError::Values {
+                let values_error = |error| LoadError::Values {
                     file: path_of(name),
-                    source,
+                    error,
                 };
                 if options.retain == Retain::LoaderFiles {
                     // Judging a package: whether Helm could read the values is all that

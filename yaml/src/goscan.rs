@@ -56,7 +56,8 @@ impl Prepared<'_> {
             Some(deferred)
                 if (deferred.line, deferred.column) <= (error.line, error.column)
                     || error.message.contains("tab")
-                    || error.message.contains("comment intercepting") =>
+                    || error.message.contains("comment intercepting")
+                    || error.message.contains("before directive") =>
             {
                 deferred
             }
@@ -169,6 +170,77 @@ pub(crate) fn is_plain(text: &str) -> bool {
             deferred: None,
         })
     )
+}
+
+/// What go-yaml's scanner finds wrong with a directive line (`%` included), if anything:
+/// a name of letters, digits, `-` and `_`; `YAML` with a version of one to nine digits
+/// on each side of a dot; `TAG` with a `!` handle and a prefix; nothing else (go-yaml
+/// refuses directives it does not know); then only a comment.
+fn directive_syntax(line: &str) -> Option<&'static str> {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let is_blank = |c: char| c == ' ' || c == '\t';
+    let rest = &line[1..];
+    let name_end = rest.find(|c| !is_name(c)).unwrap_or(rest.len());
+    let (name, mut rest) = rest.split_at(name_end);
+    if name.is_empty() {
+        return Some("could not find expected directive name");
+    }
+    if rest.starts_with(|c| !is_blank(c)) {
+        return Some("found unexpected non-alphabetical character");
+    }
+    match name {
+        "YAML" => {
+            rest = rest.trim_start_matches(is_blank);
+            for part in 0..2 {
+                let digits = rest
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(rest.len());
+                if digits > 9 {
+                    return Some("found extremely long version number");
+                }
+                if digits == 0 {
+                    return Some("did not find expected version number");
+                }
+                rest = &rest[digits..];
+                if part == 0 {
+                    match rest.strip_prefix('.') {
+                        Some(after) => rest = after,
+                        None => return Some("did not find expected digit or '.' character"),
+                    }
+                }
+            }
+        }
+        "TAG" => {
+            rest = rest.trim_start_matches(is_blank);
+            let Some(handle) = rest.strip_prefix('!') else {
+                return Some("did not find expected '!'");
+            };
+            let handle_end = handle.find(|c| !is_name(c)).unwrap_or(handle.len());
+            let after_name = &handle[handle_end..];
+            rest = match after_name.strip_prefix('!') {
+                Some(after) => after,
+                // A handle is `!`, or `!name!`.
+                None if handle_end == 0 => after_name,
+                None => return Some("did not find expected '!'"),
+            };
+            if !rest.starts_with(is_blank) {
+                return Some("did not find expected whitespace");
+            }
+            rest = rest.trim_start_matches(is_blank);
+            let prefix_end = rest.find(is_blank).unwrap_or(rest.len());
+            if prefix_end == 0 {
+                return Some("did not find expected tag URI");
+            }
+            rest = &rest[prefix_end..];
+        }
+        _ => return Some("found unknown directive name"),
+    }
+    let rest = rest.trim_start_matches(is_blank);
+    if rest.is_empty() || rest.starts_with('#') {
+        None
+    } else {
+        Some("did not find expected comment or line break")
+    }
 }
 
 fn control_characters() -> Error {
@@ -687,6 +759,13 @@ impl<'a> Scanner<'a> {
             .position(|&b| b == b'\n' || b == b'\r')
             .map_or(self.text.len(), |n| self.pos + n);
         let directive = String::from_utf8_lossy(&self.text[self.pos..line_end]).into_owned();
+        if let Some(problem) = directive_syntax(&directive) {
+            return Some(Stop::Error(Error::at(
+                start.0 + 1,
+                start.1 + 1,
+                format!("while scanning a directive, {problem}"),
+            )));
+        }
         let mut words = directive.split([' ', '\t']).filter(|w| !w.is_empty());
         if words.next() == Some("%YAML") {
             let incompatible = match words.next() {

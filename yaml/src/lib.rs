@@ -104,7 +104,7 @@ pub fn values_pieces(text: &str) -> Result<Vec<ValuesPiece<'_>>, Error> {
                 return Err(Error::at(
                     line_number,
                     4,
-                    format!("invalid Yaml document separator: {rest}"),
+                    format!("{}{rest}", error::BAD_SEPARATOR),
                 ));
             }
             if offset > start {
@@ -135,10 +135,7 @@ fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
         other => Err(Error::at(
             doc.line,
             doc.column,
-            format!(
-                "values must be a map of keys to values, found {}",
-                other.kind_name()
-            ),
+            format!("{}{}", error::NOT_A_MAP, other.kind_name()),
         )),
     }
 }

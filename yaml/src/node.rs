@@ -7,6 +7,7 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use crate::error::Error;
 use crate::gonum;
 
+mod go_errors;
 mod pieces;
 use crate::goscan::{self, GO_YAML_MAX_DEPTH};
 use crate::resolve::{Scalar, resolve_plain};
@@ -295,7 +296,7 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
                 {
                     return Err(error);
                 }
-                let mut error = scan_error(&e);
+                let mut error = go_errors::said_as_go_yaml(&e, &prepared.text);
                 if e.info() == "while parsing node, found unknown anchor" {
                     // go-yaml names the anchor: the alias at the error's position.
                     let name: String = prepared
@@ -323,16 +324,11 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
     }
 }
 
-/// saphyr-parser's error, said as go-yaml says it where they differ.
+/// saphyr-parser's error in a piece of a text that is not at hand: the words are
+/// go-yaml's, the position saphyr-parser's. Callers read the whole text again with
+/// [`parse_node`] to report an error.
 fn scan_error(error: &saphyr_parser::ScanError) -> Error {
-    let marker = error.marker();
-    let message = match error.info() {
-        "recursion limit exceeded" => format!(
-            "flow collections ([...] and {{...}}) are nested deeper than {SAPHYR_MAX_FLOW_DEPTH} levels, which chartkit's YAML parser cannot read (go-yaml allows {GO_YAML_MAX_DEPTH}); write the inner levels in block style"
-        ),
-        other => other.to_owned(),
-    };
-    Error::at(marker.line(), marker.col() + 1, message)
+    go_errors::said_as_go_yaml(error, "")
 }
 
 /// Whether a depth-limited parse can go on.
@@ -428,7 +424,10 @@ pub fn parse_node_streaming(
             match event {
                 Ok(event) => batch.push(event),
                 Err(e) => {
-                    scanned = Err(Unstreamable::Syntax(scan_error(&e)));
+                    scanned = Err(Unstreamable::Syntax(go_errors::said_as_go_yaml(
+                        &e,
+                        &prepared.text,
+                    )));
                     break;
                 }
             }
