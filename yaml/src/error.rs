@@ -19,14 +19,6 @@ impl Error {
             message: message.into(),
         }
     }
-
-    /// The error of a piece of a file that starts `lines` lines into it.
-    pub(crate) fn shifted(mut self, lines: usize) -> Self {
-        if self.line != 0 {
-            self.line += lines;
-        }
-        self
-    }
 }
 
 impl Error {

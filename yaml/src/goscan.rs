@@ -111,9 +111,15 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
                 (0xc2, Some(0x80..=0x9f), _) => return Err(control_characters()),
                 (0xe2, Some(0x80), Some(0xa8 | 0xa9)) => interesting = true,
                 (0xef, Some(0xbf), Some(0xbe | 0xbf)) => return Err(control_characters()),
+                // A byte order mark past the start, which go-yaml skips at a line's start.
+                (0xef, Some(0xbb), Some(0xbf)) if at > 0 => interesting = true,
                 _ => {}
             }
         }
+    }
+    if !interesting {
+        // An anchor or alias name go-yaml ends at a character that cannot end it.
+        interesting = memchr::memchr2_iter(b'&', b'*', bytes).any(|at| bad_anchor_name(bytes, at));
     }
     if seen & BACKSLASH != 0 && !interesting {
         interesting = memchr::memchr_iter(b'\\', bytes)
@@ -240,6 +246,18 @@ fn directive_syntax(line: &str) -> Option<&'static str> {
         None
     } else {
         Some("did not find expected comment or line break")
+    }
+}
+
+/// Whether `&` or `*` at `at` would start an anchor or alias whose name go-yaml refuses
+/// (if it starts a token at all, which the scanner model finds out).
+fn bad_anchor_name(bytes: &[u8], at: usize) -> bool {
+    let is_name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-');
+    let name = bytes[at + 1..].iter().take_while(|b| is_name(b)).count();
+    match bytes.get(at + 1 + name) {
+        None | Some(b' ' | b'\t' | b'\r' | b'\n') => name == 0,
+        Some(b'?' | b':' | b',' | b']' | b'}' | b'%' | b'@' | b'`') => name == 0,
+        Some(_) => true,
     }
 }
 
@@ -460,6 +478,14 @@ impl<'a> Scanner<'a> {
     fn skip_to_next_token(&mut self) -> Option<Stop> {
         loop {
             if self.column == 0 && self.text[self.pos..].starts_with("\u{feff}".as_bytes()) {
+                // saphyr-parser refuses it inside a stream.
+                if self.pos > 0 {
+                    self.edits.push(Edit {
+                        at: self.pos,
+                        len: 3,
+                        with: Cow::Borrowed(""),
+                    });
+                }
                 self.skip();
             }
             loop {
@@ -577,7 +603,11 @@ impl<'a> Scanner<'a> {
                             b'?' | b':' | b',' | b']' | b'}' | b'%' | b'@' | b'`'
                         ))
                 {
-                    return Some(Stop::Unmodelled);
+                    return Some(self.error(if c == b'&' {
+                        "while scanning an anchor, did not find expected alphabetic or numeric character"
+                    } else {
+                        "while scanning an alias, did not find expected alphabetic or numeric character"
+                    }));
                 }
             }
             b'!' => {

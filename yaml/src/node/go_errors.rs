@@ -87,8 +87,25 @@ pub(super) fn said_as_go_yaml(error: &ScanError, text: &str) -> Error {
     }
 }
 
+/// go-yaml's error for a key left out before a `:` (`: value`), which YAML 1.2 reads as
+/// an empty key: the character at `at` (in characters) is that `:`, and no `?` comes
+/// before it. go-yaml's parser wanted a key there, or in a flow mapping a node.
+pub(super) fn empty_key(text: &str, at: usize) -> Option<Error> {
+    let offset = byte_offset(text, at);
+    if !text[offset..].starts_with(':') || text[..offset].trim_end().ends_with('?') {
+        return None;
+    }
+    let line = text[..offset].matches('\n').count() + 1;
+    let column = offset - text[..offset].rfind('\n').map_or(0, |n| n + 1) + 1;
+    let message = match innermost_flow(&text[..offset]) {
+        Some(_) => "while parsing a flow mapping, did not find expected node content",
+        None => "while parsing a block mapping, did not find expected key",
+    };
+    Some(Error::at(line, column, message))
+}
+
 /// The byte offset of the `chars`th character of `text`.
-fn byte_offset(text: &str, chars: usize) -> usize {
+pub(super) fn byte_offset(text: &str, chars: usize) -> usize {
     text.char_indices()
         .nth(chars)
         .map_or(text.len(), |(offset, _)| offset)
