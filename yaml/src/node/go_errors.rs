@@ -76,8 +76,19 @@ pub(super) fn said_as_go_yaml(error: &ScanError, text: &str) -> Error {
         {
             at(
                 line,
-                "while scanning a simple key, mapping values are not allowed in this context",
+                if key_is_required(text, offset) {
+                    "while scanning a simple key, could not find expected ':'"
+                } else {
+                    "while scanning a simple key, mapping values are not allowed in this context"
+                },
             )
+        }
+        // Errors inside quoted scalars and tags are the scanner's in go-yaml.
+        message
+            if message.starts_with("while parsing a quoted scalar, ")
+                || message.starts_with("while parsing a tag, ") =>
+        {
+            at(line, &message.replacen("while parsing", "while scanning", 1))
         }
         message if message.starts_with("unexpected character: ") => at(
             line,
@@ -134,6 +145,39 @@ fn indicator_line(text: &str, offset: usize) -> Option<usize> {
         .map(|(index, _)| before + index + 1)
 }
 
+/// Whether go-yaml requires the double-quoted key that ends before `offset` to be a key:
+/// it starts a line at the indentation of the block mapping it is in, so a `:` must
+/// follow on the same line (else go-yaml cannot find the `:` it expected).
+fn key_is_required(text: &str, offset: usize) -> bool {
+    let Some(close) = text[..offset].rfind('"') else {
+        return false;
+    };
+    let bytes = text.as_bytes();
+    let mut open = close;
+    loop {
+        match text[..open].rfind('"') {
+            Some(at) if at > 0 && bytes[at - 1] == b'\\' => open = at,
+            Some(at) => break open = at,
+            None => return false,
+        }
+    }
+    let line_start = text[..open].rfind('\n').map_or(0, |n| n + 1);
+    let column = open - line_start;
+    if !text[line_start..open].trim().is_empty() {
+        return false;
+    }
+    let indent = |line: &str| line.len() - line.trim_start_matches(' ').len();
+    text[..line_start]
+        .lines()
+        .rev()
+        .filter(|line| {
+            let content = line.trim_start();
+            !content.is_empty() && !content.starts_with('#')
+        })
+        .find(|line| indent(line) <= column)
+        .is_some_and(|line| indent(line) == column && !line.starts_with("---"))
+}
+
 /// What go-yaml's parser says on meeting `]` or `}` at `offset`, outside flow
 /// collections: it wanted the document's node if nothing came before it, else the
 /// next entry of the block collection the document is.
@@ -153,12 +197,15 @@ fn misplaced_bracket(text: &str, offset: usize) -> &'static str {
         })
         .filter(|line| !line.trim().is_empty())
         .collect();
+    let awaits_node = content
+        .last()
+        .is_none_or(|line| line.trim_end().ends_with([':', '-', '?']));
     match content.first() {
-        None => "while parsing a node, did not find expected node content",
+        _ if awaits_node => "while parsing a node, did not find expected node content",
         Some(first) if first.trim_start().starts_with('-') => {
             "while parsing a block collection, did not find expected '-' indicator"
         }
-        Some(_) => "while parsing a block mapping, did not find expected key",
+        _ => "while parsing a block mapping, did not find expected key",
     }
 }
 
@@ -212,5 +259,14 @@ mod tests {
         assert_eq!(end_line("a\nb\n"), 3);
         assert_eq!(end_line("a"), 1);
         assert_eq!(indicator_line("a: 'x\n...\n'", 3), Some(2));
+    }
+}
+#[cfg(test)]
+mod probe {
+    #[test]
+    fn probe() {
+        let e = crate::parse_node("top:\n  a: \"x\\qy\"\n").unwrap_err();
+        let f = crate::parse_values("top:\n  a: \"x\\qy\"\n").unwrap_err();
+        panic!("{e:?} {} {f:?}", e.go_yaml_message());
     }
 }
