@@ -7,6 +7,7 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use crate::error::Error;
 use crate::gonum;
 
+mod deep_flow;
 mod go_errors;
 mod pieces;
 use crate::goscan::{self, GO_YAML_MAX_DEPTH};
@@ -318,10 +319,15 @@ fn parse_prepared(
             Err(e) => {
                 // saphyr-parser stops nesting flow collections far below go-yaml's limit:
                 // past that limit, go-yaml's own error.
-                if e.info() == "recursion limit exceeded"
-                    && let Some(error) = goscan::flow_depth_error(trimmed)
-                {
-                    return Err(error);
+                if e.info() == "recursion limit exceeded" {
+                    if let Some(error) = goscan::flow_depth_error(trimmed) {
+                        return Err(error);
+                    }
+                    if let Some(parsed) =
+                        deep_flow::parse_in_parts(&prepared.text, depth, documents)
+                    {
+                        return parsed;
+                    }
                 }
                 let mut error = go_errors::said_as_go_yaml(&e, &prepared.text);
                 if e.info() == "while parsing node, found unknown anchor" {

@@ -88,7 +88,10 @@ pub(super) fn said_as_go_yaml(error: &ScanError, text: &str) -> Error {
             if message.starts_with("while parsing a quoted scalar, ")
                 || message.starts_with("while parsing a tag, ") =>
         {
-            at(line, &message.replacen("while parsing", "while scanning", 1))
+            at(
+                line,
+                &message.replacen("while parsing", "while scanning", 1),
+            )
         }
         message if message.starts_with("unexpected character: ") => at(
             line,
@@ -259,14 +262,5 @@ mod tests {
         assert_eq!(end_line("a\nb\n"), 3);
         assert_eq!(end_line("a"), 1);
         assert_eq!(indicator_line("a: 'x\n...\n'", 3), Some(2));
-    }
-}
-#[cfg(test)]
-mod probe {
-    #[test]
-    fn probe() {
-        let e = crate::parse_node("top:\n  a: \"x\\qy\"\n").unwrap_err();
-        let f = crate::parse_values("top:\n  a: \"x\\qy\"\n").unwrap_err();
-        panic!("{e:?} {} {f:?}", e.go_yaml_message());
     }
 }
