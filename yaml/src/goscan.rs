@@ -118,6 +118,11 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
         }
     }
     if !interesting {
+        // A flow collection that goes on past its line, where a key that spans lines is
+        // one go-yaml drops (and YAML 1.2 keeps).
+        interesting = memchr::memchr2_iter(b'[', b'{', bytes).any(|at| open_at_line_end(bytes, at));
+    }
+    if !interesting {
         // An anchor or alias name go-yaml ends at a character that cannot end it.
         interesting = memchr::memchr2_iter(b'&', b'*', bytes).any(|at| bad_anchor_name(bytes, at));
     }
@@ -249,6 +254,15 @@ fn directive_syntax(line: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether the `[` or `{` at `at` may still be open where its line ends.
+fn open_at_line_end(bytes: &[u8], at: usize) -> bool {
+    let line = &bytes[at..];
+    let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+    let opens = line.iter().filter(|&&b| b == b'[' || b == b'{').count();
+    let closes = line.iter().filter(|&&b| b == b']' || b == b'}').count();
+    opens > closes
+}
+
 /// Whether `&` or `*` at `at` would start an anchor or alias whose name go-yaml refuses
 /// (if it starts a token at all, which the scanner model finds out).
 fn bad_anchor_name(bytes: &[u8], at: usize) -> bool {
@@ -318,6 +332,8 @@ struct Scanner<'a> {
     column: usize,
     index: usize,
     flow_level: usize,
+    /// The brackets of the open flow collections.
+    flow_kinds: Vec<u8>,
     simple_key_allowed: bool,
     indent: isize,
     indents: Vec<isize>,
@@ -346,6 +362,7 @@ impl<'a> Scanner<'a> {
             column: 0,
             index: 0,
             flow_level: 0,
+            flow_kinds: Vec::new(),
             simple_key_allowed: true,
             indent: -1,
             indents: Vec::new(),
@@ -525,6 +542,7 @@ impl<'a> Scanner<'a> {
                 }
                 self.simple_keys.push(SimpleKey::default());
                 self.flow_level += 1;
+                self.flow_kinds.push(c);
                 if self.flow_level > GO_YAML_MAX_DEPTH {
                     return Some(Stop::Error(Error::at(
                         self.line + 1,
@@ -542,6 +560,7 @@ impl<'a> Scanner<'a> {
                 if self.flow_level > 0 {
                     self.flow_level -= 1;
                     self.simple_keys.pop();
+                    self.flow_kinds.pop();
                 }
                 self.simple_key_allowed = false;
                 self.skip();
@@ -692,6 +711,14 @@ impl<'a> Scanner<'a> {
         let valid = key.possible && key.line == line && key.index + 1024 >= index;
         if key.possible && !valid && key.required {
             return Some(Stop::Unmodelled);
+        }
+        if key.possible && !valid && flow {
+            // The key started on an earlier line, so go-yaml's scanner dropped it: the
+            // `:` is a value with no key, after an entry that is already complete.
+            return Some(self.error(match self.flow_kinds.last() {
+                Some(b'{') => "while parsing a flow mapping, did not find expected ',' or '}'",
+                _ => "while parsing a flow sequence, did not find expected ',' or ']'",
+            }));
         }
         if valid {
             key.possible = false;
