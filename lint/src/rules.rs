@@ -384,7 +384,7 @@ fn values(findings: &mut Findings, dir: &Path, options: &LintOptions) {
             findings.add(
                 Severity::Error,
                 VALUES,
-                format!("unable to parse YAML: {e}"),
+                format!("unable to parse YAML: {}", e.helm_message()),
             );
             return;
         }

@@ -120,7 +120,7 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
     if !interesting {
         // A flow collection that goes on past its line, where a key that spans lines is
         // one go-yaml drops (and YAML 1.2 keeps).
-        interesting = memchr::memchr2_iter(b'[', b'{', bytes).any(|at| open_at_line_end(bytes, at));
+        interesting = memchr::memchr2(b'[', b'{', bytes).is_some() && flow_open_past_a_line(bytes);
     }
     if !interesting {
         // An anchor or alias name go-yaml ends at a character that cannot end it.
@@ -254,13 +254,24 @@ fn directive_syntax(line: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether the `[` or `{` at `at` may still be open where its line ends.
-fn open_at_line_end(bytes: &[u8], at: usize) -> bool {
-    let line = &bytes[at..];
-    let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
-    let opens = line.iter().filter(|&&b| b == b'[' || b == b'{').count();
-    let closes = line.iter().filter(|&&b| b == b']' || b == b'}').count();
-    opens > closes
+/// Whether a `[` or `{` may still be open where its line ends (brackets in quotes
+/// count too: this only decides whether the model runs). One pass: at a line's end,
+/// some bracket is open if the count of opens less closes is above its lowest point.
+fn flow_open_past_a_line(bytes: &[u8]) -> bool {
+    let (mut balance, mut lowest) = (0isize, 0isize);
+    for &b in bytes {
+        match b {
+            b'[' | b'{' => balance += 1,
+            b']' | b'}' => {
+                balance -= 1;
+                lowest = lowest.min(balance);
+            }
+            b'\n' if balance > lowest => return true,
+            b'\n' => (balance, lowest) = (0, 0),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether `&` or `*` at `at` would start an anchor or alias whose name go-yaml refuses
