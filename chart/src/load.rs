@@ -500,9 +500,9 @@ mod tests {
             &LoadOptions::default(),
         )
         .unwrap_err();
-        assert!(
-            err.to_string().starts_with("`web/values.yaml`: line "),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "`web/values.yaml`: cannot unmarshal yaml document: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'"
         );
         let err = load_files(
             files(&[
