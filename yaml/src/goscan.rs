@@ -18,7 +18,10 @@
 //!   U+FFFF) are refused anywhere by go-yaml's reader.
 //! - **Escapes.** In double quotes go-yaml knows `\'` and not `\/`; YAML 1.2 the other
 //!   way round.
-//! - **`%YAML` directives** other than `%YAML 1.1` are refused.
+//! - **Directives.** `%YAML` other than 1.1 is refused, and so are directives go-yaml's
+//!   scanner cannot read (unknown names, malformed versions and tag handles).
+//! - **Anchor names** ending at a character go-yaml does not allow there, and **keys that
+//!   span lines** in flow collections, which go-yaml's scanner drops: both are errors.
 //!
 //! Known differences left: where go-yaml keeps an LS or PS that ended a line of a plain or
 //! block scalar as a character of the value (`a: x<LS>  y` is `"x\u2028y"`), the value
