@@ -68,10 +68,11 @@ pub enum LoadError {
         source: MetadataYamlError,
     },
     /// values.yaml is not valid YAML or not a map.
-    #[error("`{file}`: {source}")]
+    #[error("`{file}`: {}", error.helm_values_message())]
     Values {
         file: String,
-        source: chartkit_yaml::Error,
+        // Not the error's `source`: its text is part of this message already.
+        error: chartkit_yaml::Error,
     },
     /// An archive under `charts/` holds something other than the expected file.
     #[error("`{origin}`: subchart archive `{expected}` is malformed (found `{found}`)")]

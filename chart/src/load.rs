@@ -288,9 +288,9 @@ pub fn load_files(
             CHART_FILE => {}
             "Chart.lock" => chart.lock = Some(lock(&file, &path_of(name))?),
             VALUES_FILE => {
-                let values_error = |source| LoadError::Values {
+                let values_error = |error| LoadError::Values {
                     file: path_of(name),
-                    source,
+                    error,
                 };
                 if options.retain == Retain::LoaderFiles {
                     // Judging a package: whether Helm could read the values is all that
@@ -499,9 +499,9 @@ mod tests {
             &LoadOptions::default(),
         )
         .unwrap_err();
-        assert!(
-            err.to_string().starts_with("`web/values.yaml`: line "),
-            "{err}"
+        assert_eq!(
+            err.to_string(),
+            "`web/values.yaml`: cannot unmarshal yaml document: error converting YAML to JSON: yaml: line 1: did not find expected ',' or ']'"
         );
         let err = load_files(
             files(&[

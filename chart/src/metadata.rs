@@ -532,7 +532,7 @@ impl Metadata {
 /// Chart.yaml text that is not YAML, or YAML that is not valid metadata.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MetadataYamlError {
-    #[error("{0}")]
+    #[error("{}", .0.helm_message())]
     Yaml(chartkit_yaml::Error),
     #[error("{0}")]
     Metadata(MetadataError),

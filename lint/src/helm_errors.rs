@@ -299,11 +299,13 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
             format!("cannot load {}: {}", base(file), metadata_yaml(source)),
         ),
         LoadError::Invalid { file, source } => (file, source.to_string()),
-        LoadError::Values { file, source } => (
+        // The YAML reader counts an error's line from the start of its piece (between
+        // `---` lines), as helm's loader does.
+        LoadError::Values { file, error } => (
             file,
             format!(
                 "cannot load values.yaml: {}",
-                values(&in_its_piece(source, file), "map[string]interface {}", true)
+                values(error, "map[string]interface {}", true)
             ),
         ),
         LoadError::Archive { origin, source } => {
@@ -337,30 +339,6 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
         _ => return error.to_string(),
     };
     within(file, root, limits, reason)
-}
-
-/// Helm's loader reads values.yaml one piece (between `---` lines) at a time, and its
-/// errors count lines from the start of the piece; chartkit's from the start of the file,
-/// which is read again here to tell (when it is on disk).
-fn in_its_piece(error: &chartkit_yaml::Error, file: &str) -> chartkit_yaml::Error {
-    let mut error = error.clone();
-    let Ok(text) = std::fs::read_to_string(file) else {
-        return error;
-    };
-    let start = chartkit_yaml::values_pieces(&text)
-        .ok()
-        .and_then(|pieces| {
-            pieces
-                .iter()
-                .map(|p| p.line)
-                .filter(|line| *line <= error.line)
-                .max()
-        })
-        .unwrap_or(1);
-    if error.line > 0 {
-        error.line -= start - 1;
-    }
-    error
 }
 
 /// Why an archive did not read, as Go's gzip and tar readers say it where they would

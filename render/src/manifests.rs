@@ -361,20 +361,7 @@ fn kind_order_in(order: &[&str], a: &str, b: &str) -> std::cmp::Ordering {
 /// scalars are accepted for string fields, lists and maps are not.
 pub fn parse_head(document: &str) -> Result<Head, String> {
     // The head is at most three levels deep: the document, metadata, annotations.
-    let documents = chartkit_yaml::parse_documents_to_depth(document, 3).map_err(|e| {
-        match e.json_depth_character() {
-            Some(c) => format!(
-                "error unmarshaling JSON: while decoding JSON: invalid character '{c}' exceeded max depth"
-            ),
-            None => format!(
-                "error converting YAML to JSON: yaml: {}",
-                e.go_yaml_message()
-            ),
-        }
-    })?;
-    let Some(node) = documents.into_iter().next() else {
-        return Ok(Head::default());
-    };
+    let node = chartkit_yaml::parse_first_document(document, 3).map_err(|e| e.helm_message())?;
     let pairs = match &node.kind {
         NodeKind::Null => return Ok(Head::default()),
         NodeKind::Map(pairs) => pairs,

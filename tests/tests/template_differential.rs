@@ -1306,3 +1306,6 @@ fn compare_one(
         format!("[{group}] chartkit {}; helm {}", show(ours), show(theirs)),
     );
 }
+
+#[path = "template_differential/yaml_errors.rs"]
+mod yaml_errors;

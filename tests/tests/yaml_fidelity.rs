@@ -500,24 +500,143 @@ fn values_nest_as_deep_as_go_yaml_allows() {
     );
 }
 
-/// saphyr-parser counts open flow collections in a byte, so `[[[...]]]` deeper than 255
-/// levels (which helm reads) is refused, saying why and what to write instead.
+/// Flow collections nest as deep as go-yaml reads them (10,000 levels; saphyr-parser,
+/// underneath, counts only 255 and chartkit reads deeper ones in parts): in a values
+/// file, the chart's values.yaml, a rendered template and `fromYaml`. One level more is
+/// go-yaml's error; 10,000 lists in the values map are one level more than JSON
+/// decodes.
 #[test]
-fn flow_collections_deeper_than_255_levels_are_refused_with_the_reason() {
+fn flow_collections_nest_to_go_yamls_10000_levels_and_no_deeper() {
+    let test = "flow_collections_nest_to_go_yamls_10000_levels_and_no_deeper";
+    let nested = |levels: usize| format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+    for levels in [256, 300, 5_000, 9_999] {
+        let context = TestContext::new();
+        let values = format!("a: {}\n", nested(levels));
+        let dir = context.demo_chart(&[
+            ("values.yaml", values.as_str()),
+            ("deep.txt", values.as_str()),
+            (
+                "templates/cm.yaml",
+                "kind: ConfigMap\ndata:\n  values: \"{{ toJson .Values.a | len }}\"\n  fromYaml: \"{{ .Files.Get \"deep.txt\" | fromYaml | toJson | len }}\"\n",
+            ),
+        ]);
+        let user = context.path("user.yaml");
+        std::fs::write(&user, &values).unwrap();
+        let (ok, out, message) = both(
+            &context,
+            &["template", &dir, "-f", &user.display().to_string()],
+            test,
+        );
+        assert!(ok, "{levels}: {message}");
+        let json = 2 * levels + 1;
+        assert!(
+            out.ends_with(&format!(
+                "  values: \"{json}\"\n  fromYaml: \"{}\"\n",
+                json + 6
+            )),
+            "{levels}: {out}"
+        );
+        // In a rendered document, under two maps.
+        let document = format!("kind: ConfigMap\ndata:\n  a: {}\n", nested(levels - 2));
+        std::fs::write(format!("{dir}/templates/cm.yaml"), &document).unwrap();
+        std::fs::remove_file(format!("{dir}/values.yaml")).unwrap();
+        let (ok, out, message) = both(&context, &["template", &dir], test);
+        assert!(ok, "{levels}: {message}");
+        assert!(out.ends_with(&document), "{levels}");
+    }
     let context = TestContext::new();
-    let document = format!(
-        "kind: ConfigMap\ndata:\n  a: {}{}\n",
-        "[".repeat(300),
-        "]".repeat(300)
-    );
-    let dir = context.demo_chart(&[("templates/cm.yaml", document.as_str())]);
-    let ours = context.run(&["template", &dir]);
-    assert!(!ours.status.success());
-    assert!(
-        stderr(&ours).contains("flow collections ([...] and {...}) are nested deeper than 255 levels, which chartkit's YAML parser cannot read (go-yaml allows 10000); write the inner levels in block style"),
-        "{}",
-        stderr(&ours)
-    );
+    for (levels, error) in [
+        (
+            10_001,
+            "error converting YAML to JSON: yaml: exceeded max depth of 10000",
+        ),
+        (
+            10_000,
+            "error unmarshaling JSON: while decoding JSON: invalid character '[' exceeded max depth",
+        ),
+    ] {
+        let user = context.path("user.yaml");
+        std::fs::write(&user, format!("a: {}\n", nested(levels))).unwrap();
+        let dir = context.demo_chart(&[("templates/cm.yaml", "kind: ConfigMap\n")]);
+        let (ok, _, message) = both(
+            &context,
+            &["template", &dir, "-f", &user.display().to_string()],
+            test,
+        );
+        assert!(!ok);
+        assert_eq!(
+            message,
+            format!(
+                "failed to parse {}: cannot unmarshal yaml document: {error}",
+                user.display()
+            )
+        );
+    }
+}
+
+/// A directive in a values file: helm cuts the file at its `---` lines before go-yaml
+/// reads it, so `%YAML 1.1` followed by `---` is a document of only a directive, which
+/// go-yaml refuses; `%YAML 1.2` and other versions are incompatible, a repeated
+/// directive is refused, `%TAG` needs its `---` too, and a directive go-yaml does not
+/// know is an error of its scanner.
+#[test]
+fn directives_in_values_files_are_refused_as_helm_refuses_them() {
+    let test = "directives_in_values_files_are_refused_as_helm_refuses_them";
+    let prefix = "cannot unmarshal yaml document: error converting YAML to JSON: yaml: ";
+    for (values, problem) in [
+        (
+            "%YAML 1.1\n---\na: 1\n",
+            "line 1: did not find expected <document start>",
+        ),
+        (
+            "%YAML 1.1\na: 1\n",
+            "line 1: did not find expected <document start>",
+        ),
+        ("%YAML 1.2\n---\na: 1\n", "found incompatible YAML document"),
+        ("%YAML 2.0\na: 1\n", "found incompatible YAML document"),
+        (
+            "%YAML 1.1\n%YAML 1.1\na: 1\n",
+            "line 1: found duplicate %YAML directive",
+        ),
+        (
+            "%TAG !e! tag:example.com,2000:\n---\na: 1\n",
+            "line 1: did not find expected <document start>",
+        ),
+        (
+            "%TAG !e! tag:a,2000:\n%TAG !e! tag:b,2000:\na: 1\n",
+            "line 1: found duplicate %TAG directive",
+        ),
+        ("%FOO bar\n---\na: 1\n", "found unknown directive name"),
+        ("%YAML x\na: 1\n", "did not find expected version number"),
+        (
+            "%YAML 1.1 x\na: 1\n",
+            "did not find expected comment or line break",
+        ),
+        ("a:\n%b\n", "line 2: found unknown directive name"),
+    ] {
+        let context = TestContext::new();
+        let dir = context.demo_chart(&[("templates/cm.yaml", "kind: ConfigMap\n")]);
+        let user = context.path("user.yaml");
+        std::fs::write(&user, values).unwrap();
+        let user = user.display().to_string();
+        let (ok, _, message) = both(&context, &["template", &dir, "-f", &user], test);
+        assert!(!ok, "{values:?}");
+        assert_eq!(
+            message,
+            format!("failed to parse {user}: {prefix}{problem}"),
+            "{values:?}"
+        );
+        // The chart's own values.yaml, named by its path where helm names it alone.
+        std::fs::write(format!("{dir}/values.yaml"), values).unwrap();
+        let ours = context.run(&["template", &dir]);
+        assert_eq!(
+            stderr(&ours),
+            format!(
+                "Error: cannot load the chart at `{dir}`: `{dir}/values.yaml`: {prefix}{problem}\n"
+            ),
+            "{values:?}"
+        );
+    }
 }
 
 /// Values files with several documents, in the chart and given with `-f`: cut at lines

@@ -30,10 +30,11 @@ pub struct ValueOptions {
 pub enum OptionsError {
     #[error("open {path}: {reason}")]
     Read { path: String, reason: String },
-    #[error("failed to parse {path}: {source}")]
+    #[error("failed to parse {path}: {}", error.helm_values_message())]
     Parse {
         path: String,
-        source: chartkit_yaml::Error,
+        // Not the error's `source`: its text is part of this message already.
+        error: chartkit_yaml::Error,
     },
     #[error("failed parsing --set-json data JSON: {0}")]
     JsonObject(String),
@@ -82,9 +83,9 @@ impl ValueOptions {
         for path in &self.value_files {
             let text = String::from_utf8_lossy(&read(path)?).into_owned();
             let current =
-                chartkit_yaml::parse_values(&text).map_err(|source| OptionsError::Parse {
+                chartkit_yaml::parse_values(&text).map_err(|error| OptionsError::Parse {
                     path: path.clone(),
-                    source,
+                    error,
                 })?;
             merge_maps(&mut base, current);
         }

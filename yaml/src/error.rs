@@ -19,14 +19,6 @@ impl Error {
             message: message.into(),
         }
     }
-
-    /// The error of a piece of a file that starts `lines` lines into it.
-    pub(crate) fn shifted(mut self, lines: usize) -> Self {
-        if self.line != 0 {
-            self.line += lines;
-        }
-        self
-    }
 }
 
 impl Error {
@@ -39,6 +31,44 @@ impl Error {
             "a map" => Some('{'),
             "a list" => Some('['),
             _ => None,
+        }
+    }
+
+    /// The error as Helm prints it for a document it reads through `sigs.k8s.io/yaml`
+    /// (values, Chart.yaml, rendered manifests, `fromYaml`): go-yaml's text after
+    /// `error converting YAML to JSON: yaml: `, or for a document nested too deep or
+    /// values that are not a map, what `encoding/json` says when it decodes the
+    /// converted document.
+    pub fn helm_message(&self) -> String {
+        if let Some(c) = self.json_depth_character() {
+            return format!(
+                "error unmarshaling JSON: while decoding JSON: invalid character '{c}' exceeded max depth"
+            );
+        }
+        if let Some(found) = self.message.strip_prefix(NOT_A_MAP) {
+            let go_type = match found {
+                "a boolean" => "bool",
+                "a number" => "number",
+                "a list" => "array",
+                _ => "string",
+            };
+            return format!(
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
+            );
+        }
+        format!(
+            "error converting YAML to JSON: yaml: {}",
+            self.go_yaml_message()
+        )
+    }
+
+    /// The error of a values file ([`crate::parse_values`]) as Helm 4 prints it: a
+    /// separator line Kubernetes' reader refuses, or a document that does not decode.
+    pub fn helm_values_message(&self) -> String {
+        if self.message.starts_with(BAD_SEPARATOR) {
+            format!("error reading yaml document: {}", self.message)
+        } else {
+            format!("cannot unmarshal yaml document: {}", self.helm_message())
         }
     }
 
@@ -77,6 +107,12 @@ impl Error {
         }
     }
 }
+
+/// How [`crate::parse_values`] starts the message for values that are not a map.
+pub(crate) const NOT_A_MAP: &str = "values must be a map of keys to values, found ";
+
+/// How [`crate::values_pieces`] starts the message for a separator line it refuses.
+pub(crate) const BAD_SEPARATOR: &str = "invalid Yaml document separator: ";
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

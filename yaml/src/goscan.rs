@@ -18,7 +18,10 @@
 //!   U+FFFF) are refused anywhere by go-yaml's reader.
 //! - **Escapes.** In double quotes go-yaml knows `\'` and not `\/`; YAML 1.2 the other
 //!   way round.
-//! - **`%YAML` directives** other than `%YAML 1.1` are refused.
+//! - **Directives.** `%YAML` other than 1.1 is refused, and so are directives go-yaml's
+//!   scanner cannot read (unknown names, malformed versions and tag handles).
+//! - **Anchor names** ending at a character go-yaml does not allow there, and **keys that
+//!   span lines** in flow collections, which go-yaml's scanner drops: both are errors.
 //!
 //! Known differences left: where go-yaml keeps an LS or PS that ended a line of a plain or
 //! block scalar as a character of the value (`a: x<LS>  y` is `"x\u2028y"`), the value
@@ -56,7 +59,8 @@ impl Prepared<'_> {
             Some(deferred)
                 if (deferred.line, deferred.column) <= (error.line, error.column)
                     || error.message.contains("tab")
-                    || error.message.contains("comment intercepting") =>
+                    || error.message.contains("comment intercepting")
+                    || error.message.contains("before directive") =>
             {
                 deferred
             }
@@ -110,9 +114,20 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
                 (0xc2, Some(0x80..=0x9f), _) => return Err(control_characters()),
                 (0xe2, Some(0x80), Some(0xa8 | 0xa9)) => interesting = true,
                 (0xef, Some(0xbf), Some(0xbe | 0xbf)) => return Err(control_characters()),
+                // A byte order mark past the start, which go-yaml skips at a line's start.
+                (0xef, Some(0xbb), Some(0xbf)) if at > 0 => interesting = true,
                 _ => {}
             }
         }
+    }
+    if !interesting {
+        // A flow collection that goes on past its line, where a key that spans lines is
+        // one go-yaml drops (and YAML 1.2 keeps).
+        interesting = memchr::memchr2(b'[', b'{', bytes).is_some() && flow_open_past_a_line(bytes);
+    }
+    if !interesting {
+        // An anchor or alias name go-yaml ends at a character that cannot end it.
+        interesting = memchr::memchr2_iter(b'&', b'*', bytes).any(|at| bad_anchor_name(bytes, at));
     }
     if seen & BACKSLASH != 0 && !interesting {
         interesting = memchr::memchr_iter(b'\\', bytes)
@@ -169,6 +184,109 @@ pub(crate) fn is_plain(text: &str) -> bool {
             deferred: None,
         })
     )
+}
+
+/// What go-yaml's scanner finds wrong with a directive line (`%` included), if anything:
+/// a name of letters, digits, `-` and `_`; `YAML` with a version of one to nine digits
+/// on each side of a dot; `TAG` with a `!` handle and a prefix; nothing else (go-yaml
+/// refuses directives it does not know); then only a comment.
+fn directive_syntax(line: &str) -> Option<&'static str> {
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let is_blank = |c: char| c == ' ' || c == '\t';
+    let rest = &line[1..];
+    let name_end = rest.find(|c| !is_name(c)).unwrap_or(rest.len());
+    let (name, mut rest) = rest.split_at(name_end);
+    if name.is_empty() {
+        return Some("could not find expected directive name");
+    }
+    if rest.starts_with(|c| !is_blank(c)) {
+        return Some("found unexpected non-alphabetical character");
+    }
+    match name {
+        "YAML" => {
+            rest = rest.trim_start_matches(is_blank);
+            for part in 0..2 {
+                let digits = rest
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(rest.len());
+                if digits > 9 {
+                    return Some("found extremely long version number");
+                }
+                if digits == 0 {
+                    return Some("did not find expected version number");
+                }
+                rest = &rest[digits..];
+                if part == 0 {
+                    match rest.strip_prefix('.') {
+                        Some(after) => rest = after,
+                        None => return Some("did not find expected digit or '.' character"),
+                    }
+                }
+            }
+        }
+        "TAG" => {
+            rest = rest.trim_start_matches(is_blank);
+            let Some(handle) = rest.strip_prefix('!') else {
+                return Some("did not find expected '!'");
+            };
+            let handle_end = handle.find(|c| !is_name(c)).unwrap_or(handle.len());
+            let after_name = &handle[handle_end..];
+            rest = match after_name.strip_prefix('!') {
+                Some(after) => after,
+                // A handle is `!`, or `!name!`.
+                None if handle_end == 0 => after_name,
+                None => return Some("did not find expected '!'"),
+            };
+            if !rest.starts_with(is_blank) {
+                return Some("did not find expected whitespace");
+            }
+            rest = rest.trim_start_matches(is_blank);
+            let prefix_end = rest.find(is_blank).unwrap_or(rest.len());
+            if prefix_end == 0 {
+                return Some("did not find expected tag URI");
+            }
+            rest = &rest[prefix_end..];
+        }
+        _ => return Some("found unknown directive name"),
+    }
+    let rest = rest.trim_start_matches(is_blank);
+    if rest.is_empty() || rest.starts_with('#') {
+        None
+    } else {
+        Some("did not find expected comment or line break")
+    }
+}
+
+/// Whether a `[` or `{` may still be open where its line ends (brackets in quotes
+/// count too: this only decides whether the model runs). One pass: at a line's end,
+/// some bracket is open if the count of opens less closes is above its lowest point.
+fn flow_open_past_a_line(bytes: &[u8]) -> bool {
+    let (mut balance, mut lowest) = (0isize, 0isize);
+    for &b in bytes {
+        match b {
+            b'[' | b'{' => balance += 1,
+            b']' | b'}' => {
+                balance -= 1;
+                lowest = lowest.min(balance);
+            }
+            b'\n' if balance > lowest => return true,
+            b'\n' => (balance, lowest) = (0, 0),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether `&` or `*` at `at` would start an anchor or alias whose name go-yaml refuses
+/// (if it starts a token at all, which the scanner model finds out).
+fn bad_anchor_name(bytes: &[u8], at: usize) -> bool {
+    let is_name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-');
+    let name = bytes[at + 1..].iter().take_while(|b| is_name(b)).count();
+    match bytes.get(at + 1 + name) {
+        None | Some(b' ' | b'\t' | b'\r' | b'\n') => name == 0,
+        Some(b'?' | b':' | b',' | b']' | b'}' | b'%' | b'@' | b'`') => name == 0,
+        Some(_) => true,
+    }
 }
 
 fn control_characters() -> Error {
@@ -228,6 +346,8 @@ struct Scanner<'a> {
     column: usize,
     index: usize,
     flow_level: usize,
+    /// The brackets of the open flow collections.
+    flow_kinds: Vec<u8>,
     simple_key_allowed: bool,
     indent: isize,
     indents: Vec<isize>,
@@ -256,6 +376,7 @@ impl<'a> Scanner<'a> {
             column: 0,
             index: 0,
             flow_level: 0,
+            flow_kinds: Vec::new(),
             simple_key_allowed: true,
             indent: -1,
             indents: Vec::new(),
@@ -388,6 +509,14 @@ impl<'a> Scanner<'a> {
     fn skip_to_next_token(&mut self) -> Option<Stop> {
         loop {
             if self.column == 0 && self.text[self.pos..].starts_with("\u{feff}".as_bytes()) {
+                // saphyr-parser refuses it inside a stream.
+                if self.pos > 0 {
+                    self.edits.push(Edit {
+                        at: self.pos,
+                        len: 3,
+                        with: Cow::Borrowed(""),
+                    });
+                }
                 self.skip();
             }
             loop {
@@ -427,6 +556,7 @@ impl<'a> Scanner<'a> {
                 }
                 self.simple_keys.push(SimpleKey::default());
                 self.flow_level += 1;
+                self.flow_kinds.push(c);
                 if self.flow_level > GO_YAML_MAX_DEPTH {
                     return Some(Stop::Error(Error::at(
                         self.line + 1,
@@ -444,6 +574,7 @@ impl<'a> Scanner<'a> {
                 if self.flow_level > 0 {
                     self.flow_level -= 1;
                     self.simple_keys.pop();
+                    self.flow_kinds.pop();
                 }
                 self.simple_key_allowed = false;
                 self.skip();
@@ -505,7 +636,11 @@ impl<'a> Scanner<'a> {
                             b'?' | b':' | b',' | b']' | b'}' | b'%' | b'@' | b'`'
                         ))
                 {
-                    return Some(Stop::Unmodelled);
+                    return Some(self.error(if c == b'&' {
+                        "while scanning an anchor, did not find expected alphabetic or numeric character"
+                    } else {
+                        "while scanning an alias, did not find expected alphabetic or numeric character"
+                    }));
                 }
             }
             b'!' => {
@@ -590,6 +725,14 @@ impl<'a> Scanner<'a> {
         let valid = key.possible && key.line == line && key.index + 1024 >= index;
         if key.possible && !valid && key.required {
             return Some(Stop::Unmodelled);
+        }
+        if key.possible && !valid && flow {
+            // The key started on an earlier line, so go-yaml's scanner dropped it: the
+            // `:` is a value with no key, after an entry that is already complete.
+            return Some(self.error(match self.flow_kinds.last() {
+                Some(b'{') => "while parsing a flow mapping, did not find expected ',' or '}'",
+                _ => "while parsing a flow sequence, did not find expected ',' or ']'",
+            }));
         }
         if valid {
             key.possible = false;
@@ -687,6 +830,13 @@ impl<'a> Scanner<'a> {
             .position(|&b| b == b'\n' || b == b'\r')
             .map_or(self.text.len(), |n| self.pos + n);
         let directive = String::from_utf8_lossy(&self.text[self.pos..line_end]).into_owned();
+        if let Some(problem) = directive_syntax(&directive) {
+            return Some(Stop::Error(Error::at(
+                start.0 + 1,
+                start.1 + 1,
+                format!("while scanning a directive, {problem}"),
+            )));
+        }
         let mut words = directive.split([' ', '\t']).filter(|w| !w.is_empty());
         if words.next() == Some("%YAML") {
             let incompatible = match words.next() {

@@ -12,6 +12,8 @@
 //! - [`gonum`]: Go's float formatting (`%v`, `strconv.FormatFloat`, `encoding/json`).
 //! - [`gojson`]: Go's `encoding/json` string escapes and compact output of values.
 
+use std::borrow::Cow;
+
 mod emit;
 mod error;
 pub mod gofmt;
@@ -27,7 +29,7 @@ pub use emit::{compare_keys, to_yaml, to_yaml_nested_map, to_yaml_pretty};
 pub use error::Error;
 pub use node::{
     CommitResult, DecodePair, Node, NodeKind, PieceReader, Unstreamable, parse_documents,
-    parse_documents_to_depth, parse_node, parse_node_streaming,
+    parse_documents_to_depth, parse_first_document, parse_node, parse_node_streaming,
 };
 pub use value::{Map, Value, go_lossy};
 
@@ -52,14 +54,12 @@ const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 /// as Kubernetes' `YAMLReader` cuts a stream ([`values_pieces`]), each piece is read as
 /// go-yaml reads one document (what follows its first document, after a `...` line, is
 /// not used), and later pieces are merged over earlier ones. An empty file is an empty
-/// map. Error lines count from the start of the file.
+/// map. Error lines count from the start of the piece, as in Helm's messages.
 pub fn parse_values(text: &str) -> Result<Map, Error> {
     let mut merged = Map::new();
     for piece in values_pieces(text)? {
-        let docs = parse_documents(piece.text).map_err(|e| e.shifted(piece.line - 1))?;
-        if let Some(doc) = docs.first()
-            && let Some(map) = values_document(doc).map_err(|e| e.shifted(piece.line - 1))?
-        {
+        let doc = parse_first_document(&piece.lines(), usize::MAX)?;
+        if let Some(map) = values_document(&doc)? {
             merge_documents(&mut merged, map);
         }
     }
@@ -73,11 +73,8 @@ pub fn parse_values(text: &str) -> Result<Map, Error> {
 /// themselves are not needed.
 pub fn check_values(text: &str) -> Result<(), Error> {
     for piece in values_pieces(text)? {
-        let docs =
-            parse_documents_to_depth(piece.text, 1).map_err(|e| e.shifted(piece.line - 1))?;
-        if let Some(doc) = docs.first() {
-            values_document(doc).map_err(|e| e.shifted(piece.line - 1))?;
-        }
+        let doc = parse_first_document(&piece.lines(), 1)?;
+        values_document(&doc)?;
     }
     Ok(())
 }
@@ -86,6 +83,18 @@ pub fn check_values(text: &str) -> Result<(), Error> {
 pub struct ValuesPiece<'a> {
     pub text: &'a str,
     pub line: usize,
+}
+
+impl ValuesPiece<'_> {
+    /// The piece as Kubernetes' reader hands it over: line by line, each line ending
+    /// with a line break, the last one too.
+    pub fn lines(&self) -> Cow<'_, str> {
+        if self.text.ends_with('\n') {
+            Cow::Borrowed(self.text)
+        } else {
+            Cow::Owned(format!("{}\n", self.text))
+        }
+    }
 }
 
 /// Cuts a values file as Kubernetes' `YAMLReader` cuts a YAML stream, which is how Helm
@@ -105,7 +114,7 @@ pub fn values_pieces(text: &str) -> Result<Vec<ValuesPiece<'_>>, Error> {
                 return Err(Error::at(
                     line_number,
                     4,
-                    format!("invalid Yaml document separator: {rest}"),
+                    format!("{}{rest}", error::BAD_SEPARATOR),
                 ));
             }
             if offset > start {
@@ -136,10 +145,7 @@ fn values_document(doc: &Node) -> Result<Option<Map>, Error> {
         other => Err(Error::at(
             doc.line,
             doc.column,
-            format!(
-                "values must be a map of keys to values, found {}",
-                other.kind_name()
-            ),
+            format!("{}{}", error::NOT_A_MAP, other.kind_name()),
         )),
     }
 }
@@ -188,9 +194,12 @@ mod tests {
         );
         // A directive must be followed by `---`, which starts the next piece.
         assert!(yaml("%YAML 1.1\n---\na: 1\n").is_err());
-        // Errors name the line in the file, not in the piece.
+        // Errors name the line in the piece, as helm's do.
         let e = yaml("a: 1\n---\nb: [\n").unwrap_err();
-        assert_eq!(e.line, 4, "{e:?}");
+        assert_eq!(
+            e.go_yaml_message(),
+            "line 1: did not find expected node content"
+        );
     }
 
     #[test]

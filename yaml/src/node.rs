@@ -7,6 +7,8 @@ use saphyr_parser::{Event, Parser, ScalarStyle, Span, Tag};
 use crate::error::Error;
 use crate::gonum;
 
+mod deep_flow;
+mod go_errors;
 mod pieces;
 use crate::goscan::{self, GO_YAML_MAX_DEPTH};
 use crate::resolve::{Scalar, resolve_plain};
@@ -261,10 +263,24 @@ pub fn parse_documents_to_depth(text: &str, depth: usize) -> Result<Vec<Node>, E
 }
 
 fn parse(text: &str, depth: usize) -> Result<Vec<Node>, Error> {
-    parse_prepared(text, depth, false)
+    parse_prepared(text, depth, false, Documents::All)
 }
 
-fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<Node>, Error> {
+/// How many documents of a stream are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Documents {
+    All,
+    /// The first, as go-yaml's `Unmarshal` reads a stream: what follows its end is not
+    /// read, so it cannot be an error.
+    First,
+}
+
+fn parse_prepared(
+    text: &str,
+    depth: usize,
+    indent_quotes: bool,
+    documents: Documents,
+) -> Result<Vec<Node>, Error> {
     let trimmed = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut prepared = goscan::prepare(trimmed, indent_quotes)?;
     let mut builder = Builder::new(depth);
@@ -285,17 +301,35 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
                             | "invalid indentation"
                     ) =>
             {
-                return parse_prepared(text, depth, true);
+                return parse_prepared(text, depth, true, documents);
+            }
+            // A directive ends the document before it for go-yaml, as a `...` line
+            // would; read alone, the first document ends there.
+            Err(e)
+                if documents == Documents::First
+                    && e.info() == "missing explicit document end marker before directive" =>
+            {
+                // Unless go-yaml's scanner refuses the directive.
+                if let Some(error) = prepared.deferred.take_if(|d| d.line <= e.marker().line()) {
+                    return Err(error);
+                }
+                let end = go_errors::byte_offset(&prepared.text, e.marker().index());
+                return parse_prepared(&prepared.text[..end], depth, indent_quotes, documents);
             }
             Err(e) => {
                 // saphyr-parser stops nesting flow collections far below go-yaml's limit:
                 // past that limit, go-yaml's own error.
-                if e.info() == "recursion limit exceeded"
-                    && let Some(error) = goscan::flow_depth_error(trimmed)
-                {
-                    return Err(error);
+                if e.info() == "recursion limit exceeded" {
+                    if let Some(error) = goscan::flow_depth_error(trimmed) {
+                        return Err(error);
+                    }
+                    if let Some(parsed) =
+                        deep_flow::parse_in_parts(&prepared.text, depth, documents)
+                    {
+                        return parsed;
+                    }
                 }
-                let mut error = scan_error(&e);
+                let mut error = go_errors::said_as_go_yaml(&e, &prepared.text);
                 if e.info() == "while parsing node, found unknown anchor" {
                     // go-yaml names the anchor: the alias at the error's position.
                     let name: String = prepared
@@ -311,10 +345,31 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
                 return Err(prepared.first_error(error));
             }
         };
+        if let Event::Scalar(value, ScalarStyle::Plain, _, None) = &event
+            && value.is_empty()
+            && builder.expects_key()
+            && let Some(error) = go_errors::empty_key(&prepared.text, span.start.index())
+        {
+            return Err(prepared.first_error(error));
+        }
+        let document_end = matches!(event, Event::DocumentEnd).then_some(span.start);
         match builder.event(event, span) {
             Ok(Shallow::Possible) => {}
-            Ok(Shallow::NotPossible) => return parse(text, usize::MAX),
+            Ok(Shallow::NotPossible) => {
+                return parse_prepared(text, usize::MAX, indent_quotes, documents);
+            }
             Err(error) => return Err(prepared.first_error(error)),
+        }
+        if let Some(end) = document_end
+            && documents == Documents::First
+        {
+            // What go-yaml's model found wrong past the first document is not read.
+            return match prepared.deferred {
+                Some(error) if (error.line, error.column) < (end.line(), end.col() + 1) => {
+                    Err(error)
+                }
+                _ => Ok(builder.documents),
+            };
         }
     }
     match prepared.deferred {
@@ -323,16 +378,11 @@ fn parse_prepared(text: &str, depth: usize, indent_quotes: bool) -> Result<Vec<N
     }
 }
 
-/// saphyr-parser's error, said as go-yaml says it where they differ.
+/// saphyr-parser's error in a piece of a text that is not at hand: the words are
+/// go-yaml's, the position saphyr-parser's. Callers read the whole text again with
+/// [`parse_node`] to report an error.
 fn scan_error(error: &saphyr_parser::ScanError) -> Error {
-    let marker = error.marker();
-    let message = match error.info() {
-        "recursion limit exceeded" => format!(
-            "flow collections ([...] and {{...}}) are nested deeper than {SAPHYR_MAX_FLOW_DEPTH} levels, which chartkit's YAML parser cannot read (go-yaml allows {GO_YAML_MAX_DEPTH}); write the inner levels in block style"
-        ),
-        other => other.to_owned(),
-    };
-    Error::at(marker.line(), marker.col() + 1, message)
+    go_errors::said_as_go_yaml(error, "")
 }
 
 /// Whether a depth-limited parse can go on.
@@ -345,7 +395,13 @@ enum Shallow {
 /// Parses the first document of a YAML stream, as go-yaml's `Unmarshal` does; an empty
 /// stream is null.
 pub fn parse_node(text: &str) -> Result<Node, Error> {
-    Ok(parse_documents(text)?.into_iter().next().unwrap_or(Node {
+    parse_first_document(text, usize::MAX)
+}
+
+/// [`parse_node`] reading only the top `depth` levels, as [`parse_documents_to_depth`].
+pub fn parse_first_document(text: &str, depth: usize) -> Result<Node, Error> {
+    let documents = parse_prepared(text, depth, false, Documents::First)?;
+    Ok(documents.into_iter().next().unwrap_or(Node {
         kind: NodeKind::Null,
         line: 1,
         column: 1,
@@ -428,7 +484,10 @@ pub fn parse_node_streaming(
             match event {
                 Ok(event) => batch.push(event),
                 Err(e) => {
-                    scanned = Err(Unstreamable::Syntax(scan_error(&e)));
+                    scanned = Err(Unstreamable::Syntax(go_errors::said_as_go_yaml(
+                        &e,
+                        &prepared.text,
+                    )));
                     break;
                 }
             }
@@ -545,6 +604,11 @@ struct Builder {
 }
 
 impl Builder {
+    /// Whether the next node is a map's key.
+    fn expects_key(&self) -> bool {
+        matches!(self.stack.last(), Some(Frame::Map { key: None, .. }))
+    }
+
     fn new(keep_depth: usize) -> Builder {
         Builder {
             documents: Vec::new(),
