@@ -520,10 +520,6 @@ const DEBUG_ALLOWED: &[(&str, &str)] = &[
     ),
     (
         "dependency/src/resolve.rs",
-        "dependency {name:?} is in the OCI registry",
-    ),
-    (
-        "dependency/src/resolve.rs",
         "dependency {name:?} has an invalid version/constraint format",
     ),
     ("dependency/src/lockfile.rs", "is a symlink to {target:?}"),
