@@ -57,7 +57,7 @@ pub use client::{
 pub use error::{ClientError, Result};
 pub use locate::{Access, ChartSource, Content, LocateError, LocateOptions, Located};
 pub use network::{Body, Fetched, Http, Network, Opened, Progress, Validators, read_certs};
-pub use oci::{OciChart, OciPushed};
+pub use oci::{OciChart, OciPushed, ProvLayer};
 pub use reference::ChartRef;
 pub use search::{Hit, SearchOptions, search};
 pub use settings::{Paths, RepoEntry, RepoFile, RepoFileLock, lock_path};

@@ -32,8 +32,22 @@ pub struct OciChart {
     pub version: String,
     pub package: Vec<u8>,
     pub prov: Option<Vec<u8>>,
+    /// The manifest's creation annotation (a mirror pushes the chart again with it, so
+    /// the copy keeps helm's manifest digest).
+    pub created: Option<String>,
     /// Things to tell the user (an offline answer's age).
     pub warnings: Vec<String>,
+}
+
+/// What to do with a manifest's provenance layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProvLayer {
+    /// Leave it in the registry.
+    Skip,
+    /// Fetch it; a chart without one is an error (`--prov`, `--verify`).
+    Required,
+    /// Fetch it when the manifest has one (a mirror copies what there is).
+    IfPresent,
 }
 
 impl OciChart {
@@ -57,7 +71,10 @@ pub struct OciPushed {
 struct TagCache {
     tags: Vec<String>,
     digests: BTreeMap<String, String>,
+    /// When the tags list was last read (0: never): what `--offline` ranges are chosen from.
     checked: u64,
+    /// When a tag's digest was last learned: what `--offline` tags are resolved from.
+    seen: u64,
 }
 
 impl Client {
@@ -172,6 +189,22 @@ impl Client {
         access: &Access,
         with_prov: bool,
     ) -> Result<OciChart> {
+        let prov = match with_prov {
+            true => ProvLayer::Required,
+            false => ProvLayer::Skip,
+        };
+        self.fetch_oci_layers(reference, version, devel, access, prov)
+    }
+
+    /// [`Client::fetch_oci`], with the provenance layer as `prov` says.
+    pub fn fetch_oci_layers(
+        &self,
+        reference: &Reference,
+        version: Option<&str>,
+        devel: bool,
+        access: &Access,
+        prov: ProvLayer,
+    ) -> Result<OciChart> {
         let mut warnings = Vec::new();
         let lazy = LazyRegistry {
             client: self,
@@ -203,19 +236,18 @@ impl Client {
                 None => {
                     let tag = exact.tag.clone().unwrap_or_default();
                     if self.network.is_offline() {
-                        let digest = cache.digests.get(&tag).cloned().ok_or_else(|| {
-                            ClientError::Offline {
-                                missing: format!("the chart oci://{exact}"),
-                                fetch: String::new(),
-                            }
-                        })?;
-                        warnings.push(offline_age(&exact, cache.checked));
+                        let digest = cache
+                            .digests
+                            .get(&tag)
+                            .cloned()
+                            .ok_or_else(|| unseen_tag(&exact, &cache))?;
+                        warnings.push(offline_age(&exact, cache.seen));
                         (exact, digest)
                     } else {
                         let fetched = connect()?.manifest(&exact.repository, &tag)?;
                         self.store_blob(&fetched.digest, &fetched.bytes)?;
                         cache.digests.insert(tag, fetched.digest.clone());
-                        cache.checked = now_secs();
+                        cache.seen = now_secs();
                         self.write_tags(reference, &cache)?;
                         (exact, fetched.digest)
                     }
@@ -245,14 +277,12 @@ impl Client {
                         .digests
                         .get(&tag)
                         .cloned()
-                        .ok_or_else(|| ClientError::Offline {
-                            missing: format!("the chart oci://{exact}"),
-                            fetch: String::new(),
-                        })?
+                        .ok_or_else(|| unseen_tag(&exact, &cache))?
                 } else {
                     let fetched = connect()?.manifest(&exact.repository, &tag)?;
                     self.store_blob(&fetched.digest, &fetched.bytes)?;
                     cache.digests.insert(tag, fetched.digest.clone());
+                    cache.seen = now_secs();
                     fetched.digest
                 };
                 self.write_tags(reference, &cache)?;
@@ -271,11 +301,11 @@ impl Client {
         )?;
         let (name, version) = chart_identity(&config, &chosen);
         let package = self.blob(&manifest.chart.digest, &chosen, "the chart", &lazy, false)?;
-        let prov = match (&manifest.prov, with_prov) {
-            (Some(prov), true) => {
+        let prov = match (&manifest.prov, prov) {
+            (Some(prov), ProvLayer::Required | ProvLayer::IfPresent) => {
                 Some(self.blob(&prov.digest, &chosen, "the provenance file", &lazy, false)?)
             }
-            (None, true) => {
+            (None, ProvLayer::Required) => {
                 return Err(ClientError::Registry(OciError::NotAChart {
                     reference: shown,
                     reason: "manifest does not contain a layer with mediatype application/vnd.cncf.helm.chart.provenance.v1.prov".into(),
@@ -297,6 +327,10 @@ impl Client {
             version,
             package,
             prov,
+            created: manifest
+                .annotations
+                .get("org.opencontainers.image.created")
+                .cloned(),
             warnings,
         })
     }
@@ -384,6 +418,7 @@ impl Client {
                 })
                 .unwrap_or_default(),
             checked: json.get("checked").and_then(|c| c.as_u64()).unwrap_or(0),
+            seen: json.get("seen").and_then(|c| c.as_u64()).unwrap_or(0),
         }
     }
 
@@ -396,6 +431,7 @@ impl Client {
             "tags": cache.tags,
             "digests": cache.digests,
             "checked": cache.checked,
+            "seen": cache.seen,
         });
         chartkit_durable::write(&path, json.to_string().as_bytes())?;
         Ok(())
@@ -426,6 +462,27 @@ fn offline_age(reference: &Reference, checked: u64) -> String {
         reference.locator(),
         human_age(age_of(checked))
     )
+}
+
+/// `--offline` and the tag's manifest was never seen: says which tags were, and when.
+fn unseen_tag(exact: &Reference, cache: &TagCache) -> ClientError {
+    let tag = exact.tag.as_deref().unwrap_or_default();
+    let seen = match (cache.checked, cache.tags.is_empty()) {
+        (0, _) => String::new(),
+        (checked, true) => format!(
+            " (the registry listed no tags {} ago)",
+            human_age(age_of(checked))
+        ),
+        (checked, false) => format!(
+            " (the tags the registry listed {} ago: {})",
+            human_age(age_of(checked)),
+            cache.tags.join(", ")
+        ),
+    };
+    ClientError::Offline {
+        missing: format!("the tag {tag} of oci://{}{seen}", exact.locator()),
+        fetch: String::new(),
+    }
 }
 
 /// The chart's name and version from its config blob, else from the reference.
