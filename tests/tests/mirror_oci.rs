@@ -41,7 +41,9 @@ fn publish(
     let src = ctx.path(&format!("src/{name}-{version}"));
     write(
         &src.join("Chart.yaml"),
-        &format!("apiVersion: v2\nname: {name}\nversion: {version}\ndescription: {name} for the mirror\n{extra}"),
+        &format!(
+            "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: {name} for the mirror\n{extra}"
+        ),
     );
     write(
         &src.join("templates/cm.yaml"),
@@ -165,7 +167,15 @@ fn mirror_moves_signed_charts_and_dependencies_into_a_registry_and_back() {
         "dependencies:\n- name: base\n  version: ~1.0\n  repository: {}\n",
         libs.url
     );
-    let app = publish(&ctx, &apps_dir, "app", "0.1.0", &needs_base, &[&base], &keys);
+    let app = publish(
+        &ctx,
+        &apps_dir,
+        "app",
+        "0.1.0",
+        &needs_base,
+        &[&base],
+        &keys,
+    );
     let apps = ServeProcess::start(ctx.chartkit(), &[apps_dir.to_str().unwrap()], ctx.dir());
     configure(&ctx, &[("apps", &apps.url)]);
     login(&ctx, &registry.host);
@@ -185,8 +195,13 @@ fn mirror_moves_signed_charts_and_dependencies_into_a_registry_and_back() {
     let out = mirror_in();
     let text = stdout(&out);
     assert!(
-        text.contains(&format!("Pushed {}/mirror/app:0.1.0 (sha256:", registry.host))
-            && text.contains(&format!("Pushed {}/mirror/base:1.0.0 (sha256:", registry.host)),
+        text.contains(&format!(
+            "Pushed {}/mirror/app:0.1.0 (sha256:",
+            registry.host
+        )) && text.contains(&format!(
+            "Pushed {}/mirror/base:1.0.0 (sha256:",
+            registry.host
+        )),
         "{text}"
     );
     assert!(
@@ -195,7 +210,10 @@ fn mirror_moves_signed_charts_and_dependencies_into_a_registry_and_back() {
         )),
         "{text}"
     );
-    assert_eq!(stored_repositories(&registry), ["mirror/app", "mirror/base"]);
+    assert_eq!(
+        stored_repositories(&registry),
+        ["mirror/app", "mirror/base"]
+    );
     // Again: the registry has each manifest already, nothing is pushed.
     let again = stdout(&mirror_in());
     assert!(
@@ -227,7 +245,11 @@ fn mirror_moves_signed_charts_and_dependencies_into_a_registry_and_back() {
             .arg("-d")
             .arg(&pulled),
     );
-    assert!(stdout(&helm_pull).contains("Signed by: Mirror"), "{}", stdout(&helm_pull));
+    assert!(
+        stdout(&helm_pull).contains("Signed by: Mirror"),
+        "{}",
+        stdout(&helm_pull)
+    );
     assert_eq!(
         std::fs::read(pulled.join("app-0.1.0.tgz")).unwrap(),
         std::fs::read(&app).unwrap()
@@ -241,7 +263,12 @@ fn mirror_moves_signed_charts_and_dependencies_into_a_registry_and_back() {
         "0.1.0",
         "--plain-http",
     ]));
-    let list = run_ok(sandbox.helm(&ctx, NAME).unwrap().args(["list", "-o", "json"]));
+    let list = run_ok(
+        sandbox
+            .helm(&ctx, NAME)
+            .unwrap()
+            .args(["list", "-o", "json"]),
+    );
     assert!(
         stdout(&list).contains("\"chart\":\"app-0.1.0\""),
         "{}",
@@ -251,10 +278,17 @@ fn mirror_moves_signed_charts_and_dependencies_into_a_registry_and_back() {
     // A chart whose dependency lives in the registry, pushed there; the apps repository
     // goes away, so app can only come from the registry.
     let front_dir = ctx.path("front");
-    let needs_app = format!(
-        "dependencies:\n- name: app\n  version: ^0.1\n  repository: {target}\n"
+    let needs_app =
+        format!("dependencies:\n- name: app\n  version: ^0.1\n  repository: {target}\n");
+    let front = publish(
+        &ctx,
+        &front_dir,
+        "front",
+        "1.0.0",
+        &needs_app,
+        &[&app],
+        &keys,
     );
-    let front = publish(&ctx, &front_dir, "front", "1.0.0", &needs_app, &[&app], &keys);
     run_ok(
         ctx.chartkit()
             .arg("push")
@@ -303,7 +337,11 @@ fn mirror_moves_signed_charts_and_dependencies_into_a_registry_and_back() {
     }
     libs.terminate();
     let served = ServeProcess::start(ctx.chartkit(), &[back.to_str().unwrap()], ctx.dir());
-    run_ok(ctx.helm().unwrap().args(["repo", "add", "back", &served.url]));
+    run_ok(
+        ctx.helm()
+            .unwrap()
+            .args(["repo", "add", "back", &served.url]),
+    );
     let again = ctx.path("helm-again");
     std::fs::create_dir_all(&again).unwrap();
     run_ok(
@@ -344,7 +382,10 @@ fn mirror_errors_name_the_cause_and_leave_the_target_as_it_was() {
     let error = failed(&mirror("apps", &target));
     assert!(
         error.starts_with("Error: ")
-            && error.contains(&format!("{} refused the request without credentials", registry.host)),
+            && error.contains(&format!(
+                "{} refused the request without credentials",
+                registry.host
+            )),
         "{error}"
     );
     // A wrong password in helm's registry config.
@@ -357,7 +398,10 @@ fn mirror_errors_name_the_cause_and_leave_the_target_as_it_was() {
     );
     let error = failed(&mirror("apps", &target));
     assert!(
-        error.contains(&format!("{} refused the credentials given for it", registry.host)),
+        error.contains(&format!(
+            "{} refused the credentials given for it",
+            registry.host
+        )),
         "{error}"
     );
     assert!(stored_repositories(&registry).is_empty());
@@ -382,7 +426,10 @@ fn mirror_errors_name_the_cause_and_leave_the_target_as_it_was() {
     );
     assert!(!dir.exists());
     // A range no tag satisfies.
-    run_ok(ctx.chartkit().args(["mirror", "apps", "--plain-http", "--to", &target]));
+    run_ok(
+        ctx.chartkit()
+            .args(["mirror", "apps", "--plain-http", "--to", &target]),
+    );
     let error = failed(
         &ctx.chartkit()
             .args([
@@ -398,7 +445,10 @@ fn mirror_errors_name_the_cause_and_leave_the_target_as_it_was() {
             .unwrap(),
     );
     assert!(
-        error.contains(&format!("no version of app in oci://{}/mirror/app matches ^9", registry.host)),
+        error.contains(&format!(
+            "no version of app in oci://{}/mirror/app matches ^9",
+            registry.host
+        )),
         "{error}"
     );
     assert!(!dir.exists());
