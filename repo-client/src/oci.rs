@@ -245,7 +245,7 @@ impl Client {
                         (exact, digest)
                     } else {
                         let fetched = connect()?.manifest(&exact.repository, &tag)?;
-                        self.store_blob(&fetched.digest, &fetched.bytes)?;
+                        self.store_manifest(&fetched.digest, &fetched.bytes)?;
                         cache.digests.insert(tag, fetched.digest.clone());
                         cache.seen = now_secs();
                         self.write_tags(reference, &cache)?;
@@ -280,7 +280,7 @@ impl Client {
                         .ok_or_else(|| unseen_tag(&exact, &cache))?
                 } else {
                     let fetched = connect()?.manifest(&exact.repository, &tag)?;
-                    self.store_blob(&fetched.digest, &fetched.bytes)?;
+                    self.store_manifest(&fetched.digest, &fetched.bytes)?;
                     cache.digests.insert(tag, fetched.digest.clone());
                     cache.seen = now_secs();
                     fetched.digest
@@ -369,6 +369,15 @@ impl Client {
         let hex = digest.strip_prefix("sha256:")?;
         let bytes = std::fs::read(self.blob_path(hex)).ok()?;
         (hex::encode(Sha256::digest(&bytes)) == hex).then_some(bytes)
+    }
+
+    /// A manifest read by tag, stored unless the store has it already (a warm pull by
+    /// tag or range reads the same manifest again, and a durable write is an fsync).
+    fn store_manifest(&self, digest: &str, bytes: &[u8]) -> Result<()> {
+        match self.cached_blob(digest) {
+            Some(_) => Ok(()),
+            None => self.store_blob(digest, bytes),
+        }
     }
 
     fn store_blob(&self, digest: &str, bytes: &[u8]) -> Result<()> {
