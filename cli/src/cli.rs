@@ -262,9 +262,11 @@ pub enum Command {
     /// so a login by either tool serves both.
     #[command(subcommand)]
     Registry(RegistryCommand),
-    /// Copy a repository's packages (and .prov files, and optionally their dependencies'
-    /// packages) into a directory with an index.yaml, for `chartkit serve DIR` where the
-    /// original cannot be reached. Re-running copies only what is new.
+    /// Copy charts (with their .prov files, and optionally their dependencies) from a
+    /// repository or an OCI registry into a directory with an index.yaml (for `chartkit
+    /// serve DIR`) or into another registry, where the original cannot be reached.
+    /// Everything is fetched before anything is written; re-running copies only what is
+    /// new.
     Mirror(MirrorArgs),
     /// Run a Kubernetes API server on this machine that kubectl and helm accept as a
     /// cluster: objects are kept and controllers simulated, no container runs.
@@ -598,26 +600,38 @@ pub struct DependencyFetchArgs {
 
 #[derive(Debug, Args)]
 pub struct MirrorArgs {
-    /// A configured repository's name or a repository URL, optionally with `/CHART`; or
-    /// a chart in an OCI registry, `oci://HOST/PATH/NAME` (the versions its tags name).
-    #[arg(value_name = "REPO[/NAME]")]
+    /// What to copy: a configured repository's name or a repository URL (all its
+    /// charts), `REPO/NAME` (one chart), or `oci://HOST/PATH/NAME` (a chart in a
+    /// registry: every version tag, or the one `:TAG` or `@sha256:DIGEST` names).
+    #[arg(value_name = "REPO[/NAME]|oci://HOST/PATH/NAME")]
     pub source: String,
     /// Copy only versions in this range (helm's semver constraints); default: all.
     #[arg(long)]
     pub versions: Option<String>,
-    /// Also copy the packages the copied charts' dependencies resolve to, transitively,
-    /// from whichever repositories they are in.
+    /// Also copy the charts the copied charts' dependencies resolve to, transitively,
+    /// from whichever repositories or registries (`oci://`) they are in.
     #[arg(long = "with-dependencies")]
     pub with_dependencies: bool,
-    /// Directory to copy into (created if missing); gets an index.yaml with relative URLs.
-    /// Or an OCI registry, `oci://HOST/PATH`: every package copied (with its `.prov`) is
-    /// pushed there as `PATH/NAME:VERSION`.
-    #[arg(long)]
-    pub to: PathBuf,
-    /// How an OCI registry source or target is reached (`--plain-http`, TLS files,
-    /// credentials over the stored login).
-    #[command(flatten)]
-    pub access: RepoAccessArgs,
+    /// Where to copy: a directory (created if missing; gets an index.yaml with relative
+    /// URLs), or `oci://HOST/PATH`, a registry each chart is pushed to as `push` pushes
+    /// it (Helm's manifest, with its `.prov`).
+    #[arg(long, value_name = "DIR|oci://HOST/PATH")]
+    pub to: String,
+    /// Talk to registries (source and target) over plain http://.
+    #[arg(long = "plain-http")]
+    pub plain_http: bool,
+    /// Skip verifying registries' certificates.
+    #[arg(long = "insecure-skip-tls-verify")]
+    pub insecure_skip_tls_verify: bool,
+    /// CA bundle (PEM) to verify registries' certificates.
+    #[arg(long = "ca-file")]
+    pub ca_file: Option<PathBuf>,
+    /// Client certificate (PEM) for registries that ask for one.
+    #[arg(long = "cert-file")]
+    pub cert_file: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    #[arg(long = "key-file")]
+    pub key_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

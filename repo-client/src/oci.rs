@@ -34,6 +34,9 @@ pub struct OciChart {
     pub prov: Option<Vec<u8>>,
     /// False when the content store held the package.
     pub downloaded: bool,
+    /// The manifest's creation annotation (a mirror pushes the chart again with it, so
+    /// the copy keeps helm's manifest digest).
+    pub created: Option<String>,
     /// Things to tell the user (an offline answer's age).
     pub warnings: Vec<String>,
 }
@@ -218,18 +221,17 @@ impl Client {
                 None => {
                     let tag = exact.tag.clone().unwrap_or_default();
                     if self.network.is_offline() {
-                        let digest = cache.digests.get(&tag).cloned().ok_or_else(|| {
-                            ClientError::Offline {
-                                missing: format!("the chart oci://{exact}"),
-                                fetch: String::new(),
-                            }
-                        })?;
+                        let digest = cache
+                            .digests
+                            .get(&tag)
+                            .cloned()
+                            .ok_or_else(|| unseen_tag(&exact, &cache))?;
                         let checked = cache.digest_checked.get(&tag).copied();
                         warnings.push(offline_age(&exact, checked.unwrap_or(cache.checked)));
                         (exact, digest)
                     } else {
                         let fetched = connect()?.manifest(&exact.repository, &tag)?;
-                        self.store_blob(&fetched.digest, &fetched.bytes)?;
+                        self.store_manifest(&fetched.digest, &fetched.bytes)?;
                         cache.digest_checked.insert(tag.clone(), now_secs());
                         cache.digests.insert(tag, fetched.digest.clone());
                         self.write_tags(reference, &cache)?;
@@ -247,13 +249,10 @@ impl Client {
                         .digests
                         .get(&tag)
                         .cloned()
-                        .ok_or_else(|| ClientError::Offline {
-                            missing: format!("the chart oci://{exact}"),
-                            fetch: String::new(),
-                        })?
+                        .ok_or_else(|| unseen_tag(&exact, &cache))?
                 } else {
                     let fetched = connect()?.manifest(&exact.repository, &tag)?;
-                    self.store_blob(&fetched.digest, &fetched.bytes)?;
+                    self.store_manifest(&fetched.digest, &fetched.bytes)?;
                     cache.digest_checked.insert(tag.clone(), now_secs());
                     cache.digests.insert(tag, fetched.digest.clone());
                     fetched.digest
@@ -303,6 +302,10 @@ impl Client {
             package,
             prov,
             downloaded,
+            created: manifest
+                .annotations
+                .get("org.opencontainers.image.created")
+                .cloned(),
             warnings,
         })
     }
@@ -388,6 +391,15 @@ impl Client {
         let hex = digest.strip_prefix("sha256:")?;
         let bytes = std::fs::read(self.blob_path(hex)).ok()?;
         (hex::encode(Sha256::digest(&bytes)) == hex).then_some(bytes)
+    }
+
+    /// A manifest read by tag, stored unless the store has it already (a warm pull by
+    /// tag or range reads the same manifest again, and a durable write is an fsync).
+    fn store_manifest(&self, digest: &str, bytes: &[u8]) -> Result<()> {
+        match self.cached_blob(digest) {
+            Some(_) => Ok(()),
+            None => self.store_blob(digest, bytes),
+        }
     }
 
     fn store_blob(&self, digest: &str, bytes: &[u8]) -> Result<()> {
@@ -491,6 +503,27 @@ fn offline_age(reference: &Reference, checked: u64) -> String {
     )
 }
 
+/// `--offline` and the tag's manifest was never seen: says which tags were, and when.
+fn unseen_tag(exact: &Reference, cache: &TagCache) -> ClientError {
+    let tag = exact.tag.as_deref().unwrap_or_default();
+    let seen = match (cache.checked, cache.tags.is_empty()) {
+        (0, _) => String::new(),
+        (checked, true) => format!(
+            " (the registry listed no tags {} ago)",
+            human_age(age_of(checked))
+        ),
+        (checked, false) => format!(
+            " (the tags the registry listed {} ago: {})",
+            human_age(age_of(checked)),
+            cache.tags.join(", ")
+        ),
+    };
+    ClientError::Offline {
+        missing: format!("the tag {tag} of oci://{}{seen}", exact.locator()),
+        fetch: String::new(),
+    }
+}
+
 /// The chart's name and version from its config blob, else from the reference.
 fn chart_identity(config: &[u8], reference: &Reference) -> (String, String) {
     let json: serde_json::Value = serde_json::from_slice(config).unwrap_or_default();
@@ -563,7 +596,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .starts_with("the chart oci://r.example/charts/web:2.0.0 is not in the cache"),
+                .starts_with("the tag 2.0.0 of oci://r.example/charts/web is not in the cache"),
             "{error}"
         );
     }

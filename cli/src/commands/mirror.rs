@@ -1,76 +1,54 @@
 use std::process::ExitCode;
 
-use chartkit_dependency::mirror::{MirrorOptions, mirror};
+use chartkit_dependency::mirror::{MirrorError, MirrorOptions, MirrorSource, MirrorTarget, mirror};
+use chartkit_repo_client::Access;
 
 use crate::cli::MirrorArgs;
-use crate::output::outln;
+use crate::output::{errln, outln};
 
-/// `chartkit mirror REPO[/NAME] --to DIR`.
+/// `chartkit mirror SOURCE --to DIR|oci://HOST/PATH`.
 pub fn run(args: MirrorArgs, offline: bool) -> crate::error::Result<ExitCode> {
     let client = super::repo_support::client(offline, 120)?;
-    // A registry target: the mirror is made in a staging directory of the cache (kept, so
-    // a re-run copies only what is new), then pushed.
-    let registry = args
-        .to
-        .to_str()
-        .filter(|to| chartkit_oci::is_oci(to))
-        .map(str::to_owned);
-    let to = match &registry {
-        Some(destination) => {
-            let key = destination.replace([':', '/'], "_");
-            client.paths.cache_home.join("mirror-v1").join(key)
-        }
-        None => args.to.clone(),
-    };
-    // A URL keeps its slashes; otherwise `REPO/NAME` names one chart.
-    let (repo, chart) = if args.source.contains("://") {
-        (args.source.clone(), None)
-    } else {
-        match args.source.split_once('/') {
-            Some((repo, chart)) => (repo.to_owned(), Some(chart.to_owned())),
-            None => (args.source.clone(), None),
-        }
-    };
+    let to = MirrorTarget::parse(&args.to);
     let options = MirrorOptions {
-        repo,
-        chart,
+        source: MirrorSource::parse(&args.source).map_err(mirror_error)?,
         versions: args.versions,
         with_dependencies: args.with_dependencies,
         to: to.clone(),
+        access: Access {
+            ca_file: args.ca_file,
+            cert_file: args.cert_file,
+            key_file: args.key_file,
+            insecure_skip_tls_verify: args.insecure_skip_tls_verify,
+            plain_http: args.plain_http,
+            ..Access::default()
+        },
         load: super::load_options()?,
-        registry: super::repo_support::access(&args.access),
     };
     let report = mirror(&client, &options, &mut |line| {
         let _ = outln!("{line}");
-    })?;
+    })
+    .map_err(mirror_error)?;
     for warning in &report.warnings {
-        crate::log::warn(warning);
+        errln!("warning: {warning}");
     }
-    if let Some(destination) = &registry {
-        let access = super::repo_support::access(&args.access);
-        let pushed = chartkit_dependency::mirror::push_to_registry(
-            &client,
-            &to,
-            destination,
-            &access,
-            &super::load_options()?,
-            &mut |line| {
-                let _ = outln!("{line}");
-            },
-        )?;
-        outln!(
-            "Mirrored into {destination}: {} chart version(s) pushed, {} new package(s) fetched",
-            pushed.len(),
-            report.copied.len()
-        )?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    let what = match to {
+        MirrorTarget::Directory(_) => "package(s)",
+        MirrorTarget::Registry(_) => "chart(s)",
+    };
     outln!(
-        "Mirrored into {}: {} new package(s), {} provenance file(s), {} already present",
-        args.to.display(),
+        "Mirrored into {to}: {} new {what}, {} provenance file(s), {} already present",
         report.copied.len(),
         report.provenance.len(),
         report.present
     )?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A mirror error, with the repository client's hints for its errors.
+fn mirror_error(error: MirrorError) -> crate::error::Error {
+    match error {
+        MirrorError::Client(error) => super::repo_support::client_error(*error),
+        error => crate::error::Error::new(error),
+    }
 }
