@@ -16,6 +16,7 @@ mod error;
 mod index_body;
 pub mod metrics;
 pub mod names;
+pub mod oci;
 mod publish;
 pub mod repository;
 pub mod storage;
@@ -65,6 +66,8 @@ pub struct ServerOptions {
     pub timeouts: Timeouts,
     /// Connections open at once (see [`default_max_connections`]).
     pub max_connections: usize,
+    /// The first component of the charts' OCI repository names (`charts`: `oci://HOST/charts/NAME`).
+    pub oci_namespace: String,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -89,6 +92,8 @@ pub enum ServerError {
     Storage(#[from] StorageError),
     #[error("TLS: {0}")]
     Tls(String),
+    #[error("cannot make a temporary directory for registry uploads: {0}")]
+    Uploads(String),
 }
 
 /// A server that has read its storage and bound its address, ready to run.
@@ -137,10 +142,16 @@ impl Server {
             auth_reads: options.auth_reads,
             uploads: publish::UploadSlots::new(options.max_concurrent_uploads, UPLOAD_WAIT),
         };
+        let uploads = oci::Uploads::new(oci::uploads::MAX_SESSIONS, oci::uploads::IDLE_TIMEOUT)
+            .map_err(|e| ServerError::Uploads(e.to_string()))?;
         let app = api::router(api::AppState {
             repo: Arc::clone(&repo),
             policy: Arc::new(policy),
             metrics,
+            registry: Arc::new(oci::Registry {
+                namespace: options.oci_namespace,
+                uploads,
+            }),
         });
         Ok(Server {
             listener,
