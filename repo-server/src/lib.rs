@@ -106,6 +106,7 @@ pub struct Server {
     initial: SyncReport,
     timeouts: Timeouts,
     max_connections: usize,
+    registry: Arc<oci::Registry>,
 }
 
 impl Server {
@@ -144,14 +145,15 @@ impl Server {
         };
         let uploads = oci::Uploads::new(oci::uploads::MAX_SESSIONS, oci::uploads::IDLE_TIMEOUT)
             .map_err(|e| ServerError::Uploads(e.to_string()))?;
+        let registry = Arc::new(oci::Registry {
+            namespace: options.oci_namespace,
+            uploads,
+        });
         let app = api::router(api::AppState {
             repo: Arc::clone(&repo),
             policy: Arc::new(policy),
             metrics,
-            registry: Arc::new(oci::Registry {
-                namespace: options.oci_namespace,
-                uploads,
-            }),
+            registry: Arc::clone(&registry),
         });
         Ok(Server {
             listener,
@@ -162,6 +164,7 @@ impl Server {
             initial,
             timeouts: options.timeouts,
             max_connections: options.max_connections,
+            registry,
         })
     }
 
@@ -193,6 +196,15 @@ impl Server {
         use hyper_util::server::conn::auto::Builder;
 
         let refresh = self.repo.spawn_refresh(self.refresh_interval);
+        // Abandoned upload sessions are dropped even when no new upload starts.
+        let registry = Arc::clone(&self.registry);
+        let sweep = tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                registry.uploads.sweep();
+            }
+        });
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let builder = Builder::new(TokioExecutor::new());
         let connections = connections::Connections::new(self.max_connections);
@@ -255,6 +267,7 @@ impl Server {
         }
         drop(self.listener);
         refresh.abort();
+        sweep.abort();
         tracing::info!("shutting down: finishing requests in flight");
         if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
             .await

@@ -756,3 +756,102 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
     run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
     assert!(index_yaml(&server.url).contains("web"));
 }
+
+#[test]
+fn a_provenance_layer_is_the_repositorys_prov_file_both_ways() {
+    const NAME: &str = "a_provenance_layer_is_the_repositorys_prov_file_both_ways";
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let keys = ctx.path("keys");
+    run_ok(
+        ctx.chartkit()
+            .args([
+                "key",
+                "generate",
+                "--name",
+                "Oci Signer",
+                "--email",
+                "oci@example.com",
+                "-o",
+            ])
+            .arg(&keys),
+    );
+    let signed = |name: &str| {
+        let out = ctx.path("out");
+        run_ok(
+            ctx.chartkit()
+                .arg("package")
+                .arg(chart(&ctx, name, "1.2.3"))
+                .args(["--sign", "--key", "oci@example.com", "--keyring"])
+                .arg(keys.join("secret.asc"))
+                .arg("-d")
+                .arg(&out),
+        );
+        let pkg = out.join(format!("{name}-1.2.3.tgz"));
+        let prov = std::fs::read(out.join(format!("{name}-1.2.3.tgz.prov"))).unwrap();
+        (pkg, prov)
+    };
+    let server = start(&ctx, &ctx.path("store"), &[]);
+    let base = format!("oci://{}/charts", host(&server));
+    let verify = |chart: &str| {
+        let out = ctx.path(&format!("verified-{chart}"));
+        std::fs::create_dir_all(&out).unwrap();
+        let pulled = run_ok(
+            helm()
+                .args([
+                    "pull",
+                    &format!("{base}/{chart}"),
+                    "--version",
+                    "1.2.3",
+                    "--plain-http",
+                    "--verify",
+                    "--keyring",
+                ])
+                .arg(keys.join("public.gpg"))
+                .arg("-d")
+                .arg(&out),
+        );
+        assert!(
+            stdout(&pulled).contains("Signed by: Oci Signer"),
+            "{}",
+            stdout(&pulled)
+        );
+    };
+
+    // helm pushes the .prov beside the package as a layer: the repository serves it.
+    let (pkg, prov) = signed("pushed");
+    run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
+    let served = client()
+        .get(format!("{}/charts/pushed-1.2.3.tgz.prov", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(served.status(), 200);
+    assert_eq!(served.bytes().unwrap().as_ref(), prov.as_slice());
+    verify("pushed");
+
+    // Uploaded with its .prov through ChartMuseum's API: the manifest has the layer.
+    let (pkg, prov) = signed("uploaded");
+    for (path, body) in [
+        ("api/charts", std::fs::read(&pkg).unwrap()),
+        ("api/prov", prov),
+    ] {
+        let saved = client()
+            .post(format!("{}/{path}", server.url))
+            .body(body)
+            .send()
+            .unwrap();
+        assert_eq!(saved.status(), 201, "{path}");
+    }
+    let manifest: serde_json::Value = manifest(&server.url, "charts/uploaded", "1.2.3")
+        .json()
+        .unwrap();
+    assert_eq!(
+        manifest["layers"].as_array().unwrap().len(),
+        2,
+        "{manifest}"
+    );
+    verify("uploaded");
+}

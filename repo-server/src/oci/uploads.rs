@@ -125,18 +125,15 @@ impl Uploads {
         Ok(id)
     }
 
-    /// The session `id` of `repository`.
+    /// The session `id`; the caller checks it belongs to the repository in the URL with
+    /// [`owned_by`] once it holds the session.
     pub fn get(&self, repository: &str, id: &str) -> Result<Shared, OciError> {
-        let unknown = || {
+        self.lock().get(id).cloned().ok_or_else(|| {
             OciError::new(
                 Code::BlobUploadUnknown,
                 format!("no upload {id} in progress in {repository}"),
             )
-        };
-        let session = self.lock().get(id).cloned().ok_or_else(unknown)?;
-        // Only this repository's sessions; the check needs the session, which an append in
-        // flight holds, so it is made by the caller too (see `owned_by`).
-        Ok(session)
+        })
     }
 
     /// Ends a session (finished, cancelled or failed); its file goes with it.
