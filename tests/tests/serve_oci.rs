@@ -855,3 +855,106 @@ fn a_provenance_layer_is_the_repositorys_prov_file_both_ways() {
     );
     verify("uploaded");
 }
+
+#[test]
+fn two_replicas_on_one_bucket_share_both_faces() {
+    const NAME: &str = "two_replicas_on_one_bucket_share_both_faces";
+    let Some(s3) = chartkit_tests::server::S3Server::start_or_skip(NAME) else {
+        return;
+    };
+    s3.create_bucket("charts");
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let start = || {
+        let mut command = ctx.chartkit();
+        s3.configure(&mut command);
+        ServeProcess::start(
+            command,
+            &["s3://charts/team", "--refresh-interval", "0.3"],
+            ctx.dir(),
+        )
+    };
+    let (a, b) = (start(), start());
+    let wait_for = |url: &str, text: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !index_yaml(url).contains(text) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{text} never reached {url}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+
+    // Pushed to A, pulled from B with the same digest.
+    let pkg = package(
+        &mut helm(),
+        &chart(&ctx, "pushed", "1.0.0"),
+        &ctx.path("out"),
+    );
+    let pushed = run_ok(
+        helm()
+            .arg("push")
+            .arg(&pkg)
+            .args([&format!("oci://{}/charts", host(&a)), "--plain-http"]),
+    );
+    wait_for(&b.url, "pushed");
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled = run_ok(
+        helm()
+            .args([
+                "pull",
+                &format!("oci://{}/charts/pushed", host(&b)),
+                "--version",
+                "1.0.0",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    assert_eq!(digest_line(&pulled), digest_line(&pushed));
+    assert_eq!(
+        std::fs::read(out.join("pushed-1.0.0.tgz")).unwrap(),
+        std::fs::read(&pkg).unwrap()
+    );
+
+    // Uploaded to B, pulled from A; both replicas then give one manifest digest.
+    let saved = client()
+        .post(format!("{}/api/charts", b.url))
+        .body(chart_package("uploaded", "0.1.0"))
+        .send()
+        .unwrap();
+    assert_eq!(saved.status(), 201);
+    wait_for(&a.url, "uploaded");
+    let from_a = manifest(&a.url, "charts/uploaded", "0.1.0");
+    assert_eq!(from_a.status(), 200);
+    let digest = from_a.headers()["docker-content-digest"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let from_b = manifest(&b.url, "charts/uploaded", "0.1.0");
+    assert_eq!(
+        from_b.headers()["docker-content-digest"].to_str().unwrap(),
+        digest
+    );
+    run_ok(
+        helm()
+            .args([
+                "pull",
+                &format!("oci://{}/charts/uploaded@{digest}", host(&a)),
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    // helm names a package pulled by digest after the reference.
+    let by_digest = out.join(format!("uploaded@{}.tgz", digest.replace(':', "-")));
+    assert_eq!(
+        std::fs::read(by_digest).unwrap(),
+        chart_package("uploaded", "0.1.0")
+    );
+}
