@@ -395,6 +395,13 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
         .json()
         .unwrap();
     assert_eq!(rest["tags"], serde_json::json!(["0.2.0"]));
+    let catalog: serde_json::Value = client()
+        .get(format!("{}/v2/_catalog", server.url))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(catalog["repositories"], serde_json::json!(["charts/app"]));
 
     let Some(skopeo) = which("skopeo") else {
         chartkit_tests::skip(NAME, "skopeo is not installed");
@@ -957,4 +964,74 @@ fn two_replicas_on_one_bucket_share_both_faces() {
         std::fs::read(by_digest).unwrap(),
         chart_package("uploaded", "0.1.0")
     );
+}
+
+#[test]
+fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
+    const NAME: &str = "every_push_acknowledged_before_a_sigkill_is_there_after_the_restart";
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let storage = ctx.path("store");
+    let mut server = start(&ctx, &storage, &[]);
+    let base = format!("oci://{}/charts", host(&server));
+    let packages: Vec<PathBuf> = (0..8)
+        .map(|i| {
+            package(
+                &mut ctx.hermetic(&helm),
+                &chart(&ctx, &format!("c{i}"), "1.0.0"),
+                &ctx.path("out"),
+            )
+        })
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pushes: Vec<_> = packages
+        .iter()
+        .enumerate()
+        .map(|(i, pkg)| {
+            let mut push = ctx.hermetic(&helm);
+            push.arg("push").arg(pkg).args([&base, "--plain-http"]);
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let output = push.output().unwrap();
+                let _ = tx.send(());
+                (i, output)
+            })
+        })
+        .collect();
+    // Killed once the first push is acknowledged, with the others in flight.
+    rx.recv().unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let acknowledged: Vec<(usize, String)> = pushes
+        .into_iter()
+        .map(|p| p.join().unwrap())
+        .filter(|(_, output)| output.status.success())
+        .map(|(i, output)| (i, digest_line(&output)))
+        .collect();
+    assert!(!acknowledged.is_empty());
+
+    let again = start(&ctx, &storage, &[]);
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    for (i, digest) in &acknowledged {
+        let pulled = run_ok(
+            ctx.hermetic(&helm)
+                .args([
+                    "pull",
+                    &format!("oci://{}/charts/c{i}", host(&again)),
+                    "--version",
+                    "1.0.0",
+                    "--plain-http",
+                    "-d",
+                ])
+                .arg(&out),
+        );
+        assert_eq!(&digest_line(&pulled), digest, "c{i}");
+        assert_eq!(
+            std::fs::read(out.join(format!("c{i}-1.0.0.tgz"))).unwrap(),
+            std::fs::read(&packages[*i]).unwrap()
+        );
+    }
 }

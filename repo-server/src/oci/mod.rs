@@ -160,6 +160,9 @@ fn param<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
 async fn route(state: &AppState, request: Request) -> Result<Response, OciError> {
     let path = request.uri().path().to_owned();
     let rest = path.strip_prefix("/v2/").unwrap_or("");
+    if rest == "_catalog" && request.method() == Method::GET {
+        return Ok(catalog(state, &query(&request)));
+    }
     let Some((repository, target)) = parse_path(rest) else {
         return Err(OciError::new(
             Code::NameUnknown,
@@ -210,6 +213,50 @@ async fn route(state: &AppState, request: Request) -> Result<Response, OciError>
     }
 }
 
+/// `GET /v2/_catalog`: every chart as `NAMESPACE/NAME`, paged like tags.
+fn catalog(state: &AppState, params: &[(String, String)]) -> Response {
+    let names: Vec<String> = state
+        .repo
+        .charts()
+        .into_keys()
+        .map(|name| format!("{}/{name}", state.registry.namespace))
+        .collect();
+    let (page, next) = paged(&names, params, "/v2/_catalog");
+    let body = serde_json::json!({ "repositories": page }).to_string();
+    json_page(body, next)
+}
+
+/// One page of a sorted list after `last`, at most `n` long, and the `Link` to the next.
+fn paged<'a>(
+    all: &'a [String],
+    params: &[(String, String)],
+    path: &str,
+) -> (Vec<&'a String>, Option<String>) {
+    let last = param(params, "last");
+    let mut page: Vec<&String> = all
+        .iter()
+        .filter(|t| last.is_none_or(|last| t.as_str() > last))
+        .collect();
+    let mut next = None;
+    if let Some(n) = param(params, "n").and_then(|n| n.parse::<usize>().ok())
+        && page.len() > n
+    {
+        page.truncate(n);
+        if let Some(last) = page.last() {
+            next = Some(format!("<{path}?n={n}&last={last}>; rel=\"next\""));
+        }
+    }
+    (page, next)
+}
+
+fn json_page(body: String, next: Option<String>) -> Response {
+    let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
+    if let Some(link) = next.and_then(|l| HeaderValue::from_str(&l).ok()) {
+        response.headers_mut().insert(header::LINK, link);
+    }
+    response
+}
+
 fn tag_list(
     state: &AppState,
     repository: &str,
@@ -222,35 +269,17 @@ fn tag_list(
             format!("repository {repository} is not known: there is no chart {chart}"),
         )
     })?;
-    let last = param(params, "last");
-    let mut page: Vec<&String> = tags
-        .iter()
-        .filter(|t| last.is_none_or(|last| t.as_str() > last))
-        .collect();
-    let n = match param(params, "n") {
-        Some(n) => Some(n.parse::<usize>().map_err(|_| {
-            OciError::new(Code::Unsupported, format!("n={n} is not a number of tags"))
-                .with_status(StatusCode::BAD_REQUEST)
-        })?),
-        None => None,
-    };
-    let mut next = None;
-    if let Some(n) = n
-        && page.len() > n
+    if let Some(n) = param(params, "n")
+        && n.parse::<usize>().is_err()
     {
-        page.truncate(n);
-        if let Some(last) = page.last() {
-            next = Some(format!(
-                "</v2/{repository}/tags/list?n={n}&last={last}>; rel=\"next\""
-            ));
-        }
+        return Err(
+            OciError::new(Code::Unsupported, format!("n={n} is not a number of tags"))
+                .with_status(StatusCode::BAD_REQUEST),
+        );
     }
+    let (page, next) = paged(&tags, params, &format!("/v2/{repository}/tags/list"));
     let body = serde_json::json!({ "name": repository, "tags": page }).to_string();
-    let mut response = ([(header::CONTENT_TYPE, "application/json")], body).into_response();
-    if let Some(link) = next.and_then(|l| HeaderValue::from_str(&l).ok()) {
-        response.headers_mut().insert(header::LINK, link);
-    }
-    Ok(response)
+    Ok(json_page(body, next))
 }
 
 fn content_headers(response: &mut Response, content_type: &str, digest: &str, length: usize) {
