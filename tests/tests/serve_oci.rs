@@ -138,6 +138,7 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
     );
     let pushed = run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
     let digest = digest_line(&pushed);
+    assert_eq!(manifest(&server.url, "charts/web", &digest).status(), 200);
     assert!(
         stderr(&pushed).starts_with(&format!(
             "Pushed: {}/charts/web:1.0.0_build.7\n",
@@ -146,6 +147,28 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
         "{}",
         stderr(&pushed)
     );
+
+    // Pushed again (chartkit's client, another creation time): the tag moves, and the
+    // first manifest still resolves by its digest.
+    std::thread::sleep(Duration::from_millis(1100));
+    let touched = std::fs::File::options().append(true).open(&pkg).unwrap();
+    touched.set_modified(std::time::SystemTime::now()).unwrap();
+    let again = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(&pkg)
+            .args([&base, "--plain-http"]),
+    );
+    assert_ne!(digest_line(&again), digest);
+    assert_eq!(manifest(&server.url, "charts/web", &digest).status(), 200);
+    assert_eq!(
+        manifest(&server.url, "charts/web", "1.0.0_build.7").headers()["docker-content-digest"]
+            .to_str()
+            .unwrap(),
+        digest_line(&again)
+    );
+    let pushed = again;
+    let digest = digest_line(&pushed);
 
     // The other face: in index.yaml at once, and the package is the pushed chart layer.
     let index = index_yaml(&server.url);

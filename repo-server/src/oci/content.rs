@@ -189,7 +189,23 @@ pub async fn resolve(
     name: &str,
     reference: &str,
 ) -> Result<Option<(Bytes, String)>, StorageError> {
-    if reference.starts_with("sha256:") {
+    if let Some(hex) = sha256_hex(reference) {
+        // Every manifest acknowledged is kept by digest too, so one replaced under its tag
+        // (the same chart pushed again) still resolves while its chart is here.
+        if let Some(bytes) = state.repo.storage().get(&blob_name(hex)).await?
+            && manifest::digest_of(&bytes) == reference
+            && ChartManifest::parse(&bytes, name).is_ok_and(|m| {
+                let layer = sha256_hex(&m.chart.digest).unwrap_or_default();
+                state
+                    .repo
+                    .chart(name)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|v| v.digest == layer)
+            })
+        {
+            return Ok(Some((bytes, reference.to_owned())));
+        }
         for version in state.repo.chart(name).unwrap_or_default() {
             if let Some(bytes) = chart_manifest(state, name, version.version()).await?
                 && manifest::digest_of(&bytes) == reference

@@ -754,6 +754,12 @@ async fn put_manifest(
     // The package is the chart layer from now on; the manifest is written last, so it
     // names only what is stored.
     let storage = state.repo.storage();
+    content::put_blob(
+        state,
+        content::sha256_hex(&digest).unwrap_or_default(),
+        bytes.clone(),
+    )
+    .await?;
     storage
         .put(
             &content::manifest_name(chart, &version),
