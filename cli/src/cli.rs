@@ -806,6 +806,9 @@ pub struct ServeArgs {
     /// The first component of the charts' OCI names: `oci://HOST/NAMESPACE/NAME`.
     #[arg(long = "oci-namespace", default_value = "charts", value_parser = oci_namespace)]
     pub oci_namespace: String,
+    /// Also keep OCI artifacts that are not charts (signatures, SBOMs) beside the charts.
+    #[arg(long = "oci-artifacts")]
+    pub oci_artifacts: bool,
     /// Largest upload accepted, in bytes.
     #[arg(long = "max-upload-size", default_value_t = 20 * 1024 * 1024)]
     pub max_upload_size: usize,

@@ -68,6 +68,8 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// The first component of the charts' OCI repository names (`charts`: `oci://HOST/charts/NAME`).
     pub oci_namespace: String,
+    /// Keep OCI artifacts other than charts (signatures, SBOMs) beside the charts.
+    pub oci_artifacts: bool,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -148,6 +150,7 @@ impl Server {
         let registry = Arc::new(oci::Registry {
             namespace: options.oci_namespace,
             uploads,
+            artifacts: options.oci_artifacts,
         });
         let app = api::router(api::AppState {
             repo: Arc::clone(&repo),

@@ -132,6 +132,7 @@ async fn server(settings: Settings) -> Server {
         registry: Arc::new(crate::oci::Registry {
             namespace: "charts".to_owned(),
             uploads: crate::oci::Uploads::new(8, Duration::from_secs(60)).unwrap(),
+            artifacts: false,
         }),
     };
     Server {

@@ -461,6 +461,19 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
         digest_of(&std::fs::read(copied.join("manifest.json")).unwrap()),
         digests[1]
     );
+    // And in: copied into another server, the chart is in its index.yaml.
+    let other = start(&ctx, &ctx.path("other"), &[]);
+    run_ok(Command::new(&skopeo).args([
+        "copy",
+        "--dest-tls-verify=false",
+        &format!("dir:{}", copied.display()),
+        &format!("docker://{}/charts/app:0.2.0", host(&other)),
+    ]));
+    assert!(index_yaml(&other.url).contains("version: 0.2.0"));
+    assert_eq!(
+        digest_of(&manifest(&other.url, "charts/app", "0.2.0").bytes().unwrap()),
+        digests[1]
+    );
 }
 
 /// Starts an upload session; its Location.
@@ -1057,4 +1070,71 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
             std::fs::read(&packages[*i]).unwrap()
         );
     }
+}
+
+#[test]
+fn with_oci_artifacts_other_manifests_sit_beside_the_charts() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("store");
+    let server = start(&ctx, &storage, &["--oci-artifacts"]);
+    let url = server.url.as_str();
+    let r = "charts/demo";
+    let package = chart_package("demo", "1.0.0");
+    let config = br#"{"name":"demo","version":"1.0.0","apiVersion":"v2"}"#;
+    put_blob(url, r, config);
+    put_blob(url, r, &package);
+    let chart = chart_manifest(config, &package);
+    assert_eq!(put_manifest(url, r, "1.0.0", &chart).status(), 201);
+
+    // An SBOM-like artifact whose subject is the chart's manifest.
+    let sbom = b"{\"spdxVersion\":\"SPDX-2.3\"}";
+    let empty = b"{}";
+    put_blob(url, r, sbom);
+    put_blob(url, r, empty);
+    let artifact = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "artifactType": "application/spdx+json",
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": digest_of(empty), "size": 2},
+        "layers": [{"mediaType": "application/spdx+json", "digest": digest_of(sbom), "size": sbom.len()}],
+        "subject": {"mediaType": MANIFEST_TYPE, "digest": digest_of(chart.as_bytes()), "size": chart.len()},
+    })
+    .to_string();
+    let stored = put_manifest(url, r, "sbom", &artifact);
+    assert_eq!(stored.status(), 201);
+    assert_eq!(
+        stored.headers()["docker-content-digest"].to_str().unwrap(),
+        digest_of(artifact.as_bytes())
+    );
+    for reference in ["sbom".to_owned(), digest_of(artifact.as_bytes())] {
+        let got = manifest(url, r, &reference);
+        assert_eq!(got.status(), 200, "{reference}");
+        assert_eq!(got.bytes().unwrap().as_ref(), artifact.as_bytes());
+    }
+    let tags: serde_json::Value = client()
+        .get(format!("{url}/v2/{r}/tags/list"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(tags["tags"], serde_json::json!(["1.0.0", "sbom"]));
+    // Not a chart: not in index.yaml; and it may not take a chart version's tag.
+    assert!(!index_yaml(url).contains("sbom"));
+    assert_eq!(
+        error_code(put_manifest(url, r, "1.0.0", &artifact)),
+        (403, "DENIED".into())
+    );
+    assert_eq!(
+        manifest(url, r, "1.0.0").headers()["docker-content-digest"]
+            .to_str()
+            .unwrap(),
+        digest_of(chart.as_bytes())
+    );
+    // One that names a blob never uploaded is refused.
+    let dangling = artifact.replace(&digest_of(sbom), &digest_of(b"missing"));
+    assert_eq!(
+        error_code(put_manifest(url, r, "dangling", &dangling)),
+        (400, "MANIFEST_BLOB_UNKNOWN".into())
+    );
+    assert_eq!(manifest(url, r, "dangling").status(), 404);
 }

@@ -67,6 +67,7 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         timeouts,
         max_connections,
         oci_namespace: args.oci_namespace.clone(),
+        oci_artifacts: args.oci_artifacts,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

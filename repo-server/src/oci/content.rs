@@ -36,6 +36,36 @@ pub fn manifest_name(name: &str, version: &str) -> String {
     format!(".oci-manifest-{name}-{version}.json")
 }
 
+/// The record of an artifact's tag (with `--oci-artifacts`): its manifest digest. `~` is
+/// in neither names nor tags, so one chart's prefix is not another's.
+pub fn artifact_tag_name(name: &str, tag: &str) -> String {
+    format!(".oci-tag~{name}~{tag}")
+}
+
+/// Whether `tag` is one the spec allows: `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
+pub fn valid_tag(tag: &str) -> bool {
+    let bytes = tag.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 128
+        && (bytes[0].is_ascii_alphanumeric() || bytes[0] == b'_')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// The tags of artifacts stored beside a chart.
+pub async fn artifact_tags(state: &AppState, name: &str) -> Result<Vec<String>, StorageError> {
+    let prefix = format!(".oci-tag~{name}~");
+    Ok(state
+        .repo
+        .storage()
+        .list_hidden(&prefix)
+        .await?
+        .into_iter()
+        .filter_map(|n| n.strip_prefix(&prefix).map(str::to_owned))
+        .collect())
+}
+
 /// A version as a tag: OCI tags have no `+`, so helm writes `_`.
 pub fn tag_of(version: &str) -> String {
     version.replace('+', "_")
@@ -170,17 +200,43 @@ fn created(entry: &ChartVersion) -> String {
     }
 }
 
-/// The tags of a chart in the index, in lexical order (as the spec asks).
-pub fn tags(state: &AppState, name: &str) -> Option<Vec<String>> {
+/// The tags of a chart in the index and of artifacts beside it, in lexical order (as the
+/// spec asks); `None` when there are neither.
+pub async fn tags(state: &AppState, name: &str) -> Result<Option<Vec<String>>, StorageError> {
     let mut tags: Vec<String> = state
         .repo
-        .chart(name)?
+        .chart(name)
+        .unwrap_or_default()
         .iter()
         .map(|v| tag_of(v.version()))
         .collect();
+    if state.registry.artifacts {
+        tags.extend(artifact_tags(state, name).await?);
+    }
+    if tags.is_empty() {
+        return Ok(None);
+    }
     tags.sort();
     tags.dedup();
-    Some(tags)
+    Ok(Some(tags))
+}
+
+/// An artifact's manifest by digest: kept as a blob, and not a chart's (those are found
+/// through their chart).
+async fn artifact_manifest(state: &AppState, digest: &str) -> Result<Option<Bytes>, StorageError> {
+    let Some(hex) = sha256_hex(digest) else {
+        return Ok(None);
+    };
+    let Some(bytes) = state.repo.storage().get(&blob_name(hex)).await? else {
+        return Ok(None);
+    };
+    let is_artifact = serde_json::from_slice::<serde_json::Value>(&bytes).is_ok_and(|json| {
+        json.get("schemaVersion").and_then(|v| v.as_u64()) == Some(2)
+            && json.pointer("/config/mediaType").and_then(|v| v.as_str())
+                != Some(manifest::CONFIG_MEDIA_TYPE)
+            && (json.get("layers").is_some() || json.get("manifests").is_some())
+    });
+    Ok((is_artifact && manifest::digest_of(&bytes) == digest).then_some(bytes))
 }
 
 /// The manifest a reference (tag or digest) names, with its digest.
@@ -213,7 +269,21 @@ pub async fn resolve(
                 return Ok(Some((bytes, reference.to_owned())));
             }
         }
+        if state.registry.artifacts {
+            return Ok(artifact_manifest(state, reference)
+                .await?
+                .map(|bytes| (bytes, reference.to_owned())));
+        }
         return Ok(None);
+    }
+    if state.registry.artifacts && valid_tag(reference) {
+        let record = artifact_tag_name(name, reference);
+        if let Some(digest) = state.repo.storage().get(&record).await? {
+            let digest = String::from_utf8_lossy(&digest).trim().to_owned();
+            if let Some(bytes) = artifact_manifest(state, &digest).await? {
+                return Ok(Some((bytes, digest)));
+            }
+        }
     }
     Ok(chart_manifest(state, name, &version_of(reference))
         .await?

@@ -34,6 +34,9 @@ pub struct Registry {
     /// The first path component of every chart's repository name.
     pub namespace: String,
     pub uploads: Uploads,
+    /// `--oci-artifacts`: keep manifests other than Helm charts' (signatures, SBOMs, any
+    /// OCI artifact) beside the charts, under tags of their own.
+    pub artifacts: bool,
 }
 
 fn api_version(response: &mut Response) {
@@ -173,7 +176,7 @@ async fn route(state: &AppState, request: Request) -> Result<Response, OciError>
     let chart = chart_of(state, repository)?;
     let method = request.method().clone();
     match (target, method) {
-        (Target::Tags, Method::GET) => tag_list(state, repository, chart, &query(&request)),
+        (Target::Tags, Method::GET) => tag_list(state, repository, chart, &query(&request)).await,
         (Target::Manifest(reference), Method::GET | Method::HEAD) => {
             let head = request.method() == Method::HEAD;
             get_manifest(state, repository, chart, reference, head).await
@@ -257,13 +260,13 @@ fn json_page(body: String, next: Option<String>) -> Response {
     response
 }
 
-fn tag_list(
+async fn tag_list(
     state: &AppState,
     repository: &str,
     chart: &str,
     params: &[(String, String)],
 ) -> Result<Response, OciError> {
-    let tags = content::tags(state, chart).ok_or_else(|| {
+    let tags = content::tags(state, chart).await?.ok_or_else(|| {
         OciError::new(
             Code::NameUnknown,
             format!("repository {repository} is not known: there is no chart {chart}"),
@@ -306,7 +309,7 @@ async fn get_manifest(
             format!("{repository} has no manifest {reference}"),
         )
     };
-    if state.repo.chart(chart).is_none() {
+    if state.repo.chart(chart).is_none() && !state.registry.artifacts {
         return Err(OciError::new(
             Code::NameUnknown,
             format!("repository {repository} is not known: there is no chart {chart}"),
@@ -316,17 +319,17 @@ async fn get_manifest(
         .await?
         .ok_or_else(unknown)?;
     let length = bytes.len();
+    // An artifact's own media type (an index, say); a chart's is always a manifest.
+    let media_type = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|json| json.get("mediaType")?.as_str().map(str::to_owned))
+        .unwrap_or_else(|| manifest::MANIFEST_MEDIA_TYPE.to_owned());
     let mut response = if head {
         Response::new(Body::empty())
     } else {
         Response::new(Body::from(bytes))
     };
-    content_headers(
-        &mut response,
-        manifest::MANIFEST_MEDIA_TYPE,
-        &digest,
-        length,
-    );
+    content_headers(&mut response, &media_type, &digest, length);
     Ok(response)
 }
 
@@ -659,6 +662,9 @@ async fn put_manifest(
         .pointer("/config/mediaType")
         .and_then(|v| v.as_str())
         .unwrap_or("");
+    if config_type != manifest::CONFIG_MEDIA_TYPE && state.registry.artifacts {
+        return put_artifact(state, repository, chart, tag, &json, bytes, &digest).await;
+    }
     if config_type != manifest::CONFIG_MEDIA_TYPE {
         return Err(OciError::new(
             Code::Denied,
@@ -780,6 +786,99 @@ async fn put_manifest(
         h.insert("docker-content-digest", value);
     }
     Ok(response)
+}
+
+fn created_manifest(repository: &str, digest: &str) -> Response {
+    let mut response = StatusCode::CREATED.into_response();
+    let h = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&format!("/v2/{repository}/manifests/{digest}")) {
+        h.insert(header::LOCATION, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(digest) {
+        h.insert("docker-content-digest", value);
+    }
+    response
+}
+
+/// Stores a manifest that is not a chart's (with `--oci-artifacts`): every blob or
+/// manifest it names must be here; it is kept by digest, and its tag (which may not be a
+/// chart version's) recorded after it.
+async fn put_artifact(
+    state: &AppState,
+    repository: &str,
+    chart: &str,
+    tag: Option<&str>,
+    json: &serde_json::Value,
+    bytes: Bytes,
+    digest: &str,
+) -> Result<Response, OciError> {
+    let mut named: Vec<&serde_json::Value> = Vec::new();
+    named.extend(json.get("config"));
+    for key in ["layers", "manifests"] {
+        named.extend(
+            json.get(key)
+                .and_then(|l| l.as_array())
+                .into_iter()
+                .flatten(),
+        );
+    }
+    named.extend(json.get("subject"));
+    if json.get("layers").is_none() && json.get("manifests").is_none() {
+        return Err(OciError::new(
+            Code::ManifestInvalid,
+            "the manifest has neither layers nor manifests",
+        ));
+    }
+    for descriptor in named {
+        let Some(wanted) = descriptor.get("digest").and_then(|d| d.as_str()) else {
+            return Err(OciError::new(
+                Code::ManifestInvalid,
+                "a descriptor in the manifest has no digest",
+            ));
+        };
+        // A subject may be a chart's manifest; anything else must be stored here.
+        let present = content::find_blob(state, chart, wanted).await?.is_some()
+            || content::resolve(state, chart, wanted).await?.is_some();
+        if !present {
+            return Err(OciError::new(
+                Code::ManifestBlobUnknown,
+                format!("the manifest names {wanted}, which is not stored here"),
+            ));
+        }
+    }
+    if let Some(tag) = tag {
+        if !content::valid_tag(tag) {
+            return Err(OciError::new(
+                Code::ManifestInvalid,
+                format!("{tag:?} is not a valid tag"),
+            ));
+        }
+        if state
+            .repo
+            .chart_version(chart, &content::version_of(tag))
+            .is_some()
+        {
+            return Err(OciError::new(
+                Code::Denied,
+                format!("{repository}:{tag} is a chart version; an artifact may not take its tag"),
+            ));
+        }
+    }
+    let hex = content::sha256_hex(digest).unwrap_or_default();
+    content::put_blob(state, hex, bytes).await?;
+    if let Some(tag) = tag {
+        state
+            .repo
+            .storage()
+            .put(
+                &content::artifact_tag_name(chart, tag),
+                Bytes::from(digest.to_owned()),
+                crate::storage::WriteMode::Overwrite,
+            )
+            .await?;
+    }
+    tracing::info!(%repository, %digest, "artifact manifest stored");
+    Ok(created_manifest(repository, digest))
 }
 
 #[cfg(test)]
