@@ -1106,6 +1106,38 @@ fn with_oci_artifacts_other_manifests_sit_beside_the_charts() {
         stored.headers()["docker-content-digest"].to_str().unwrap(),
         digest_of(artifact.as_bytes())
     );
+    assert_eq!(
+        stored.headers()["oci-subject"].to_str().unwrap(),
+        digest_of(chart.as_bytes())
+    );
+    // The referrers API lists it under the chart's manifest.
+    let referrers: serde_json::Value = client()
+        .get(format!(
+            "{url}/v2/{r}/referrers/{}",
+            digest_of(chart.as_bytes())
+        ))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(
+        referrers["manifests"][0]["digest"],
+        digest_of(artifact.as_bytes())
+    );
+    assert_eq!(
+        referrers["manifests"][0]["artifactType"],
+        "application/spdx+json"
+    );
+    let filtered: serde_json::Value = client()
+        .get(format!(
+            "{url}/v2/{r}/referrers/{}?artifactType=application/other",
+            digest_of(chart.as_bytes())
+        ))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(filtered["manifests"], serde_json::json!([]));
     for reference in ["sbom".to_owned(), digest_of(artifact.as_bytes())] {
         let got = manifest(url, r, &reference);
         assert_eq!(got.status(), 200, "{reference}");

@@ -42,6 +42,11 @@ pub fn artifact_tag_name(name: &str, tag: &str) -> String {
     format!(".oci-tag~{name}~{tag}")
 }
 
+/// The referrers API's record of a manifest (`hex`) whose subject is `subject`.
+pub fn referrer_name(name: &str, subject: &str, hex: &str) -> String {
+    format!(".oci-referrer~{name}~{subject}~{hex}")
+}
+
 /// Whether `tag` is one the spec allows: `[A-Za-z0-9_][A-Za-z0-9._-]{0,127}`.
 pub fn valid_tag(tag: &str) -> bool {
     let bytes = tag.as_bytes();

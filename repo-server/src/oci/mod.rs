@@ -75,6 +75,7 @@ enum Target<'a> {
     Blob(&'a str),
     Uploads,
     Upload(&'a str),
+    Referrers(&'a str),
 }
 
 /// Splits `NAME/KIND/…` at the last marker, as names may have several components.
@@ -90,6 +91,9 @@ fn parse_path(rest: &str) -> Option<(&str, Target<'_>)> {
     }
     if let Some((name, id)) = rest.rsplit_once("/blobs/uploads/") {
         return Some((name, Target::Upload(id)));
+    }
+    if let Some((name, digest)) = rest.rsplit_once("/referrers/") {
+        return Some((name, Target::Referrers(digest)));
     }
     if let Some((name, reference)) = rest.rsplit_once("/manifests/") {
         return Some((name, Target::Manifest(reference)));
@@ -184,6 +188,10 @@ async fn route(state: &AppState, request: Request) -> Result<Response, OciError>
         (Target::Manifest(reference), Method::PUT) => {
             let reference = reference.to_owned();
             put_manifest(state, repository, chart, &reference, request).await
+        }
+        (Target::Referrers(digest), Method::GET) => {
+            let params = query(&request);
+            referrers(state, chart, digest, param(&params, "artifactType")).await
         }
         (Target::Blob(digest), Method::GET | Method::HEAD) => {
             let head = request.method() == Method::HEAD;
@@ -865,7 +873,39 @@ async fn put_artifact(
         }
     }
     let hex = content::sha256_hex(digest).unwrap_or_default();
+    let size = bytes.len();
     content::put_blob(state, hex, bytes).await?;
+    let subject = json
+        .pointer("/subject/digest")
+        .and_then(|d| d.as_str())
+        .and_then(content::sha256_hex);
+    if let Some(subject) = subject {
+        // The referrers API's record: this manifest's descriptor, under its subject.
+        let mut descriptor = serde_json::json!({
+            "mediaType": json.get("mediaType").and_then(|m| m.as_str()).unwrap_or(manifest::MANIFEST_MEDIA_TYPE),
+            "digest": digest,
+            "size": size,
+        });
+        let artifact_type = json
+            .get("artifactType")
+            .or_else(|| json.pointer("/config/mediaType"))
+            .cloned();
+        if let Some(artifact_type) = artifact_type {
+            descriptor["artifactType"] = artifact_type;
+        }
+        if let Some(annotations) = json.get("annotations") {
+            descriptor["annotations"] = annotations.clone();
+        }
+        state
+            .repo
+            .storage()
+            .put(
+                &content::referrer_name(chart, subject, hex),
+                Bytes::from(descriptor.to_string()),
+                crate::storage::WriteMode::Overwrite,
+            )
+            .await?;
+    }
     if let Some(tag) = tag {
         state
             .repo
@@ -878,7 +918,64 @@ async fn put_artifact(
             .await?;
     }
     tracing::info!(%repository, %digest, "artifact manifest stored");
-    Ok(created_manifest(repository, digest))
+    let mut response = created_manifest(repository, digest);
+    if let Some(subject) = subject
+        && let Ok(value) = HeaderValue::from_str(&format!("sha256:{subject}"))
+    {
+        response.headers_mut().insert("oci-subject", value);
+    }
+    Ok(response)
+}
+
+/// `GET /v2/NAME/referrers/DIGEST`: an image index of the manifests whose subject is
+/// `DIGEST`, filtered by `artifactType` when asked.
+async fn referrers(
+    state: &AppState,
+    chart: &str,
+    digest: &str,
+    artifact_type: Option<&str>,
+) -> Result<Response, OciError> {
+    let Some(subject) = content::sha256_hex(digest) else {
+        return Err(OciError::new(
+            Code::DigestInvalid,
+            format!("{digest} is not a sha256 digest"),
+        ));
+    };
+    let mut manifests = Vec::new();
+    if state.registry.artifacts {
+        let prefix = content::referrer_name(chart, subject, "");
+        let storage = state.repo.storage();
+        let mut names = storage.list_hidden(&prefix).await?;
+        names.sort();
+        for name in names {
+            let Some(text) = storage.get(&name).await? else {
+                continue;
+            };
+            let Ok(descriptor) = serde_json::from_slice::<serde_json::Value>(&text) else {
+                continue;
+            };
+            let matches = artifact_type.is_none_or(|wanted| {
+                descriptor.get("artifactType").and_then(|t| t.as_str()) == Some(wanted)
+            });
+            if matches {
+                manifests.push(descriptor);
+            }
+        }
+    }
+    let body = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": manifest::INDEX_MEDIA_TYPE,
+        "manifests": manifests,
+    })
+    .to_string();
+    let mut response = ([(header::CONTENT_TYPE, manifest::INDEX_MEDIA_TYPE)], body).into_response();
+    if artifact_type.is_some() {
+        response.headers_mut().insert(
+            "oci-filters-applied",
+            HeaderValue::from_static("artifactType"),
+        );
+    }
+    Ok(response)
 }
 
 #[cfg(test)]
@@ -906,6 +1003,10 @@ mod tests {
         assert_eq!(
             parse_path("charts/web/blobs/sha256:00"),
             Some(("charts/web", Target::Blob("sha256:00")))
+        );
+        assert_eq!(
+            parse_path("charts/web/referrers/sha256:00"),
+            Some(("charts/web", Target::Referrers("sha256:00")))
         );
         assert_eq!(parse_path("charts/web"), None);
     }
