@@ -167,8 +167,7 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
             .unwrap(),
         digest_line(&again)
     );
-    let pushed = again;
-    let digest = digest_line(&pushed);
+    let digest = digest_line(&again);
 
     // The other face: in index.yaml at once, and the package is the pushed chart layer.
     let index = index_yaml(&server.url);
