@@ -1169,3 +1169,37 @@ fn with_oci_artifacts_other_manifests_sit_beside_the_charts() {
     );
     assert_eq!(manifest(url, r, "dangling").status(), 404);
 }
+
+#[test]
+fn oci_namespace_moves_the_charts_and_the_default_answers_name_unknown() {
+    let ctx = TestContext::new();
+    let server = start(&ctx, &ctx.path("store"), &["--oci-namespace", "team"]);
+    let pkg = package(
+        &mut ctx.chartkit(),
+        &chart(&ctx, "web", "0.1.0"),
+        &ctx.path("out"),
+    );
+    let pushed = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(&pkg)
+            .args([&format!("oci://{}/team", host(&server)), "--plain-http"]),
+    );
+    assert_eq!(
+        digest_of(&manifest(&server.url, "team/web", "0.1.0").bytes().unwrap()),
+        digest_line(&pushed)
+    );
+    assert_eq!(
+        error_code(manifest(&server.url, "charts/web", "0.1.0")),
+        (404, "NAME_UNKNOWN".into())
+    );
+    let refused = ctx
+        .chartkit()
+        .arg("push")
+        .arg(&pkg)
+        .args([&format!("oci://{}/charts", host(&server)), "--plain-http"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(index_yaml(&server.url).contains("web"));
+}
