@@ -177,6 +177,22 @@ pub fn byte_size(text: &str) -> Result<u64, String> {
 }
 
 /// helm's colour modes, refused in helm's words.
+/// One path component as OCI names allow it (lower case, digits, `._-`).
+fn oci_namespace(text: &str) -> Result<String, String> {
+    let ok = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+        && text.as_bytes()[0].is_ascii_alphanumeric();
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "{text:?} is not one OCI name component (lower-case letters, digits, `.`, `_`, `-`)"
+        ))
+    }
+}
+
 fn color_mode(text: &str) -> Result<String, String> {
     match text {
         "never" | "auto" | "always" => Ok(text.to_string()),
@@ -808,6 +824,12 @@ pub struct ServeArgs {
     /// Let an upload replace an existing chart version.
     #[arg(long = "allow-overwrite")]
     pub allow_overwrite: bool,
+    /// The first component of the charts' OCI names: `oci://HOST/NAMESPACE/NAME`.
+    #[arg(long = "oci-namespace", default_value = "charts", value_parser = oci_namespace)]
+    pub oci_namespace: String,
+    /// Also keep OCI artifacts that are not charts (signatures, SBOMs) beside the charts.
+    #[arg(long = "oci-artifacts")]
+    pub oci_artifacts: bool,
     /// Largest upload accepted, in bytes.
     #[arg(long = "max-upload-size", default_value_t = 20 * 1024 * 1024)]
     pub max_upload_size: usize,

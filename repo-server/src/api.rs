@@ -10,7 +10,7 @@ use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use chartkit_signing::Keyring;
 
 use crate::auth::{Auth, Decision};
@@ -40,6 +40,8 @@ pub struct AppState {
     pub repo: Arc<Repository>,
     pub policy: Arc<Policy>,
     pub metrics: Arc<Metrics>,
+    /// The OCI registry face (`/v2/`).
+    pub registry: Arc<crate::oci::Registry>,
 }
 
 pub fn router(state: AppState) -> Router {
@@ -57,6 +59,9 @@ pub fn router(state: AppState) -> Router {
         .route("/health", get(health))
         .route("/ready", get(ready))
         .route("/metrics", get(metrics))
+        .route("/v2", get(crate::oci::base))
+        .route("/v2/", get(crate::oci::base))
+        .route("/v2/{*rest}", any(crate::oci::dispatch))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), guard))
@@ -73,6 +78,7 @@ fn route_of(path: &str) -> &'static str {
         "/api/prov" => "/api/prov",
         p if p.starts_with("/charts/") => "/charts",
         p if p == "/api/charts" || p.starts_with("/api/charts/") => "/api/charts",
+        p if p == "/v2" || p.starts_with("/v2/") => "/v2",
         _ => "other",
     }
 }
@@ -143,7 +149,12 @@ async fn refuse(
             return Some(response);
         }
     };
-    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
+    let mut response = if path == "/v2" || path.starts_with("/v2/") {
+        crate::oci::error::OciError::new(crate::oci::error::Code::Unauthorized, message)
+            .into_response()
+    } else {
+        ApiError::new(StatusCode::UNAUTHORIZED, message).into_response()
+    };
     let challenge = if auth.has_users() {
         "Basic realm=\"chartkit\""
     } else {

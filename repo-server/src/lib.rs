@@ -16,6 +16,7 @@ mod error;
 mod index_body;
 pub mod metrics;
 pub mod names;
+pub mod oci;
 mod publish;
 pub mod repository;
 pub mod storage;
@@ -65,6 +66,10 @@ pub struct ServerOptions {
     pub timeouts: Timeouts,
     /// Connections open at once (see [`default_max_connections`]).
     pub max_connections: usize,
+    /// The first component of the charts' OCI repository names (`charts`: `oci://HOST/charts/NAME`).
+    pub oci_namespace: String,
+    /// Keep OCI artifacts other than charts (signatures, SBOMs) beside the charts.
+    pub oci_artifacts: bool,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -89,6 +94,8 @@ pub enum ServerError {
     Storage(#[from] StorageError),
     #[error("TLS: {0}")]
     Tls(String),
+    #[error("cannot make a temporary directory for registry uploads: {0}")]
+    Uploads(String),
 }
 
 /// A server that has read its storage and bound its address, ready to run.
@@ -101,6 +108,7 @@ pub struct Server {
     initial: SyncReport,
     timeouts: Timeouts,
     max_connections: usize,
+    registry: Arc<oci::Registry>,
 }
 
 impl Server {
@@ -137,10 +145,18 @@ impl Server {
             auth_reads: options.auth_reads,
             uploads: publish::UploadSlots::new(options.max_concurrent_uploads, UPLOAD_WAIT),
         };
+        let uploads = oci::Uploads::new(oci::uploads::MAX_SESSIONS, oci::uploads::IDLE_TIMEOUT)
+            .map_err(|e| ServerError::Uploads(e.to_string()))?;
+        let registry = Arc::new(oci::Registry {
+            namespace: options.oci_namespace,
+            uploads,
+            artifacts: options.oci_artifacts,
+        });
         let app = api::router(api::AppState {
             repo: Arc::clone(&repo),
             policy: Arc::new(policy),
             metrics,
+            registry: Arc::clone(&registry),
         });
         Ok(Server {
             listener,
@@ -151,6 +167,7 @@ impl Server {
             initial,
             timeouts: options.timeouts,
             max_connections: options.max_connections,
+            registry,
         })
     }
 
@@ -182,6 +199,15 @@ impl Server {
         use hyper_util::server::conn::auto::Builder;
 
         let refresh = self.repo.spawn_refresh(self.refresh_interval);
+        // Abandoned upload sessions are dropped even when no new upload starts.
+        let registry = Arc::clone(&self.registry);
+        let sweep = tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                every.tick().await;
+                registry.uploads.sweep();
+            }
+        });
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let builder = Builder::new(TokioExecutor::new());
         let connections = connections::Connections::new(self.max_connections);
@@ -244,6 +270,7 @@ impl Server {
         }
         drop(self.listener);
         refresh.abort();
+        sweep.abort();
         tracing::info!("shutting down: finishing requests in flight");
         if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
             .await

@@ -44,7 +44,7 @@ impl UploadSlots {
 
     /// A turn to upload, waiting up to the configured time; a burst beyond that gets 503
     /// rather than growing the server's memory.
-    async fn acquire(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+    pub(crate) async fn acquire(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         match tokio::time::timeout(self.wait, Arc::clone(&self.slots).acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
             _ => Err(ApiError::new(
@@ -83,6 +83,23 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
             "no chart in the request: send the package as the body, or as a multipart `chart` field",
         )
     })?;
+    let prov = parts.prov.map(|(_, prov)| prov);
+    publish_package(state, data, sent_name.as_deref(), prov, None)
+        .await
+        .map(drop)
+}
+
+/// Judges a package (and the `.prov` sent with it) and stores both as one unit: what
+/// ChartMuseum's upload and an OCI push of a chart have in common. The caller holds an
+/// upload turn. With `expected` (a push to `NAME:VERSION`), a package of another chart or
+/// version is refused before anything is written.
+pub(crate) async fn publish_package(
+    state: &AppState,
+    data: Bytes,
+    sent_name: Option<&str>,
+    prov: Option<Bytes>,
+    expected: Option<&(String, String)>,
+) -> Result<CheckedPackage, ApiError> {
     if data.is_empty() {
         return Err(ApiError::bad_request(
             "the request body is empty; send a chart package (.tgz)",
@@ -100,9 +117,17 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
                 ApiError::bad_request(format!("not a valid chart package: {}", refusal.message))
             }
         })?;
-    let package = upload::check_package(data, entry, sent_name.as_deref())?;
-    let provenance = match parts.prov {
-        Some((_, prov)) => {
+    let package = upload::check_package(data, entry, sent_name)?;
+    if let Some((name, version)) = expected
+        && (&package.name != name || &package.version != version)
+    {
+        return Err(ApiError::bad_request(format!(
+            "the chart layer is {} {}, but the manifest's config says {name} {version}",
+            package.name, package.version
+        )));
+    }
+    let provenance = match prov {
+        Some(prov) => {
             let provenance = upload::check_provenance(&prov)?;
             if provenance.package_file != package.file {
                 return Err(ApiError::bad_request(format!(
@@ -154,11 +179,11 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
     if let Some(prov_info) = prov_info {
         state.repo.insert_provenance(prov_info);
     }
-    let mut version = package.entry;
+    let mut version = package.entry.clone();
     version.created = Some(created_time(info.modified));
     tracing::info!(chart = %package.name, version = %package.version, "chart stored");
     state.repo.insert_package(NewEntry { version, info });
-    Ok(())
+    Ok(package)
 }
 
 /// Writes a package and its provenance as one unit: the `.prov` first, then the package;

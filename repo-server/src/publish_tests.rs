@@ -129,6 +129,11 @@ async fn server(settings: Settings) -> Server {
         repo: Arc::clone(&repo),
         policy: Arc::new(policy),
         metrics,
+        registry: Arc::new(crate::oci::Registry {
+            namespace: "charts".to_owned(),
+            uploads: crate::oci::Uploads::new(8, Duration::from_secs(60)).unwrap(),
+            artifacts: false,
+        }),
     };
     Server {
         app: router(state.clone()),

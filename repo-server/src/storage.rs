@@ -64,6 +64,12 @@ pub trait Storage: Send + Sync + 'static {
     async fn delete(&self, name: &str) -> Result<bool, StorageError>;
     /// Whether the storage answers, cheaply (for readiness probes).
     async fn check(&self) -> Result<(), StorageError>;
+    /// The names of hidden files (which [`Storage::list`] leaves out) starting with
+    /// `prefix`, for the registry's own records. A storage that keeps none has none.
+    async fn list_hidden(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let _ = prefix;
+        Ok(Vec::new())
+    }
 }
 
 /// A directory on the local filesystem.
@@ -241,6 +247,21 @@ impl Storage for LocalStorage {
         }
     }
 
+    async fn list_hidden(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let this = self.clone();
+        let prefix = prefix.to_owned();
+        blocking(move || {
+            let entries =
+                std::fs::read_dir(&this.dir).map_err(|e| this.failed("listing", "", e))?;
+            Ok(entries
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|name| name.starts_with('.') && name.starts_with(&prefix))
+                .collect())
+        })
+        .await
+    }
+
     async fn check(&self) -> Result<(), StorageError> {
         match tokio::fs::metadata(&self.dir).await {
             Ok(meta) if meta.is_dir() => Ok(()),
@@ -413,6 +434,20 @@ impl Storage for BucketStorage {
             .await
             .map_err(|e| self.failed("deleting", name, e))?;
         Ok(true)
+    }
+
+    async fn list_hidden(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let listing = self
+            .store
+            .list_with_delimiter(self.prefix.as_ref())
+            .await
+            .map_err(|e| self.failed("listing", "", e))?;
+        Ok(listing
+            .objects
+            .iter()
+            .filter_map(|meta| meta.location.filename().map(str::to_owned))
+            .filter(|name| name.starts_with('.') && name.starts_with(prefix))
+            .collect())
     }
 
     async fn check(&self) -> Result<(), StorageError> {

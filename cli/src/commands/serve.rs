@@ -66,6 +66,8 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         max_concurrent_uploads: usize::from(args.max_concurrent_uploads),
         timeouts,
         max_connections,
+        oci_namespace: args.oci_namespace.clone(),
+        oci_artifacts: args.oci_artifacts,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

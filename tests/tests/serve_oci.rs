@@ -1,0 +1,1205 @@
+//! `chartkit serve` as an OCI registry: helm 4.1.4, chartkit's own client and skopeo
+//! against it; one store for both faces (a pushed chart is in index.yaml, an uploaded one
+//! can be pulled with Helm's manifest); the distribution spec's error cases, each leaving
+//! nothing behind.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::server::{ServeProcess, chart_package};
+use chartkit_tests::{TestContext, peers, stderr, stdout};
+use sha2::Digest;
+
+const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+
+fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+fn digest_of(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
+}
+
+/// `127.0.0.1:PORT` of a server.
+fn host(server: &ServeProcess) -> String {
+    server.url.trim_start_matches("http://").to_owned()
+}
+
+fn start(ctx: &TestContext, storage: &Path, extra: &[&str]) -> ServeProcess {
+    std::fs::create_dir_all(storage).unwrap();
+    let mut args = vec![storage.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    ServeProcess::start(ctx.chartkit(), &args, ctx.dir())
+}
+
+/// A chart directory `NAME` at `version` with one ConfigMap template.
+fn chart(ctx: &TestContext, name: &str, version: &str) -> PathBuf {
+    let dir = ctx.path(&format!("src/{name}-{version}/{name}"));
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: A <test> chart & more\nappVersion: \"1.0\"\nmaintainers:\n  - name: Ann\n    email: ann@example.com\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("values.yaml"), "greeting: hello\n").unwrap();
+    std::fs::write(
+        dir.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  greeting: {{ .Values.greeting | quote }}\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// `helm package` (or chartkit's) of a chart into `out`; the package's path.
+fn package(command: &mut Command, chart: &Path, out: &Path) -> PathBuf {
+    std::fs::create_dir_all(out).unwrap();
+    let output = run_ok(command.arg("package").arg(chart).arg("-d").arg(out));
+    PathBuf::from(stdout(&output).rsplit(": ").next().unwrap().trim())
+}
+
+/// The `Digest: sha256:...` line of a push or pull.
+fn digest_line(output: &Output) -> String {
+    let text = format!("{}{}", stdout(output), stderr(output));
+    text.lines()
+        .find_map(|l| l.strip_prefix("Digest: "))
+        .unwrap_or_else(|| panic!("no Digest line in {text}"))
+        .trim()
+        .to_owned()
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
+fn manifest(url: &str, repository: &str, reference: &str) -> reqwest::blocking::Response {
+    client()
+        .get(format!("{url}/v2/{repository}/manifests/{reference}"))
+        .header("Accept", MANIFEST_TYPE)
+        .send()
+        .unwrap()
+}
+
+/// The spec's error code of a response, with its status.
+fn error_code(response: reqwest::blocking::Response) -> (u16, String) {
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response.json().expect("an error body in JSON");
+    let code = body["errors"][0]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no errors[0].code in {body}"))
+        .to_owned();
+    (status, code)
+}
+
+fn index_yaml(url: &str) -> String {
+    client()
+        .get(format!("{url}/index.yaml"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap()
+}
+
+/// Files in the storage directory whose names start with `prefix`.
+fn stored(dir: &Path, prefix: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
+    const NAME: &str = "helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart";
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let storage = ctx.path("store");
+    let server = start(&ctx, &storage, &[]);
+    let base = format!("oci://{}/charts", host(&server));
+
+    let pkg = package(
+        &mut helm(),
+        &chart(&ctx, "web", "1.0.0+build.7"),
+        &ctx.path("out"),
+    );
+    let pushed = run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
+    let digest = digest_line(&pushed);
+    assert_eq!(manifest(&server.url, "charts/web", &digest).status(), 200);
+    assert!(
+        stderr(&pushed).starts_with(&format!(
+            "Pushed: {}/charts/web:1.0.0_build.7\n",
+            host(&server)
+        )),
+        "{}",
+        stderr(&pushed)
+    );
+
+    // Pushed again (chartkit's client, another creation time): the tag moves, and the
+    // first manifest still resolves by its digest.
+    std::thread::sleep(Duration::from_millis(1100));
+    let touched = std::fs::File::options().append(true).open(&pkg).unwrap();
+    touched.set_modified(std::time::SystemTime::now()).unwrap();
+    let again = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(&pkg)
+            .args([&base, "--plain-http"]),
+    );
+    assert_ne!(digest_line(&again), digest);
+    assert_eq!(manifest(&server.url, "charts/web", &digest).status(), 200);
+    assert_eq!(
+        manifest(&server.url, "charts/web", "1.0.0_build.7").headers()["docker-content-digest"]
+            .to_str()
+            .unwrap(),
+        digest_line(&again)
+    );
+    let digest = digest_line(&again);
+
+    // The other face: in index.yaml at once, and the package is the pushed chart layer.
+    let index = index_yaml(&server.url);
+    assert!(index.contains("version: 1.0.0+build.7"), "{index}");
+    let served = client()
+        .get(format!("{}/charts/web-1.0.0+build.7.tgz", server.url))
+        .send()
+        .unwrap()
+        .bytes()
+        .unwrap();
+    assert_eq!(served.as_ref(), std::fs::read(&pkg).unwrap().as_slice());
+
+    // The manifest served is the bytes helm pushed.
+    let response = manifest(&server.url, "charts/web", "1.0.0_build.7");
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["docker-content-digest"]
+            .to_str()
+            .unwrap(),
+        digest
+    );
+    assert_eq!(digest_of(&response.bytes().unwrap()), digest);
+
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled = run_ok(
+        helm()
+            .args([
+                "pull",
+                &format!("{base}/web"),
+                "--version",
+                "1.0.0+build.7",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    assert_eq!(digest_line(&pulled), digest);
+    assert_eq!(
+        std::fs::read(out.join("web-1.0.0+build.7.tgz")).unwrap(),
+        std::fs::read(&pkg).unwrap()
+    );
+    let shown = run_ok(helm().args(["show", "chart", &format!("{base}/web"), "--plain-http"]));
+    assert!(
+        stdout(&shown).contains("version: 1.0.0+build.7"),
+        "{}",
+        stdout(&shown)
+    );
+    // chartkit's client reads the same manifest.
+    let ours = run_ok(
+        ctx.chartkit()
+            .args(["pull", &format!("{base}/web"), "--plain-http", "-d"])
+            .arg(ctx.path("ours")),
+    );
+    assert_eq!(digest_line(&ours), digest);
+
+    // helm installs from it into a sandbox.
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    let Some(mut sandbox_helm) = sandbox.helm(&ctx, NAME) else {
+        return;
+    };
+    let installed = run_ok(sandbox_helm.args([
+        "install",
+        "r1",
+        &format!("{base}/web"),
+        "--version",
+        "1.0.0+build.7",
+        "--plain-http",
+    ]));
+    assert!(
+        stdout(&installed).contains("STATUS: deployed"),
+        "{}",
+        stdout(&installed)
+    );
+    let Some(mut kubectl) = sandbox.kubectl(&ctx, NAME) else {
+        return;
+    };
+    let cm = run_ok(kubectl.args([
+        "get",
+        "configmap",
+        "r1-cm",
+        "-o",
+        "jsonpath={.data.greeting}",
+    ]));
+    assert_eq!(stdout(&cm), "hello");
+}
+
+#[test]
+fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stays() {
+    const NAME: &str =
+        "a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stays";
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let pkg = package(&mut helm(), &chart(&ctx, "api", "2.1.0"), &ctx.path("out"));
+    let bytes = std::fs::read(&pkg).unwrap();
+
+    // What helm pushes for this package, on a server of its own.
+    let reference = start(&ctx, &ctx.path("reference"), &[]);
+    run_ok(helm().arg("push").arg(&pkg).args([
+        &format!("oci://{}/charts", host(&reference)),
+        "--plain-http",
+    ]));
+    let helms: serde_json::Value = manifest(&reference.url, "charts/api", "2.1.0")
+        .json()
+        .unwrap();
+
+    // Uploaded through ChartMuseum's API; another copied into the storage by hand.
+    let storage = ctx.path("store");
+    let server = start(&ctx, &storage, &["--refresh-interval", "0.2"]);
+    let saved = client()
+        .post(format!("{}/api/charts", server.url))
+        .body(bytes.clone())
+        .send()
+        .unwrap();
+    assert_eq!(saved.status(), 201);
+    std::fs::write(
+        storage.join("copied-0.3.0.tgz"),
+        chart_package("copied", "0.3.0"),
+    )
+    .unwrap();
+
+    let first = manifest(&server.url, "charts/api", "2.1.0");
+    assert_eq!(first.status(), 200);
+    let digest = first.headers()["docker-content-digest"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ours: serde_json::Value = serde_json::from_slice(&first.bytes().unwrap()).unwrap();
+    // Helm's manifest: the same config and layers; only the creation time is the server's.
+    assert_eq!(ours["config"], helms["config"]);
+    assert_eq!(ours["layers"], helms["layers"]);
+    let without_created = |m: &serde_json::Value| {
+        let mut a = m["annotations"].clone();
+        a.as_object_mut()
+            .unwrap()
+            .remove("org.opencontainers.image.created");
+        a
+    };
+    assert_eq!(without_created(&ours), without_created(&helms));
+
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled = run_ok(
+        helm()
+            .args([
+                "pull",
+                &format!("oci://{}/charts/api", host(&server)),
+                "--version",
+                "2.1.0",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    assert_eq!(digest_line(&pulled), digest);
+    assert_eq!(std::fs::read(out.join("api-2.1.0.tgz")).unwrap(), bytes);
+
+    // The copied-in chart, once the refresh has seen it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !index_yaml(&server.url).contains("copied") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the copied chart never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    run_ok(
+        helm()
+            .args([
+                "pull",
+                &format!("oci://{}/charts/copied", host(&server)),
+                "--version",
+                "0.3.0",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    assert!(out.join("copied-0.3.0.tgz").exists());
+
+    // The digest stays across a restart: the manifest built once is kept.
+    drop(server);
+    let again = start(&ctx, &storage, &[]);
+    let second = manifest(&again.url, "charts/api", &digest);
+    assert_eq!(second.status(), 200);
+    assert_eq!(digest_of(&second.bytes().unwrap()), digest);
+}
+
+#[test]
+fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
+    const NAME: &str = "chartkit_pushes_and_skopeo_inspects_lists_and_copies_out";
+    let ctx = TestContext::new();
+    let server = start(&ctx, &ctx.path("store"), &[]);
+    let base = format!("oci://{}/charts", host(&server));
+    let mut digests = Vec::new();
+    for version in ["0.1.0", "0.2.0", "0.10.0"] {
+        let pkg = package(
+            &mut ctx.chartkit(),
+            &chart(&ctx, "app", version),
+            &ctx.path("out"),
+        );
+        let pushed = run_ok(
+            ctx.chartkit()
+                .arg("push")
+                .arg(&pkg)
+                .args([&base, "--plain-http"]),
+        );
+        digests.push(digest_line(&pushed));
+    }
+    let pulled = run_ok(
+        ctx.chartkit()
+            .args([
+                "pull",
+                &format!("{base}/app"),
+                "--version",
+                "~0.2",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(ctx.path("pulled")),
+    );
+    assert_eq!(digest_line(&pulled), digests[1]);
+    assert!(index_yaml(&server.url).contains("version: 0.10.0"));
+
+    // Paging: `n` and `last`, with a Link to the next page.
+    let page = client()
+        .get(format!("{}/v2/charts/app/tags/list?n=2", server.url))
+        .send()
+        .unwrap();
+    let link = page.headers()["link"].to_str().unwrap().to_owned();
+    assert_eq!(
+        link,
+        "</v2/charts/app/tags/list?n=2&last=0.10.0>; rel=\"next\""
+    );
+    let body: serde_json::Value = page.json().unwrap();
+    assert_eq!(body["tags"], serde_json::json!(["0.1.0", "0.10.0"]));
+    let rest: serde_json::Value = client()
+        .get(format!(
+            "{}/v2/charts/app/tags/list?n=2&last=0.10.0",
+            server.url
+        ))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(rest["tags"], serde_json::json!(["0.2.0"]));
+    let catalog: serde_json::Value = client()
+        .get(format!("{}/v2/_catalog", server.url))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(catalog["repositories"], serde_json::json!(["charts/app"]));
+
+    let Some(skopeo) = which("skopeo") else {
+        chartkit_tests::skip(NAME, "skopeo is not installed");
+        return;
+    };
+    let image = format!("docker://{}/charts/app:0.2.0", host(&server));
+    let raw =
+        run_ok(Command::new(&skopeo).args(["inspect", "--raw", "--tls-verify=false", &image]));
+    assert_eq!(digest_of(&raw.stdout), digests[1]);
+    let tags = run_ok(Command::new(&skopeo).args([
+        "list-tags",
+        "--tls-verify=false",
+        &format!("docker://{}/charts/app", host(&server)),
+    ]));
+    let tags: serde_json::Value = serde_json::from_slice(&tags.stdout).unwrap();
+    assert_eq!(
+        tags["Tags"],
+        serde_json::json!(["0.1.0", "0.10.0", "0.2.0"])
+    );
+    let copied = ctx.path("copied");
+    run_ok(Command::new(&skopeo).args([
+        "copy",
+        "--src-tls-verify=false",
+        &image,
+        &format!("dir:{}", copied.display()),
+    ]));
+    let package = std::fs::read(ctx.path("out/app-0.2.0.tgz")).unwrap();
+    let layer = digest_of(&package);
+    assert_eq!(
+        std::fs::read(copied.join(layer.trim_start_matches("sha256:"))).unwrap(),
+        package
+    );
+    assert_eq!(
+        digest_of(&std::fs::read(copied.join("manifest.json")).unwrap()),
+        digests[1]
+    );
+    // And in: copied into another server, the chart is in its index.yaml.
+    let other = start(&ctx, &ctx.path("other"), &[]);
+    run_ok(Command::new(&skopeo).args([
+        "copy",
+        "--dest-tls-verify=false",
+        &format!("dir:{}", copied.display()),
+        &format!("docker://{}/charts/app:0.2.0", host(&other)),
+    ]));
+    assert!(index_yaml(&other.url).contains("version: 0.2.0"));
+    assert_eq!(
+        digest_of(&manifest(&other.url, "charts/app", "0.2.0").bytes().unwrap()),
+        digests[1]
+    );
+}
+
+/// Starts an upload session; its Location.
+fn start_upload(url: &str, repository: &str) -> String {
+    let response = client()
+        .post(format!("{url}/v2/{repository}/blobs/uploads/"))
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 202);
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    format!("{url}{location}")
+}
+
+fn put_blob(url: &str, repository: &str, data: &[u8]) -> String {
+    let digest = digest_of(data);
+    let response = client()
+        .post(format!(
+            "{url}/v2/{repository}/blobs/uploads/?digest={digest}"
+        ))
+        .body(data.to_vec())
+        .send()
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    digest
+}
+
+fn head_blob(url: &str, repository: &str, digest: &str) -> u16 {
+    client()
+        .head(format!("{url}/v2/{repository}/blobs/{digest}"))
+        .send()
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn chart_manifest(config: &[u8], layer: &[u8]) -> String {
+    serde_json::json!({
+        "schemaVersion": 2,
+        "config": {"mediaType": "application/vnd.cncf.helm.config.v1+json", "digest": digest_of(config), "size": config.len()},
+        "layers": [{"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "digest": digest_of(layer), "size": layer.len()}],
+    })
+    .to_string()
+}
+
+fn put_manifest(
+    url: &str,
+    repository: &str,
+    reference: &str,
+    body: &str,
+) -> reqwest::blocking::Response {
+    client()
+        .put(format!("{url}/v2/{repository}/manifests/{reference}"))
+        .header("Content-Type", MANIFEST_TYPE)
+        .body(body.to_owned())
+        .send()
+        .unwrap()
+}
+
+#[test]
+fn the_specs_error_cases_answer_its_codes_and_leave_nothing() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("store");
+    let server = start(&ctx, &storage, &["--max-upload-size", "100000"]);
+    let url = server.url.as_str();
+    let r = "charts/demo";
+
+    let version = client().get(format!("{url}/v2/")).send().unwrap();
+    assert_eq!(version.status(), 200);
+    assert_eq!(
+        version.headers()["docker-distribution-api-version"],
+        "registry/2.0"
+    );
+    let unknown_digest = digest_of(b"nothing");
+    assert_eq!(
+        error_code(manifest(url, r, "1.0.0")),
+        (404, "NAME_UNKNOWN".into())
+    );
+    assert_eq!(
+        error_code(manifest(url, "other/demo", "1.0.0")),
+        (404, "NAME_UNKNOWN".into())
+    );
+    assert_eq!(
+        error_code(
+            client()
+                .get(format!("{url}/v2/charts/demo/tags/list"))
+                .send()
+                .unwrap()
+        ),
+        (404, "NAME_UNKNOWN".into())
+    );
+    assert_eq!(
+        error_code(
+            client()
+                .get(format!("{url}/v2/{r}/blobs/{unknown_digest}"))
+                .send()
+                .unwrap()
+        ),
+        (404, "BLOB_UNKNOWN".into())
+    );
+
+    // A chunked upload: chunks in order with Content-Range, then PUT with the digest.
+    let data: Vec<u8> = (0..3000u32).map(|i| (i % 251) as u8).collect();
+    let session = start_upload(url, r);
+    let chunk = |location: &str, range: &str, body: &[u8]| {
+        client()
+            .patch(location)
+            .header("Content-Range", range)
+            .header("Content-Type", "application/octet-stream")
+            .body(body.to_vec())
+            .send()
+            .unwrap()
+    };
+    let first = chunk(&session, "0-999", &data[..1000]);
+    assert_eq!(first.status(), 202);
+    assert_eq!(first.headers()["range"], "0-999");
+    // Out of order: 416 BLOB_UPLOAD_INVALID, and the session is as it was.
+    assert_eq!(
+        error_code(chunk(&session, "1500-2999", &data[1500..])),
+        (416, "BLOB_UPLOAD_INVALID".into())
+    );
+    assert_eq!(chunk(&session, "1000-2999", &data[1000..]).status(), 202);
+    let digest = digest_of(&data);
+    // A wrong digest: DIGEST_INVALID and no blob.
+    let wrong = client()
+        .put(format!("{session}?digest={unknown_digest}"))
+        .send()
+        .unwrap();
+    assert_eq!(error_code(wrong), (400, "DIGEST_INVALID".into()));
+    assert_eq!(head_blob(url, r, &unknown_digest), 404);
+    assert_eq!(head_blob(url, r, &digest), 404);
+    assert_eq!(
+        error_code(
+            client()
+                .put(format!("{session}?digest={digest}"))
+                .send()
+                .unwrap()
+        ),
+        (404, "BLOB_UPLOAD_UNKNOWN".into())
+    );
+    // Again, properly.
+    let session = start_upload(url, r);
+    assert_eq!(chunk(&session, "0-2999", &data).status(), 202);
+    let done = client()
+        .put(format!("{session}?digest={digest}"))
+        .send()
+        .unwrap();
+    assert_eq!(done.status(), 201);
+    assert_eq!(
+        done.headers()["docker-content-digest"].to_str().unwrap(),
+        digest
+    );
+    let ranged = client()
+        .get(format!("{url}/v2/{r}/blobs/{digest}"))
+        .header("Range", "bytes=10-19")
+        .send()
+        .unwrap();
+    assert_eq!(ranged.status(), 206);
+    assert_eq!(ranged.headers()["content-range"], "bytes 10-19/3000");
+    assert_eq!(ranged.bytes().unwrap().as_ref(), &data[10..20]);
+    // Cross-repository mount: 201 when the blob is here, 202 (an upload) when not.
+    let mounted = client()
+        .post(format!(
+            "{url}/v2/charts/other/blobs/uploads/?mount={digest}&from={r}"
+        ))
+        .send()
+        .unwrap();
+    assert_eq!(mounted.status(), 201);
+    let not_mounted = client()
+        .post(format!(
+            "{url}/v2/charts/other/blobs/uploads/?mount={unknown_digest}&from={r}"
+        ))
+        .send()
+        .unwrap();
+    assert_eq!(not_mounted.status(), 202);
+
+    // Over the upload limit: 413 SIZE_INVALID, and the session is gone.
+    let big = vec![7u8; 150_000];
+    let session = start_upload(url, r);
+    assert_eq!(
+        error_code(chunk(&session, "0-149999", &big)),
+        (413, "SIZE_INVALID".into())
+    );
+    assert_eq!(
+        error_code(client().get(&session).send().unwrap()),
+        (404, "BLOB_UPLOAD_UNKNOWN".into())
+    );
+    let monolithic = client()
+        .post(format!(
+            "{url}/v2/{r}/blobs/uploads/?digest={}",
+            digest_of(&big)
+        ))
+        .body(big.clone())
+        .send()
+        .unwrap();
+    assert_eq!(monolithic.status(), 413);
+    assert_eq!(head_blob(url, r, &digest_of(&big)), 404);
+
+    // Manifests: not JSON, blobs never uploaded, a chart layer that is not a chart, a
+    // tag that is not the chart's version, another artifact type.
+    assert_eq!(
+        error_code(put_manifest(url, r, "1.0.0", "{not json")),
+        (400, "MANIFEST_INVALID".into())
+    );
+    let config = br#"{"name":"demo","version":"1.0.0","apiVersion":"v2"}"#;
+    assert_eq!(
+        error_code(put_manifest(
+            url,
+            r,
+            "1.0.0",
+            &chart_manifest(config, &data)
+        )),
+        (400, "MANIFEST_BLOB_UNKNOWN".into())
+    );
+    put_blob(url, r, config);
+    assert_eq!(
+        error_code(put_manifest(
+            url,
+            r,
+            "1.0.0",
+            &chart_manifest(config, &data)
+        )),
+        (400, "MANIFEST_INVALID".into())
+    );
+    let package = chart_package("demo", "1.0.0");
+    put_blob(url, r, &package);
+    assert_eq!(
+        error_code(put_manifest(
+            url,
+            r,
+            "2.0.0",
+            &chart_manifest(config, &package)
+        )),
+        (400, "MANIFEST_INVALID".into())
+    );
+    let by_digest = chart_manifest(config, &package);
+    assert_eq!(
+        error_code(put_manifest(url, r, &unknown_digest, &by_digest)),
+        (400, "DIGEST_INVALID".into())
+    );
+    let image = serde_json::json!({
+        "schemaVersion": 2,
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digest_of(config), "size": config.len()},
+        "layers": [],
+    })
+    .to_string();
+    assert_eq!(
+        error_code(put_manifest(url, r, "latest", &image)),
+        (403, "DENIED".into())
+    );
+    // Nothing of these is visible: no chart in the index, no manifest stored.
+    assert!(!index_yaml(url).contains("demo"));
+    assert!(stored(&storage, ".oci-manifest-").is_empty());
+    assert!(stored(&storage, "demo").is_empty());
+
+    // A good one, by digest; then DELETE, which this server does not do.
+    let stored_manifest = put_manifest(url, r, &digest_of(by_digest.as_bytes()), &by_digest);
+    assert_eq!(stored_manifest.status(), 201);
+    assert_eq!(
+        stored_manifest.headers()["location"].to_str().unwrap(),
+        format!("/v2/{r}/manifests/{}", digest_of(by_digest.as_bytes()))
+    );
+    assert!(index_yaml(url).contains("demo"));
+    assert_eq!(
+        error_code(manifest(url, r, "9.9.9")),
+        (404, "MANIFEST_UNKNOWN".into())
+    );
+    let delete = client()
+        .delete(format!("{url}/v2/{r}/manifests/1.0.0"))
+        .send()
+        .unwrap();
+    assert_eq!(error_code(delete), (405, "UNSUPPORTED".into()));
+    assert_eq!(manifest(url, r, "1.0.0").status(), 200);
+}
+
+#[test]
+fn writes_need_credentials_and_get_the_specs_unauthorized() {
+    const NAME: &str = "writes_need_credentials_and_get_the_specs_unauthorized";
+    let ctx = TestContext::new();
+    let htpasswd = ctx.path("htpasswd");
+    std::fs::write(
+        &htpasswd,
+        format!("ci:{}\n", bcrypt::hash("let-me-in", 4).unwrap()),
+    )
+    .unwrap();
+    let server = start(
+        &ctx,
+        &ctx.path("store"),
+        &["--basic-auth-file", htpasswd.to_str().unwrap()],
+    );
+    let refused = client()
+        .post(format!("{}/v2/charts/web/blobs/uploads/", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        "Basic realm=\"chartkit\""
+    );
+    assert_eq!(error_code(refused), (401, "UNAUTHORIZED".into()));
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let pkg = package(&mut helm(), &chart(&ctx, "web", "0.1.0"), &ctx.path("out"));
+    let base = format!("oci://{}/charts", host(&server));
+    let anonymous = helm()
+        .arg("push")
+        .arg(&pkg)
+        .args([&base, "--plain-http"])
+        .output()
+        .unwrap();
+    assert!(!anonymous.status.success());
+    assert!(!index_yaml(&server.url).contains("web"));
+    run_ok(helm().args([
+        "registry",
+        "login",
+        &host(&server),
+        "--username",
+        "ci",
+        "--password",
+        "let-me-in",
+        "--plain-http",
+    ]));
+    run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
+    assert!(index_yaml(&server.url).contains("web"));
+}
+
+#[test]
+fn a_provenance_layer_is_the_repositorys_prov_file_both_ways() {
+    const NAME: &str = "a_provenance_layer_is_the_repositorys_prov_file_both_ways";
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let keys = ctx.path("keys");
+    run_ok(
+        ctx.chartkit()
+            .args([
+                "key",
+                "generate",
+                "--name",
+                "Oci Signer",
+                "--email",
+                "oci@example.com",
+                "-o",
+            ])
+            .arg(&keys),
+    );
+    let signed = |name: &str| {
+        let out = ctx.path("out");
+        run_ok(
+            ctx.chartkit()
+                .arg("package")
+                .arg(chart(&ctx, name, "1.2.3"))
+                .args(["--sign", "--key", "oci@example.com", "--keyring"])
+                .arg(keys.join("secret.asc"))
+                .arg("-d")
+                .arg(&out),
+        );
+        let pkg = out.join(format!("{name}-1.2.3.tgz"));
+        let prov = std::fs::read(out.join(format!("{name}-1.2.3.tgz.prov"))).unwrap();
+        (pkg, prov)
+    };
+    let server = start(&ctx, &ctx.path("store"), &[]);
+    let base = format!("oci://{}/charts", host(&server));
+    let verify = |chart: &str| {
+        let out = ctx.path(&format!("verified-{chart}"));
+        std::fs::create_dir_all(&out).unwrap();
+        let pulled = run_ok(
+            helm()
+                .args([
+                    "pull",
+                    &format!("{base}/{chart}"),
+                    "--version",
+                    "1.2.3",
+                    "--plain-http",
+                    "--verify",
+                    "--keyring",
+                ])
+                .arg(keys.join("public.gpg"))
+                .arg("-d")
+                .arg(&out),
+        );
+        assert!(
+            stdout(&pulled).contains("Signed by: Oci Signer"),
+            "{}",
+            stdout(&pulled)
+        );
+    };
+
+    // helm pushes the .prov beside the package as a layer: the repository serves it.
+    let (pkg, prov) = signed("pushed");
+    run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
+    let served = client()
+        .get(format!("{}/charts/pushed-1.2.3.tgz.prov", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(served.status(), 200);
+    assert_eq!(served.bytes().unwrap().as_ref(), prov.as_slice());
+    verify("pushed");
+
+    // Uploaded with its .prov through ChartMuseum's API: the manifest has the layer.
+    let (pkg, prov) = signed("uploaded");
+    for (path, body) in [
+        ("api/charts", std::fs::read(&pkg).unwrap()),
+        ("api/prov", prov),
+    ] {
+        let saved = client()
+            .post(format!("{}/{path}", server.url))
+            .body(body)
+            .send()
+            .unwrap();
+        assert_eq!(saved.status(), 201, "{path}");
+    }
+    let manifest: serde_json::Value = manifest(&server.url, "charts/uploaded", "1.2.3")
+        .json()
+        .unwrap();
+    assert_eq!(
+        manifest["layers"].as_array().unwrap().len(),
+        2,
+        "{manifest}"
+    );
+    verify("uploaded");
+}
+
+#[test]
+fn two_replicas_on_one_bucket_share_both_faces() {
+    const NAME: &str = "two_replicas_on_one_bucket_share_both_faces";
+    let Some(s3) = chartkit_tests::server::S3Server::start_or_skip(NAME) else {
+        return;
+    };
+    s3.create_bucket("charts");
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let start = || {
+        let mut command = ctx.chartkit();
+        s3.configure(&mut command);
+        ServeProcess::start(
+            command,
+            &["s3://charts/team", "--refresh-interval", "0.3"],
+            ctx.dir(),
+        )
+    };
+    let (a, b) = (start(), start());
+    let wait_for = |url: &str, text: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !index_yaml(url).contains(text) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{text} never reached {url}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+
+    // Pushed to A, pulled from B with the same digest.
+    let pkg = package(
+        &mut helm(),
+        &chart(&ctx, "pushed", "1.0.0"),
+        &ctx.path("out"),
+    );
+    let pushed = run_ok(
+        helm()
+            .arg("push")
+            .arg(&pkg)
+            .args([&format!("oci://{}/charts", host(&a)), "--plain-http"]),
+    );
+    wait_for(&b.url, "pushed");
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled = run_ok(
+        helm()
+            .args([
+                "pull",
+                &format!("oci://{}/charts/pushed", host(&b)),
+                "--version",
+                "1.0.0",
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    assert_eq!(digest_line(&pulled), digest_line(&pushed));
+    assert_eq!(
+        std::fs::read(out.join("pushed-1.0.0.tgz")).unwrap(),
+        std::fs::read(&pkg).unwrap()
+    );
+
+    // Uploaded to B, pulled from A; both replicas then give one manifest digest.
+    let saved = client()
+        .post(format!("{}/api/charts", b.url))
+        .body(chart_package("uploaded", "0.1.0"))
+        .send()
+        .unwrap();
+    assert_eq!(saved.status(), 201);
+    wait_for(&a.url, "uploaded");
+    let from_a = manifest(&a.url, "charts/uploaded", "0.1.0");
+    assert_eq!(from_a.status(), 200);
+    let digest = from_a.headers()["docker-content-digest"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let from_b = manifest(&b.url, "charts/uploaded", "0.1.0");
+    assert_eq!(
+        from_b.headers()["docker-content-digest"].to_str().unwrap(),
+        digest
+    );
+    run_ok(
+        helm()
+            .args([
+                "pull",
+                &format!("oci://{}/charts/uploaded@{digest}", host(&a)),
+                "--plain-http",
+                "-d",
+            ])
+            .arg(&out),
+    );
+    // helm names a package pulled by digest after the reference.
+    let by_digest = out.join(format!("uploaded@{}.tgz", digest.replace(':', "-")));
+    assert_eq!(
+        std::fs::read(by_digest).unwrap(),
+        chart_package("uploaded", "0.1.0")
+    );
+}
+
+#[test]
+fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
+    const NAME: &str = "every_push_acknowledged_before_a_sigkill_is_there_after_the_restart";
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let storage = ctx.path("store");
+    let mut server = start(&ctx, &storage, &[]);
+    let base = format!("oci://{}/charts", host(&server));
+    let packages: Vec<PathBuf> = (0..8)
+        .map(|i| {
+            package(
+                &mut ctx.hermetic(&helm),
+                &chart(&ctx, &format!("c{i}"), "1.0.0"),
+                &ctx.path("out"),
+            )
+        })
+        .collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pushes: Vec<_> = packages
+        .iter()
+        .enumerate()
+        .map(|(i, pkg)| {
+            let mut push = ctx.hermetic(&helm);
+            push.arg("push").arg(pkg).args([&base, "--plain-http"]);
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let output = push.output().unwrap();
+                let _ = tx.send(());
+                (i, output)
+            })
+        })
+        .collect();
+    // Killed once the first push is acknowledged, with the others in flight.
+    rx.recv().unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+    let acknowledged: Vec<(usize, String)> = pushes
+        .into_iter()
+        .map(|p| p.join().unwrap())
+        .filter(|(_, output)| output.status.success())
+        .map(|(i, output)| (i, digest_line(&output)))
+        .collect();
+    assert!(!acknowledged.is_empty());
+
+    let again = start(&ctx, &storage, &[]);
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    for (i, digest) in &acknowledged {
+        let pulled = run_ok(
+            ctx.hermetic(&helm)
+                .args([
+                    "pull",
+                    &format!("oci://{}/charts/c{i}", host(&again)),
+                    "--version",
+                    "1.0.0",
+                    "--plain-http",
+                    "-d",
+                ])
+                .arg(&out),
+        );
+        assert_eq!(&digest_line(&pulled), digest, "c{i}");
+        assert_eq!(
+            std::fs::read(out.join(format!("c{i}-1.0.0.tgz"))).unwrap(),
+            std::fs::read(&packages[*i]).unwrap()
+        );
+    }
+}
+
+#[test]
+fn with_oci_artifacts_other_manifests_sit_beside_the_charts() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("store");
+    let server = start(&ctx, &storage, &["--oci-artifacts"]);
+    let url = server.url.as_str();
+    let r = "charts/demo";
+    let package = chart_package("demo", "1.0.0");
+    let config = br#"{"name":"demo","version":"1.0.0","apiVersion":"v2"}"#;
+    put_blob(url, r, config);
+    put_blob(url, r, &package);
+    let chart = chart_manifest(config, &package);
+    assert_eq!(put_manifest(url, r, "1.0.0", &chart).status(), 201);
+
+    // An SBOM-like artifact whose subject is the chart's manifest.
+    let sbom = b"{\"spdxVersion\":\"SPDX-2.3\"}";
+    let empty = b"{}";
+    put_blob(url, r, sbom);
+    put_blob(url, r, empty);
+    let artifact = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "artifactType": "application/spdx+json",
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": digest_of(empty), "size": 2},
+        "layers": [{"mediaType": "application/spdx+json", "digest": digest_of(sbom), "size": sbom.len()}],
+        "subject": {"mediaType": MANIFEST_TYPE, "digest": digest_of(chart.as_bytes()), "size": chart.len()},
+    })
+    .to_string();
+    let stored = put_manifest(url, r, "sbom", &artifact);
+    assert_eq!(stored.status(), 201);
+    assert_eq!(
+        stored.headers()["docker-content-digest"].to_str().unwrap(),
+        digest_of(artifact.as_bytes())
+    );
+    assert_eq!(
+        stored.headers()["oci-subject"].to_str().unwrap(),
+        digest_of(chart.as_bytes())
+    );
+    // The referrers API lists it under the chart's manifest.
+    let referrers: serde_json::Value = client()
+        .get(format!(
+            "{url}/v2/{r}/referrers/{}",
+            digest_of(chart.as_bytes())
+        ))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(
+        referrers["manifests"][0]["digest"],
+        digest_of(artifact.as_bytes())
+    );
+    assert_eq!(
+        referrers["manifests"][0]["artifactType"],
+        "application/spdx+json"
+    );
+    let filtered: serde_json::Value = client()
+        .get(format!(
+            "{url}/v2/{r}/referrers/{}?artifactType=application/other",
+            digest_of(chart.as_bytes())
+        ))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(filtered["manifests"], serde_json::json!([]));
+    for reference in ["sbom".to_owned(), digest_of(artifact.as_bytes())] {
+        let got = manifest(url, r, &reference);
+        assert_eq!(got.status(), 200, "{reference}");
+        assert_eq!(got.bytes().unwrap().as_ref(), artifact.as_bytes());
+    }
+    let tags: serde_json::Value = client()
+        .get(format!("{url}/v2/{r}/tags/list"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(tags["tags"], serde_json::json!(["1.0.0", "sbom"]));
+    // Not a chart: not in index.yaml; and it may not take a chart version's tag.
+    assert!(!index_yaml(url).contains("sbom"));
+    assert_eq!(
+        error_code(put_manifest(url, r, "1.0.0", &artifact)),
+        (403, "DENIED".into())
+    );
+    assert_eq!(
+        manifest(url, r, "1.0.0").headers()["docker-content-digest"]
+            .to_str()
+            .unwrap(),
+        digest_of(chart.as_bytes())
+    );
+    // One that names a blob never uploaded is refused.
+    let dangling = artifact.replace(&digest_of(sbom), &digest_of(b"missing"));
+    assert_eq!(
+        error_code(put_manifest(url, r, "dangling", &dangling)),
+        (400, "MANIFEST_BLOB_UNKNOWN".into())
+    );
+    assert_eq!(manifest(url, r, "dangling").status(), 404);
+}
+
+#[test]
+fn oci_namespace_moves_the_charts_and_the_default_answers_name_unknown() {
+    let ctx = TestContext::new();
+    let server = start(&ctx, &ctx.path("store"), &["--oci-namespace", "team"]);
+    let pkg = package(
+        &mut ctx.chartkit(),
+        &chart(&ctx, "web", "0.1.0"),
+        &ctx.path("out"),
+    );
+    let pushed = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(&pkg)
+            .args([&format!("oci://{}/team", host(&server)), "--plain-http"]),
+    );
+    assert_eq!(
+        digest_of(&manifest(&server.url, "team/web", "0.1.0").bytes().unwrap()),
+        digest_line(&pushed)
+    );
+    assert_eq!(
+        error_code(manifest(&server.url, "charts/web", "0.1.0")),
+        (404, "NAME_UNKNOWN".into())
+    );
+    let refused = ctx
+        .chartkit()
+        .arg("push")
+        .arg(&pkg)
+        .args([&format!("oci://{}/charts", host(&server)), "--plain-http"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(index_yaml(&server.url).contains("web"));
+}
