@@ -188,7 +188,7 @@ fn oci_namespace(text: &str) -> Result<String, String> {
         Ok(text.to_owned())
     } else {
         Err(format!(
-            "{text:?} is not one OCI name component (lower-case letters, digits, `.`, `_`, `-`)"
+            "`{text}` is not one OCI name component (lower-case letters, digits, `.`, `_`, `-`)"
         ))
     }
 }

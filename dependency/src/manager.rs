@@ -13,6 +13,7 @@ use chartkit_repo_client::{
 };
 use chartkit_signing::Keyring;
 use chartkit_version::{Version, VersionRange};
+use chartkit_yaml::goslog;
 
 use crate::lockfile::{WriteLockError, generated_now, lock_file_name, requested, write_lock};
 use crate::resolve::{Configured, ResolveError, Source, resolve, sources};
@@ -161,11 +162,7 @@ pub fn update(
     };
     let indexes = load_indexes(client, &sources, refresh, notify)?;
     let tag_warnings = std::cell::RefCell::new(Vec::new());
-    let notify_later = |warning: &str| {
-        tag_warnings
-            .borrow_mut()
-            .push(format!("warning: {warning}"))
-    };
+    let notify_later = |warning: &str| tag_warnings.borrow_mut().push(goslog::warn(warning, &[]));
     let mut locked = resolve(
         chart_dir,
         &requested,
@@ -329,7 +326,7 @@ fn load_index(
 
 fn report_warnings(index: &RepoIndex, notify: &mut dyn FnMut(&str)) {
     for warning in &index.warnings {
-        notify(&format!("warning: {warning}"));
+        notify(&goslog::warn(warning, &[]));
     }
 }
 

@@ -76,8 +76,14 @@ pub fn fetch(
     };
     let registry = super::repo_support::access(&args.access);
     let options = manager_options(verify, keyring.as_ref(), args.skip_refresh, &registry)?;
+    // Progress goes to stdout as helm prints it; what helm logs through slog (the
+    // manager hands those over as finished log lines) goes to stderr.
     let mut notify = |line: &str| {
-        let _ = outln!("{line}");
+        if line.starts_with("level=") {
+            crate::log::line(line);
+        } else {
+            let _ = outln!("{line}");
+        }
     };
     let result = if build {
         chartkit_dependency::manager::build(&client, &args.chart, &options, &mut notify)
