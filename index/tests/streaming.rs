@@ -257,6 +257,9 @@ fn errors_are_the_whole_readings_errors() {
         GOOD.replace("  db:\n", "  db: 3\n"),
         "apiVersion: v1\nentries: [1]\n".to_owned(),
         format!("{GOOD}  : [\n"),
+        // An empty key (go-yaml refuses it), at the top and inside a chart's list.
+        format!("{GOOD}\n:"),
+        GOOD.replace("    digest: abc\n", "    digest: abc\n    : x\n"),
         GOOD.replace("version: 1.2.3", "version: [1"),
         "apiVersion: v1\nentries:\n  a: []\n  a: []\n".to_owned(),
         "apiVersion: v1\nentries:\n  1: []\n  0x1: []\n".to_owned(),

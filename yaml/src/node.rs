@@ -539,6 +539,13 @@ fn stream_event(
         Event::Scalar(text, ScalarStyle::Plain, _, None) if text == "<<" => {
             return Err(Unstreamable::Unusual("a merge key"));
         }
+        // An empty key is go-yaml's error unless a `?` introduced it; the whole reading
+        // tells which (and words the error as go-yaml does).
+        Event::Scalar(text, ScalarStyle::Plain, _, None)
+            if text.is_empty() && builder.expects_key() =>
+        {
+            return Err(Unstreamable::Unusual("an empty key"));
+        }
         Event::DocumentStart(_) if builder.document_started => {
             return Err(Unstreamable::Unusual("several documents"));
         }
