@@ -38,3 +38,37 @@ spec:
         ("templates/deployment.yaml", deployment.as_str()),
     ])
 }
+
+/// A chart directory `NAME` at `version` (under `src/NAME-VERSION/`) with one ConfigMap
+/// template, and Chart.yaml text that Go's JSON escapes differently from serde (`<`, `&`),
+/// so registry manifests built from it show whether helm's bytes are reproduced.
+pub fn configmap_chart(ctx: &TestContext, name: &str, version: &str) -> std::path::PathBuf {
+    let dir = ctx.path(&format!("src/{name}-{version}/{name}"));
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: A <test> chart & more\nappVersion: \"1.0\"\nmaintainers:\n  - name: Ann\n    email: ann@example.com\nsources:\n  - https://example.com/src\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("values.yaml"), "greeting: hello\n").unwrap();
+    std::fs::write(
+        dir.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  version: {{ .Chart.Version | quote }}\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// `package` of `chart` into `out` by `command` (helm or chartkit, which print the same
+/// line); the package's path.
+pub fn package_into(
+    command: &mut std::process::Command,
+    chart: &std::path::Path,
+    out: &std::path::Path,
+) -> std::path::PathBuf {
+    std::fs::create_dir_all(out).unwrap();
+    let output = crate::sandbox::run_ok(command.arg("package").arg(chart).arg("-d").arg(out));
+    std::path::PathBuf::from(crate::stdout(&output).rsplit(": ").next().unwrap().trim())
+}

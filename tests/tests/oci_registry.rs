@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use chartkit_tests::charts::{configmap_chart, package_into};
 use chartkit_tests::registry::{RegistryOptions, RegistryProcess};
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
 use chartkit_tests::{TestContext, peers, stderr, stdout};
@@ -18,34 +19,6 @@ fn users() -> RegistryOptions {
         users: vec![(USER.into(), PASSWORD.into())],
         ..RegistryOptions::default()
     }
-}
-
-/// A chart directory `NAME` at `version` with one ConfigMap template.
-fn chart(ctx: &TestContext, name: &str, version: &str) -> PathBuf {
-    let dir = ctx.path(&format!("src/{name}-{version}/{name}"));
-    std::fs::create_dir_all(dir.join("templates")).unwrap();
-    std::fs::write(
-        dir.join("Chart.yaml"),
-        format!(
-            "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: A <test> chart & more\nappVersion: \"1.0\"\nmaintainers:\n  - name: Ann\n    email: ann@example.com\nsources:\n  - https://example.com/src\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(dir.join("values.yaml"), "greeting: hello\n").unwrap();
-    std::fs::write(
-        dir.join("templates/cm.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  version: {{ .Chart.Version | quote }}\n",
-    )
-    .unwrap();
-    dir
-}
-
-/// `helm package` of a chart, into `out`; the package's path.
-fn helm_package(helm: &mut Command, chart: &Path, out: &Path) -> PathBuf {
-    std::fs::create_dir_all(out).unwrap();
-    let output = run_ok(helm.arg("package").arg(chart).arg("-d").arg(out));
-    let text = stdout(&output);
-    PathBuf::from(text.rsplit(": ").next().unwrap().trim())
 }
 
 /// The `Digest: sha256:...` line of a push or pull.
@@ -92,7 +65,11 @@ fn helm_pushes_and_chartkit_pulls_shows_and_templates_by_range_tag_and_digest() 
     let packages = ctx.path("packages");
     let mut pushed = Vec::new();
     for version in ["0.1.0", "0.2.0", "0.3.0-rc.1", "1.0.0+build.7"] {
-        let package = helm_package(&mut helm(), &chart(&ctx, "web", version), &packages);
+        let package = package_into(
+            &mut helm(),
+            &configmap_chart(&ctx, "web", version),
+            &packages,
+        );
         let output = run_ok(
             helm()
                 .args(["push"])
@@ -254,9 +231,9 @@ fn helm_pushes(ctx: &TestContext, registry: &RegistryProcess) -> Vec<(PathBuf, S
     ["0.1.0", "0.2.0"]
         .iter()
         .map(|version| {
-            let package = helm_package(
+            let package = package_into(
                 &mut ctx.helm().unwrap(),
-                &chart(ctx, "web", version),
+                &configmap_chart(ctx, "web", version),
                 &packages,
             );
             let output = run_ok(
@@ -513,7 +490,7 @@ fn chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_in
     run_ok(
         ctx.chartkit()
             .arg("package")
-            .arg(chart(&ctx, "web", "1.2.3+meta"))
+            .arg(configmap_chart(&ctx, "web", "1.2.3+meta"))
             .args(["--sign", "--key", "oci@example.com", "--keyring"])
             .arg(keys.join("secret.asc"))
             .arg("-d")
@@ -697,9 +674,9 @@ fn logins_are_shared_with_helm_both_ways() {
     std::fs::write(&config, &ours).unwrap();
 
     // helm pushes with chartkit's login; chartkit logs out and helm is refused.
-    let package = helm_package(
+    let package = package_into(
         &mut ctx.helm().unwrap(),
-        &chart(&ctx, "web", "0.1.0"),
+        &configmap_chart(&ctx, "web", "0.1.0"),
         &ctx.path("packages"),
     );
     run_ok(
@@ -759,7 +736,7 @@ fn tls_registries_need_their_ca_or_insecure() {
     run_ok(
         ctx.chartkit()
             .arg("package")
-            .arg(chart(&ctx, "web", "0.1.0"))
+            .arg(configmap_chart(&ctx, "web", "0.1.0"))
             .arg("-d")
             .arg(&out),
     );
@@ -945,9 +922,9 @@ fn a_credential_helper_named_by_helms_config_keeps_the_login_for_both_tools() {
     assert!(!std::fs::read_to_string(&config).unwrap().contains("auths"));
 
     // helm finds the login through the same helper, and so does chartkit.
-    let package = helm_package(
+    let package = package_into(
         &mut ctx.helm().unwrap(),
-        &chart(&ctx, "web", "0.1.0"),
+        &configmap_chart(&ctx, "web", "0.1.0"),
         &ctx.path("packages"),
     );
     run_ok(
@@ -1001,7 +978,7 @@ fn a_registry_behind_a_token_service_gets_one_token_per_scope() {
     run_ok(
         ctx.chartkit()
             .arg("package")
-            .arg(chart(&ctx, "web", "0.1.0"))
+            .arg(configmap_chart(&ctx, "web", "0.1.0"))
             .arg("-d")
             .arg(&out),
     );
@@ -1070,7 +1047,7 @@ fn every_chart_yaml_field_gives_helms_manifest_digest() {
         "apiVersion: v2\nname: sub\nversion: 1.0.3\n",
     )
     .unwrap();
-    let package = helm_package(&mut ctx.helm().unwrap(), &chart, &ctx.path("out"));
+    let package = package_into(&mut ctx.helm().unwrap(), &chart, &ctx.path("out"));
     let theirs = run_ok(
         ctx.helm()
             .unwrap()

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
+use chartkit_tests::charts::{configmap_chart, package_into};
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
 use chartkit_tests::server::{ServeProcess, chart_package};
 use chartkit_tests::{TestContext, peers, stderr, stdout};
@@ -35,33 +36,6 @@ fn start(ctx: &TestContext, storage: &Path, extra: &[&str]) -> ServeProcess {
     let mut args = vec![storage.to_str().unwrap()];
     args.extend_from_slice(extra);
     ServeProcess::start(ctx.chartkit(), &args, ctx.dir())
-}
-
-/// A chart directory `NAME` at `version` with one ConfigMap template.
-fn chart(ctx: &TestContext, name: &str, version: &str) -> PathBuf {
-    let dir = ctx.path(&format!("src/{name}-{version}/{name}"));
-    std::fs::create_dir_all(dir.join("templates")).unwrap();
-    std::fs::write(
-        dir.join("Chart.yaml"),
-        format!(
-            "apiVersion: v2\nname: {name}\nversion: {version}\ndescription: A <test> chart & more\nappVersion: \"1.0\"\nmaintainers:\n  - name: Ann\n    email: ann@example.com\n"
-        ),
-    )
-    .unwrap();
-    std::fs::write(dir.join("values.yaml"), "greeting: hello\n").unwrap();
-    std::fs::write(
-        dir.join("templates/cm.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\ndata:\n  greeting: {{ .Values.greeting | quote }}\n",
-    )
-    .unwrap();
-    dir
-}
-
-/// `helm package` (or chartkit's) of a chart into `out`; the package's path.
-fn package(command: &mut Command, chart: &Path, out: &Path) -> PathBuf {
-    std::fs::create_dir_all(out).unwrap();
-    let output = run_ok(command.arg("package").arg(chart).arg("-d").arg(out));
-    PathBuf::from(stdout(&output).rsplit(": ").next().unwrap().trim())
 }
 
 /// The `Digest: sha256:...` line of a push or pull.
@@ -131,9 +105,9 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
     let server = start(&ctx, &storage, &[]);
     let base = format!("oci://{}/charts", host(&server));
 
-    let pkg = package(
+    let pkg = package_into(
         &mut helm(),
-        &chart(&ctx, "web", "1.0.0+build.7"),
+        &configmap_chart(&ctx, "web", "1.0.0+build.7"),
         &ctx.path("out"),
     );
     let pushed = run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
@@ -264,7 +238,11 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let pkg = package(&mut helm(), &chart(&ctx, "api", "2.1.0"), &ctx.path("out"));
+    let pkg = package_into(
+        &mut helm(),
+        &configmap_chart(&ctx, "api", "2.1.0"),
+        &ctx.path("out"),
+    );
     let bytes = std::fs::read(&pkg).unwrap();
 
     // What helm pushes for this package, on a server of its own.
@@ -367,9 +345,9 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
     let base = format!("oci://{}/charts", host(&server));
     let mut digests = Vec::new();
     for version in ["0.1.0", "0.2.0", "0.10.0"] {
-        let pkg = package(
+        let pkg = package_into(
             &mut ctx.chartkit(),
-            &chart(&ctx, "app", version),
+            &configmap_chart(&ctx, "app", version),
             &ctx.path("out"),
         );
         let pushed = run_ok(
@@ -775,7 +753,11 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let pkg = package(&mut helm(), &chart(&ctx, "web", "0.1.0"), &ctx.path("out"));
+    let pkg = package_into(
+        &mut helm(),
+        &configmap_chart(&ctx, "web", "0.1.0"),
+        &ctx.path("out"),
+    );
     let base = format!("oci://{}/charts", host(&server));
     let anonymous = helm()
         .arg("push")
@@ -826,7 +808,7 @@ fn a_provenance_layer_is_the_repositorys_prov_file_both_ways() {
         run_ok(
             ctx.chartkit()
                 .arg("package")
-                .arg(chart(&ctx, name, "1.2.3"))
+                .arg(configmap_chart(&ctx, name, "1.2.3"))
                 .args(["--sign", "--key", "oci@example.com", "--keyring"])
                 .arg(keys.join("secret.asc"))
                 .arg("-d")
@@ -932,9 +914,9 @@ fn two_replicas_on_one_bucket_share_both_faces() {
     };
 
     // Pushed to A, pulled from B with the same digest.
-    let pkg = package(
+    let pkg = package_into(
         &mut helm(),
-        &chart(&ctx, "pushed", "1.0.0"),
+        &configmap_chart(&ctx, "pushed", "1.0.0"),
         &ctx.path("out"),
     );
     let pushed = run_ok(
@@ -1013,9 +995,9 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
     let base = format!("oci://{}/charts", host(&server));
     let packages: Vec<PathBuf> = (0..8)
         .map(|i| {
-            package(
+            package_into(
                 &mut ctx.hermetic(&helm),
-                &chart(&ctx, &format!("c{i}"), "1.0.0"),
+                &configmap_chart(&ctx, &format!("c{i}"), "1.0.0"),
                 &ctx.path("out"),
             )
         })
@@ -1174,9 +1156,9 @@ fn with_oci_artifacts_other_manifests_sit_beside_the_charts() {
 fn oci_namespace_moves_the_charts_and_the_default_answers_name_unknown() {
     let ctx = TestContext::new();
     let server = start(&ctx, &ctx.path("store"), &["--oci-namespace", "team"]);
-    let pkg = package(
+    let pkg = package_into(
         &mut ctx.chartkit(),
-        &chart(&ctx, "web", "0.1.0"),
+        &configmap_chart(&ctx, "web", "0.1.0"),
         &ctx.path("out"),
     );
     let pushed = run_ok(
