@@ -168,9 +168,22 @@ impl Renames {
 /// One object as compared: the fields above dropped or replaced, everything else kept.
 fn normalise(item: &Value, renames: &Renames) -> Value {
     let mut object = item.clone();
+    // A controller's object (a Deployment's ReplicaSets, their Pods) counts in its
+    // generation every scale step its owner made, and how many steps a rollout takes
+    // depends on when pods became ready: a history, like resourceVersion. The objects the
+    // tools write themselves keep theirs, where an extra write would show.
+    let owned = item["metadata"]["ownerReferences"]
+        .as_array()
+        .is_some_and(|owners| !owners.is_empty());
+    if owned && let Some(status) = object["status"].as_object_mut() {
+        status.remove("observedGeneration");
+    }
     if let Some(meta) = object["metadata"].as_object_mut() {
         for field in SERVER_METADATA {
             meta.remove(*field);
+        }
+        if owned {
+            meta.remove("generation");
         }
         // Who wrote which field is compared (chartkit writes as helm's manager, so the
         // entries must be helm's), but not when: each entry's time goes, and the entries
