@@ -223,3 +223,20 @@ pub fn sha256_file(path: &Path) -> String {
         std::fs::read(path).expect("read file to hash"),
     ))
 }
+
+/// A program on PATH, if there is one.
+pub fn on_path(program: &str) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
+/// The `Digest: sha256:...` line a push or pull prints (helm and chartkit alike).
+pub fn digest_line(output: &Output) -> String {
+    let text = format!("{}{}", stdout(output), stderr(output));
+    text.lines()
+        .find_map(|l| l.strip_prefix("Digest: "))
+        .unwrap_or_else(|| panic!("no Digest line in {text}"))
+        .trim()
+        .to_owned()
+}

@@ -7,15 +7,6 @@ use chartkit_tests::registry::{RegistryOptions, RegistryProcess};
 use chartkit_tests::sandbox::run_ok;
 use chartkit_tests::{TestContext, stderr, stdout};
 
-fn digest_line(output: &std::process::Output) -> String {
-    stderr(output)
-        .lines()
-        .find_map(|l| l.strip_prefix("Digest: "))
-        .unwrap_or_else(|| panic!("no Digest line in {}", stderr(output)))
-        .trim()
-        .to_owned()
-}
-
 #[test]
 fn offline_pulls_resolve_ranges_and_digests_from_what_the_registry_said() {
     const NAME: &str = "offline_pulls_resolve_ranges_and_digests_from_what_the_registry_said";
@@ -48,7 +39,7 @@ fn offline_pulls_resolve_ranges_and_digests_from_what_the_registry_said() {
                 .arg(packages.join(format!("web-{version}.tgz")))
                 .args([&registry.oci("charts"), "--plain-http"]),
         );
-        digests.push(digest_line(&pushed));
+        digests.push(chartkit_tests::digest_line(&pushed));
     }
     // Online: a range (the tags are listed) and a tag.
     let web = registry.oci("charts/web");
@@ -77,7 +68,7 @@ fn offline_pulls_resolve_ranges_and_digests_from_what_the_registry_said() {
     // A range, from the tags listed before.
     let ranged = pull(&[&web, "--version", "~0.1"]);
     assert!(ranged.status.success(), "{}", stderr(&ranged));
-    assert_eq!(digest_line(&ranged), digests[0]);
+    assert_eq!(chartkit_tests::digest_line(&ranged), digests[0]);
     assert!(
         stderr(&ranged).contains(&format!(
             "offline: oci://{}/charts/web resolved from what the registry said ",
@@ -88,7 +79,7 @@ fn offline_pulls_resolve_ranges_and_digests_from_what_the_registry_said() {
     );
     let newest = pull(&[&web]);
     assert!(newest.status.success(), "{}", stderr(&newest));
-    assert_eq!(digest_line(&newest), digests[1]);
+    assert_eq!(chartkit_tests::digest_line(&newest), digests[1]);
     assert_eq!(
         std::fs::read(out.join("web-0.2.0.tgz")).unwrap(),
         std::fs::read(packages.join("web-0.2.0.tgz")).unwrap()

@@ -21,23 +21,6 @@ fn users() -> RegistryOptions {
     }
 }
 
-/// The `Digest: sha256:...` line of a push or pull.
-fn digest_line(output: &Output) -> String {
-    let text = format!("{}{}", stdout(output), stderr(output));
-    text.lines()
-        .find_map(|l| l.strip_prefix("Digest: "))
-        .unwrap_or_else(|| panic!("no Digest line in {text}"))
-        .trim()
-        .to_owned()
-}
-
-/// A program on PATH.
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|path| path.is_file())
-}
-
 fn failed(output: &Output) -> String {
     assert!(
         !output.status.success(),
@@ -76,7 +59,7 @@ fn helm_pushes_and_chartkit_pulls_shows_and_templates_by_range_tag_and_digest() 
                 .arg(&package)
                 .args([&registry.oci("charts"), "--plain-http"]),
         );
-        pushed.push((version, package, digest_line(&output)));
+        pushed.push((version, package, chartkit_tests::digest_line(&output)));
     }
 
     // A range, resolved from the tags as helm resolves it: the newest stable version,
@@ -123,7 +106,7 @@ fn helm_pushes_and_chartkit_pulls_shows_and_templates_by_range_tag_and_digest() 
             ])
             .arg(&out),
     );
-    assert_eq!(digest_line(&ranged), pushed[0].2);
+    assert_eq!(chartkit_tests::digest_line(&ranged), pushed[0].2);
     // --prov with no provenance layer: helm's warning, and the package alone.
     let unsigned = ctx.path("unsigned");
     let prov = run_ok(
@@ -156,7 +139,7 @@ fn helm_pushes_and_chartkit_pulls_shows_and_templates_by_range_tag_and_digest() 
             ])
             .arg(ctx.path("untarred")),
     );
-    assert_eq!(digest_line(&devel), pushed[2].2);
+    assert_eq!(chartkit_tests::digest_line(&devel), pushed[2].2);
     assert!(
         std::fs::read_to_string(ctx.path("untarred/web/Chart.yaml"))
             .unwrap()
@@ -243,7 +226,7 @@ fn helm_pushes(ctx: &TestContext, registry: &RegistryProcess) -> Vec<(PathBuf, S
                     .arg(&package)
                     .args([&registry.oci("charts"), "--plain-http"]),
             );
-            (package, digest_line(&output))
+            (package, chartkit_tests::digest_line(&output))
         })
         .collect()
 }
@@ -514,7 +497,10 @@ fn chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_in
             .arg(&package)
             .args([&registry.oci("hm"), "--plain-http"]),
     );
-    assert_eq!(digest_line(&ours), digest_line(&theirs));
+    assert_eq!(
+        chartkit_tests::digest_line(&ours),
+        chartkit_tests::digest_line(&theirs)
+    );
     assert_eq!(stdout(&ours), "");
     assert_eq!(
         stderr(&ours),
@@ -529,7 +515,7 @@ fn chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_in
         stderr(&ours)
     );
     // skopeo, a third client, reads the manifest chartkit stored: the bytes of the digest.
-    match which("skopeo") {
+    match chartkit_tests::on_path("skopeo") {
         Some(skopeo) => {
             let raw = run_ok(Command::new(skopeo).args([
                 "inspect",
@@ -542,7 +528,7 @@ fn chartkit_pushes_what_helm_pushes_byte_for_byte_and_helm_pulls_verifies_and_in
             use sha2::Digest;
             assert_eq!(
                 format!("sha256:{}", hex::encode(sha2::Sha256::digest(&raw.stdout))),
-                digest_line(&ours)
+                chartkit_tests::digest_line(&ours)
             );
         }
         None => chartkit_tests::skip(NAME, "skopeo is not installed"),
@@ -746,7 +732,7 @@ fn tls_registries_need_their_ca_or_insecure() {
             .arg(out.join("web-0.1.0.tgz"))
             .args([&registry.oci("charts"), "--ca-file", ca]),
     );
-    let digest = digest_line(&pushed);
+    let digest = chartkit_tests::digest_line(&pushed);
     let pulled = run_ok(ctx.chartkit().args([
         "show",
         "chart",
@@ -755,7 +741,7 @@ fn tls_registries_need_their_ca_or_insecure() {
         ca,
     ]));
     assert!(stdout(&pulled).contains("name: web"));
-    assert_eq!(digest_line(&pulled), digest);
+    assert_eq!(chartkit_tests::digest_line(&pulled), digest);
     let insecure = run_ok(ctx.chartkit().args([
         "template",
         "x",
@@ -997,7 +983,10 @@ fn a_registry_behind_a_token_service_gets_one_token_per_scope() {
             .args(["pull", &registry.oci("charts/web"), "--plain-http", "-d"])
             .arg(ctx.path("pulled")),
     );
-    assert_eq!(digest_line(&pulled), digest_line(&pushed));
+    assert_eq!(
+        chartkit_tests::digest_line(&pulled),
+        chartkit_tests::digest_line(&pushed)
+    );
     // Tags, manifest, config and chart layer: one pull token.
     assert_eq!(issued.load(std::sync::atomic::Ordering::SeqCst) - before, 1);
     // Anonymous callers get pull tokens: a public repository.
@@ -1061,5 +1050,8 @@ fn every_chart_yaml_field_gives_helms_manifest_digest() {
             .arg(&package)
             .args([&registry.oci("chartkit"), "--plain-http"]),
     );
-    assert_eq!(digest_line(&ours), digest_line(&theirs));
+    assert_eq!(
+        chartkit_tests::digest_line(&ours),
+        chartkit_tests::digest_line(&theirs)
+    );
 }

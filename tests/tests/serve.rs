@@ -173,7 +173,7 @@ fn helm_pull_verify_accepts_charts_signed_by_chartkit() {
     let Some(_) = chartkit_tests::peers::helm_or_skip("helm_pull_verify") else {
         return;
     };
-    let Some(gpg) = which("gpg") else {
+    let Some(gpg) = chartkit_tests::on_path("gpg") else {
         chartkit_tests::skip(
             "helm_pull_verify",
             "gpg is not installed (apt-get install gnupg)",
@@ -253,14 +253,6 @@ fn run_ok_bytes(command: &mut Command) -> Vec<u8> {
     let output = command.output().expect("run command");
     assert!(output.status.success(), "{command:?} failed");
     output.stdout
-}
-
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join(name))
-            .find(|p| p.is_file())
-    })
 }
 
 /// Uploads 200 distinct charts from 200 threads at once; returns the statuses.

@@ -4,7 +4,7 @@
 //! nothing behind.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use chartkit_tests::charts::{configmap_chart, package_into};
@@ -36,22 +36,6 @@ fn start(ctx: &TestContext, storage: &Path, extra: &[&str]) -> ServeProcess {
     let mut args = vec![storage.to_str().unwrap()];
     args.extend_from_slice(extra);
     ServeProcess::start(ctx.chartkit(), &args, ctx.dir())
-}
-
-/// The `Digest: sha256:...` line of a push or pull.
-fn digest_line(output: &Output) -> String {
-    let text = format!("{}{}", stdout(output), stderr(output));
-    text.lines()
-        .find_map(|l| l.strip_prefix("Digest: "))
-        .unwrap_or_else(|| panic!("no Digest line in {text}"))
-        .trim()
-        .to_owned()
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|dir| dir.join(program))
-        .find(|path| path.is_file())
 }
 
 fn manifest(url: &str, repository: &str, reference: &str) -> reqwest::blocking::Response {
@@ -111,7 +95,7 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
         &ctx.path("out"),
     );
     let pushed = run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
-    let digest = digest_line(&pushed);
+    let digest = chartkit_tests::digest_line(&pushed);
     assert_eq!(manifest(&server.url, "charts/web", &digest).status(), 200);
     assert!(
         stderr(&pushed).starts_with(&format!(
@@ -133,15 +117,15 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
             .arg(&pkg)
             .args([&base, "--plain-http"]),
     );
-    assert_ne!(digest_line(&again), digest);
+    assert_ne!(chartkit_tests::digest_line(&again), digest);
     assert_eq!(manifest(&server.url, "charts/web", &digest).status(), 200);
     assert_eq!(
         manifest(&server.url, "charts/web", "1.0.0_build.7").headers()["docker-content-digest"]
             .to_str()
             .unwrap(),
-        digest_line(&again)
+        chartkit_tests::digest_line(&again)
     );
-    let digest = digest_line(&again);
+    let digest = chartkit_tests::digest_line(&again);
 
     // The other face: in index.yaml at once, and the package is the pushed chart layer.
     let index = index_yaml(&server.url);
@@ -179,7 +163,7 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
             ])
             .arg(&out),
     );
-    assert_eq!(digest_line(&pulled), digest);
+    assert_eq!(chartkit_tests::digest_line(&pulled), digest);
     assert_eq!(
         std::fs::read(out.join("web-1.0.0+build.7.tgz")).unwrap(),
         std::fs::read(&pkg).unwrap()
@@ -196,7 +180,7 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
             .args(["pull", &format!("{base}/web"), "--plain-http", "-d"])
             .arg(ctx.path("ours")),
     );
-    assert_eq!(digest_line(&ours), digest);
+    assert_eq!(chartkit_tests::digest_line(&ours), digest);
 
     // helm installs from it into a sandbox.
     let sandbox = SandboxProcess::start(&ctx, &[]);
@@ -303,7 +287,7 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
             ])
             .arg(&out),
     );
-    assert_eq!(digest_line(&pulled), digest);
+    assert_eq!(chartkit_tests::digest_line(&pulled), digest);
     assert_eq!(std::fs::read(out.join("api-2.1.0.tgz")).unwrap(), bytes);
 
     // The copied-in chart, once the refresh has seen it.
@@ -356,7 +340,7 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
                 .arg(&pkg)
                 .args([&base, "--plain-http"]),
         );
-        digests.push(digest_line(&pushed));
+        digests.push(chartkit_tests::digest_line(&pushed));
     }
     let pulled = run_ok(
         ctx.chartkit()
@@ -370,7 +354,7 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
             ])
             .arg(ctx.path("pulled")),
     );
-    assert_eq!(digest_line(&pulled), digests[1]);
+    assert_eq!(chartkit_tests::digest_line(&pulled), digests[1]);
     assert!(index_yaml(&server.url).contains("version: 0.10.0"));
 
     // Paging: `n` and `last`, with a Link to the next page.
@@ -403,7 +387,7 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
         .unwrap();
     assert_eq!(catalog["repositories"], serde_json::json!(["charts/app"]));
 
-    let Some(skopeo) = which("skopeo") else {
+    let Some(skopeo) = chartkit_tests::on_path("skopeo") else {
         chartkit_tests::skip(NAME, "skopeo is not installed");
         return;
     };
@@ -940,7 +924,10 @@ fn two_replicas_on_one_bucket_share_both_faces() {
             ])
             .arg(&out),
     );
-    assert_eq!(digest_line(&pulled), digest_line(&pushed));
+    assert_eq!(
+        chartkit_tests::digest_line(&pulled),
+        chartkit_tests::digest_line(&pushed)
+    );
     assert_eq!(
         std::fs::read(out.join("pushed-1.0.0.tgz")).unwrap(),
         std::fs::read(&pkg).unwrap()
@@ -1025,7 +1012,7 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
         .into_iter()
         .map(|p| p.join().unwrap())
         .filter(|(_, output)| output.status.success())
-        .map(|(i, output)| (i, digest_line(&output)))
+        .map(|(i, output)| (i, chartkit_tests::digest_line(&output)))
         .collect();
     assert!(!acknowledged.is_empty());
 
@@ -1045,7 +1032,7 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
                 ])
                 .arg(&out),
         );
-        assert_eq!(&digest_line(&pulled), digest, "c{i}");
+        assert_eq!(&chartkit_tests::digest_line(&pulled), digest, "c{i}");
         assert_eq!(
             std::fs::read(out.join(format!("c{i}-1.0.0.tgz"))).unwrap(),
             std::fs::read(&packages[*i]).unwrap()
@@ -1169,7 +1156,7 @@ fn oci_namespace_moves_the_charts_and_the_default_answers_name_unknown() {
     );
     assert_eq!(
         digest_of(&manifest(&server.url, "team/web", "0.1.0").bytes().unwrap()),
-        digest_line(&pushed)
+        chartkit_tests::digest_line(&pushed)
     );
     assert_eq!(
         error_code(manifest(&server.url, "charts/web", "0.1.0")),
