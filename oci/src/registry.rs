@@ -530,12 +530,15 @@ fn read_limited(response: Response, url: &str, limit: u64) -> Result<Vec<u8>, Oc
     Ok(bytes)
 }
 
-/// An error and its sources, each stated once.
-fn chain(error: &dyn std::error::Error) -> String {
+/// An error and its sources, each stated once (the repository client words its HTTP
+/// errors with this too).
+pub fn chain(error: &dyn std::error::Error) -> String {
     let mut messages: Vec<String> = Vec::new();
     let mut source = Some(error);
     while let Some(cause) = source {
         let text = cause.to_string();
+        // reqwest and hyper wrap the cause in messages that only repeat the URL the
+        // caller states already, or say nothing ("client error (Connect)").
         let wrapper =
             text.starts_with("error sending request for url") || text.starts_with("client error (");
         if !wrapper && !messages.iter().any(|m| m.contains(&text)) {

@@ -467,22 +467,7 @@ fn pem_identity(key: &TlsKey) -> Result<reqwest::Identity, String> {
 }
 
 /// An error and its sources, each stated once.
-pub(crate) fn chain(error: &dyn std::error::Error) -> String {
-    let mut messages: Vec<String> = Vec::new();
-    let mut source = Some(error);
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        // reqwest and hyper wrap the cause in messages that only repeat the URL the
-        // caller states already, or say nothing ("client error (Connect)").
-        let wrapper =
-            text.starts_with("error sending request for url") || text.starts_with("client error (");
-        if !wrapper && !messages.iter().any(|m| m.contains(&text)) {
-            messages.push(text);
-        }
-        source = cause.source();
-    }
-    messages.join(": ")
-}
+pub(crate) use chartkit_oci::registry::chain;
 
 #[cfg(test)]
 mod tests {
