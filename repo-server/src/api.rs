@@ -33,6 +33,8 @@ pub struct Policy {
     pub auth_reads: bool,
     /// Uploads read and checked at once.
     pub uploads: UploadSlots,
+    /// Whether chart versions, manifests and blobs may be deleted (not `--disable-delete`).
+    pub delete: bool,
 }
 
 #[derive(Clone)]
@@ -92,15 +94,19 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let route = route_of(&path);
     // Owned, so the password check can be awaited without holding the request.
     let authorization = request.headers().get(header::AUTHORIZATION).cloned();
-    let response = match refuse(&state, &method, authorization, &path).await {
-        Some(error) => {
+    let response =
+        if method == Method::DELETE && !state.policy.delete && path.starts_with("/api/charts/") {
+            // ChartMuseum registers no DELETE route then, so it answers as for any unknown
+            // route, before asking for credentials.
+            ApiError::not_found("not found").into_response()
+        } else if let Some(error) = refuse(&state, &method, authorization, &path).await {
             if method == Method::POST {
                 state.metrics.upload(false);
             }
             error
-        }
-        None => next.run(request).await,
-    };
+        } else {
+            next.run(request).await
+        };
     let status = response.status();
     state
         .metrics

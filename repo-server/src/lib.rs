@@ -70,6 +70,10 @@ pub struct ServerOptions {
     pub oci_namespace: String,
     /// Keep OCI artifacts other than charts (signatures, SBOMs) beside the charts.
     pub oci_artifacts: bool,
+    /// `--disable-delete`: no chart version, manifest or blob is deleted through either face.
+    pub disable_delete: bool,
+    /// When the registry's garbage collection runs and what it spares.
+    pub oci_gc: oci::gc::GcSettings,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -108,7 +112,7 @@ pub struct Server {
     initial: SyncReport,
     timeouts: Timeouts,
     max_connections: usize,
-    registry: Arc<oci::Registry>,
+    state: api::AppState,
 }
 
 impl Server {
@@ -144,20 +148,27 @@ impl Server {
             auth: options.auth,
             auth_reads: options.auth_reads,
             uploads: publish::UploadSlots::new(options.max_concurrent_uploads, UPLOAD_WAIT),
+            delete: !options.disable_delete,
         };
-        let uploads = oci::Uploads::new(oci::uploads::MAX_SESSIONS, oci::uploads::IDLE_TIMEOUT)
+        // A session idle past the grace period could only be finished into a blob that
+        // garbage collection may already consider abandoned.
+        let idle = oci::uploads::IDLE_TIMEOUT.min(options.oci_gc.grace);
+        let uploads = oci::Uploads::new(oci::uploads::MAX_SESSIONS, idle)
             .map_err(|e| ServerError::Uploads(e.to_string()))?;
         let registry = Arc::new(oci::Registry {
             namespace: options.oci_namespace,
             uploads,
             artifacts: options.oci_artifacts,
+            gc: options.oci_gc,
+            recent: oci::gc::RecentBlobs::default(),
         });
-        let app = api::router(api::AppState {
+        let state = api::AppState {
             repo: Arc::clone(&repo),
             policy: Arc::new(policy),
             metrics,
-            registry: Arc::clone(&registry),
-        });
+            registry,
+        };
+        let app = api::router(state.clone());
         Ok(Server {
             listener,
             app,
@@ -167,7 +178,7 @@ impl Server {
             initial,
             timeouts: options.timeouts,
             max_connections: options.max_connections,
-            registry,
+            state,
         })
     }
 
@@ -199,13 +210,25 @@ impl Server {
         use hyper_util::server::conn::auto::Builder;
 
         let refresh = self.repo.spawn_refresh(self.refresh_interval);
-        // Abandoned upload sessions are dropped even when no new upload starts.
-        let registry = Arc::clone(&self.registry);
+        // Abandoned upload sessions are dropped even when no new upload starts, and the
+        // registry's garbage is collected now and then (the first tick is at once).
+        let registry = Arc::clone(&self.state.registry);
         let sweep = tokio::spawn(async move {
             let mut every = tokio::time::interval(Duration::from_secs(60));
             loop {
                 every.tick().await;
                 registry.uploads.sweep();
+            }
+        });
+        let state = self.state.clone();
+        let collect = tokio::spawn(async move {
+            let mut every = tokio::time::interval(state.registry.gc.interval);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                if let Err(error) = oci::gc::collect(&state).await {
+                    tracing::warn!(%error, "registry garbage collection failed; trying again later");
+                }
             }
         });
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -271,6 +294,7 @@ impl Server {
         drop(self.listener);
         refresh.abort();
         sweep.abort();
+        collect.abort();
         tracing::info!("shutting down: finishing requests in flight");
         if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
             .await

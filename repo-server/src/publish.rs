@@ -329,23 +329,43 @@ pub async fn delete_version(
     State(state): State<AppState>,
     Path((name, version)): Path<(String, String)>,
 ) -> Result<Response, ApiError> {
+    // `--disable-delete` is answered before this (in `api::guard`), as ChartMuseum
+    // answers a route it did not register.
+    if remove_version(&state, &name, &version).await? {
+        return Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()));
+    }
+    // Not in the index; a `.prov` stored without its package (an interrupted upload) can
+    // still be removed, so that the version can be uploaded again.
+    if remove_orphan_provenance(state.repo.storage().as_ref(), &name, &version).await? {
+        return Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()));
+    }
+    Err(ApiError::not_found(format!(
+        "chart {name} version {version} not found"
+    )))
+}
+
+/// Removes a chart version: what `DELETE /api/charts/NAME/VERSION` and a registry DELETE
+/// of its manifest have in common. The package goes first: once it is gone the version is
+/// gone, even if removing the `.prov` or the registry's manifest then fails (neither is
+/// served without its package, and garbage collection removes what is left). `false` when
+/// the version is not in the index.
+pub(crate) async fn remove_version(
+    state: &AppState,
+    name: &str,
+    version: &str,
+) -> Result<bool, ApiError> {
     let storage = state.repo.storage();
-    let Some(file) = state.repo.file_of(&name, &version) else {
-        // Not in the index; a `.prov` stored without its package (an interrupted upload)
-        // can still be removed, so that the version can be uploaded again.
-        if remove_orphan_provenance(storage.as_ref(), &name, &version).await? {
-            return Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()));
-        }
-        return Err(ApiError::not_found(format!(
-            "chart {name} version {version} not found"
-        )));
+    let Some(file) = state.repo.file_of(name, version) else {
+        return Ok(false);
     };
-    // The package first: once it is gone the version is gone, even if removing the
-    // `.prov` then fails (a `.prov` without its package is never served).
     storage.delete(&file).await?;
-    storage.delete(&format!("{file}.prov")).await?;
     state.repo.remove_package(&file);
-    Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()))
+    storage.delete(&format!("{file}.prov")).await?;
+    storage
+        .delete(&crate::oci::content::manifest_name(name, version))
+        .await?;
+    tracing::info!(chart = %name, %version, "chart version deleted");
+    Ok(true)
 }
 
 async fn remove_orphan_provenance(

@@ -124,6 +124,7 @@ async fn server(settings: Settings) -> Server {
         auth: Auth::default(),
         auth_reads: false,
         uploads: UploadSlots::new(2, Duration::from_millis(200)),
+        delete: true,
     };
     let state = AppState {
         repo: Arc::clone(&repo),
@@ -133,6 +134,8 @@ async fn server(settings: Settings) -> Server {
             namespace: "charts".to_owned(),
             uploads: crate::oci::Uploads::new(8, Duration::from_secs(60)).unwrap(),
             artifacts: false,
+            gc: crate::oci::gc::GcSettings::default(),
+            recent: crate::oci::gc::RecentBlobs::default(),
         }),
     };
     Server {

@@ -64,9 +64,10 @@ pub trait Storage: Send + Sync + 'static {
     async fn delete(&self, name: &str) -> Result<bool, StorageError>;
     /// Whether the storage answers, cheaply (for readiness probes).
     async fn check(&self) -> Result<(), StorageError>;
-    /// The names of hidden files (which [`Storage::list`] leaves out) starting with
-    /// `prefix`, for the registry's own records. A storage that keeps none has none.
-    async fn list_hidden(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+    /// The hidden files (which [`Storage::list`] leaves out) whose names start with
+    /// `prefix`, for the registry's own records and its garbage collection (which needs
+    /// their ages). A storage that keeps none has none.
+    async fn list_hidden(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StorageError> {
         let _ = prefix;
         Ok(Vec::new())
     }
@@ -247,7 +248,7 @@ impl Storage for LocalStorage {
         }
     }
 
-    async fn list_hidden(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+    async fn list_hidden(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StorageError> {
         let this = self.clone();
         let prefix = prefix.to_owned();
         blocking(move || {
@@ -255,8 +256,15 @@ impl Storage for LocalStorage {
                 std::fs::read_dir(&this.dir).map_err(|e| this.failed("listing", "", e))?;
             Ok(entries
                 .flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|name| name.starts_with('.') && name.starts_with(&prefix))
+                .filter_map(|entry| {
+                    let name = entry.file_name().into_string().ok()?;
+                    if !(name.starts_with('.') && name.starts_with(&prefix)) {
+                        return None;
+                    }
+                    // Gone between the listing and the look (deleted meanwhile): skipped.
+                    let meta = entry.metadata().ok().filter(|m| m.is_file())?;
+                    Some(Self::info(name, &meta))
+                })
                 .collect())
         })
         .await
@@ -436,7 +444,7 @@ impl Storage for BucketStorage {
         Ok(true)
     }
 
-    async fn list_hidden(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+    async fn list_hidden(&self, prefix: &str) -> Result<Vec<ObjectInfo>, StorageError> {
         let listing = self
             .store
             .list_with_delimiter(self.prefix.as_ref())
@@ -445,8 +453,11 @@ impl Storage for BucketStorage {
         Ok(listing
             .objects
             .iter()
-            .filter_map(|meta| meta.location.filename().map(str::to_owned))
-            .filter(|name| name.starts_with('.') && name.starts_with(prefix))
+            .filter_map(|meta| {
+                let name = meta.location.filename()?;
+                (name.starts_with('.') && name.starts_with(prefix))
+                    .then(|| Self::info(name.to_owned(), meta))
+            })
             .collect())
     }
 

@@ -68,6 +68,11 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         max_connections,
         oci_namespace: args.oci_namespace.clone(),
         oci_artifacts: args.oci_artifacts,
+        disable_delete: args.disable_delete,
+        oci_gc: chartkit_repo_server::oci::gc::GcSettings {
+            interval: seconds("--oci-gc-interval", args.oci_gc_interval)?,
+            grace: seconds("--oci-gc-grace", args.oci_gc_grace)?,
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

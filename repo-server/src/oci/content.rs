@@ -67,7 +67,7 @@ pub async fn artifact_tags(state: &AppState, name: &str) -> Result<Vec<String>, 
         .list_hidden(&prefix)
         .await?
         .into_iter()
-        .filter_map(|n| n.strip_prefix(&prefix).map(str::to_owned))
+        .filter_map(|info| info.name.strip_prefix(&prefix).map(str::to_owned))
         .collect())
 }
 
@@ -95,6 +95,9 @@ pub async fn find_blob(
     if let Some(data) = storage.get(&blob_name(hex)).await?
         && manifest::digest_of(&data) == digest
     {
+        // Whoever asked (a push's HEAD or mount, a manifest's check) may be about to
+        // reference it: garbage collection spares it for a while.
+        state.registry.recent.touch(hex);
         return Ok(Some(data));
     }
     for version in state.repo.chart(chart).unwrap_or_default() {
@@ -228,7 +231,10 @@ pub async fn tags(state: &AppState, name: &str) -> Result<Option<Vec<String>>, S
 
 /// An artifact's manifest by digest: kept as a blob, and not a chart's (those are found
 /// through their chart).
-async fn artifact_manifest(state: &AppState, digest: &str) -> Result<Option<Bytes>, StorageError> {
+pub async fn artifact_manifest(
+    state: &AppState,
+    digest: &str,
+) -> Result<Option<Bytes>, StorageError> {
     let Some(hex) = sha256_hex(digest) else {
         return Ok(None);
     };

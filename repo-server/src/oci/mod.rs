@@ -8,10 +8,13 @@
 //!
 //! A manifest pushed here must be a Helm chart's: its chart layer is judged like a
 //! ChartMuseum upload and stored as `NAME-VERSION.tgz` through the same code, so it is in
-//! index.yaml at once. Deletion is not offered (405 UNSUPPORTED).
+//! index.yaml at once. Deleting its manifest deletes the chart version, as
+//! `DELETE /api/charts/NAME/VERSION` does (unless `--disable-delete`: 405 UNSUPPORTED).
 
-mod content;
+pub(crate) mod content;
+mod delete;
 pub mod error;
+pub mod gc;
 pub mod uploads;
 
 use axum::body::Body;
@@ -37,6 +40,10 @@ pub struct Registry {
     /// `--oci-artifacts`: keep manifests other than Helm charts' (signatures, SBOMs, any
     /// OCI artifact) beside the charts, under tags of their own.
     pub artifacts: bool,
+    /// When garbage collection runs and what it spares.
+    pub gc: gc::GcSettings,
+    /// Blobs clients asked for lately, which garbage collection spares.
+    pub recent: gc::RecentBlobs,
 }
 
 fn api_version(response: &mut Response) {
@@ -213,10 +220,16 @@ async fn route(state: &AppState, request: Request) -> Result<Response, OciError>
             state.registry.uploads.remove(id);
             Ok(StatusCode::NO_CONTENT.into_response())
         }
-        (Target::Manifest(_) | Target::Blob(_), Method::DELETE) => Err(OciError::new(
-            Code::Unsupported,
-            "this server does not delete through the registry API; remove a chart version with DELETE /api/charts/NAME/VERSION",
-        )),
+        (Target::Manifest(_) | Target::Blob(_), Method::DELETE) if !state.policy.delete => {
+            Err(OciError::new(
+                Code::Unsupported,
+                "deletion is disabled on this server (--disable-delete)",
+            ))
+        }
+        (Target::Manifest(reference), Method::DELETE) => {
+            delete::manifest(state, repository, chart, reference).await
+        }
+        (Target::Blob(digest), Method::DELETE) => delete::blob(state, chart, digest).await,
         (_, method) => Err(OciError::new(
             Code::Unsupported,
             format!("{method} is not supported on {path}"),
@@ -474,6 +487,8 @@ async fn start_upload(
             return Ok(created_blob(repository, mount));
         }
     } else if let Some(digest) = wanted_digest(&params)? {
+        // A body, so one of the uploads that may be received at once.
+        let _turn = state.policy.uploads.acquire().await?;
         let (head, body) = request.into_parts();
         let data = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
         store_verified(state, &digest, data).await?;
@@ -576,6 +591,7 @@ async fn patch_upload(
     request: Request,
 ) -> Result<Response, OciError> {
     let shared = state.registry.uploads.get(repository, id)?;
+    let _turn = state.policy.uploads.acquire().await?;
     let mut session = shared.lock().await;
     uploads::owned_by(&session, repository, id)?;
     append_body(state, id, &mut session, request).await?;
@@ -603,6 +619,7 @@ async fn finish_upload(
 ) -> Result<Response, OciError> {
     let params = query(&request);
     let shared = state.registry.uploads.get(repository, id)?;
+    let _turn = state.policy.uploads.acquire().await?;
     let mut session = shared.lock().await;
     uploads::owned_by(&session, repository, id)?;
     let Some(digest) = wanted_digest(&params)? else {
@@ -635,8 +652,12 @@ async fn put_manifest(
     reference: &str,
     request: Request,
 ) -> Result<Response, OciError> {
+    // Read and checked as an upload: one of --max-concurrent-uploads, within
+    // --max-upload-size, held until the manifest is stored.
+    let _turn = state.policy.uploads.acquire().await?;
     let (head, body) = request.into_parts();
-    let bytes = upload::read_body(&head.headers, body, MAX_MANIFEST_SIZE)
+    let limit = MAX_MANIFEST_SIZE.min(state.policy.max_upload_size);
+    let bytes = upload::read_body(&head.headers, body, limit)
         .await
         .map_err(|e| {
             let status = e.status;
@@ -756,7 +777,6 @@ async fn put_manifest(
     let chart_hex = content::sha256_hex(&parsed.chart.digest)
         .unwrap_or_default()
         .to_owned();
-    let _turn = state.policy.uploads.acquire().await?;
     let same_package = state
         .repo
         .chart_version(chart, &version)
@@ -945,7 +965,12 @@ async fn referrers(
     if state.registry.artifacts {
         let prefix = content::referrer_name(chart, subject, "");
         let storage = state.repo.storage();
-        let mut names = storage.list_hidden(&prefix).await?;
+        let mut names: Vec<String> = storage
+            .list_hidden(&prefix)
+            .await?
+            .into_iter()
+            .map(|info| info.name)
+            .collect();
         names.sort();
         for name in names {
             let Some(text) = storage.get(&name).await? else {

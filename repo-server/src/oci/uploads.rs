@@ -3,7 +3,7 @@
 //! in idle time; a session abandoned by its client is removed.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,18 +72,36 @@ type Shared = Arc<tokio::sync::Mutex<Session>>;
 /// The open sessions, by id.
 pub struct Uploads {
     dir: tempfile::TempDir,
+    /// Held (with its `flock`) while the server runs, so a server starting later can tell
+    /// this directory from one a killed server left.
+    _lock: std::fs::File,
     sessions: Mutex<HashMap<String, Shared>>,
     max_sessions: usize,
     idle: Duration,
 }
 
+const DIR_PREFIX: &str = "chartkit-oci-uploads-";
+const LOCK_FILE: &str = ".lock";
+
 impl Uploads {
-    /// Sessions kept under a new temporary directory (removed with the server).
+    /// Sessions kept under a new temporary directory (removed with the server), after
+    /// removing the directories of servers that were killed (no one holds their lock).
     pub fn new(max_sessions: usize, idle: Duration) -> std::io::Result<Uploads> {
+        Uploads::new_in(&std::env::temp_dir(), max_sessions, idle)
+    }
+
+    pub fn new_in(parent: &Path, max_sessions: usize, idle: Duration) -> std::io::Result<Uploads> {
+        for removed in remove_abandoned_dirs(parent) {
+            tracing::info!(dir = %removed.display(), "removed the upload directory of a server that did not stop cleanly");
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(DIR_PREFIX)
+            .tempdir_in(parent)?;
+        let lock = std::fs::File::create(dir.path().join(LOCK_FILE))?;
+        lock.lock()?;
         Ok(Uploads {
-            dir: tempfile::Builder::new()
-                .prefix("chartkit-oci-uploads-")
-                .tempdir()?,
+            dir,
+            _lock: lock,
             sessions: Mutex::new(HashMap::new()),
             max_sessions,
             idle,
@@ -141,18 +159,52 @@ impl Uploads {
         self.lock().remove(id);
     }
 
-    /// Drops sessions idle longer than the timeout (not those in use right now).
-    pub fn sweep(&self) {
+    /// Drops sessions idle longer than the timeout (not those in use right now); how many.
+    pub fn sweep(&self) -> usize {
         let now = Instant::now();
-        self.lock().retain(|_, session| match session.try_lock() {
+        let mut sessions = self.lock();
+        let before = sessions.len();
+        sessions.retain(|_, session| match session.try_lock() {
             Ok(session) => now.duration_since(session.touched) < self.idle,
             Err(_) => true,
         });
+        before - sessions.len()
     }
 
     pub fn count(&self) -> usize {
         self.lock().len()
     }
+}
+
+/// Removes the upload directories under `parent` whose server is gone: their lock is
+/// free (a live server holds it), or, without a lock file (a server killed between making
+/// the directory and locking), untouched for an hour.
+fn remove_abandoned_dirs(parent: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(DIR_PREFIX)
+            || !entry.file_type().is_ok_and(|t| t.is_dir())
+        {
+            continue;
+        }
+        let path = entry.path();
+        let abandoned = match std::fs::File::open(path.join(LOCK_FILE)) {
+            Ok(lock) => lock.try_lock().is_ok(),
+            Err(_) => entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > Duration::from_secs(3600)),
+        };
+        if abandoned && std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
 }
 
 /// Refuses a session used through another repository's URL.
@@ -191,6 +243,22 @@ mod tests {
         // Both idle past the timeout: starting a new one sweeps them.
         uploads.start("charts/a").await.unwrap();
         assert_eq!(uploads.count(), 1);
-        assert_eq!(std::fs::read_dir(uploads.dir.path()).unwrap().count(), 1);
+        // The session's file and the lock.
+        assert_eq!(std::fs::read_dir(uploads.dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn a_killed_servers_directory_is_removed_and_a_live_ones_kept() {
+        let parent = tempfile::tempdir().unwrap();
+        let live = Uploads::new_in(parent.path(), 4, IDLE_TIMEOUT).unwrap();
+        // What a SIGKILL leaves: the directory with a session's file, its lock released.
+        let killed = parent.path().join(format!("{DIR_PREFIX}killed"));
+        std::fs::create_dir(&killed).unwrap();
+        std::fs::write(killed.join(LOCK_FILE), b"").unwrap();
+        std::fs::write(killed.join("0123"), b"partial upload").unwrap();
+        let next = Uploads::new_in(parent.path(), 4, IDLE_TIMEOUT).unwrap();
+        assert!(!killed.exists());
+        assert!(live.dir.path().exists());
+        assert!(next.dir.path().exists());
     }
 }
