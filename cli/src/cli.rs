@@ -830,6 +830,27 @@ pub struct ServeArgs {
     /// Also keep OCI artifacts that are not charts (signatures, SBOMs) beside the charts.
     #[arg(long = "oci-artifacts")]
     pub oci_artifacts: bool,
+    /// Refuse deletions: DELETE /api/charts/NAME/VERSION answers 404 as ChartMuseum's
+    /// does, and the registry's manifest and blob DELETEs 405 UNSUPPORTED.
+    #[arg(long = "disable-delete")]
+    pub disable_delete: bool,
+    /// Seconds between the registry's garbage collections (the first is at start): blobs
+    /// no manifest references, manifests of deleted chart versions, abandoned uploads.
+    #[arg(
+        long = "oci-gc-interval",
+        value_name = "SECONDS",
+        default_value_t = 600.0
+    )]
+    pub oci_gc_interval: f64,
+    /// Seconds a registry file is kept whatever references it (a push uploads its blobs
+    /// before the manifest naming them); upload sessions idle this long (at most 15
+    /// minutes) are dropped.
+    #[arg(
+        long = "oci-gc-grace",
+        value_name = "SECONDS",
+        default_value_t = 3600.0
+    )]
+    pub oci_gc_grace: f64,
     /// Largest upload accepted, in bytes.
     #[arg(long = "max-upload-size", default_value_t = 20 * 1024 * 1024)]
     pub max_upload_size: usize,

@@ -497,7 +497,11 @@ fn put_manifest(
 fn the_specs_error_cases_answer_its_codes_and_leave_nothing() {
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &["--max-upload-size", "100000"]);
+    let server = start(
+        &ctx,
+        &storage,
+        &["--max-upload-size", "100000", "--disable-delete"],
+    );
     let url = server.url.as_str();
     let r = "charts/demo";
 
@@ -689,7 +693,7 @@ fn the_specs_error_cases_answer_its_codes_and_leave_nothing() {
     assert!(stored(&storage, ".oci-manifest-").is_empty());
     assert!(stored(&storage, "demo").is_empty());
 
-    // A good one, by digest; then DELETE, which this server does not do.
+    // A good one, by digest; then DELETE, which this server (--disable-delete) does not do.
     let stored_manifest = put_manifest(url, r, &digest_of(by_digest.as_bytes()), &by_digest);
     assert_eq!(stored_manifest.status(), 201);
     assert_eq!(
@@ -706,7 +710,22 @@ fn the_specs_error_cases_answer_its_codes_and_leave_nothing() {
         .send()
         .unwrap();
     assert_eq!(error_code(delete), (405, "UNSUPPORTED".into()));
+    let delete = client()
+        .delete(format!("{url}/v2/{r}/blobs/{}", digest_of(config)))
+        .send()
+        .unwrap();
+    assert_eq!(error_code(delete), (405, "UNSUPPORTED".into()));
+    assert_eq!(head_blob(url, r, &digest_of(config)), 200);
     assert_eq!(manifest(url, r, "1.0.0").status(), 200);
+    // ChartMuseum's API answers as ChartMuseum does with --disable-delete: it has no
+    // DELETE route, so 404 `not found`.
+    let delete = client()
+        .delete(format!("{url}/api/charts/demo/1.0.0"))
+        .send()
+        .unwrap();
+    assert_eq!(delete.status(), 404);
+    assert_eq!(delete.text().unwrap(), r#"{"error":"not found"}"#);
+    assert!(index_yaml(url).contains("demo"));
 }
 
 #[test]
@@ -733,6 +752,17 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
         "Basic realm=\"chartkit\""
     );
     assert_eq!(error_code(refused), (401, "UNAUTHORIZED".into()));
+    // Deletes are writes: credentials first, on both faces.
+    let refused = client()
+        .delete(format!("{}/v2/charts/web/manifests/0.1.0", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(error_code(refused), (401, "UNAUTHORIZED".into()));
+    let refused = client()
+        .delete(format!("{}/api/charts/web/0.1.0", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(refused.status(), 401);
     let Some(helm) = peers::helm_or_skip(NAME) else {
         return;
     };
@@ -763,6 +793,13 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
     ]));
     run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
     assert!(index_yaml(&server.url).contains("web"));
+    let deleted = client()
+        .delete(format!("{}/v2/charts/web/manifests/0.1.0", server.url))
+        .basic_auth("ci", Some("let-me-in"))
+        .send()
+        .unwrap();
+    assert_eq!(deleted.status(), 202);
+    assert!(!index_yaml(&server.url).contains("web"));
 }
 
 #[test]
@@ -1171,4 +1208,350 @@ fn oci_namespace_moves_the_charts_and_the_default_answers_name_unknown() {
         .unwrap();
     assert!(!refused.status.success());
     assert!(index_yaml(&server.url).contains("web"));
+}
+
+/// The digest of a tag's manifest.
+fn digest_of_tag(url: &str, repository: &str, tag: &str) -> String {
+    manifest(url, repository, tag).headers()["docker-content-digest"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn delete(url: &str) -> reqwest::blocking::Response {
+    client().delete(url).send().unwrap()
+}
+
+#[test]
+fn deleting_a_manifest_deletes_the_chart_version_on_both_faces() {
+    const NAME: &str = "deleting_a_manifest_deletes_the_chart_version_on_both_faces";
+    let ctx = TestContext::new();
+    let storage = ctx.path("store");
+    let server = start(&ctx, &storage, &[]);
+    let url = server.url.as_str();
+    let base = format!("oci://{}/charts", host(&server));
+    let helm = peers::helm_or_skip(NAME);
+    // helm's own pushes where helm is here, chartkit's otherwise: the server cannot tell.
+    let push = |version: &str| {
+        let pkg = package_into(
+            &mut ctx.chartkit(),
+            &configmap_chart(&ctx, "web", version),
+            &ctx.path("out"),
+        );
+        let mut command = match &helm {
+            Some(helm) => ctx.hermetic(helm),
+            None => ctx.chartkit(),
+        };
+        run_ok(command.arg("push").arg(pkg).args([&base, "--plain-http"]));
+    };
+    push("1.0.0");
+    push("2.0.0");
+    push("3.0.0");
+    let saved = client()
+        .post(format!("{url}/api/charts"))
+        .body(chart_package("uploaded", "0.1.0"))
+        .send()
+        .unwrap();
+    assert_eq!(saved.status(), 201);
+
+    // By tag: 202, gone from index.yaml, /charts/, the tag list and the API.
+    assert_eq!(
+        delete(&format!("{url}/v2/charts/web/manifests/1.0.0")).status(),
+        202
+    );
+    assert!(
+        !index_yaml(url).contains("version: 1.0.0"),
+        "{}",
+        index_yaml(url)
+    );
+    assert_eq!(
+        client()
+            .get(format!("{url}/charts/web-1.0.0.tgz"))
+            .send()
+            .unwrap()
+            .status(),
+        404
+    );
+    assert_eq!(
+        client()
+            .get(format!("{url}/api/charts/web/1.0.0"))
+            .send()
+            .unwrap()
+            .status(),
+        404
+    );
+    let tags: serde_json::Value = client()
+        .get(format!("{url}/v2/charts/web/tags/list"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(tags["tags"], serde_json::json!(["2.0.0", "3.0.0"]));
+    assert!(stored(&storage, ".oci-manifest-web-1.0.0").is_empty());
+    assert_eq!(
+        error_code(manifest(url, "charts/web", "1.0.0")),
+        (404, "MANIFEST_UNKNOWN".into())
+    );
+    assert_eq!(
+        error_code(delete(&format!("{url}/v2/charts/web/manifests/1.0.0"))),
+        (404, "MANIFEST_UNKNOWN".into())
+    );
+
+    // By digest: the same.
+    let digest = digest_of_tag(url, "charts/web", "2.0.0");
+    assert_eq!(
+        delete(&format!("{url}/v2/charts/web/manifests/{digest}")).status(),
+        202
+    );
+    assert!(!index_yaml(url).contains("version: 2.0.0"));
+    assert_eq!(manifest(url, "charts/web", &digest).status(), 404);
+
+    // Through ChartMuseum's API: the registry no longer has it either.
+    let api = delete(&format!("{url}/api/charts/uploaded/0.1.0"));
+    assert_eq!(api.status(), 200);
+    assert_eq!(api.text().unwrap(), r#"{"deleted":true}"#);
+    assert_eq!(
+        error_code(manifest(url, "charts/uploaded", "0.1.0")),
+        (404, "NAME_UNKNOWN".into())
+    );
+
+    // Blobs: one uploaded alone goes (202, then 404); a chart layer is its chart
+    // version, deleted through the manifest.
+    let lone = put_blob(url, "charts/web", b"a blob no manifest names");
+    assert_eq!(
+        delete(&format!("{url}/v2/charts/web/blobs/{lone}")).status(),
+        202
+    );
+    assert_eq!(head_blob(url, "charts/web", &lone), 404);
+    assert_eq!(
+        error_code(delete(&format!("{url}/v2/charts/web/blobs/{lone}"))),
+        (404, "BLOB_UNKNOWN".into())
+    );
+    let remaining: serde_json::Value = manifest(url, "charts/web", "3.0.0").json().unwrap();
+    let layer = remaining["layers"][0]["digest"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(
+        error_code(delete(&format!("{url}/v2/charts/web/blobs/{layer}"))),
+        (403, "DENIED".into())
+    );
+    assert_eq!(head_blob(url, "charts/web", &layer), 200);
+
+    // Neither client pulls a deleted version; the one left still pulls.
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pull = |command: &mut Command, version: &str| {
+        command
+            .args(["pull", &format!("{base}/web"), "--version", version])
+            .args(["--plain-http", "-d"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let mut clients = vec![("chartkit", ctx.chartkit())];
+    if let Some(helm) = &helm {
+        clients.push(("helm", ctx.hermetic(helm)));
+    }
+    for (who, mut command) in clients {
+        for version in ["1.0.0", "2.0.0"] {
+            let refused = pull(&mut command, version);
+            assert!(!refused.status.success(), "{who} pulled web {version}");
+        }
+        let mut command = if who == "helm" {
+            ctx.hermetic(helm.as_ref().unwrap())
+        } else {
+            ctx.chartkit()
+        };
+        assert!(pull(&mut command, "3.0.0").status.success(), "{who}");
+    }
+}
+
+#[test]
+fn garbage_collection_removes_unshared_blobs_and_abandoned_uploads() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("store");
+    let server = start(
+        &ctx,
+        &storage,
+        &[
+            "--oci-artifacts",
+            "--oci-gc-interval",
+            "0.5",
+            "--oci-gc-grace",
+            "2",
+        ],
+    );
+    let url = server.url.as_str();
+    let push = |name: &str| {
+        let r = format!("charts/{name}");
+        let config = format!(r#"{{"name":"{name}","version":"1.0.0","apiVersion":"v2"}}"#);
+        let package = chart_package(name, "1.0.0");
+        put_blob(url, &r, config.as_bytes());
+        put_blob(url, &r, &package);
+        let body = chart_manifest(config.as_bytes(), &package);
+        assert_eq!(put_manifest(url, &r, "1.0.0", &body).status(), 201);
+        (digest_of(config.as_bytes()), digest_of(body.as_bytes()))
+    };
+    let (shared_config, web_manifest) = push("web");
+    let (other_config, other_manifest) = push("other");
+    let (kept_config, _) = push("kept");
+    // An artifact beside `web` whose config is web's: a blob two manifests share.
+    let notes = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "artifactType": "application/vnd.example.notes",
+        "config": {"mediaType": "application/vnd.example.config", "digest": shared_config, "size": 1},
+        "layers": [],
+    })
+    .to_string();
+    assert_eq!(
+        put_manifest(url, "charts/web", "notes", &notes).status(),
+        201
+    );
+    // An abandoned push (a blob, never a manifest) and an abandoned upload session.
+    let abandoned = put_blob(url, "charts/web", b"pushed and then forgotten");
+    let session = start_upload(url, "charts/web");
+    let patched = client()
+        .patch(&session)
+        .header("Content-Type", "application/octet-stream")
+        .body(b"half an upload".to_vec())
+        .send()
+        .unwrap();
+    assert_eq!(patched.status(), 202);
+
+    assert_eq!(
+        delete(&format!("{url}/v2/charts/web/manifests/1.0.0")).status(),
+        202
+    );
+    assert_eq!(
+        delete(&format!("{url}/v2/charts/other/manifests/1.0.0")).status(),
+        202
+    );
+
+    let blob_file = |digest: &str| format!(".oci-blob-sha256-{}", &digest["sha256:".len()..]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !stored(&storage, &blob_file(&abandoned)).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never collected: {}",
+            server.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Give the run that removed it time to finish.
+    std::thread::sleep(Duration::from_secs(1));
+    for gone in [&other_config, &web_manifest, &other_manifest, &abandoned] {
+        assert!(
+            stored(&storage, &blob_file(gone)).is_empty(),
+            "{gone} stayed"
+        );
+    }
+    for kept in [&shared_config, &kept_config, &digest_of(notes.as_bytes())] {
+        assert_eq!(
+            stored(&storage, &blob_file(kept)).len(),
+            1,
+            "{kept} removed"
+        );
+    }
+    assert!(stored(&storage, ".oci-manifest-web-").is_empty());
+    assert_eq!(stored(&storage, ".oci-manifest-kept-").len(), 1);
+    assert_eq!(manifest(url, "charts/kept", "1.0.0").status(), 200);
+    assert_eq!(manifest(url, "charts/web", "notes").status(), 200);
+    assert_eq!(
+        error_code(client().get(&session).send().unwrap()),
+        (404, "BLOB_UPLOAD_UNKNOWN".into())
+    );
+    assert!(
+        server.log().contains("registry garbage collected"),
+        "{}",
+        server.log()
+    );
+}
+
+#[test]
+fn the_upload_directory_a_killed_server_left_is_removed_at_start() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("store");
+    let temp = ctx.path("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let start_in_temp = || {
+        let mut command = ctx.chartkit();
+        command.env("TMPDIR", &temp);
+        std::fs::create_dir_all(&storage).unwrap();
+        ServeProcess::start(command, &[storage.to_str().unwrap()], ctx.dir())
+    };
+    let upload_dirs = || stored(&temp, "chartkit-oci-uploads-");
+    let mut first = start_in_temp();
+    let session = start_upload(&first.url, "charts/web");
+    let patched = client()
+        .patch(&session)
+        .body(vec![1u8; 5000])
+        .send()
+        .unwrap();
+    assert_eq!(patched.status(), 202);
+    let left = upload_dirs();
+    assert_eq!(left.len(), 1);
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    assert_eq!(upload_dirs(), left, "SIGKILL leaves the directory");
+
+    let second = start_in_temp();
+    let now = upload_dirs();
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now, left);
+    assert!(
+        second.log().contains("did not stop cleanly"),
+        "{}",
+        second.log()
+    );
+}
+
+#[test]
+fn registry_uploads_take_upload_turns_and_keep_within_the_size_limit() {
+    let ctx = TestContext::new();
+    let server = start(
+        &ctx,
+        &ctx.path("store"),
+        &["--max-concurrent-uploads", "1", "--max-upload-size", "300"],
+    );
+    let url = server.url.clone();
+    let session = start_upload(&url, "charts/web");
+    // A chunk whose body arrives slowly holds the only upload turn...
+    let location = session.trim_start_matches(&url).to_owned();
+    let mut slow = std::net::TcpStream::connect(host(&server)).unwrap();
+    use std::io::Write;
+    write!(
+        slow,
+        "PATCH {location} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: 200\r\n\r\n",
+        host(&server)
+    )
+    .unwrap();
+    slow.write_all(&[0u8; 10]).unwrap();
+    slow.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // ...so a monolithic blob upload waits its 10 seconds and gets 503.
+    let started = std::time::Instant::now();
+    let waited = client()
+        .post(format!(
+            "{url}/v2/charts/web/blobs/uploads/?digest={}",
+            digest_of(b"x")
+        ))
+        .body(b"x".to_vec())
+        .send()
+        .unwrap();
+    assert_eq!(waited.status(), 503);
+    assert!(started.elapsed() >= Duration::from_secs(9));
+    slow.write_all(&[0u8; 190]).unwrap();
+    drop(slow);
+    std::thread::sleep(Duration::from_millis(300));
+    // A manifest is an upload too: over --max-upload-size, 413.
+    let config = br#"{"name":"web","version":"1.0.0","apiVersion":"v2"}"#;
+    put_blob(&url, "charts/web", config);
+    let big = chart_manifest(config, &[7u8; 100]).replace(
+        "\"schemaVersion\"",
+        &format!("\"padding\":\"{}\",\"schemaVersion\"", "x".repeat(300)),
+    );
+    let refused = put_manifest(&url, "charts/web", "1.0.0", &big);
+    assert_eq!(refused.status(), 413);
 }
