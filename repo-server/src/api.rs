@@ -63,6 +63,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .route("/v2", get(crate::oci::base))
         .route("/v2/", get(crate::oci::base))
+        .route("/v2/token", get(crate::oci::token::endpoint))
         .route("/v2/{*rest}", any(crate::oci::dispatch))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -94,12 +95,20 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let route = route_of(&path);
     // Owned, so the password check can be awaited without holding the request.
     let authorization = request.headers().get(header::AUTHORIZATION).cloned();
+    // Where the client reached the server, for the token service's address.
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(|a| a.to_string()))
+        .unwrap_or_default();
     let response =
         if method == Method::DELETE && !state.policy.delete && path.starts_with("/api/charts/") {
             // ChartMuseum registers no DELETE route then, so it answers as for any unknown
             // route, before asking for credentials.
             ApiError::not_found("not found").into_response()
-        } else if let Some(error) = refuse(&state, &method, authorization, &path).await {
+        } else if let Some(error) = refuse(&state, &method, authorization, &path, &host).await {
             if method == Method::POST {
                 state.metrics.upload(false);
             }
@@ -125,12 +134,17 @@ async fn refuse(
     method: &Method,
     authorization: Option<HeaderValue>,
     path: &str,
+    host: &str,
 ) -> Option<Response> {
     let decoded = percent_decode(path);
     if decoded.split(['/', '\\']).any(|segment| segment == "..") {
         return Some(
             ApiError::bad_request(format!("path `{path}` contains `..`; refused")).into_response(),
         );
+    }
+    if path == "/v2" || path.starts_with("/v2/") {
+        let header = authorization.as_ref().and_then(|v| v.to_str().ok());
+        return crate::oci::token::authorize(state, method, header, path, host).await;
     }
     let auth = &state.policy.auth;
     let writes = !matches!(*method, Method::GET | Method::HEAD);
@@ -155,12 +169,7 @@ async fn refuse(
             return Some(response);
         }
     };
-    let mut response = if path == "/v2" || path.starts_with("/v2/") {
-        crate::oci::error::OciError::new(crate::oci::error::Code::Unauthorized, message)
-            .into_response()
-    } else {
-        ApiError::new(StatusCode::UNAUTHORIZED, message).into_response()
-    };
+    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
     let challenge = if auth.has_users() {
         "Basic realm=\"chartkit\""
     } else {

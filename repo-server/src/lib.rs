@@ -141,6 +141,11 @@ impl Server {
                 addr: options.addr.clone(),
                 source,
             })?;
+        let tokens = if options.auth.is_enabled() {
+            Some(oci::token::Tokens::open(repo.storage().as_ref()).await?)
+        } else {
+            None
+        };
         let policy = Policy {
             allow_overwrite: options.allow_overwrite,
             max_upload_size: options.max_upload_size,
@@ -161,6 +166,8 @@ impl Server {
             artifacts: options.oci_artifacts,
             gc: options.oci_gc,
             recent: oci::gc::RecentBlobs::default(),
+            tokens,
+            tls: tls.is_some(),
         });
         let state = api::AppState {
             repo: Arc::clone(&repo),

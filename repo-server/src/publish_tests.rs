@@ -136,6 +136,8 @@ async fn server(settings: Settings) -> Server {
             artifacts: false,
             gc: crate::oci::gc::GcSettings::default(),
             recent: crate::oci::gc::RecentBlobs::default(),
+            tokens: None,
+            tls: false,
         }),
     };
     Server {

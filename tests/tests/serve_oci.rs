@@ -749,7 +749,11 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
         .unwrap();
     assert_eq!(
         refused.headers()["www-authenticate"],
-        "Basic realm=\"chartkit\""
+        format!(
+            "Bearer realm=\"{}/v2/token\",service=\"{}\",scope=\"repository:charts/web:pull,push\"",
+            server.url,
+            host(&server)
+        )
     );
     assert_eq!(error_code(refused), (401, "UNAUTHORIZED".into()));
     // Deletes are writes: credentials first, on both faces.
@@ -1554,4 +1558,172 @@ fn registry_uploads_take_upload_turns_and_keep_within_the_size_limit() {
     );
     let refused = put_manifest(&url, "charts/web", "1.0.0", &big);
     assert_eq!(refused.status(), 413);
+}
+
+#[test]
+fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
+    const NAME: &str = "the_token_flow_serves_helm_and_skopeo_with_credentials";
+    let ctx = TestContext::new();
+    let htpasswd = ctx.path("htpasswd");
+    std::fs::write(
+        &htpasswd,
+        format!("ci:{}\n", bcrypt::hash("let-me-in", 4).unwrap()),
+    )
+    .unwrap();
+    let storage = ctx.path("store");
+    let server = start(
+        &ctx,
+        &storage,
+        &["--basic-auth-file", htpasswd.to_str().unwrap()],
+    );
+    let url = server.url.as_str();
+    let realm = format!("{url}/v2/token");
+
+    // The version check names the token service.
+    let ping = client().get(format!("{url}/v2/")).send().unwrap();
+    assert_eq!(
+        ping.headers()["www-authenticate"],
+        format!("Bearer realm=\"{realm}\",service=\"{}\"", host(&server))
+    );
+    assert_eq!(error_code(ping), (401, "UNAUTHORIZED".into()));
+    let token = |credentials: Option<(&str, &str)>, scope: &str| {
+        let mut request = client().get(format!("{realm}?service={}&scope={scope}", host(&server)));
+        if let Some((user, password)) = credentials {
+            request = request.basic_auth(user, Some(password));
+        }
+        request.send().unwrap()
+    };
+    let push_scope = "repository:charts/web:pull,push";
+    // A user's token pushes; an anonymous one only pulls; a wrong password gets none.
+    let answer: serde_json::Value = token(Some(("ci", "let-me-in")), push_scope).json().unwrap();
+    assert_eq!(answer["expires_in"], 300);
+    let pusher = answer["token"].as_str().unwrap().to_owned();
+    let started = client()
+        .post(format!("{url}/v2/charts/web/blobs/uploads/"))
+        .bearer_auth(&pusher)
+        .send()
+        .unwrap();
+    assert_eq!(started.status(), 202);
+    let elsewhere = client()
+        .post(format!("{url}/v2/charts/api/blobs/uploads/"))
+        .bearer_auth(&pusher)
+        .send()
+        .unwrap();
+    assert!(
+        elsewhere.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .ends_with("error=\"insufficient_scope\""),
+        "{:?}",
+        elsewhere.headers()
+    );
+    assert_eq!(error_code(elsewhere), (401, "UNAUTHORIZED".into()));
+    let anonymous: serde_json::Value = token(None, push_scope).json().unwrap();
+    let reader = anonymous["token"].as_str().unwrap();
+    let refused = client()
+        .post(format!("{url}/v2/charts/web/blobs/uploads/"))
+        .bearer_auth(reader)
+        .send()
+        .unwrap();
+    assert_eq!(error_code(refused), (401, "UNAUTHORIZED".into()));
+    assert_eq!(
+        client()
+            .get(format!("{url}/v2/"))
+            .bearer_auth(reader)
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        error_code(token(Some(("ci", "wrong")), push_scope)),
+        (401, "UNAUTHORIZED".into())
+    );
+    // The anonymous token's claims under the user's token's MAC are no token.
+    let forged = format!(
+        "{}.{}",
+        reader.split_once('.').unwrap().0,
+        pusher.split_once('.').unwrap().1
+    );
+    let refused = client()
+        .post(format!("{url}/v2/charts/web/blobs/uploads/"))
+        .bearer_auth(forged)
+        .send()
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let base = format!("oci://{}/charts", host(&server));
+    let pkg = package_into(
+        &mut helm(),
+        &configmap_chart(&ctx, "web", "0.1.0"),
+        &ctx.path("out"),
+    );
+    let login = run_ok(helm().args([
+        "registry",
+        "login",
+        &host(&server),
+        "--username",
+        "ci",
+        "--password",
+        "let-me-in",
+        "--plain-http",
+    ]));
+    assert!(
+        stderr(&login).contains("Login Succeeded"),
+        "{}",
+        stderr(&login)
+    );
+    let pushed = run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled = run_ok(
+        helm()
+            .args(["pull", &format!("{base}/web"), "--version", "0.1.0"])
+            .args(["--plain-http", "-d"])
+            .arg(&out),
+    );
+    assert_eq!(
+        chartkit_tests::digest_line(&pulled),
+        chartkit_tests::digest_line(&pushed)
+    );
+    // A wrong password does not log in.
+    let wrong = helm()
+        .args(["registry", "login", &host(&server), "--username", "ci"])
+        .args(["--password", "wrong", "--plain-http"])
+        .output()
+        .unwrap();
+    assert!(!wrong.status.success());
+
+    let Some(skopeo) = chartkit_tests::on_path("skopeo") else {
+        chartkit_tests::skip(NAME, "skopeo is not installed");
+        return;
+    };
+    let image = format!("docker://{}/charts/web:0.1.0", host(&server));
+    let copied = ctx.path("copied");
+    run_ok(Command::new(&skopeo).args([
+        "copy",
+        "--src-tls-verify=false",
+        &image,
+        &format!("dir:{}", copied.display()),
+    ]));
+    // skopeo deletes only with credentials, through a token it asks for.
+    let anonymous = Command::new(&skopeo)
+        .args(["delete", "--tls-verify=false", &image])
+        .output()
+        .unwrap();
+    assert!(!anonymous.status.success());
+    assert!(index_yaml(url).contains("web"));
+    run_ok(Command::new(&skopeo).args([
+        "delete",
+        "--tls-verify=false",
+        "--creds",
+        "ci:let-me-in",
+        &image,
+    ]));
+    assert!(!index_yaml(url).contains("web"));
+    assert!(server.log().contains("chart version deleted"));
 }

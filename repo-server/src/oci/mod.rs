@@ -15,6 +15,7 @@ pub(crate) mod content;
 mod delete;
 pub mod error;
 pub mod gc;
+pub mod token;
 pub mod uploads;
 
 use axum::body::Body;
@@ -44,6 +45,10 @@ pub struct Registry {
     pub gc: gc::GcSettings,
     /// Blobs clients asked for lately, which garbage collection spares.
     pub recent: gc::RecentBlobs,
+    /// The token service's key, when credentials are configured.
+    pub tokens: Option<token::Tokens>,
+    /// Whether the server speaks HTTPS (for the token service's address).
+    pub tls: bool,
 }
 
 fn api_version(response: &mut Response) {
@@ -76,7 +81,7 @@ pub async fn dispatch(State(state): State<AppState>, request: Request) -> Respon
 
 /// What a `/v2/` path asks for.
 #[derive(Debug, PartialEq, Eq)]
-enum Target<'a> {
+pub(crate) enum Target<'a> {
     Tags,
     Manifest(&'a str),
     Blob(&'a str),
@@ -86,7 +91,7 @@ enum Target<'a> {
 }
 
 /// Splits `NAME/KIND/…` at the last marker, as names may have several components.
-fn parse_path(rest: &str) -> Option<(&str, Target<'_>)> {
+pub(crate) fn parse_path(rest: &str) -> Option<(&str, Target<'_>)> {
     if let Some(name) = rest.strip_suffix("/tags/list") {
         return Some((name, Target::Tags));
     }
@@ -132,9 +137,11 @@ fn chart_of<'a>(state: &AppState, repository: &'a str) -> Result<&'a str, OciErr
 }
 
 fn query(request: &Request) -> Vec<(String, String)> {
-    let Some(q) = request.uri().query() else {
-        return Vec::new();
-    };
+    query_pairs(request.uri().query().unwrap_or(""))
+}
+
+/// A query string's decoded pairs, in order (a key may repeat).
+pub(crate) fn query_pairs(q: &str) -> Vec<(String, String)> {
     q.split('&')
         .filter(|p| !p.is_empty())
         .map(|pair| {
