@@ -17,6 +17,8 @@ pub struct RegistryOptions {
     /// Authenticate with Bearer tokens from a token service the test runs (the users are
     /// its users) instead of htpasswd.
     pub token: bool,
+    /// Run as a pull-through cache of this registry URL (`proxy: remoteurl:`).
+    pub proxy: Option<String>,
 }
 
 /// A running registry; killed when dropped.
@@ -96,6 +98,11 @@ impl RegistryProcess {
             ca_file = Some(files.ca);
             client_cert = Some((files.client_cert, files.client_key));
         }
+        let proxy = options
+            .proxy
+            .as_ref()
+            .map(|remote| format!("proxy:\n  remoteurl: {remote}\n"))
+            .unwrap_or_default();
         let log = dir.join("registry.log");
         for _ in 0..10 {
             let port = free_port();
@@ -104,7 +111,7 @@ impl RegistryProcess {
             std::fs::write(
                 &config,
                 format!(
-                    "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n{tls}{auth}",
+                    "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n{tls}{auth}{proxy}",
                     dir.join("data").display()
                 ),
             )

@@ -1727,3 +1727,138 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
     assert!(!index_yaml(url).contains("web"));
     assert!(server.log().contains("chart version deleted"));
 }
+
+#[test]
+fn docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_dependencies() {
+    const NAME: &str =
+        "docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_dependencies";
+    let ctx = TestContext::new();
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let server = start(&ctx, &ctx.path("store"), &[]);
+    let pkg = package_into(
+        &mut helm(),
+        &configmap_chart(&ctx, "web", "0.1.0"),
+        &ctx.path("out"),
+    );
+    // Uploaded through ChartMuseum's API: the registry face's manifest is built for it.
+    let saved = client()
+        .post(format!("{}/api/charts", server.url))
+        .body(std::fs::read(&pkg).unwrap())
+        .send()
+        .unwrap();
+    assert_eq!(saved.status(), 201);
+    let digest = digest_of_tag(&server.url, "charts/web", "0.1.0");
+
+    // docker-registry as a pull-through cache of chartkit serve: helm pulls through it.
+    let options = chartkit_tests::registry::RegistryOptions {
+        proxy: Some(server.url.clone()),
+        ..Default::default()
+    };
+    let Some(proxy) =
+        chartkit_tests::registry::RegistryProcess::start_or_skip(NAME, ctx.dir(), &options)
+    else {
+        return;
+    };
+    let out = ctx.path("through-proxy");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled = run_ok(
+        helm()
+            .args(["pull", &proxy.oci("charts/web"), "--version", "0.1.0"])
+            .args(["--plain-http", "-d"])
+            .arg(&out),
+    );
+    assert_eq!(chartkit_tests::digest_line(&pulled), digest);
+    assert_eq!(
+        std::fs::read(out.join("web-0.1.0.tgz")).unwrap(),
+        std::fs::read(&pkg).unwrap()
+    );
+
+    // skopeo sync: chartkit serve into a plain registry, and a chart pushed there back.
+    let Some(skopeo) = chartkit_tests::on_path("skopeo") else {
+        chartkit_tests::skip(NAME, "skopeo is not installed");
+        return;
+    };
+    let Some(registry) = chartkit_tests::registry::RegistryProcess::start_or_skip(
+        NAME,
+        ctx.dir(),
+        &Default::default(),
+    ) else {
+        return;
+    };
+    let sync = |from: String, to: String| {
+        run_ok(Command::new(&skopeo).args([
+            "sync",
+            "--src",
+            "docker",
+            "--dest",
+            "docker",
+            "--src-tls-verify=false",
+            "--dest-tls-verify=false",
+            &from,
+            &to,
+        ]));
+    };
+    sync(
+        format!("{}/charts/web", host(&server)),
+        format!("{}/mirror", registry.host),
+    );
+    let mirrored = client()
+        .get(format!(
+            "http://{}/v2/mirror/web/manifests/0.1.0",
+            registry.host
+        ))
+        .header("Accept", MANIFEST_TYPE)
+        .send()
+        .unwrap();
+    assert_eq!(mirrored.status(), 200);
+    assert_eq!(digest_of(&mirrored.bytes().unwrap()), digest);
+    let api = package_into(
+        &mut helm(),
+        &configmap_chart(&ctx, "api", "2.0.0"),
+        &ctx.path("out"),
+    );
+    let pushed = run_ok(
+        helm()
+            .arg("push")
+            .arg(&api)
+            .args([&registry.oci("elsewhere"), "--plain-http"]),
+    );
+    sync(
+        format!("{}/elsewhere/api", registry.host),
+        format!("{}/charts", host(&server)),
+    );
+    assert!(index_yaml(&server.url).contains("version: 2.0.0"));
+    assert_eq!(
+        digest_of_tag(&server.url, "charts/api", "2.0.0"),
+        chartkit_tests::digest_line(&pushed)
+    );
+
+    // A chart depending on `oci://…/charts`: helm dependency update fetches from it.
+    let app = ctx.path("app");
+    std::fs::create_dir_all(app.join("templates")).unwrap();
+    std::fs::write(
+        app.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n  - name: web\n    version: ^0.1.0\n    repository: oci://{}/charts\n",
+            host(&server)
+        ),
+    )
+    .unwrap();
+    run_ok(
+        helm()
+            .args(["dependency", "update", "--plain-http"])
+            .arg(&app),
+    );
+    assert_eq!(
+        std::fs::read(app.join("charts/web-0.1.0.tgz")).unwrap(),
+        std::fs::read(&pkg).unwrap()
+    );
+    let lock = std::fs::read_to_string(app.join("Chart.lock")).unwrap();
+    assert!(
+        lock.contains(&format!("repository: oci://{}/charts", host(&server))),
+        "{lock}"
+    );
+}
