@@ -1652,11 +1652,45 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
         .unwrap();
     assert_eq!(refused.status(), 401);
 
+    // chartkit's own client: login, push and pull through tokens.
+    let base = format!("oci://{}/charts", host(&server));
+    let ours = package_into(
+        &mut ctx.chartkit(),
+        &configmap_chart(&ctx, "ours", "0.3.0"),
+        &ctx.path("out"),
+    );
+    run_ok(ctx.chartkit().args([
+        "registry",
+        "login",
+        &host(&server),
+        "--username",
+        "ci",
+        "--password",
+        "let-me-in",
+        "--plain-http",
+    ]));
+    let pushed = run_ok(
+        ctx.chartkit()
+            .arg("push")
+            .arg(&ours)
+            .args([&base, "--plain-http"]),
+    );
+    assert!(index_yaml(url).contains("version: 0.3.0"));
+    let pulled = run_ok(
+        ctx.chartkit()
+            .args(["pull", &format!("{base}/ours"), "--version", "0.3.0"])
+            .args(["--plain-http", "-d"])
+            .arg(ctx.path("ours-pulled")),
+    );
+    assert_eq!(
+        chartkit_tests::digest_line(&pulled),
+        chartkit_tests::digest_line(&pushed)
+    );
+
     let Some(helm) = peers::helm_or_skip(NAME) else {
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let base = format!("oci://{}/charts", host(&server));
     let pkg = package_into(
         &mut helm(),
         &configmap_chart(&ctx, "web", "0.1.0"),
