@@ -205,9 +205,8 @@ pub async fn authorize(
         .and_then(|h| h.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim());
-    if let Some(token) = bearer
-        && let Some(access) = state.registry.tokens.as_ref()?.check(token, now())
-    {
+    let ours = |token: &str| state.registry.tokens.as_ref()?.check(token, now());
+    if let Some(access) = bearer.and_then(ours) {
         if grants(&access, repository.as_deref(), action) {
             return None;
         }
