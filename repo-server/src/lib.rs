@@ -141,11 +141,10 @@ impl Server {
                 addr: options.addr.clone(),
                 source,
             })?;
-        let tokens = if options.auth.is_enabled() {
-            Some(oci::token::Tokens::open(repo.storage().as_ref()).await?)
-        } else {
-            None
-        };
+        let tokens = options
+            .auth
+            .is_enabled()
+            .then(|| oci::token::Tokens::in_storage(Arc::clone(repo.storage())));
         let policy = Policy {
             allow_overwrite: options.allow_overwrite,
             max_upload_size: options.max_upload_size,

@@ -5,9 +5,9 @@
 //! bearer token from `--bearer-token-file`, or nothing) and sends the token it gets back.
 //!
 //! A token is `PAYLOAD.MAC`: the base64url of `{"sub","exp","access":[…]}` and its
-//! HMAC-SHA256. The key is kept in the storage (`.oci-token-key`, made once with an
-//! exclusive create), so every replica over the same storage accepts every replica's
-//! tokens. Tokens last five minutes and grant, per repository, what was asked for and
+//! HMAC-SHA256. The key is kept in the storage (`.oci-token-key`, made with an exclusive
+//! create when the first token is issued), so every replica over the same storage accepts
+//! every replica's tokens. Tokens last five minutes and grant, per repository, what was asked for and
 //! allowed: everything to a user or a configured token, `pull` to anyone when reads need
 //! no credentials (anonymous tokens, as public registries hand out), nothing else.
 //!
@@ -34,9 +34,11 @@ pub const LIFETIME: Duration = Duration::from_secs(300);
 const KEY_FILE: &str = ".oci-token-key";
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-/// Signs and checks tokens.
+/// Signs and checks tokens. The key is read (or made) when first needed, so a server
+/// whose clients never ask for a token writes nothing.
 pub struct Tokens {
-    key: Vec<u8>,
+    key: tokio::sync::OnceCell<Vec<u8>>,
+    storage: Option<std::sync::Arc<dyn Storage>>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -69,53 +71,78 @@ fn now() -> u64 {
 
 impl Tokens {
     pub fn with_key(key: Vec<u8>) -> Tokens {
-        Tokens { key }
+        Tokens {
+            key: tokio::sync::OnceCell::new_with(Some(key)),
+            storage: None,
+        }
     }
 
-    /// The key every replica over `storage` shares: read, or made and stored by whichever
-    /// replica comes first.
-    pub async fn open(storage: &dyn Storage) -> Result<Tokens, StorageError> {
-        if let Some(key) = storage.get(KEY_FILE).await? {
-            return Ok(Tokens::with_key(key.to_vec()));
+    /// Tokens with the key every replica over `storage` shares.
+    pub fn in_storage(storage: std::sync::Arc<dyn Storage>) -> Tokens {
+        Tokens {
+            key: tokio::sync::OnceCell::new(),
+            storage: Some(storage),
         }
-        let key = hex::encode(rand::random::<[u8; 32]>());
-        match storage
-            .put(KEY_FILE, Bytes::from(key.clone()), WriteMode::Create)
-            .await
-        {
-            Ok(_) => Ok(Tokens::with_key(key.into_bytes())),
-            Err(StorageError::AlreadyExists { .. }) => {
-                let theirs = storage.get(KEY_FILE).await?.unwrap_or_default();
-                Ok(Tokens::with_key(theirs.to_vec()))
+    }
+
+    /// The key: read, or (`create`) made and stored by whichever replica comes first.
+    /// `None` when there is none yet and none may be made (no token was ever issued).
+    async fn key(&self, create: bool) -> Result<Option<&[u8]>, StorageError> {
+        if let Some(key) = self.key.get() {
+            return Ok(Some(key));
+        }
+        let Some(storage) = &self.storage else {
+            return Ok(None);
+        };
+        let stored = match storage.get(KEY_FILE).await? {
+            Some(key) => key.to_vec(),
+            None if !create => return Ok(None),
+            None => {
+                let key = hex::encode(rand::random::<[u8; 32]>());
+                match storage
+                    .put(KEY_FILE, Bytes::from(key.clone()), WriteMode::Create)
+                    .await
+                {
+                    Ok(_) => key.into_bytes(),
+                    Err(StorageError::AlreadyExists { .. }) => {
+                        storage.get(KEY_FILE).await?.unwrap_or_default().to_vec()
+                    }
+                    Err(error) => return Err(error),
+                }
             }
-            Err(error) => Err(error),
-        }
+        };
+        Ok(Some(self.key.get_or_init(|| async { stored }).await))
     }
 
-    fn mac(&self, payload: &str) -> Vec<u8> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key");
+    fn mac(key: &[u8], payload: &str) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key");
         mac.update(payload.as_bytes());
-        mac.finalize().into_bytes().to_vec()
+        mac
     }
 
-    pub fn issue(&self, subject: &str, access: Vec<Access>, expires: u64) -> String {
+    pub async fn issue(
+        &self,
+        subject: &str,
+        access: Vec<Access>,
+        expires: u64,
+    ) -> Result<String, StorageError> {
+        let key = self.key(true).await?.unwrap_or_default();
         let claims = Claims {
             sub: subject.to_owned(),
             exp: expires,
             access,
         };
         let payload = B64.encode(serde_json::to_vec(&claims).unwrap_or_default());
-        let mac = B64.encode(self.mac(&payload));
-        format!("{payload}.{mac}")
+        let mac = B64.encode(Self::mac(key, &payload).finalize().into_bytes());
+        Ok(format!("{payload}.{mac}"))
     }
 
     /// The access a token grants, if it is one of ours and has not expired.
-    pub fn check(&self, token: &str, at: u64) -> Option<Vec<Access>> {
+    pub async fn check(&self, token: &str, at: u64) -> Option<Vec<Access>> {
         let (payload, mac) = token.split_once('.')?;
         let given = B64.decode(mac).ok()?;
-        let mut expected = Hmac::<Sha256>::new_from_slice(&self.key).ok()?;
-        expected.update(payload.as_bytes());
-        expected.verify_slice(&given).ok()?;
+        let key = self.key(false).await.ok()??;
+        Self::mac(key, payload).verify_slice(&given).ok()?;
         let claims: Claims = serde_json::from_slice(&B64.decode(payload).ok()?).ok()?;
         (claims.exp > at).then_some(claims.access)
     }
@@ -205,8 +232,11 @@ pub async fn authorize(
         .and_then(|h| h.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim());
-    let ours = |token: &str| state.registry.tokens.as_ref()?.check(token, now());
-    if let Some(access) = bearer.and_then(ours) {
+    let access = match (bearer, state.registry.tokens.as_ref()) {
+        (Some(token), Some(tokens)) => tokens.check(token, now()).await,
+        _ => None,
+    };
+    if let Some(access) = access {
         if grants(&access, repository.as_deref(), action) {
             return None;
         }
@@ -335,7 +365,13 @@ pub async fn endpoint(State(state): State<AppState>, request: Request) -> Respon
         })
         .collect();
     let issued = now();
-    let token = tokens.issue(&subject, access, issued + LIFETIME.as_secs());
+    let token = match tokens
+        .issue(&subject, access, issued + LIFETIME.as_secs())
+        .await
+    {
+        Ok(token) => token,
+        Err(error) => return OciError::from(error).into_response(),
+    };
     let body = serde_json::json!({
         "token": token,
         "access_token": token,
@@ -371,32 +407,44 @@ fn user_of(header: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn tokens_verify_expire_and_cannot_be_altered() {
+    #[tokio::test]
+    async fn tokens_verify_expire_and_cannot_be_altered() {
         let tokens = Tokens::with_key(b"key".to_vec());
         let access = vec![Access {
             kind: "repository".into(),
             name: "charts/web".into(),
             actions: vec!["pull".into()],
         }];
-        let token = tokens.issue("", access.clone(), 100);
-        assert_eq!(tokens.check(&token, 99), Some(access.clone()));
-        assert_eq!(tokens.check(&token, 100), None);
-        assert!(
-            Tokens::with_key(b"other".to_vec())
-                .check(&token, 0)
-                .is_none()
-        );
+        let token = tokens.issue("", access.clone(), 100).await.unwrap();
+        assert_eq!(tokens.check(&token, 99).await, Some(access.clone()));
+        assert_eq!(tokens.check(&token, 100).await, None);
+        let other = Tokens::with_key(b"other".to_vec());
+        assert!(other.check(&token, 0).await.is_none());
         let (payload, mac) = token.split_once('.').unwrap();
         let widened = B64.encode(
             String::from_utf8(B64.decode(payload).unwrap())
                 .unwrap()
                 .replace("\"pull\"", "\"push\""),
         );
-        assert!(tokens.check(&format!("{widened}.{mac}"), 0).is_none());
+        assert!(tokens.check(&format!("{widened}.{mac}"), 0).await.is_none());
         assert!(grants(&access, Some("charts/web"), "pull"));
         assert!(!grants(&access, Some("charts/web"), "push"));
         assert!(!grants(&access, Some("charts/api"), "pull"));
+    }
+
+    #[tokio::test]
+    async fn the_key_is_made_with_the_first_token_and_shared_through_the_storage() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage: std::sync::Arc<dyn Storage> =
+            std::sync::Arc::new(crate::storage::LocalStorage::open(dir.path()).unwrap());
+        let (a, b) = (
+            Tokens::in_storage(std::sync::Arc::clone(&storage)),
+            Tokens::in_storage(std::sync::Arc::clone(&storage)),
+        );
+        assert!(a.check("e30.AAAA", 0).await.is_none());
+        assert!(storage.get(KEY_FILE).await.unwrap().is_none());
+        let token = a.issue("ci", Vec::new(), u64::MAX).await.unwrap();
+        assert_eq!(b.check(&token, 0).await, Some(Vec::new()));
     }
 
     #[test]
