@@ -44,7 +44,8 @@ serve() {
   echo "http://127.0.0.1:$port"
 }
 
-# Starts docker-registry with its storage under DIR; prints its URL.
+# Starts docker-registry with its storage under DIR (Debian's default configuration: the
+# in-memory blob descriptor cache, no access log); prints its URL.
 registry() {
   local dir=$1 port
   port=$(free_port)
@@ -56,6 +57,8 @@ log:
   accesslog:
     disabled: true
 storage:
+  cache:
+    blobdescriptor: inmemory
   filesystem:
     rootdirectory: $dir/data
   delete:
@@ -175,7 +178,7 @@ report=$(cat <<REPORT
 
 ## chartkit serve as an OCI registry (\`bench/serve-oci.sh\`, $(date -u +%Y-%m-%d))
 
-machine: $(nproc) cores, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg) at the end; chartkit $("$chartkit" --version | awk '{print $2}'), release build; $(docker-registry --version | awk '{print $2, $3}'), filesystem storage; both on 127.0.0.1, plain http
+machine: $(nproc) cores, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg) at the end; chartkit $("$chartkit" --version | awk '{print $2}'), release build; $(docker-registry --version | awk '{print $2, $3}'), filesystem storage with the in-memory descriptor cache; both on 127.0.0.1, plain http
 
 Push of $pushes charts one at a time over keep-alive (two blob uploads, POST then PUT each,
 and the manifest PUT; chartkit judges each chart as an upload, writes it durably and puts
