@@ -1639,6 +1639,19 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
         error_code(token(Some(("ci", "wrong")), push_scope)),
         (401, "UNAUTHORIZED".into())
     );
+    // Another replica over the same storage accepts the token (the key is in the storage).
+    let replica = start(
+        &ctx,
+        &storage,
+        &["--basic-auth-file", htpasswd.to_str().unwrap()],
+    );
+    let on_replica = client()
+        .post(format!("{}/v2/charts/web/blobs/uploads/", replica.url))
+        .bearer_auth(&pusher)
+        .send()
+        .unwrap();
+    assert_eq!(on_replica.status(), 202);
+    drop(replica);
     // The anonymous token's claims under the user's token's MAC are no token.
     let forged = format!(
         "{}.{}",
