@@ -16,10 +16,7 @@ use chartkit_yaml::{Node, NodeKind};
 
 /// A YAML syntax error as sigs.k8s.io/yaml reports it.
 pub(crate) fn yaml_syntax(error: &chartkit_yaml::Error) -> String {
-    format!(
-        "error converting YAML to JSON: yaml: {}",
-        error.go_yaml_message()
-    )
+    error.helm_message()
 }
 
 /// Why Chart.yaml (or requirements.yaml) did not decode into Helm's `chart.Metadata`.
