@@ -313,6 +313,16 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
                 archive(source),
             );
         }
+        // Helm's loader returns the rule's error alone (Go's `filepath.ErrBadPattern`,
+        // or its own for `**`).
+        LoadError::HelmIgnore { origin, source } => {
+            return within(
+                &format!("{origin}/Chart.yaml"),
+                root,
+                limits,
+                source.message.to_owned(),
+            );
+        }
         LoadError::MissingChartYaml { origin } => {
             return within(
                 &format!("{origin}/Chart.yaml"),

@@ -257,6 +257,23 @@ fn cases() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
                 ),
             ],
         ),
+        // Chart.yaml documents that are not maps, or have a null key.
+        ("chart-yaml-string", vec![chart("a\n---\nb: [\n")]),
+        ("chart-yaml-list", vec![chart("- a\n")]),
+        (
+            "chart-yaml-null-key",
+            vec![chart(&format!(
+                "{}~: 1\n",
+                VALID_CHART.replace("NAME", "chart-yaml-null-key")
+            ))],
+        ),
+        // .helmignore: blank lines are skipped without a word; patterns Helm refuses.
+        (
+            "helmignore-blank-lines",
+            vec![(".helmignore", "\n  \n\t\n*.txt\n\n".into())],
+        ),
+        ("helmignore-bad-pattern", vec![(".helmignore", "[\n".into())]),
+        ("helmignore-double-star", vec![(".helmignore", "a/**\n".into())]),
         // Not a chart at all.
         ("no-chart-yaml", vec![("values.yaml", "a: 1\n".into())]),
         ("chart-yaml-directory", vec![("Chart.yaml/x", "a: 1\n".into())]),
