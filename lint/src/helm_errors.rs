@@ -41,27 +41,56 @@ pub(crate) fn chart_yaml_error(text: &str, error: &MetadataYamlError) -> String 
     let NodeKind::Map(pairs) = &node.kind else {
         return metadata_field(first);
     };
-    let mut fields: Vec<(String, &(Node, Node))> = pairs
-        .iter()
-        .filter_map(|pair| Some((pair.0.as_map_key()?, pair)))
-        .collect();
-    fields.reverse();
-    fields.sort_by(|a, b| a.0.cmp(&b.0));
-    fields.dedup_by(|a, b| a.0 == b.0);
-    fields
+    let map = |pairs: Vec<(Node, Node)>| Node {
+        kind: NodeKind::Map(pairs),
+        line: node.line,
+        column: node.column,
+    };
+    let decode = |alone: &Node| Metadata::default().decode(alone, Decoding::LENIENT).err();
+    sorted_pairs(pairs)
         .into_iter()
-        .find_map(|(_, pair)| {
-            let alone = Node {
-                kind: NodeKind::Map(vec![pair.clone()]),
-                line: node.line,
-                column: node.column,
+        .find_map(|(key, value)| {
+            let error = decode(&map(vec![(key.clone(), value.clone())]))?;
+            // In a list of maintainers or dependencies, Go meets the elements in order
+            // and each element's keys sorted too.
+            let NodeKind::Seq(items) = &value.kind else {
+                return Some(error);
             };
-            Metadata::default()
-                .decode(&alone, Decoding::LENIENT)
-                .err()
-                .map(|e| metadata_field(&e))
+            let inner = items.iter().find_map(|item| {
+                let parts = match &item.kind {
+                    NodeKind::Map(pairs) => sorted_pairs(pairs)
+                        .into_iter()
+                        .map(|(k, v)| Node {
+                            kind: NodeKind::Map(vec![(k.clone(), v.clone())]),
+                            ..item.clone()
+                        })
+                        .collect(),
+                    _ => vec![item.clone()],
+                };
+                parts.into_iter().find_map(|part| {
+                    let list = Node {
+                        kind: NodeKind::Seq(vec![part]),
+                        ..value.clone()
+                    };
+                    decode(&map(vec![(key.clone(), list)]))
+                })
+            });
+            Some(inner.unwrap_or(error))
         })
-        .unwrap_or_else(|| metadata_field(first))
+        .map_or_else(|| metadata_field(first), |e| metadata_field(&e))
+}
+
+/// A map's pairs as Go meets them once the YAML is a JSON object: keys sorted, the last
+/// of a repeated key kept.
+fn sorted_pairs(pairs: &[(Node, Node)]) -> Vec<(&Node, &Node)> {
+    let mut keyed: Vec<(String, &Node, &Node)> = pairs
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_map_key()?, k, v)))
+        .collect();
+    keyed.reverse();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.dedup_by(|a, b| a.0 == b.0);
+    keyed.into_iter().map(|(_, k, v)| (k, v)).collect()
 }
 
 const JSON_DECODE: &str = "error unmarshaling JSON: while decoding JSON: json:";

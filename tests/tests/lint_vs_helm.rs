@@ -236,6 +236,20 @@ fn cases() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
             )],
         ),
         // Values and schemas that do not read as helm reads them.
+        // Of several fields of the wrong type, Go names the first it meets: keys sorted
+        // at every level, list elements in order.
+        (
+            "nested-field-order",
+            vec![chart(
+                "apiVersion: v2\nname: nested-field-order\nversion: 0.1.0\ndependencies:\n- name: x\n  tags: {}\n  import-values: {}\n- {version: [], alias: {}}\n",
+            )],
+        ),
+        (
+            "nested-field-order-maintainers",
+            vec![chart(
+                "apiVersion: v2\nname: nested-field-order-maintainers\nversion: 0.1.0\nmaintainers:\n- {url: [], name: {}}\n- {email: []}\n",
+            )],
+        ),
         (
             "values-second-document",
             vec![("values.yaml", "a: 1\n---\nb: [\n".into())],
