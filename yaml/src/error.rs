@@ -56,6 +56,12 @@ impl Error {
                 "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
             );
         }
+        self.sigs_yaml_message()
+    }
+
+    /// The error as sigs.k8s.io/yaml's `YAMLToJSON` gives it: go-yaml's text after
+    /// `error converting YAML to JSON: yaml: `, or its own words for a null key.
+    pub fn sigs_yaml_message(&self) -> String {
         if let Some(value) = self.message.strip_prefix(NULL_KEY) {
             // sigs.k8s.io/yaml's words for a key go-yaml decoded to nil: Go's `%s` of
             // its missing type, and `%+#v` of the key and its value.
