@@ -1275,6 +1275,65 @@ pub struct TemplateArgs {
     pub dependency_update: bool,
     #[command(flatten)]
     pub source: ChartSourceArgs,
+    #[command(flatten)]
+    pub install: TemplateInstallArgs,
+}
+
+/// The flags `helm template` shares with `helm install` and that change nothing in what
+/// it prints (it renders as a client-side dry run), accepted and checked as helm checks
+/// them, so scripts that pass install's flags to template keep working.
+#[derive(Debug, Args)]
+pub struct TemplateInstallArgs {
+    /// `client` (the default), or `server` to render for the cluster and check the
+    /// manifests against it, as --validate does. A bare --dry-run is `client`.
+    #[arg(
+        long = "dry-run",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "unset",
+        value_name = "MODE",
+        conflicts_with = "validate"
+    )]
+    pub dry_run: Option<String>,
+    /// A Go template (with Sprig's functions, no data) whose output is the release
+    /// name, instead of NAME.
+    #[arg(long = "name-template", value_name = "TEMPLATE")]
+    pub name_template: Option<String>,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Labels for the release record (`k=v,k2=v2`): checked as install checks them.
+    #[arg(short = 'l', long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+    #[command(flatten)]
+    pub writing: WritingArgs,
+    /// Accepted as install's; nothing is written.
+    #[arg(long = "create-namespace", hide = true)]
+    pub create_namespace: bool,
+    /// Accepted as install's; there is no release record.
+    #[arg(long, hide = true)]
+    pub description: Option<String>,
+    /// Accepted as install's; template never prints notes.
+    #[arg(long = "hide-notes", hide = true)]
+    pub hide_notes: bool,
+    /// Accepted as install's; nothing is written.
+    #[arg(long = "take-ownership", hide = true)]
+    pub take_ownership: bool,
+    /// Accepted as install's; template always reuses the name.
+    #[arg(long, hide = true)]
+    pub replace: bool,
+    /// Accepted as install's; nothing is installed to roll back.
+    #[arg(long = "rollback-on-failure", hide = true)]
+    pub rollback_on_failure: bool,
+    /// Deprecated (helm 4): --rollback-on-failure.
+    #[arg(long, hide = true)]
+    pub atomic: bool,
+    /// Accepted for helm's scripts: chartkit never resolves names while rendering, so
+    /// `getHostByName` returns "" with or without it.
+    #[arg(long = "enable-dns", hide = true)]
+    pub enable_dns: bool,
+    /// Accepted as install's: template does no OpenAPI check to turn off.
+    #[arg(long = "disable-openapi-validation", hide = true)]
+    pub disable_openapi_validation: bool,
 }
 
 #[derive(Debug, Args)]
