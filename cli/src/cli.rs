@@ -1,5 +1,6 @@
 //! Command-line definitions. Help text is written once, here, in doc comments.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -102,7 +103,7 @@ impl KubeArgs {
 }
 
 /// helm's other global flags, accepted everywhere so helm's scripts run unchanged.
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, Clone, Args)]
 pub struct GlobalArgs {
     /// install and upgrade print the release's values and manifest too, as helm's
     /// --debug does, and --wait writes a line per change to stderr when it is not a
@@ -319,6 +320,14 @@ pub enum Command {
     /// are shown as the cluster has them. Nothing is written.
     #[command(subcommand)]
     Diff(DiffCommand),
+    /// Install, list or uninstall Helm plugins, in helm's plugin directory (HELM_PLUGINS),
+    /// so that helm and chartkit share them.
+    #[command(subcommand)]
+    Plugin(crate::cli_plugin::PluginCommand),
+    /// `chartkit NAME ARGS...` runs the installed cli/v1 plugin NAME with ARGS and the
+    /// environment helm gives plugins.
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -1254,6 +1263,8 @@ pub struct TemplateArgs {
     pub dependency_update: bool,
     #[command(flatten)]
     pub source: ChartSourceArgs,
+    #[command(flatten)]
+    pub post_render: crate::cli_plugin::PostRenderArgs,
 }
 
 #[derive(Debug, Args)]
@@ -1557,6 +1568,8 @@ pub struct RenderArgs {
     /// With --dry-run, show each Secret as a placeholder line instead of its data.
     #[arg(long = "hide-secret")]
     pub hide_secret: bool,
+    #[command(flatten)]
+    pub post_render: crate::cli_plugin::PostRenderArgs,
 }
 
 /// `--wait`, `--wait-for-jobs` and `--timeout`, shared by the release commands.

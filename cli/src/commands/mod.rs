@@ -3,10 +3,12 @@ mod chart_source;
 mod create;
 mod dependency;
 mod diff;
+mod helm_env;
 mod key;
 mod lint;
 mod mirror;
 mod package;
+mod plugin;
 mod pull;
 mod push;
 mod push_oci;
@@ -94,6 +96,8 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Diff(DiffCommand::Upgrade(args)) => diff::upgrade(*args, kube, global, offline),
         Command::Diff(DiffCommand::Rollback(args)) => diff::rollback(args, kube, global),
         Command::Diff(DiffCommand::Revision(args)) => diff::revision(args, kube, global),
+        Command::Plugin(command) => plugin::run(command, kube, global),
+        Command::External(args) => plugin::external(args, kube, global),
     }
 }
 

@@ -1,0 +1,303 @@
+//! `chartkit plugin install|list|uninstall` and running a plugin's command.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use chartkit_plugin::PluginError;
+
+use crate::cli::{Cli, GlobalArgs, KubeArgs};
+use crate::cli_plugin::{PluginCommand, PluginInstallArgs, PluginListArgs, PluginUninstallArgs};
+use crate::commands::helm_env;
+use crate::env;
+use crate::error::{Context, Result, err};
+use crate::output::{errln, out, outln};
+
+pub fn run(command: PluginCommand, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
+    match command {
+        PluginCommand::Install(args) => install(args, kube, global),
+        PluginCommand::List(args) => list(args),
+        PluginCommand::Uninstall(args) => uninstall(args, kube, global),
+    }
+}
+
+fn install_dir() -> Result<std::path::PathBuf> {
+    env::helm_plugins_install_dir().context(
+        "cannot locate Helm's plugin directory: none of HELM_PLUGINS, HELM_DATA_HOME, XDG_DATA_HOME and HOME is set",
+    )
+}
+
+/// Every command name and alias of chartkit's own, which a plugin may not take.
+fn built_in_names() -> Vec<String> {
+    use clap::CommandFactory as _;
+    let command = Cli::command();
+    command
+        .get_subcommands()
+        .flat_map(|c| {
+            std::iter::once(c.get_name().to_owned()).chain(c.get_all_aliases().map(str::to_owned))
+        })
+        .chain(["help".to_owned()])
+        .collect()
+}
+
+fn install(args: PluginInstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
+    let plugins_dir = install_dir()?;
+    let names = built_in_names();
+    let reserved: Vec<&str> = names.iter().map(String::as_str).collect();
+    outln!("Installing plugin from local directory (development mode)")?;
+    let settings = helm_env::settings(kube, global);
+    let plugin = chartkit_plugin::install_dir(&args.source, &plugins_dir, &reserved, &settings)
+        .with_context(|| format!("cannot install the plugin `{}`", args.source.display()))?;
+    outln!("Installed plugin: {}", plugin.metadata.name)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(args: PluginListArgs) -> Result<ExitCode> {
+    let dirs = env::helm_plugins();
+    let found = chartkit_plugin::find_plugins(&dirs, args.plugin_type.as_deref())?;
+    warn_unreadable(&found.unreadable);
+    let mut rows = vec![
+        [
+            "NAME",
+            "VERSION",
+            "TYPE",
+            "APIVERSION",
+            "PROVENANCE",
+            "SOURCE",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    for plugin in &found.plugins {
+        let m = &plugin.metadata;
+        let provenance = dirs
+            .first()
+            .map(|d| chartkit_plugin::provenance(d, plugin))
+            .unwrap_or("unknown");
+        let source = if m.source_url.is_empty() {
+            "unknown".to_owned()
+        } else {
+            m.source_url.clone()
+        };
+        rows.push(vec![
+            m.name.clone(),
+            m.version.clone(),
+            m.plugin_type.clone(),
+            m.api_version.clone(),
+            provenance.to_owned(),
+            source,
+        ]);
+    }
+    out!("{}", super::table::layout(&rows, 0))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Plugins that could not be read are logged and skipped, as helm does.
+fn warn_unreadable(errors: &[PluginError]) {
+    for error in errors {
+        crate::log::warn_with(
+            "failed to load plugin (ignoring)",
+            &[("error", &error.to_string())],
+        );
+    }
+}
+
+fn uninstall(args: PluginUninstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
+    let plugins_dir = install_dir()?;
+    let settings = helm_env::settings(kube, global);
+    let mut failures = Vec::new();
+    for name in &args.names {
+        match chartkit_plugin::uninstall(&plugins_dir, name, &settings) {
+            Ok(_) => outln!("Uninstalled plugin: {name}")?,
+            Err(PluginError::NotFound { .. }) => failures.push(format!("plugin: {name} not found")),
+            Err(error) => failures.push(format!(
+                "failed to uninstall plugin {name}, got error ({error})"
+            )),
+        }
+    }
+    if failures.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(err!("{}", failures.join("\n")))
+    }
+}
+
+/// helm's global flags that may follow a plugin's name: they set helm's settings and
+/// are not passed on (helm's `manuallyProcessArgs`).
+const SETTING_FLAGS: &[&str] = &[
+    "--kube-context",
+    "--namespace",
+    "-n",
+    "--kubeconfig",
+    "--kube-apiserver",
+    "--kube-token",
+    "--kube-as-user",
+    "--kube-as-group",
+    "--kube-ca-file",
+    "--registry-config",
+    "--repository-cache",
+    "--repository-config",
+    "--kube-insecure-skip-tls-verify",
+    "--kube-tls-server-name",
+];
+
+/// `chartkit NAME ARGS...`: the cli/v1 plugin NAME, or clap's error for an unknown
+/// command when there is none.
+pub fn external(args: Vec<OsString>, cli_kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
+    let name = args
+        .first()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    let plugin = if env::var(env::HELM_NO_PLUGINS).as_deref() == Some("1") {
+        None
+    } else {
+        let found = chartkit_plugin::find_plugins(&env::helm_plugins(), Some("cli/v1"))?;
+        found.plugins.into_iter().find(|p| p.metadata.name == name)
+    };
+    let Some(plugin) = plugin else {
+        return Ok(unknown_command(&name));
+    };
+    let rest: Vec<String> = args[1..]
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let (known, passed) = split_setting_flags(&rest);
+    let (kube, global) = reparse_settings(&known, cli_kube, global)?;
+    let settings = helm_env::settings(&kube, &global);
+    match chartkit_plugin::run_cli(&plugin, &passed, &settings) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(error) => match error.exit_code() {
+            Some(code) => {
+                errln!("Error: {error}");
+                Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+            }
+            None => Err(error.into()),
+        },
+    }
+}
+
+fn split_setting_flags(args: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut known = Vec::new();
+    let mut passed = Vec::new();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if arg == "--debug" {
+            known.push(arg.clone());
+        } else if SETTING_FLAGS.contains(&arg.as_str()) {
+            known.push(arg.clone());
+            known.extend(iter.next().cloned());
+        } else if SETTING_FLAGS
+            .iter()
+            .any(|f| arg.starts_with(&format!("{f}=")))
+        {
+            known.push(arg.clone());
+        } else {
+            passed.push(arg.clone());
+        }
+    }
+    (known, passed)
+}
+
+/// The global flags given before the plugin's name, with those after it applied over.
+fn reparse_settings(
+    known: &[String],
+    kube: &KubeArgs,
+    global: &GlobalArgs,
+) -> Result<(KubeArgs, GlobalArgs)> {
+    use clap::Parser as _;
+    let mut argv: Vec<String> = vec!["chartkit".into()];
+    argv.extend(known.iter().cloned());
+    argv.extend(["plugin".into(), "list".into()]);
+    let parsed = Cli::try_parse_from(&argv).map_err(|e| err!("{}", e.to_string().trim()))?;
+    let mut merged_kube = kube.clone();
+    let k = parsed.kube;
+    let given = |flag: &str| {
+        known
+            .iter()
+            .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+    };
+    if given("--kubeconfig") {
+        merged_kube.kubeconfig = k.kubeconfig;
+    }
+    if given("--kube-context") {
+        merged_kube.kube_context = k.kube_context;
+    }
+    if given("--namespace") || given("-n") {
+        merged_kube.namespace = k.namespace;
+    }
+    if given("--kube-token") {
+        merged_kube.kube_token = k.kube_token;
+    }
+    if given("--kube-apiserver") {
+        merged_kube.kube_apiserver = k.kube_apiserver;
+    }
+    if given("--kube-as-user") {
+        merged_kube.kube_as_user = k.kube_as_user;
+    }
+    if given("--kube-as-group") {
+        merged_kube.kube_as_group = k.kube_as_group;
+    }
+    if given("--kube-ca-file") {
+        merged_kube.kube_ca_file = k.kube_ca_file;
+    }
+    if given("--kube-tls-server-name") {
+        merged_kube.kube_tls_server_name = k.kube_tls_server_name;
+    }
+    if given("--kube-insecure-skip-tls-verify") {
+        merged_kube.kube_insecure_skip_tls_verify = k.kube_insecure_skip_tls_verify;
+    }
+    let g = parsed.global;
+    let mut merged_global = global.clone();
+    merged_global.debug |= given("--debug");
+    if given("--repository-config") {
+        merged_global.repository_config = g.repository_config;
+    }
+    if given("--repository-cache") {
+        merged_global.repository_cache = g.repository_cache;
+    }
+    if given("--registry-config") {
+        merged_global.registry_config = g.registry_config;
+    }
+    Ok((merged_kube, merged_global))
+}
+
+/// clap's error for an unknown command, as if plugins did not exist.
+fn unknown_command(name: &str) -> ExitCode {
+    use clap::CommandFactory as _;
+    let mut command = Cli::command();
+    let error = command.error(
+        clap::error::ErrorKind::InvalidSubcommand,
+        format!("unrecognized subcommand '{name}'"),
+    );
+    crate::report::usage(&error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helm_settings_flags_are_kept_from_the_plugin() {
+        let args: Vec<String> = [
+            "-n",
+            "apps",
+            "--debug",
+            "x",
+            "--kube-context=c",
+            "--other",
+            "y",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (known, passed) = split_setting_flags(&args);
+        assert_eq!(known, ["-n", "apps", "--debug", "--kube-context=c"]);
+        assert_eq!(passed, ["x", "--other", "y"]);
+    }
+
+    #[test]
+    fn every_command_name_is_reserved() {
+        let names = built_in_names();
+        assert!(names.iter().any(|n| n == "install"));
+        assert!(names.iter().any(|n| n == "ls"));
+    }
+}
