@@ -306,8 +306,11 @@ fn check_installable(
     reserved: &[&str],
 ) -> Result<(), PluginError> {
     let name = &plugin.metadata.name;
-    if plugin.metadata.plugin_type == "cli/v1" && reserved.contains(&name.as_str()) {
-        return Err(PluginError::NameClash { name: name.clone() });
+    let command = plugin.metadata.command_name();
+    if plugin.metadata.plugin_type == "cli/v1" && reserved.contains(&command) {
+        return Err(PluginError::NameClash {
+            name: command.to_owned(),
+        });
     }
     let installed = find_plugins(&[plugins_dir.to_owned()], None)?;
     if let Some(other) = installed.plugins.iter().find(|p| &p.metadata.name == name) {

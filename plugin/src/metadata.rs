@@ -26,6 +26,19 @@ pub struct Metadata {
     pub runtime_config: RuntimeConfig,
 }
 
+impl Metadata {
+    /// The command a `cli/v1` plugin is run as: the first word of its usage line when it
+    /// has one (helm makes the usage line the command's cobra `Use`, whose first word is
+    /// the command's name), else its name.
+    pub fn command_name(&self) -> &str {
+        self.config
+            .usage
+            .split_whitespace()
+            .next()
+            .unwrap_or(&self.name)
+    }
+}
+
 /// The `config` of a plugin, by type.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Config {

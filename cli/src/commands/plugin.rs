@@ -152,7 +152,10 @@ pub fn external(args: Vec<OsString>, cli_kube: &KubeArgs, global: &GlobalArgs) -
         None
     } else {
         let found = chartkit_plugin::find_plugins(&env::helm_plugins(), Some("cli/v1"))?;
-        found.plugins.into_iter().find(|p| p.metadata.name == name)
+        found
+            .plugins
+            .into_iter()
+            .find(|p| p.metadata.command_name() == name)
     };
     let Some(plugin) = plugin else {
         return Ok(unknown_command(&name));

@@ -1,0 +1,335 @@
+//! Helm plugins, with helm 4 as the oracle: both tools share one plugin directory (helm's
+//! default under the test's XDG_DATA_HOME), so a plugin installed by either is listed,
+//! run and removed by the other; bad plugins are refused with nothing left behind.
+//!
+//! The fixtures are shaped like Helm's own example plugins (its `hello-legacy`,
+//! `hello-v1` and `postrenderer-v1` test data): a Helm 3 file with shell hooks, a Helm 4
+//! file with per-platform commands and hooks, and a sed post-renderer.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use chartkit_tests::sandbox::{run_ok, write_file};
+use chartkit_tests::{TestContext, stderr, stdout};
+
+const NAME: &str = "plugins";
+
+/// The plugin directory both tools use in a context.
+fn plugins_dir(ctx: &TestContext) -> PathBuf {
+    ctx.path(".home/data/helm/plugins")
+}
+
+/// A script that reports what a plugin is given: its arguments and helm's variables,
+/// then exits with `$EXIT` (default 0).
+const REPORT_SCRIPT: &str = r#"#!/bin/sh
+echo "args: $*"
+for v in HELM_PLUGIN_NAME HELM_PLUGIN_DIR HELM_NAMESPACE HELM_KUBECONTEXT HELM_DEBUG HELM_PLUGINS HELM_DATA_HOME HELM_CONFIG_HOME HELM_CACHE_HOME HELM_REPOSITORY_CONFIG HELM_REPOSITORY_CACHE HELM_REGISTRY_CONFIG HELM_CONTENT_CACHE HELM_MAX_HISTORY HELM_BURST_LIMIT HELM_QPS HELM_KUBEASGROUPS HELM_KUBEINSECURE_SKIP_TLS_VERIFY; do
+  eval "echo $v=\$$v"
+done
+[ -n "$HELM_BIN" ] && echo "HELM_BIN is set"
+exit "${EXIT:-0}"
+"#;
+
+/// A Helm 3 plugin: `command`, shell `hooks` (the shell expands their variables).
+fn legacy_plugin(ctx: &TestContext) -> PathBuf {
+    let dir = ctx.path("src/greet-legacy");
+    write_file(
+        &dir,
+        "plugin.yaml",
+        "name: greet-legacy\nversion: 0.1.0\nusage: report what a plugin gets\ndescription: |-\n  reports\ncommand: $HELM_PLUGIN_DIR/report.sh\nhooks:\n  install: echo \"installing $HELM_PLUGIN_NAME\"\n  delete: echo \"removing $HELM_PLUGIN_NAME\"\n",
+    );
+    executable(&dir.join("report.sh"), REPORT_SCRIPT);
+    dir
+}
+
+/// A Helm 4 plugin: a command per platform, a platform hook, a usage line (whose first
+/// word, helm's way, is the command that runs it).
+fn versioned_plugin(ctx: &TestContext) -> PathBuf {
+    let dir = ctx.path("src/greet-v1");
+    write_file(
+        &dir,
+        "plugin.yaml",
+        r#"---
+name: "greet-v1"
+version: "0.2.0"
+type: cli/v1
+apiVersion: v1
+runtime: subprocess
+sourceURL: https://example.com/greet
+config:
+  usage: greet [params]...
+  shortHelp: "report what a plugin gets"
+  ignoreFlags: false
+runtimeConfig:
+  platformCommand:
+    - os: linux
+      arch:
+      command: "${HELM_PLUGIN_DIR}/report.sh"
+      args: ["fixed"]
+    - os: darwin
+      command: "${HELM_PLUGIN_DIR}/report.sh"
+      args: ["fixed"]
+  platformHooks:
+    install:
+      - os: linux
+        arch: ""
+        command: "sh"
+        args: ["-c", 'echo "installing..."']
+      - os: darwin
+        command: "sh"
+        args: ["-c", 'echo "installing..."']
+"#,
+    );
+    executable(&dir.join("report.sh"), REPORT_SCRIPT);
+    dir
+}
+
+fn executable(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("write script");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+}
+
+fn helm(ctx: &TestContext) -> Option<Command> {
+    let command = ctx.helm();
+    if command.is_none() {
+        chartkit_tests::skip(NAME, "helm is not installed");
+    }
+    command
+}
+
+/// What both tools print, with the line that differs by design (which binary ran)
+/// checked to be there.
+fn both(output: &Output) -> (String, String, Option<i32>) {
+    (stdout(output), stderr(output), output.status.code())
+}
+
+#[test]
+fn plugins_installed_by_either_tool_are_listed_run_and_removed_by_both() {
+    let ctx = TestContext::new();
+    let Some(mut helm_install) = helm(&ctx) else {
+        return;
+    };
+    let legacy = legacy_plugin(&ctx);
+    let versioned = versioned_plugin(&ctx);
+
+    // helm installs the legacy plugin, chartkit the versioned one; each prints what the
+    // other would.
+    let by_helm = run_ok(helm_install.args(["plugin", "install"]).arg(&legacy));
+    assert_eq!(
+        stdout(&by_helm),
+        "Installing plugin from local directory (development mode)\ninstalling greet-legacy\nInstalled plugin: greet-legacy\n"
+    );
+    let by_chartkit = run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&versioned));
+    assert_eq!(
+        stdout(&by_chartkit),
+        "Installing plugin from local directory (development mode)\ninstalling...\nInstalled plugin: greet-v1\n"
+    );
+    // As helm does, the plugin is a link to its directory.
+    let link = std::fs::read_link(plugins_dir(&ctx).join("greet-v1")).expect("a link");
+    assert_eq!(link, versioned);
+
+    // The same table from both.
+    let list = stdout(&run_ok(ctx.chartkit().args(["plugin", "list"])));
+    let helm_list = stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"])));
+    assert_eq!(list, helm_list);
+    assert!(
+        list.contains("greet-legacy\t0.1.0  \tcli/v1\tlegacy    \tlocal dev "),
+        "{list}"
+    );
+    assert!(list.contains("https://example.com/greet"), "{list}");
+    let only_post = stdout(&run_ok(ctx.chartkit().args([
+        "plugin",
+        "list",
+        "--type",
+        "postrenderer/v1",
+    ])));
+    assert_eq!(
+        only_post,
+        stdout(&run_ok(helm(&ctx).unwrap().args([
+            "plugin",
+            "list",
+            "--type",
+            "postrenderer/v1"
+        ])))
+    );
+
+    // Each plugin runs the same through both tools: arguments (helm's own flags after
+    // the name are taken out and set the plugin's settings), every variable, the exit
+    // status and the error.
+    for (plugin, args) in [
+        ("greet-legacy", vec!["a", "--flag", "-n", "apps", "b c"]),
+        // helm names a versioned plugin's command after the first word of its usage
+        // line.
+        ("greet", vec!["x", "--kube-context", "prod", "y"]),
+    ] {
+        for exit in ["0", "3"] {
+            let run = |mut command: Command| {
+                command
+                    .arg(plugin)
+                    .args(&args)
+                    .env("EXIT", exit)
+                    .output()
+                    .expect("run the plugin")
+            };
+            let ours = run(ctx.chartkit());
+            let theirs = run(helm(&ctx).unwrap());
+            assert_eq!(both(&ours), both(&theirs), "{plugin} exiting {exit}");
+            assert!(stdout(&ours).contains("HELM_BIN is set"));
+            assert_eq!(ours.status.code(), Some(exit.parse().unwrap()));
+        }
+    }
+    let namespaced = stdout(&run_ok(
+        ctx.chartkit()
+            .args(["greet-legacy", "-n", "apps"])
+            .env("HELM_KUBEASGROUPS", "a,b"),
+    ));
+    assert!(namespaced.contains("HELM_NAMESPACE=apps\n"), "{namespaced}");
+    assert!(
+        namespaced.contains("HELM_KUBEASGROUPS=a,b\n"),
+        "{namespaced}"
+    );
+    assert!(namespaced.contains("args: \n"), "{namespaced}");
+
+    // chartkit removes what helm installed (running its delete hook), helm what chartkit
+    // installed; the directory is left empty, the plugins' own directories intact.
+    let removed = run_ok(ctx.chartkit().args(["plugin", "uninstall", "greet-legacy"]));
+    assert_eq!(
+        stdout(&removed),
+        "removing greet-legacy\nUninstalled plugin: greet-legacy\n"
+    );
+    run_ok(
+        helm(&ctx)
+            .unwrap()
+            .args(["plugin", "uninstall", "greet-v1"]),
+    );
+    assert_eq!(
+        std::fs::read_dir(plugins_dir(&ctx)).unwrap().count(),
+        0,
+        "nothing is left in the plugin directory"
+    );
+    assert!(versioned.join("plugin.yaml").is_file() && legacy.join("report.sh").is_file());
+    let gone = ctx.run(&["plugin", "uninstall", "greet-v1"]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert_eq!(stderr(&gone), "Error: plugin: greet-v1 not found\n");
+}
+
+#[test]
+fn an_unknown_command_is_still_an_error_when_no_plugin_has_its_name() {
+    let ctx = TestContext::new();
+    let out = ctx.run(&["no-such-command", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("Error: unrecognized subcommand 'no-such-command'"),
+        "{}",
+        stderr(&out)
+    );
+    // A plugin of another type is not a command.
+    let dir = ctx.path("src/pr");
+    write_file(
+        &dir,
+        "plugin.yaml",
+        "apiVersion: v1\nname: pr\ntype: postrenderer/v1\nruntime: subprocess\nversion: 1.0.0\nruntimeConfig:\n  platformCommand:\n  - command: cat\n",
+    );
+    run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&dir));
+    let out = ctx.run(&["pr"]);
+    assert!(stderr(&out).starts_with("Error: unrecognized subcommand 'pr'"));
+    // HELM_NO_PLUGINS=1 turns plugins off, as in helm.
+    let cli = ctx.path("src/hi");
+    write_file(&cli, "plugin.yaml", "name: hi\ncommand: echo hi\n");
+    run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&cli));
+    assert_eq!(stdout(&run_ok(ctx.chartkit().arg("hi"))), "hi\n");
+    let off = ctx
+        .chartkit()
+        .arg("hi")
+        .env("HELM_NO_PLUGINS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(off.status.code(), Some(1));
+}
+
+/// Each bad plugin is refused with a sentence naming it, and leaves nothing in the
+/// plugin directory.
+#[test]
+fn bad_plugins_are_refused_and_leave_nothing_installed() {
+    let ctx = TestContext::new();
+    let cases: [(&str, &str, Option<&str>, &str); 7] = [
+        ("malformed", "name: [oops\n", None, "failed to load plugin"),
+        (
+            "unknown-field",
+            "apiVersion: v1\nname: unknown-field\ntype: cli/v1\nruntime: subprocess\nversion: 1.0.0\ncommand: x\n",
+            None,
+            "field command not found in plugin metadata",
+        ),
+        (
+            "bad-version",
+            "name: bad-version\nversion: one\ncommand: echo\n",
+            None,
+            "invalid plugin version \"one\": must be valid semver",
+        ),
+        (
+            "missing-binary",
+            "name: missing-binary\ncommand: $HELM_PLUGIN_DIR/not-there.sh\n",
+            None,
+            "not-there.sh",
+        ),
+        (
+            "clash",
+            "name: install\ncommand: echo\n",
+            None,
+            "plugin name \"install\" is the name of a built-in command",
+        ),
+        (
+            "failing-hook",
+            "name: failing-hook\ncommand: echo\nhooks:\n  install: exit 4\n",
+            None,
+            "plugin install hook for \"failing-hook\" exited with error",
+        ),
+        (
+            "no-metadata",
+            "",
+            Some("not a plugin"),
+            "plugin metadata (plugin.yaml) missing",
+        ),
+    ];
+    for (dir_name, yaml, other_file, expected) in cases {
+        let dir = ctx.path(&format!("bad/{dir_name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        match other_file {
+            Some(text) => write_file(&dir, "README", text),
+            None => write_file(&dir, "plugin.yaml", yaml),
+        };
+        let out = ctx
+            .chartkit()
+            .args(["plugin", "install"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{dir_name}: {err}");
+        assert!(
+            err.starts_with("Error: cannot install the plugin `"),
+            "{dir_name}: {err}"
+        );
+        assert!(err.contains(expected), "{dir_name}: {err}");
+        assert!(!err.contains("{ "), "no Debug text: {err}");
+        let left = std::fs::read_dir(plugins_dir(&ctx))
+            .map(|d| d.count())
+            .unwrap_or(0);
+        assert_eq!(left, 0, "{dir_name} left something in the plugin directory");
+    }
+    // Installing over an installed plugin is refused too, and keeps the first.
+    let good = ctx.path("src/twice");
+    write_file(&good, "plugin.yaml", "name: twice\ncommand: echo\n");
+    run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&good));
+    let again = ctx.run(&["plugin", "install", good.to_str().unwrap()]);
+    assert!(
+        stderr(&again).contains("plugin already exists"),
+        "{}",
+        stderr(&again)
+    );
+    assert!(plugins_dir(&ctx).join("twice/plugin.yaml").is_file());
+}
