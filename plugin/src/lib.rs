@@ -530,6 +530,33 @@ pub fn post_render(
     Ok(output.stdout)
 }
 
+/// Sends `manifests` through the executable at `path` with `args`, as Helm 3 ran a
+/// `--post-renderer` path (helm 4 takes only plugin names).
+pub fn post_render_program(
+    path: &Path,
+    args: &[String],
+    manifests: &[u8],
+) -> Result<Vec<u8>, PluginError> {
+    let name = path.display().to_string();
+    let mut command = Command::new(path);
+    command.args(args);
+    let output = pipe_through(command, manifests).map_err(|source| PluginError::Spawn {
+        name: name.clone(),
+        program: name.clone(),
+        source,
+    })?;
+    if !output.status.success() {
+        return Err(PluginError::Exit {
+            name,
+            code: output.status.code().unwrap_or(1),
+        });
+    }
+    if output.stdout.iter().all(u8::is_ascii_whitespace) {
+        return Err(PluginError::EmptyOutput { name });
+    }
+    Ok(output.stdout)
+}
+
 /// Runs `command` with `input` on its standard input, collecting its standard output.
 /// The input is written from another thread so that a program which writes before it
 /// has read everything cannot deadlock with us.

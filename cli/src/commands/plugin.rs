@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use chartkit_plugin::PluginError;
 
 use crate::cli::{Cli, GlobalArgs, KubeArgs};
-use crate::cli_plugin::{PluginCommand, PluginInstallArgs, PluginListArgs, PluginUninstallArgs};
+use crate::cli_plugin::{
+    PluginCommand, PluginInstallArgs, PluginListArgs, PluginUninstallArgs, PostRenderArgs,
+};
 use crate::commands::helm_env;
 use crate::env;
 use crate::error::{Context, Result, err};
@@ -119,6 +121,38 @@ fn uninstall(args: PluginUninstallArgs, kube: &KubeArgs, global: &GlobalArgs) ->
     } else {
         Err(err!("{}", failures.join("\n")))
     }
+}
+
+/// `--post-renderer NAME|PATH` as a renderer: a postrenderer/v1 plugin by name, or (as
+/// Helm 3 allowed) an executable by path.
+pub fn post_renderer(args: &PostRenderArgs) -> Result<Option<chartkit_render::PostRenderer>> {
+    let Some(given) = args.post_renderer.clone().filter(|n| !n.is_empty()) else {
+        return Ok(None);
+    };
+    let extra = args.post_renderer_args.clone();
+    if given.contains(std::path::MAIN_SEPARATOR) {
+        let path = std::path::PathBuf::from(&given);
+        if !path.is_file() {
+            crate::error::bail!(
+                "invalid argument {given:?} for \"--post-renderer\" flag: no executable at `{given}`"
+            );
+        }
+        return Ok(Some(chartkit_render::PostRenderer::new(move |input| {
+            chartkit_plugin::post_render_program(&path, &extra, input).map_err(|e| e.to_string())
+        })));
+    }
+    let plugin =
+        chartkit_plugin::find_plugin(&env::helm_plugins(), &given, Some("postrenderer/v1"))
+            .with_context(|| format!("invalid argument {given:?} for \"--post-renderer\" flag"))?;
+    Ok(Some(chartkit_render::PostRenderer::new(move |input| {
+        chartkit_plugin::post_render(&plugin, &extra, input).map_err(|e| match e {
+            PluginError::EmptyOutput { .. } => e.to_string(),
+            e => format!(
+                "failed to invoke post-renderer plugin {:?}: {e}",
+                plugin.metadata.name
+            ),
+        })
+    })))
 }
 
 /// helm's global flags that may follow a plugin's name: they set helm's settings and
