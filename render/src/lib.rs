@@ -133,6 +133,9 @@ pub enum RenderError {
     /// every non-empty output under its `# Source:` line, in name order.
     #[error("{message}")]
     InvalidOutput { message: String, raw: Vec<u8> },
+    /// `--post-renderer` failed, or what it wrote could not be read back.
+    #[error("{0}")]
+    PostRender(String),
     /// A template went over the render's memory limit (`limit` bytes), which Helm does
     /// not have: its message names the template, line and function.
     #[error("{message}")]

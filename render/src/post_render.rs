@@ -40,12 +40,12 @@ pub fn apply(
     renderer: &PostRenderer,
 ) -> Result<BTreeMap<String, Output>, RenderError> {
     let merged = merge(&outputs)
-        .map_err(|e| RenderError::Render(format!("error merging manifests: {e}")))?;
+        .map_err(|e| RenderError::PostRender(format!("error merging manifests: {e}")))?;
     let rendered = (renderer.0)(merged.as_bytes()).map_err(|e| {
-        RenderError::Render(format!("error while running post render on files: {e}"))
+        RenderError::PostRender(format!("error while running post render on files: {e}"))
     })?;
     let files = split(&String::from_utf8_lossy(&rendered)).map_err(|e| {
-        RenderError::Render(format!("error while parsing post rendered output: {e}"))
+        RenderError::PostRender(format!("error while parsing post rendered output: {e}"))
     })?;
     Ok(files
         .into_iter()

@@ -333,3 +333,196 @@ fn bad_plugins_are_refused_and_leave_nothing_installed() {
     );
     assert!(plugins_dir(&ctx).join("twice/plugin.yaml").is_file());
 }
+
+/// A kustomize-style post-renderer plugin: adds a label to every object with sed, and a
+/// second label from its first argument when it has one; `FAIL=1` makes it fail, `EMPTY=1`
+/// write nothing.
+fn post_renderer_plugin(ctx: &TestContext) -> PathBuf {
+    let dir = ctx.path("src/add-label");
+    write_file(
+        &dir,
+        "plugin.yaml",
+        "apiVersion: v1\nname: add-label\ntype: postrenderer/v1\nruntime: subprocess\nversion: 1.2.3\nconfig: {}\nruntimeConfig:\n  platformCommand:\n    - command: \"${HELM_PLUGIN_DIR}/add-label.sh\"\n",
+    );
+    executable(
+        &dir.join("add-label.sh"),
+        r#"#!/bin/sh
+[ -n "$FAIL" ] && { echo "add-label: told to fail" >&2; exit 5; }
+[ -n "$EMPTY" ] && { cat >/dev/null; exit 0; }
+extra=""
+[ $# -gt 0 ] && extra="\n    stage: $1"
+sed "s/^metadata:\$/metadata:\n  labels:\n    team: blue$extra/"
+"#,
+    );
+    dir
+}
+
+/// A chart whose output exercises what the round trip through kyaml changes and keeps:
+/// four-space indents, sequences, comments, quoting styles, flow collections, block
+/// scalars, a document without metadata, an empty document, a hook and a partial.
+fn styled_chart(ctx: &TestContext) -> String {
+    let dir = ctx.path("styled");
+    write_file(
+        &dir,
+        "Chart.yaml",
+        "apiVersion: v2\nname: styled\nversion: 0.1.0\n",
+    );
+    write_file(&dir, "values.yaml", "greeting: hello\n");
+    write_file(
+        &dir,
+        "templates/_helpers.tpl",
+        "{{- define \"x\" }}x{{ end }}\n",
+    );
+    write_file(
+        &dir,
+        "templates/config.yaml",
+        r#"# {{ .Release.Name }}'s settings
+apiVersion: v1
+kind: ConfigMap
+metadata:
+    name: {{ .Release.Name }}-config   # the name
+    labels: {app: "styled", tier: web}
+data:
+    greeting: {{ .Values.greeting | quote }}
+    single: 'it''s'
+    long: a plain scalar that is longer than eighty columns, which go-yaml would wrap if it could
+    script: |
+        #!/bin/sh
+        echo "{{ .Values.greeting }}"
+    folded: >-
+        folded
+        text
+    joined: plain
+        over two lines
+    list:
+    -   one
+    -   - nested
+        - list
+    -   key: value
+        other: 2
+    empty:
+    none: []
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Release.Name }}-secret
+  annotations:
+    "note": "kept"
+stringData:
+  token: abc
+---
+---
+# only a comment
+"#,
+    );
+    write_file(
+        &dir,
+        "templates/nometa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\n",
+    );
+    write_file(
+        &dir,
+        "templates/hook.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-hook\n  annotations:\n    \"helm.sh/hook\": test\nspec:\n  containers:\n  - name: check\n    image: busybox\n    command: ['true']\n",
+    );
+    dir.display().to_string()
+}
+
+#[test]
+fn post_rendered_templates_are_helms_byte_for_byte() {
+    let ctx = TestContext::new();
+    let Some(mut helm_install) = helm(&ctx) else {
+        return;
+    };
+    let plugin = post_renderer_plugin(&ctx);
+    run_ok(helm_install.args(["plugin", "install"]).arg(&plugin));
+    run_ok(ctx.chartkit().args(["create", "starter"]));
+    let styled = styled_chart(&ctx);
+    for chart in ["starter", styled.as_str()] {
+        for extra in [&[][..], &["--post-renderer-args", "canary"][..]] {
+            let args = [
+                &["template", "rel", chart, "--post-renderer", "add-label"][..],
+                extra,
+            ]
+            .concat();
+            let ours = run_ok(ctx.chartkit().args(&args));
+            let theirs = run_ok(helm(&ctx).unwrap().args(&args));
+            assert_eq!(stdout(&ours), stdout(&theirs), "{chart} {extra:?}");
+            assert!(stdout(&ours).contains("team: blue"));
+            assert_eq!(
+                stdout(&ours).contains("stage: canary"),
+                !extra.is_empty(),
+                "the plugin got its arguments"
+            );
+        }
+    }
+    // The plugin's failures, as helm reports them.
+    for (variable, expected) in [
+        (
+            "FAIL",
+            "Error: error while running post render on files: failed to invoke post-renderer plugin \"add-label\": plugin \"add-label\" exited with error\n",
+        ),
+        (
+            "EMPTY",
+            "Error: error while running post render on files: post-renderer \"add-label\" produced empty output\n",
+        ),
+    ] {
+        let args = [
+            "template",
+            "rel",
+            styled.as_str(),
+            "--post-renderer",
+            "add-label",
+        ];
+        let ours = ctx
+            .chartkit()
+            .args(args)
+            .env(variable, "1")
+            .output()
+            .unwrap();
+        let theirs = helm(&ctx)
+            .unwrap()
+            .args(args)
+            .env(variable, "1")
+            .output()
+            .unwrap();
+        assert_eq!(ours.status.code(), Some(1));
+        assert_eq!(theirs.status.code(), Some(1));
+        assert!(stderr(&ours).ends_with(expected), "{}", stderr(&ours));
+        // helm's template adds its advice to use --debug, which would not help here.
+        assert!(stderr(&theirs).contains(expected), "{}", stderr(&theirs));
+    }
+    // An unknown plugin is an error in both; an executable path (Helm 3's form) only in
+    // helm 4, while chartkit still runs it.
+    let unknown = ctx.run(&["template", "rel", &styled, "--post-renderer", "nope"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(
+        stderr(&unknown).contains("invalid argument \"nope\" for \"--post-renderer\" flag"),
+        "{}",
+        stderr(&unknown)
+    );
+    let script = plugin.join("add-label.sh");
+    let by_path = run_ok(
+        ctx.chartkit()
+            .args(["template", "rel", &styled, "--post-renderer"])
+            .arg(&script),
+    );
+    let by_name =
+        run_ok(
+            ctx.chartkit()
+                .args(["template", "rel", &styled, "--post-renderer", "add-label"]),
+        );
+    assert_eq!(stdout(&by_path), stdout(&by_name));
+    let helm_path = helm(&ctx)
+        .unwrap()
+        .args(["template", "rel", &styled, "--post-renderer"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(
+        helm_path.status.code(),
+        Some(1),
+        "helm 4 takes plugin names only"
+    );
+}
