@@ -334,8 +334,8 @@ fn bad_plugins_are_refused_and_leave_nothing_installed() {
     assert!(plugins_dir(&ctx).join("twice/plugin.yaml").is_file());
 }
 
-/// A kustomize-style post-renderer plugin: adds a label to every object with sed, and a
-/// second label from its first argument when it has one; `FAIL=1` makes it fail, `EMPTY=1`
+/// A kustomize-style post-renderer plugin: adds a label to every object that has a block
+/// of labels, with sed, and a second label from its first argument when it has one; `FAIL=1` makes it fail, `EMPTY=1`
 /// write nothing.
 fn post_renderer_plugin(ctx: &TestContext) -> PathBuf {
     let dir = ctx.path("src/add-label");
@@ -351,7 +351,7 @@ fn post_renderer_plugin(ctx: &TestContext) -> PathBuf {
 [ -n "$EMPTY" ] && { cat >/dev/null; exit 0; }
 extra=""
 [ $# -gt 0 ] && extra="\n    stage: $1"
-sed "s/^metadata:\$/metadata:\n  labels:\n    team: blue$extra/"
+sed "s/^  labels:\$/  labels:\n    team: blue$extra/"
 "#,
     );
     dir
@@ -359,7 +359,7 @@ sed "s/^metadata:\$/metadata:\n  labels:\n    team: blue$extra/"
 
 /// A chart whose output exercises what the round trip through kyaml changes and keeps:
 /// four-space indents, sequences, comments, quoting styles, flow collections, block
-/// scalars, a document without metadata, an empty document, a hook and a partial.
+/// scalars, an empty document, a hook and a partial.
 fn styled_chart(ctx: &TestContext) -> String {
     let dir = ctx.path("styled");
     write_file(
@@ -407,6 +407,8 @@ apiVersion: v1
 kind: Secret
 metadata:
   name: {{ .Release.Name }}-secret
+  labels:
+    app: styled
   annotations:
     "note": "kept"
 stringData:
@@ -415,11 +417,6 @@ stringData:
 ---
 # only a comment
 "#,
-    );
-    write_file(
-        &dir,
-        "templates/nometa.yaml",
-        "apiVersion: v1\nkind: ServiceAccount\n",
     );
     write_file(
         &dir,
@@ -439,6 +436,12 @@ fn post_rendered_templates_are_helms_byte_for_byte() {
     run_ok(helm_install.args(["plugin", "install"]).arg(&plugin));
     run_ok(ctx.chartkit().args(["create", "starter"]));
     let styled = styled_chart(&ctx);
+    // A document without metadata gets one for the mark, which goes again after.
+    write_file(
+        Path::new(&styled),
+        "templates/nometa.yaml",
+        "apiVersion: v1\nkind: ServiceAccount\n",
+    );
     for chart in ["starter", styled.as_str()] {
         for extra in [&[][..], &["--post-renderer-args", "canary"][..]] {
             let args = [
@@ -525,4 +528,141 @@ fn post_rendered_templates_are_helms_byte_for_byte() {
         Some(1),
         "helm 4 takes plugin names only"
     );
+}
+
+/// A revision's `helm.sh/release.v1` Secret, as kubectl reads it.
+fn release_secret(
+    cluster: &chartkit_tests::sandbox::SandboxProcess,
+    ctx: &TestContext,
+    release: &str,
+    revision: u32,
+) -> serde_json::Value {
+    let out = run_ok(cluster.kubectl(ctx, NAME).expect("kubectl").args([
+        "get",
+        "secret",
+        &format!("sh.helm.release.v1.{release}.v{revision}"),
+        "-o",
+        "json",
+    ]));
+    serde_json::from_slice(&out.stdout).expect("kubectl's JSON")
+}
+
+/// The differences between the records of one revision in the two clusters.
+fn record_differences(
+    ours: &chartkit_tests::sandbox::SandboxProcess,
+    theirs: &chartkit_tests::sandbox::SandboxProcess,
+    ctx: &TestContext,
+    revision: u32,
+) -> Vec<String> {
+    use chartkit_tests::records::{record, value_differences};
+    let a = record(&release_secret(ours, ctx, "rel", revision));
+    let b = record(&release_secret(theirs, ctx, "rel", revision));
+    let mut differences = Vec::new();
+    value_differences("", &a, &b, ["chartkit", "helm"], &mut differences);
+    differences
+}
+
+#[test]
+fn install_and_upgrade_record_the_post_rendered_manifest_as_helm_does() {
+    use chartkit_tests::sandbox::SandboxProcess;
+    let ctx = TestContext::new();
+    if helm(&ctx).is_none() || chartkit_tests::peers::kubectl_or_skip(NAME).is_none() {
+        return;
+    }
+    let plugin = post_renderer_plugin(&ctx);
+    run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&plugin));
+    // Helm's starter chart: a Deployment, a Service, a ServiceAccount and a test hook.
+    run_ok(ctx.chartkit().args(["create", "starter"]));
+    let chart = ctx.path("starter").display().to_string();
+    let ours = SandboxProcess::start(&ctx, &[]);
+    let theirs = SandboxProcess::start(&ctx, &[]);
+    let install = [
+        "install",
+        "rel",
+        chart.as_str(),
+        "--post-renderer",
+        "add-label",
+    ];
+    run_ok(ours.chartkit(&ctx).args(install));
+    run_ok(theirs.helm(&ctx, NAME).unwrap().args(install));
+    assert_eq!(
+        record_differences(&ours, &theirs, &ctx, 1),
+        Vec::<String>::new()
+    );
+    let manifest = stdout(&run_ok(
+        ours.chartkit(&ctx).args(["get", "manifest", "rel"]),
+    ));
+    assert!(manifest.contains("team: blue"), "{manifest}");
+    let hooks = stdout(&run_ok(ours.chartkit(&ctx).args(["get", "hooks", "rel"])));
+    assert!(
+        hooks.contains("team: blue"),
+        "helm 4 post-renders hooks too: {hooks}"
+    );
+    let labelled = stdout(&run_ok(ours.kubectl(&ctx, NAME).unwrap().args([
+        "get",
+        "service",
+        "rel-starter",
+        "-o",
+        "jsonpath={.metadata.labels.team}",
+    ])));
+    assert_eq!(labelled, "blue", "the cluster has the post-rendered object");
+
+    // Whatever the upgrade would change is what the diff shows: nothing with the same
+    // post-renderer, the extra label with an argument.
+    let diff = |extra: &[&str]| {
+        ours.chartkit(&ctx)
+            .args([
+                "diff",
+                "upgrade",
+                "rel",
+                chart.as_str(),
+                "--detailed-exitcode",
+                "--no-color",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let same = diff(&["--post-renderer", "add-label"]);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&same),
+        stderr(&same)
+    );
+    let changed = diff(&[
+        "--post-renderer",
+        "add-label",
+        "--post-renderer-args",
+        "canary",
+    ]);
+    assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
+    assert!(
+        stdout(&changed)
+            .lines()
+            .any(|l| l.starts_with('+') && l.ends_with(" stage: canary")),
+        "{}",
+        stdout(&changed)
+    );
+
+    let upgrade = [
+        "upgrade",
+        "rel",
+        chart.as_str(),
+        "--post-renderer",
+        "add-label",
+        "--post-renderer-args",
+        "canary",
+    ];
+    run_ok(ours.chartkit(&ctx).args(upgrade));
+    run_ok(theirs.helm(&ctx, NAME).unwrap().args(upgrade));
+    assert_eq!(
+        record_differences(&ours, &theirs, &ctx, 2),
+        Vec::<String>::new()
+    );
+    let manifest = stdout(&run_ok(
+        ours.chartkit(&ctx).args(["get", "manifest", "rel"]),
+    ));
+    assert!(manifest.contains("stage: canary"), "{manifest}");
 }
