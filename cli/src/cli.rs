@@ -323,7 +323,18 @@ pub enum Command {
     /// Install, list or uninstall Helm plugins, in helm's plugin directory (HELM_PLUGINS),
     /// so that helm and chartkit share them.
     #[command(subcommand)]
-    Plugin(crate::cli_plugin::PluginCommand),
+    Plugin(crate::cli_helm::PluginCommand),
+    /// Print the environment helm (and every plugin) works with: `HELM_*` settings and
+    /// their values, or one of them.
+    Env(crate::cli_helm::EnvArgs),
+    /// Print chartkit's version, in helm's format.
+    Version(crate::cli_helm::VersionArgs),
+    /// Write a shell completion script (bash, zsh, fish, powershell); it completes
+    /// commands, flags, and release names from the cluster.
+    Completion(crate::cli_helm::CompletionArgs),
+    /// Candidates for a completion script (helm's `__complete` protocol).
+    #[command(name = "__complete", hide = true)]
+    Complete(crate::cli_helm::CompleteArgs),
     /// `chartkit NAME ARGS...` runs the installed cli/v1 plugin NAME with ARGS and the
     /// environment helm gives plugins.
     #[command(external_subcommand)]
@@ -1264,7 +1275,7 @@ pub struct TemplateArgs {
     #[command(flatten)]
     pub source: ChartSourceArgs,
     #[command(flatten)]
-    pub post_render: crate::cli_plugin::PostRenderArgs,
+    pub post_render: crate::cli_helm::PostRenderArgs,
 }
 
 #[derive(Debug, Args)]
@@ -1569,7 +1580,7 @@ pub struct RenderArgs {
     #[arg(long = "hide-secret")]
     pub hide_secret: bool,
     #[command(flatten)]
-    pub post_render: crate::cli_plugin::PostRenderArgs,
+    pub post_render: crate::cli_helm::PostRenderArgs,
 }
 
 /// `--wait`, `--wait-for-jobs` and `--timeout`, shared by the release commands.

@@ -666,3 +666,186 @@ fn install_and_upgrade_record_the_post_rendered_manifest_as_helm_does() {
     ));
     assert!(manifest.contains("stage: canary"), "{manifest}");
 }
+
+/// A shell session's answer to `chartkit upgrade <TAB>`, run against a sandbox holding
+/// two releases: bash through the completion function the script registers (as
+/// readline calls it), zsh through its real completion system in a pseudo-terminal.
+#[test]
+fn completion_scripts_offer_the_clusters_release_names_in_real_shells() {
+    use chartkit_tests::sandbox::SandboxProcess;
+    let ctx = TestContext::new();
+    let sandbox = SandboxProcess::start(&ctx, &[]);
+    run_ok(ctx.chartkit().args(["create", "starter"]));
+    for name in ["alpha", "beta"] {
+        run_ok(sandbox.chartkit(&ctx).args(["install", name, "starter"]));
+    }
+    let bin_dir = chartkit_tests::chartkit_bin().parent().unwrap().to_owned();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    write_file(
+        ctx.dir(),
+        "complete.bash",
+        r#"source <(chartkit completion bash)
+complete -p chartkit
+for line in "chartkit upgrade " "chartkit upgrade al" "chartkit get manifest " "chartkit up" "chartkit completion "; do
+  read -r -a COMP_WORDS <<< "$line"
+  [[ $line == *" " ]] && COMP_WORDS+=("")
+  COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+  COMPREPLY=()
+  _chartkit
+  echo "$line|${COMPREPLY[*]}"
+done
+"#,
+    );
+    let bash =
+        run_ok(
+            sandbox
+                .chartkit(&ctx)
+                .env("PATH", &path)
+                .args(["__complete", "upgrade", ""]),
+        );
+    assert_eq!(stdout(&bash), "alpha\nbeta\n:4\n");
+    let mut shell = Command::new("bash");
+    shell
+        .arg("complete.bash")
+        .current_dir(ctx.dir())
+        .env("PATH", &path)
+        .env("KUBECONFIG", &sandbox.kubeconfig)
+        .env("HOME", ctx.path(".home"));
+    let out = run_ok(&mut shell);
+    assert_eq!(
+        stdout(&out),
+        "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\n"
+    );
+
+    if Command::new("zsh").arg("-c").arg("true").output().is_err() {
+        chartkit_tests::skip(NAME, "zsh is not installed (apt-get install zsh)");
+        return;
+    }
+    // zsh's completion widget, in an interactive shell on a pseudo-terminal (zpty): the
+    // line `chartkit upgrade ` is typed with a TAB, and the listing zsh shows must name
+    // both releases.
+    write_file(
+        ctx.dir(),
+        "complete.zsh",
+        r#"zmodload zsh/zpty
+zpty -b shell 'zsh -f -i'
+zpty -w shell 'PS1="%% "; autoload -U compinit; compinit -u; source <(chartkit completion zsh)'
+sleep 1
+zpty -w -n shell $'chartkit upgrade \t'
+screen=""
+for i in {1..50}; do
+  sleep 0.1
+  while zpty -r -t shell chunk; do screen+=$chunk; done
+done
+print -r -- "$screen"
+zpty -d shell
+"#,
+    );
+    let mut zsh = Command::new("zsh");
+    zsh.arg("-f")
+        .arg("complete.zsh")
+        .current_dir(ctx.dir())
+        .env("PATH", &path)
+        .env("KUBECONFIG", &sandbox.kubeconfig)
+        .env("HOME", ctx.path(".home"));
+    let out = run_ok(&mut zsh);
+    let screen = stdout(&out);
+    assert!(screen.contains("alpha  beta"), "{screen}");
+}
+
+#[test]
+fn env_and_version_print_what_helm_prints() {
+    let ctx = TestContext::new();
+    let Some(_) = helm(&ctx) else {
+        return;
+    };
+    let setups: [&[(&str, &str)]; 3] = [
+        &[],
+        &[
+            ("HELM_NAMESPACE", "apps"),
+            ("HELM_KUBEASGROUPS", "a,b"),
+            ("HELM_DEBUG", "true"),
+        ],
+        &[
+            ("HELM_PLUGINS", "/p1:/p2"),
+            ("KUBECONFIG", "/k/config"),
+            ("HELM_QPS", "2.5"),
+        ],
+    ];
+    for variables in setups {
+        let run = |mut command: Command, args: &[&str]| {
+            stdout(&run_ok(command.args(args).envs(variables.iter().copied())))
+        };
+        let ours = run(ctx.chartkit(), &["env"]);
+        let theirs = run(helm(&ctx).unwrap(), &["env"]);
+        // HELM_BIN names the program that runs; everything else is the same.
+        let without_bin = |text: &str| -> String {
+            text.lines()
+                .filter(|l| !l.starts_with("HELM_BIN="))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        assert_eq!(without_bin(&ours), without_bin(&theirs), "{variables:?}");
+        assert!(ours.contains("HELM_BIN=\""));
+        let flagged = run(
+            ctx.chartkit(),
+            &["--kubeconfig", "/flag/config", "env", "KUBECONFIG"],
+        );
+        assert_eq!(
+            flagged,
+            run(
+                helm(&ctx).unwrap(),
+                &["--kubeconfig", "/flag/config", "env", "KUBECONFIG"]
+            )
+        );
+        for name in [
+            "HELM_NAMESPACE",
+            "HELM_PLUGINS",
+            "HELM_QPS",
+            "KUBECONFIG",
+            "NOT_A_SETTING",
+        ] {
+            assert_eq!(
+                run(ctx.chartkit(), &["env", name]),
+                run(helm(&ctx).unwrap(), &["env", name]),
+                "{name} {variables:?}"
+            );
+        }
+    }
+    // chartkit's own version in helm's forms.
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        stdout(&run_ok(ctx.chartkit().args(["version", "--short"]))),
+        format!("v{version}\n")
+    );
+    let full = stdout(&run_ok(ctx.chartkit().arg("version")));
+    assert!(
+        full.starts_with(&format!(
+            "version.BuildInfo{{Version:\"v{version}\", GitCommit:"
+        )),
+        "{full}"
+    );
+    let helm_full = stdout(&run_ok(helm(&ctx).unwrap().arg("version")));
+    let shape = |text: &str| -> Vec<String> {
+        text.split(", ")
+            .map(|field| field.split(':').next().unwrap_or("").to_owned())
+            .collect()
+    };
+    assert_eq!(
+        shape(&full),
+        shape(&helm_full),
+        "the same fields in the same order"
+    );
+    assert_eq!(
+        stdout(&run_ok(ctx.chartkit().args([
+            "version",
+            "--template",
+            "{{.Version}}|{{.KubeClientVersion}}"
+        ]))),
+        format!("v{version}|v1.34")
+    );
+}

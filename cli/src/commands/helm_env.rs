@@ -7,7 +7,7 @@ use crate::cli::{GlobalArgs, KubeArgs};
 use crate::env;
 
 /// helm's `EnvSettings.EnvVars()`: every `HELM_*` setting by name, and `KUBECONFIG` when
-/// one was given.
+/// `--kubeconfig` was given.
 pub fn settings(kube: &KubeArgs, global: &GlobalArgs) -> BTreeMap<String, String> {
     let path =
         |p: Option<std::path::PathBuf>| p.map(|p| p.display().to_string()).unwrap_or_default();
@@ -33,11 +33,11 @@ pub fn settings(kube: &KubeArgs, global: &GlobalArgs) -> BTreeMap<String, String
             .and_then(|v| v.parse::<f32>().ok())
             .unwrap_or(0.0)
     });
+    // Only the flag: helm's flag binding resets the value it read from KUBECONFIG.
     let kubeconfig = kube
         .kubeconfig
         .as_ref()
         .map(|p| p.display().to_string())
-        .or_else(|| std::env::var(env::KUBECONFIG).ok())
         .filter(|k| !k.is_empty());
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     let mut vars: BTreeMap<String, String> = [

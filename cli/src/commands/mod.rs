@@ -1,9 +1,11 @@
 mod addon;
 mod chart_source;
+mod completion;
 mod create;
 mod dependency;
 mod diff;
 mod helm_env;
+mod helm_info;
 mod key;
 mod lint;
 mod mirror;
@@ -98,6 +100,10 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Diff(DiffCommand::Revision(args)) => diff::revision(args, kube, global),
         Command::Plugin(command) => plugin::run(command, kube, global),
         Command::External(args) => plugin::external(args, kube, global),
+        Command::Env(args) => helm_info::env(args, kube, global),
+        Command::Version(args) => helm_info::version(args),
+        Command::Completion(args) => completion::script(args),
+        Command::Complete(args) => completion::complete(args, kube),
     }
 }
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use chartkit_plugin::PluginError;
 
 use crate::cli::{Cli, GlobalArgs, KubeArgs};
-use crate::cli_plugin::{
+use crate::cli_helm::{
     PluginCommand, PluginInstallArgs, PluginListArgs, PluginUninstallArgs, PostRenderArgs,
 };
 use crate::commands::helm_env;

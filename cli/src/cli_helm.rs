@@ -1,5 +1,6 @@
-//! Command-line definitions of `chartkit plugin` and of the flags that hand manifests to
-//! a post-renderer (kept apart from `cli.rs`, which holds the rest).
+//! Command-line definitions of helm's plugin, env, version and completion commands, and
+//! of the flags that hand manifests to a post-renderer (kept apart from `cli.rs`, which
+//! holds the rest).
 
 use std::path::PathBuf;
 
@@ -55,4 +56,36 @@ pub struct PostRenderArgs {
         allow_hyphen_values = true
     )]
     pub post_renderer_args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Print only this variable's value.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print the version number only (with the commit when the build knows it).
+    #[arg(long)]
+    pub short: bool,
+    /// A Go template for the output, over .Version, .GitCommit, .GitTreeState,
+    /// .GoVersion (empty: chartkit is not written in Go) and .KubeClientVersion.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub template: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell to write the script for.
+    #[arg(value_parser = ["bash", "zsh", "fish", "powershell"])]
+    pub shell: String,
+}
+
+/// `__complete WORDS... CURRENT`: what a completion script asks for (helm's protocol:
+/// one candidate a line, then `:DIRECTIVE`).
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<String>,
 }
