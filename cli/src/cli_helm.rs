@@ -8,8 +8,9 @@ use clap::{Args, Subcommand};
 
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
-    /// Install a plugin from a local directory, as helm does: a link to the directory in
-    /// helm's plugin directory (HELM_PLUGINS), then its install hook.
+    /// Install a plugin, as helm does: a local directory is linked into helm's plugin
+    /// directory (HELM_PLUGINS), a tarball (local or http(s)) verified and unpacked
+    /// there; then its install hook runs.
     #[command(visible_alias = "add")]
     Install(PluginInstallArgs),
     /// List installed plugins, as `helm plugin list` does.
@@ -22,8 +23,24 @@ pub enum PluginCommand {
 
 #[derive(Debug, Args)]
 pub struct PluginInstallArgs {
-    /// The plugin's directory (holding plugin.yaml).
-    pub source: PathBuf,
+    /// The plugin: its directory (holding plugin.yaml), a tarball (NAME-VERSION.tgz), or
+    /// an http(s) URL of a tarball.
+    pub source: String,
+    /// Verify a tarball's signature (its `.prov` beside it) before installing; a directory
+    /// is never verified. `--verify=false` skips it.
+    #[arg(
+        long,
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub verify: bool,
+    /// Public keys to verify with (default: GnuPG's pubring.gpg, as helm).
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@
 //! The directories come from the caller (`HELM_PLUGINS`, else Helm's data directory), so
 //! a plugin installed by helm is found here and the reverse.
 
+pub mod archive;
 mod command;
 pub mod metadata;
 
@@ -14,6 +15,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+pub use archive::{archive_metadata, install_archive, plugin_dir_name};
 pub use command::{expand, go_platform};
 pub use metadata::{Metadata, MetadataError, PLUGIN_FILE};
 

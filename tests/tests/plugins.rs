@@ -849,3 +849,152 @@ fn env_and_version_print_what_helm_prints() {
         format!("v{version}|v1.34")
     );
 }
+
+/// Plugin tarballs: signed by `helm plugin package --sign` with a GnuPG key, installed by
+/// either tool with the same verification lines and listed `signed` by both; unsigned
+/// ones only with `--verify=false`; hostile ones refused with nothing left behind.
+#[test]
+fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
+    use chartkit_tests::archive::{Entry, build};
+    let ctx = TestContext::new();
+    let Some(_) = helm(&ctx) else {
+        return;
+    };
+    let Some(gpg) = chartkit_tests::on_path("gpg") else {
+        chartkit_tests::skip(NAME, "gpg is not installed");
+        return;
+    };
+    let gnupg = ctx.path("gnupg");
+    std::fs::create_dir_all(&gnupg).unwrap();
+    let gpg = |args: &[&str]| {
+        run_ok(
+            Command::new(&gpg)
+                .env("GNUPGHOME", &gnupg)
+                .args(["--batch", "--pinentry-mode", "loopback", "--passphrase", ""])
+                .args(args),
+        )
+        .stdout
+    };
+    gpg(&[
+        "--quick-gen-key",
+        "Plug <plug@example.com>",
+        "ed25519",
+        "sign",
+        "never",
+    ]);
+    std::fs::write(ctx.path("secring.gpg"), gpg(&["--export-secret-keys"])).unwrap();
+    std::fs::write(ctx.path("pubring.gpg"), gpg(&["--export"])).unwrap();
+    let plugin = legacy_plugin(&ctx);
+    run_ok(
+        helm(&ctx)
+            .unwrap()
+            .args(["plugin", "package"])
+            .arg(&plugin)
+            .args([
+                "--sign",
+                "--key",
+                "plug@example.com",
+                "--keyring",
+                "secring.gpg",
+                "-d",
+                "signed",
+            ]),
+    );
+    run_ok(
+        helm(&ctx)
+            .unwrap()
+            .args(["plugin", "package"])
+            .arg(&plugin)
+            .args(["--sign=false", "-d", "unsigned"]),
+    );
+    let signed = "signed/greet-legacy-0.1.0.tgz";
+    let install = ["plugin", "install", signed, "--keyring", "pubring.gpg"];
+    let ours = stdout(&run_ok(ctx.chartkit().args(install)));
+    let list = stdout(&run_ok(ctx.chartkit().args(["plugin", "list"])));
+    assert!(list.contains("\tsigned    \t"), "{list}");
+    assert_eq!(
+        list,
+        stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"])))
+    );
+    run_ok(ctx.chartkit().args(["greet-legacy", "x"]));
+    run_ok(ctx.chartkit().args(["plugin", "uninstall", "greet-legacy"]));
+    let theirs = stdout(&run_ok(helm(&ctx).unwrap().args(install)));
+    assert_eq!(ours, theirs);
+    assert!(ours.starts_with("Verifying plugin signature...\nSigned by: Plug <plug@example.com>\nUsing Key With Fingerprint: "), "{ours}");
+    assert!(
+        ours.ends_with("installing greet-legacy\nInstalled plugin: greet-legacy\n"),
+        "{ours}"
+    );
+    // What helm unpacked, chartkit removes: directory, kept tarball and .prov.
+    run_ok(ctx.chartkit().args(["plugin", "uninstall", "greet-legacy"]));
+    assert_eq!(std::fs::read_dir(plugins_dir(&ctx)).unwrap().count(), 0);
+
+    // Unsigned: refused unless verification is turned off.
+    let unsigned = "unsigned/greet-legacy-0.1.0.tgz";
+    let refused = ctx.run(&["plugin", "install", unsigned]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("plugin verification failed: no provenance file (.prov) found"),
+        "{}",
+        stderr(&refused)
+    );
+    let ok = stdout(&run_ok(ctx.chartkit().args([
+        "plugin",
+        "install",
+        unsigned,
+        "--verify=false",
+    ])));
+    assert!(
+        ok.starts_with("WARNING: Skipping plugin signature verification\n"),
+        "{ok}"
+    );
+    assert!(
+        stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"]))).contains("\tunsigned  \t")
+    );
+    run_ok(
+        helm(&ctx)
+            .unwrap()
+            .args(["plugin", "uninstall", "greet-legacy"]),
+    );
+
+    // Hostile tarballs: a path out of the archive, an absolute one, a link.
+    let yaml: &[u8] = b"name: evil\ncommand: echo\n";
+    for (file, entries) in [
+        (
+            "dotdot.tgz",
+            vec![
+                Entry::File("evil/plugin.yaml", yaml),
+                Entry::File("evil/../../../escaped", b"x"),
+            ],
+        ),
+        (
+            "absolute.tgz",
+            vec![
+                Entry::File("evil/plugin.yaml", yaml),
+                Entry::File("/tmp/escaped-chartkit", b"x"),
+            ],
+        ),
+        (
+            "link.tgz",
+            vec![
+                Entry::File("evil/plugin.yaml", yaml),
+                Entry::Symlink("evil/passwd", "/etc/passwd"),
+            ],
+        ),
+    ] {
+        std::fs::write(ctx.path(file), build(&entries)).unwrap();
+        let out = ctx.run(&["plugin", "install", file, "--verify=false"]);
+        assert_eq!(out.status.code(), Some(1), "{file}");
+        assert!(
+            stderr(&out).contains("so nothing was installed"),
+            "{file}: {}",
+            stderr(&out)
+        );
+        assert_eq!(
+            std::fs::read_dir(plugins_dir(&ctx)).unwrap().count(),
+            0,
+            "{file} left something"
+        );
+    }
+    assert!(!ctx.path("escaped").exists() && !Path::new("/tmp/escaped-chartkit").exists());
+}

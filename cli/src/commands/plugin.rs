@@ -45,12 +45,101 @@ fn install(args: PluginInstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Res
     let plugins_dir = install_dir()?;
     let names = built_in_names();
     let reserved: Vec<&str> = names.iter().map(String::as_str).collect();
-    outln!("Installing plugin from local directory (development mode)")?;
     let settings = helm_env::settings(kube, global);
-    let plugin = chartkit_plugin::install_dir(&args.source, &plugins_dir, &reserved, &settings)
-        .with_context(|| format!("cannot install the plugin `{}`", args.source.display()))?;
+    let source = args.source.as_str();
+    let context = || format!("cannot install the plugin `{source}`");
+    let is_url = source.starts_with("http://") || source.starts_with("https://");
+    let path = std::path::Path::new(source);
+    if !is_url && path.is_dir() {
+        outln!("Installing plugin from local directory (development mode)")?;
+        let plugin = chartkit_plugin::install_dir(path, &plugins_dir, &reserved, &settings)
+            .with_context(context)?;
+        outln!("Installed plugin: {}", plugin.metadata.name)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let is_archive = source.ends_with(".tgz") || source.ends_with(".tar.gz");
+    if !is_archive {
+        return Err(err!(
+            "cannot get information about plugin source {source:?} (if it's a local directory, does it exist?): chartkit installs plugins from directories and .tgz/.tar.gz tarballs (local or http(s)), not from VCS repositories or oci:// yet"
+        ));
+    }
+    let (bytes, prov) = if is_url {
+        download(source)?
+    } else {
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read `{source}`"))?;
+        let prov = std::fs::read(format!("{source}.prov")).ok();
+        (bytes, prov)
+    };
+    let archive_name = source.rsplit('/').next().unwrap_or(source).to_owned();
+    if args.verify {
+        outln!("Verifying plugin signature...")?;
+        let Some(prov) = &prov else {
+            return Err(
+                err!("plugin verification failed: no provenance file (.prov) found")
+                    .context(context())
+                    .with_hint("install with --verify=false to skip the check (not recommended)"),
+            );
+        };
+        let (_, keyring) = super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
+        let verification = chartkit_signing::verify(
+            &String::from_utf8_lossy(prov),
+            &bytes,
+            &archive_name,
+            &keyring,
+        )
+        .map_err(|e| err!("plugin verification failed: {e}"))
+        .with_context(context)?;
+        for signer in &verification.user_ids {
+            outln!("Signed by: {signer}")?;
+        }
+        outln!(
+            "Using Key With Fingerprint: {}",
+            verification.fingerprint.to_uppercase()
+        )?;
+        outln!("Plugin Hash Verified: sha256:{}", verification.sha256)?;
+    } else {
+        outln!("WARNING: Skipping plugin signature verification")?;
+    }
+    let plugin = chartkit_plugin::install_archive(
+        &bytes,
+        &archive_name,
+        prov.as_deref(),
+        &plugins_dir,
+        &reserved,
+        &settings,
+    )
+    .with_context(context)?;
     outln!("Installed plugin: {}", plugin.metadata.name)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A tarball and its `.prov` (when the server has one) from http(s).
+fn download(url: &str) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
+    let client = reqwest::blocking::Client::new();
+    let get = |url: &str| -> Result<Option<Vec<u8>>> {
+        let response = client.get(url).send().map_err(|e| {
+            err!(
+                "cannot download `{url}`: {}",
+                chartkit_oci::registry::chain(&e)
+            )
+        })?;
+        if response.status() == reqwest::StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !response.status().is_success() {
+            crate::error::bail!("cannot download `{url}`: {}", response.status());
+        }
+        let bytes = response.bytes().map_err(|e| {
+            err!(
+                "cannot download `{url}`: {}",
+                chartkit_oci::registry::chain(&e)
+            )
+        })?;
+        Ok(Some(bytes.to_vec()))
+    };
+    let bytes = get(url)?.ok_or_else(|| err!("cannot download `{url}`: 404 Not Found"))?;
+    let prov = get(&format!("{url}.prov"))?;
+    Ok((bytes, prov))
 }
 
 fn list(args: PluginListArgs) -> Result<ExitCode> {
