@@ -686,6 +686,9 @@ pub enum SearchCommand {
     /// `helm search repo` does: the keyword is looked for in chart names, then
     /// descriptions and keywords. Without a keyword, every chart is listed.
     Repo(SearchRepoArgs),
+    /// Search Artifact Hub (or another hub with its Monocular-compatible API) for charts,
+    /// as `helm search hub` does.
+    Hub(crate::cli_helm::SearchHubArgs),
 }
 
 #[derive(Debug, Args)]

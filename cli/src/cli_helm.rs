@@ -106,3 +106,25 @@ pub struct CompleteArgs {
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub words: Vec<String>,
 }
+
+#[derive(Debug, Args)]
+pub struct SearchHubArgs {
+    /// The keyword (several words are searched for as one phrase), or Artifact Hub's
+    /// rich query options.
+    pub keyword: Vec<String>,
+    /// The hub to ask.
+    #[arg(long, default_value = "https://hub.helm.sh", value_name = "URL")]
+    pub endpoint: String,
+    /// Widest a table column may be; longer text is cut with `...` (0: no limit).
+    #[arg(long = "max-col-width", default_value_t = 50)]
+    pub max_col_width: usize,
+    /// Add each chart's repository URL to the table.
+    #[arg(long = "list-repo-url")]
+    pub list_repo_url: bool,
+    /// Output format: `table`, `json` or `yaml`.
+    #[arg(short = 'o', long, value_enum, default_value_t = crate::cli::OutputFormat::Table)]
+    pub output: crate::cli::OutputFormat,
+    /// Fail (exit status 1) when no chart matches.
+    #[arg(long = "fail-on-no-result")]
+    pub fail_on_no_result: bool,
+}

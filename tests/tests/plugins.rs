@@ -998,3 +998,78 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
     }
     assert!(!ctx.path("escaped").exists() && !Path::new("/tmp/escaped-chartkit").exists());
 }
+
+/// Artifact Hub's answer to a search, in its JSON shapes: one package with its page
+/// URL, one without (helm then makes `ENDPOINT/charts/ID`).
+const HUB_ANSWER: &str = r#"{"data":[
+ {"id":"ingress-nginx/ingress-nginx","artifactHub":{"packageUrl":"https://artifacthub.io/packages/helm/ingress-nginx/ingress-nginx"},"type":"chart",
+  "attributes":{"name":"ingress-nginx","repo":{"name":"ingress-nginx","url":"https://kubernetes.github.io/ingress-nginx"},"description":"Ingress controller for Kubernetes using NGINX as a reverse proxy & load balancer <fast>","home":"https://github.com/kubernetes/ingress-nginx","keywords":["ingress","nginx"],"icon":""},
+  "links":{"self":"/v1/charts/ingress-nginx/ingress-nginx"},
+  "relationships":{"latestChartVersion":{"data":{"version":"4.11.3","app_version":"1.11.3","created":"2024-10-08T10:00:00Z","digest":"","urls":[]},"links":{"self":""}}}},
+ {"id":"bitnami/nginx","type":"chart",
+  "attributes":{"name":"nginx","repo":{"name":"bitnami","url":"https://charts.bitnami.com/bitnami"},"description":"NGINX Open Source — a web server","keywords":[]},
+  "relationships":{"latestChartVersion":{"data":{"version":"18.2.4","app_version":"1.27.2"}}}}
+]}"#;
+
+#[test]
+fn search_hub_prints_what_helm_prints_from_a_hub() {
+    use chartkit_tests::counting_server::CountingServer;
+    let ctx = TestContext::new();
+    let Some(_) = helm(&ctx) else {
+        return;
+    };
+    write_file(
+        &ctx.path("hub"),
+        "api/chartsvc/v1/charts/search",
+        HUB_ANSWER,
+    );
+    write_file(
+        &ctx.path("empty"),
+        "api/chartsvc/v1/charts/search",
+        r#"{"data":[]}"#,
+    );
+    let hub = CountingServer::start(&ctx.path("hub"));
+    let empty = CountingServer::start(&ctx.path("empty"));
+    for extra in [
+        &[][..],
+        &["--max-col-width", "20"][..],
+        &["--max-col-width", "0", "--list-repo-url"][..],
+        &["-o", "json"][..],
+        &["-o", "yaml"][..],
+    ] {
+        let args = [
+            &[
+                "search",
+                "hub",
+                "nginx",
+                "ingress/x",
+                "--endpoint",
+                hub.url.as_str(),
+            ][..],
+            extra,
+        ]
+        .concat();
+        let ours = stdout(&run_ok(ctx.chartkit().args(&args)));
+        let theirs = stdout(&run_ok(helm(&ctx).unwrap().args(&args)));
+        assert_eq!(ours, theirs, "{extra:?}");
+    }
+    let asked: Vec<String> = hub.requests().into_iter().collect();
+    assert!(
+        asked
+            .iter()
+            .all(|r| r == "/api/chartsvc/v1/charts/search?q=nginx+ingress%2Fx"),
+        "{asked:?}"
+    );
+    for extra in [&[][..], &["--fail-on-no-result"][..], &["-o", "json"][..]] {
+        let args = [
+            &["search", "hub", "nothing", "--endpoint", empty.url.as_str()][..],
+            extra,
+        ]
+        .concat();
+        let ours = ctx.chartkit().args(&args).output().unwrap();
+        let theirs = helm(&ctx).unwrap().args(&args).output().unwrap();
+        assert_eq!(stdout(&ours), stdout(&theirs), "{extra:?}");
+        assert_eq!(ours.status.code(), theirs.status.code(), "{extra:?}");
+        assert_eq!(stderr(&ours), stderr(&theirs), "{extra:?}");
+    }
+}

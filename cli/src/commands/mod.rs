@@ -27,6 +27,7 @@ mod repo_remove;
 mod repo_support;
 mod repo_update;
 mod sandbox;
+mod search_hub;
 mod search_repo;
 mod serve;
 mod show;
@@ -70,6 +71,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Repo(RepoCommand::Update(args)) => repo_update::run(args, offline),
         Command::Repo(RepoCommand::ImportHelm(args)) => repo_import_helm::run(args),
         Command::Search(SearchCommand::Repo(args)) => search_repo::run(args, offline),
+        Command::Search(SearchCommand::Hub(args)) => search_hub::run(args, offline),
         Command::Pull(args) => pull::run(args, offline),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
