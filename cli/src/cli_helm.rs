@@ -19,6 +19,49 @@ pub enum PluginCommand {
     /// Uninstall one or more plugins (their delete hooks run after).
     #[command(visible_alias = "rm", alias = "remove")]
     Uninstall(PluginUninstallArgs),
+    /// Package a plugin directory into NAME-VERSION.tgz, signed (a .prov beside it) by
+    /// default, as `helm plugin package` does.
+    Package(PluginPackageArgs),
+    /// Verify a plugin tarball against its .prov and a keyring.
+    Verify(PluginVerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PluginPackageArgs {
+    /// The plugin's directory.
+    pub path: PathBuf,
+    /// Where to write the tarball.
+    #[arg(short = 'd', long, default_value = ".")]
+    pub destination: PathBuf,
+    /// Sign the tarball (`--sign=false` skips it, with a warning).
+    #[arg(
+        long,
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub sign: bool,
+    /// The signing key (a user id, email or fingerprint in the keyring).
+    #[arg(long)]
+    pub key: Option<String>,
+    /// The secret keyring (default: GnuPG's, as helm).
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+    /// A file whose first line is the key's passphrase (`-`: standard input).
+    #[arg(long = "passphrase-file", value_name = "FILE")]
+    pub passphrase_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginVerifyArgs {
+    /// The plugin tarball (its .prov beside it).
+    pub path: PathBuf,
+    /// The public keys to trust (default: GnuPG's pubring.gpg, as helm).
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@
 pub mod archive;
 mod command;
 pub mod metadata;
+pub mod package;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -18,6 +19,7 @@ use std::process::{Command, Stdio};
 pub use archive::{archive_metadata, install_archive, plugin_dir_name};
 pub use command::{expand, go_platform};
 pub use metadata::{Metadata, MetadataError, PLUGIN_FILE};
+pub use package::{package_dir, signing_metadata_yaml};
 
 /// An installed plugin: its directory and what its `plugin.yaml` says.
 #[derive(Debug, Clone, PartialEq, Eq)]

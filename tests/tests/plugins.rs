@@ -929,6 +929,58 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
     run_ok(ctx.chartkit().args(["plugin", "uninstall", "greet-legacy"]));
     assert_eq!(std::fs::read_dir(plugins_dir(&ctx)).unwrap().count(), 0);
 
+    // chartkit packages and signs as helm does: helm verifies and installs it, the
+    // signed text is helm's up to the digest, and each tool verifies the other's.
+    let packaged = stdout(&run_ok(
+        ctx.chartkit()
+            .args(["plugin", "package"])
+            .arg(&plugin)
+            .args([
+                "--key",
+                "plug@example.com",
+                "--keyring",
+                "secring.gpg",
+                "-d",
+                "ours",
+            ]),
+    ));
+    assert_eq!(
+        packaged,
+        "Successfully signed. Signature written to: ours/greet-legacy-0.1.0.tgz.prov\nSuccessfully packaged plugin and saved it to: ours/greet-legacy-0.1.0.tgz\n"
+    );
+    let until_digest = |path: &str| {
+        let text = std::fs::read_to_string(ctx.path(path)).unwrap();
+        text[..text.find("sha256:").unwrap()].to_owned()
+    };
+    assert_eq!(
+        until_digest("ours/greet-legacy-0.1.0.tgz.prov"),
+        until_digest("signed/greet-legacy-0.1.0.tgz.prov")
+    );
+    let verify = [
+        "plugin",
+        "verify",
+        "ours/greet-legacy-0.1.0.tgz",
+        "--keyring",
+        "pubring.gpg",
+    ];
+    assert_eq!(
+        stdout(&run_ok(helm(&ctx).unwrap().args(verify))),
+        stdout(&run_ok(ctx.chartkit().args(verify)))
+    );
+    let verify = ["plugin", "verify", signed, "--keyring", "pubring.gpg"];
+    assert_eq!(
+        stdout(&run_ok(helm(&ctx).unwrap().args(verify))),
+        stdout(&run_ok(ctx.chartkit().args(verify)))
+    );
+    run_ok(helm(&ctx).unwrap().args([
+        "plugin",
+        "install",
+        "ours/greet-legacy-0.1.0.tgz",
+        "--keyring",
+        "pubring.gpg",
+    ]));
+    run_ok(ctx.chartkit().args(["plugin", "uninstall", "greet-legacy"]));
+
     // Unsigned: refused unless verification is turned off.
     let unsigned = "unsigned/greet-legacy-0.1.0.tgz";
     let refused = ctx.run(&["plugin", "install", unsigned]);

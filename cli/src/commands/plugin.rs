@@ -7,7 +7,8 @@ use chartkit_plugin::PluginError;
 
 use crate::cli::{Cli, GlobalArgs, KubeArgs};
 use crate::cli_helm::{
-    PluginCommand, PluginInstallArgs, PluginListArgs, PluginUninstallArgs, PostRenderArgs,
+    PluginCommand, PluginInstallArgs, PluginListArgs, PluginPackageArgs, PluginUninstallArgs,
+    PluginVerifyArgs, PostRenderArgs,
 };
 use crate::commands::helm_env;
 use crate::env;
@@ -19,6 +20,8 @@ pub fn run(command: PluginCommand, kube: &KubeArgs, global: &GlobalArgs) -> Resu
         PluginCommand::Install(args) => install(args, kube, global),
         PluginCommand::List(args) => list(args),
         PluginCommand::Uninstall(args) => uninstall(args, kube, global),
+        PluginCommand::Package(args) => package(args),
+        PluginCommand::Verify(args) => verify(args),
     }
 }
 
@@ -140,6 +143,109 @@ fn download(url: &str) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
     let bytes = get(url)?.ok_or_else(|| err!("cannot download `{url}`: 404 Not Found"))?;
     let prov = get(&format!("{url}.prov"))?;
     Ok((bytes, prov))
+}
+
+fn package(args: PluginPackageArgs) -> Result<ExitCode> {
+    if !args.path.is_dir() {
+        crate::error::bail!(
+            "plugin package only supports directories, not tarballs: `{}`",
+            args.path.display()
+        );
+    }
+    let plugin =
+        chartkit_plugin::load_dir(&args.path).map_err(|e| err!("invalid plugin directory: {e}"))?;
+    // The key is checked before anything is written.
+    let signer = if args.sign {
+        let key_name = args
+            .key
+            .clone()
+            .context("--key is required to sign a plugin (or pass --sign=false)")?;
+        let (keyring_path, keyring) =
+            super::keyring_or_default(args.keyring.as_deref(), "gpg --export-secret-keys")?;
+        let passphrase = args
+            .passphrase_file
+            .as_deref()
+            .map(super::read_passphrase)
+            .transpose()?;
+        keyring
+            .find(&key_name)
+            .map_err(crate::error::Error::new)
+            .and_then(|k| {
+                chartkit_signing::check_signing_key(k, passphrase.as_deref())
+                    .map_err(crate::error::Error::new)
+            })
+            .with_context(|| format!("cannot sign with keyring `{}`", keyring_path.display()))?;
+        Some((keyring, key_name, passphrase))
+    } else {
+        outln!(
+            "WARNING: Skipping plugin signing. This is not recommended for plugins intended for distribution."
+        )?;
+        None
+    };
+    let (file_name, bytes) = chartkit_plugin::package_dir(&plugin)?;
+    let path = args.destination.join(&file_name);
+    let prov = match &signer {
+        Some((keyring, key_name, passphrase)) => {
+            let key = keyring.find(key_name)?;
+            Some(
+                chartkit_signing::sign_chart(
+                    &chartkit_plugin::signing_metadata_yaml(&plugin.metadata),
+                    &file_name,
+                    &bytes,
+                    key,
+                    passphrase.as_deref(),
+                )
+                .with_context(|| format!("cannot sign `{}`", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    std::fs::create_dir_all(&args.destination)
+        .with_context(|| format!("cannot create `{}`", args.destination.display()))?;
+    chartkit_durable::write(&path, &bytes)?;
+    if let Some(prov) = prov {
+        let prov_path = args.destination.join(format!("{file_name}.prov"));
+        chartkit_durable::write(&prov_path, prov.as_bytes())?;
+        outln!(
+            "Successfully signed. Signature written to: {}",
+            prov_path.display()
+        )?;
+    }
+    outln!(
+        "Successfully packaged plugin and saved it to: {}",
+        path.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(args: PluginVerifyArgs) -> Result<ExitCode> {
+    if args.path.is_dir() {
+        crate::error::bail!(
+            "directory verification not supported - only plugin tarballs can be verified"
+        );
+    }
+    let bytes = std::fs::read(&args.path)
+        .with_context(|| format!("cannot read `{}`", args.path.display()))?;
+    let prov_path = format!("{}.prov", args.path.display());
+    let prov = std::fs::read_to_string(&prov_path)
+        .with_context(|| format!("could not find provenance file `{prov_path}`"))?;
+    let (_, keyring) = super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
+    let file_name = args
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let verification = chartkit_signing::verify(&prov, &bytes, &file_name, &keyring)
+        .map_err(|e| err!("plugin verification failed: {e}"))?;
+    for signer in &verification.user_ids {
+        outln!("Signed by: {signer}")?;
+    }
+    outln!(
+        "Using Key With Fingerprint: {}",
+        verification.fingerprint.to_uppercase()
+    )?;
+    outln!("Plugin Hash Verified: sha256:{}", verification.sha256)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn list(args: PluginListArgs) -> Result<ExitCode> {
