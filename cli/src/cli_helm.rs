@@ -19,6 +19,10 @@ pub enum PluginCommand {
     /// Uninstall one or more plugins (their delete hooks run after).
     #[command(visible_alias = "rm", alias = "remove")]
     Uninstall(PluginUninstallArgs),
+    /// Update plugins: one installed from a local directory (a link) has its update
+    /// hook run, as its files are the directory's already; helm updates only plugins it
+    /// installed from a VCS repository, which chartkit does not install from.
+    Update(PluginUninstallArgs),
     /// Package a plugin directory into NAME-VERSION.tgz, signed (a .prov beside it) by
     /// default, as `helm plugin package` does.
     Package(PluginPackageArgs),

@@ -392,6 +392,27 @@ pub fn uninstall(
     Ok(plugin)
 }
 
+/// Updates the plugin named `name` in `plugins_dir`: a linked directory is current by
+/// construction, so its update hook runs; any other install has no source to update
+/// from (helm updates only VCS installs, which chartkit does not make).
+pub fn update(
+    plugins_dir: &Path,
+    name: &str,
+    env: &BTreeMap<String, String>,
+) -> Result<Plugin, PluginError> {
+    let plugin = find_plugin(&[plugins_dir.to_owned()], name, None)?;
+    let is_link = std::fs::symlink_metadata(&plugin.dir).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return Err(PluginError::Source(format!(
+            "cannot get information about plugin source of `{}`: only plugins linked from a local directory can be updated; install a newer tarball after `plugin uninstall {name}`",
+            plugin.dir.display()
+        )));
+    }
+    let plugin = load_dir(&plugin.dir)?;
+    run_hook(&plugin, event::UPDATE, env)?;
+    Ok(plugin)
+}
+
 /// The environment a plugin runs with: the process's, then `extra` (helm's settings,
 /// for `cli/v1`), then `HELM_PLUGIN_NAME` and `HELM_PLUGIN_DIR`.
 fn plugin_env(plugin: &Plugin, extra: &BTreeMap<String, String>) -> BTreeMap<String, String> {

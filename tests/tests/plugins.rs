@@ -36,7 +36,7 @@ fn legacy_plugin(ctx: &TestContext) -> PathBuf {
     write_file(
         &dir,
         "plugin.yaml",
-        "name: greet-legacy\nversion: 0.1.0\nusage: report what a plugin gets\ndescription: |-\n  reports\ncommand: $HELM_PLUGIN_DIR/report.sh\nhooks:\n  install: echo \"installing $HELM_PLUGIN_NAME\"\n  delete: echo \"removing $HELM_PLUGIN_NAME\"\n",
+        "name: greet-legacy\nversion: 0.1.0\nusage: report what a plugin gets\ndescription: |-\n  reports\ncommand: $HELM_PLUGIN_DIR/report.sh\nhooks:\n  install: echo \"installing $HELM_PLUGIN_NAME\"\n  update: echo \"updating $HELM_PLUGIN_NAME\"\n  delete: echo \"removing $HELM_PLUGIN_NAME\"\n",
     );
     executable(&dir.join("report.sh"), REPORT_SCRIPT);
     dir
@@ -193,6 +193,14 @@ fn plugins_installed_by_either_tool_are_listed_run_and_removed_by_both() {
         "{namespaced}"
     );
     assert!(namespaced.contains("args: \n"), "{namespaced}");
+
+    // A linked plugin is current already: update runs its update hook (helm only
+    // updates plugins it cloned from a VCS repository, and fails here).
+    let updated = run_ok(ctx.chartkit().args(["plugin", "update", "greet-legacy"]));
+    assert_eq!(
+        stdout(&updated),
+        "updating greet-legacy\nUpdated plugin: greet-legacy\n"
+    );
 
     // chartkit removes what helm installed (running its delete hook), helm what chartkit
     // installed; the directory is left empty, the plugins' own directories intact.
@@ -1003,6 +1011,9 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
     assert!(
         stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"]))).contains("\tunsigned  \t")
     );
+    let update = ctx.run(&["plugin", "update", "greet-legacy"]);
+    assert_eq!(update.status.code(), Some(1));
+    assert!(stderr(&update).contains("only plugins linked from a local directory can be updated"));
     run_ok(
         helm(&ctx)
             .unwrap()

@@ -20,6 +20,7 @@ pub fn run(command: PluginCommand, kube: &KubeArgs, global: &GlobalArgs) -> Resu
         PluginCommand::Install(args) => install(args, kube, global),
         PluginCommand::List(args) => list(args),
         PluginCommand::Uninstall(args) => uninstall(args, kube, global),
+        PluginCommand::Update(args) => update(args, kube, global),
         PluginCommand::Package(args) => package(args),
         PluginCommand::Verify(args) => verify(args),
     }
@@ -348,6 +349,26 @@ pub fn post_renderer(args: &PostRenderArgs) -> Result<Option<chartkit_render::Po
             ),
         })
     })))
+}
+
+fn update(args: PluginUninstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
+    let plugins_dir = install_dir()?;
+    let settings = helm_env::settings(kube, global);
+    let mut failures = Vec::new();
+    for name in &args.names {
+        match chartkit_plugin::update(&plugins_dir, name, &settings) {
+            Ok(_) => outln!("Updated plugin: {name}")?,
+            Err(PluginError::NotFound { .. }) => failures.push(format!("plugin: {name} not found")),
+            Err(error) => failures.push(format!(
+                "failed to update plugin {name}, got error ({error})"
+            )),
+        }
+    }
+    if failures.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(err!("{}", failures.join("\n")))
+    }
 }
 
 /// helm's global flags that may follow a plugin's name: they set helm's settings and
