@@ -79,7 +79,9 @@ pub struct KubeArgs {
     #[arg(long = "kube-as-group", global = true, env = env::HELM_KUBEASGROUPS, value_delimiter = ',')]
     pub kube_as_group: Vec<String>,
     /// The certificate authority file for the Kubernetes API server connection.
-    #[arg(long = "kube-ca-file", global = true, env = env::HELM_KUBECAFILE, value_name = "FILE")]
+    // Empty is allowed (and means none): helm hands plugins HELM_KUBECAFILE="", and a
+    // plugin that runs $HELM_BIN must not fail on it.
+    #[arg(long = "kube-ca-file", global = true, env = env::HELM_KUBECAFILE, value_name = "FILE", value_parser = path_or_empty)]
     pub kube_ca_file: Option<PathBuf>,
     /// Server name to use for certificate verification (default: the server's host).
     #[arg(long = "kube-tls-server-name", global = true, env = env::HELM_KUBETLS_SERVER_NAME)]
@@ -149,6 +151,11 @@ pub struct GlobalArgs {
     /// 512MiB). A larger index is refused and nothing of it is kept.
     #[arg(long = "max-index-size", global = true, value_name = "SIZE", value_parser = byte_size)]
     pub max_index_size: Option<u64>,
+}
+
+/// A path, where empty is accepted (clap's own path parser refuses it).
+fn path_or_empty(text: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(text))
 }
 
 /// A size in bytes, or with a binary unit (`KiB`, `MiB`, `GiB`, also `Ki`, `K`...).

@@ -824,8 +824,9 @@ fn env_and_version_print_what_helm_prints() {
             );
         }
     }
-    // chartkit's own version in helm's forms.
-    let version = env!("CARGO_PKG_VERSION");
+    // The helm release chartkit follows, with chartkit's own version as build metadata,
+    // in helm's forms (plugins branch on the major version).
+    let version = format!("4.1.4+chartkit.{}", env!("CARGO_PKG_VERSION"));
     assert_eq!(
         stdout(&run_ok(ctx.chartkit().args(["version", "--short"]))),
         format!("v{version}\n")
@@ -1134,5 +1135,32 @@ fn search_hub_prints_what_helm_prints_from_a_hub() {
         assert_eq!(stdout(&ours), stdout(&theirs), "{extra:?}");
         assert_eq!(ours.status.code(), theirs.status.code(), "{extra:?}");
         assert_eq!(stderr(&ours), stderr(&theirs), "{extra:?}");
+    }
+}
+
+/// Plugins call back the tool that runs them (`$HELM_BIN`) with helm's settings in their
+/// environment, some of them empty (HELM_KUBECAFILE=""), and branch on its major version
+/// as helm-secrets does (`case $($HELM_BIN version --short) in v3*|v4*`).
+#[test]
+fn plugins_can_run_the_tool_that_runs_them() {
+    let ctx = TestContext::new();
+    let dir = ctx.path("src/callback");
+    write_file(
+        &dir,
+        "plugin.yaml",
+        "name: callback\nversion: 0.1.0\ncommand: $HELM_PLUGIN_DIR/callback.sh\n",
+    );
+    executable(
+        &dir.join("callback.sh"),
+        "#!/bin/sh\nset -e\ncase $(\"$HELM_BIN\" version --short) in\n  v4*) echo \"helm 4\" ;;\n  *) echo unsupported; exit 1 ;;\nesac\n\"$HELM_BIN\" env HELM_NAMESPACE\n",
+    );
+    run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&dir));
+    let ours = run_ok(ctx.chartkit().args(["callback", "-n", "apps"]));
+    assert_eq!(stdout(&ours), "helm 4\napps\n");
+    if let Some(mut helm) = ctx.helm() {
+        assert_eq!(
+            stdout(&run_ok(helm.args(["callback", "-n", "apps"]))),
+            "helm 4\napps\n"
+        );
     }
 }

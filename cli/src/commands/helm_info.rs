@@ -26,12 +26,22 @@ pub fn env(args: EnvArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCo
 /// The Kubernetes API version chartkit's types come from (k8s-openapi's feature).
 const KUBE_CLIENT_VERSION: &str = "v1.34";
 
-/// chartkit's build facts under helm's names. The commit is known when the build sets
-/// `CHARTKIT_GIT_COMMIT` (the release scripts may); Go's version is empty, as chartkit is
-/// not a Go program.
+/// The helm release whose behaviour chartkit follows.
+const HELM_COMPATIBLE: &str = "4.1.4";
+
+/// chartkit's build facts under helm's names. The version is the helm release chartkit
+/// is compatible with, carrying chartkit's own version as semver build metadata
+/// (`v4.1.4+chartkit.0.1.0`): plugins run `$HELM_BIN version --short` and branch on
+/// helm's major version (helm-secrets refuses anything but v2, v3 and v4), and a
+/// chartkit that said `v0.1.0` would be refused by them. The commit is known when the
+/// build sets `CHARTKIT_GIT_COMMIT` (the release scripts may); Go's version is empty, as
+/// chartkit is not a Go program.
 fn build_info() -> [(&'static str, String); 5] {
     [
-        ("Version", format!("v{}", env!("CARGO_PKG_VERSION"))),
+        (
+            "Version",
+            format!("v{HELM_COMPATIBLE}+chartkit.{}", env!("CARGO_PKG_VERSION")),
+        ),
         (
             "GitCommit",
             option_env!("CHARTKIT_GIT_COMMIT").unwrap_or("").to_owned(),
