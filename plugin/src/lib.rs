@@ -41,14 +41,14 @@ pub enum PluginError {
     #[error("failed to load plugin `{}`: {source}", dir.display())]
     Metadata { dir: PathBuf, source: MetadataError },
     /// Two installed plugins have one name.
-    #[error("two plugins claim the name {name:?} at `{}` and `{}`", first.display(), second.display())]
+    #[error("two plugins claim the name \"{name}\" at `{}` and `{}`", first.display(), second.display())]
     Duplicate {
         name: String,
         first: PathBuf,
         second: PathBuf,
     },
     /// No plugin of that name (and type).
-    #[error("plugin {name:?}{} not found in `{}`", kind.as_deref().map(|k| format!(" of type {k}")).unwrap_or_default(), dirs)]
+    #[error("plugin \"{name}\"{} not found in `{}`", kind.as_deref().map(|k| format!(" of type {k}")).unwrap_or_default(), dirs)]
     NotFound {
         name: String,
         kind: Option<String>,
@@ -61,10 +61,10 @@ pub enum PluginError {
     #[error("plugin already exists at `{}`", path.display())]
     AlreadyExists { path: PathBuf },
     /// The plugin's name is a command of chartkit's own, which it could never replace.
-    #[error("plugin name {name:?} is the name of a built-in command, so it could never be run")]
+    #[error("plugin name \"{name}\" is the name of a built-in command, so it could never be run")]
     NameClash { name: String },
     /// Nothing in the plugin's runtime config is for this platform.
-    #[error("plugin {name:?} has no command for this platform ({os}/{arch})")]
+    #[error("plugin \"{name}\" has no command for this platform ({os}/{arch})")]
     NoCommand {
         name: String,
         os: &'static str,
@@ -72,24 +72,24 @@ pub enum PluginError {
     },
     /// The runtime is one chartkit does not run.
     #[error(
-        "plugin {name:?} uses the {runtime:?} runtime, which chartkit does not run (only subprocess plugins)"
+        "plugin \"{name}\" uses the \"{runtime}\" runtime, which chartkit does not run (only subprocess plugins)"
     )]
     Runtime { name: String, runtime: String },
     /// The program could not be started.
-    #[error("plugin {name:?}: cannot run `{program}`: {source}")]
+    #[error("plugin \"{name}\": cannot run `{program}`: {source}")]
     Spawn {
         name: String,
         program: String,
         source: std::io::Error,
     },
     /// The program ran and failed.
-    #[error("plugin {name:?} exited with error")]
+    #[error("plugin \"{name}\" exited with error")]
     Exit { name: String, code: i32 },
     /// An install, update or delete hook failed.
-    #[error("plugin {event} hook for {name:?} exited with error")]
+    #[error("plugin {event} hook for \"{name}\" exited with error")]
     Hook { name: String, event: String },
     /// A post-renderer wrote nothing.
-    #[error("post-renderer {name:?} produced empty output")]
+    #[error("post-renderer \"{name}\" produced empty output")]
     EmptyOutput { name: String },
     /// A file operation in the plugin directory failed.
     #[error("{action} `{}`: {source}", path.display())]

@@ -108,7 +108,7 @@ pub fn parse(text: &str) -> Result<Metadata, MetadataError> {
     match string(root, "apiVersion")?.as_str() {
         "" => legacy(root),
         "v1" => versioned(root),
-        other => Err(invalid(format!("invalid plugin apiVersion: {other:?}"))),
+        other => Err(invalid(format!("invalid plugin apiVersion: \"{other}\""))),
     }
 }
 
@@ -123,7 +123,7 @@ pub fn valid_name(name: &str) -> bool {
 fn check_version(version: &str) -> Result<(), MetadataError> {
     if !version.is_empty() && chartkit_version::Version::parse_strict(version).is_err() {
         return Err(invalid(format!(
-            "invalid plugin version {version:?}: must be valid semver"
+            "invalid plugin version \"{version}\": must be valid semver"
         )));
     }
     Ok(())
@@ -149,7 +149,7 @@ fn legacy(root: &Node) -> Result<Metadata, MetadataError> {
     let name = string(root, "name")?;
     if !valid_name(&name) {
         return Err(invalid(format!(
-            "invalid plugin name {name:?}: must contain only a-z, A-Z, 0-9, _ and -"
+            "invalid plugin name \"{name}\": must contain only a-z, A-Z, 0-9, _ and -"
         )));
     }
     let version = string(root, "version")?;
@@ -276,7 +276,7 @@ fn versioned(root: &Node) -> Result<Metadata, MetadataError> {
     }
     if chartkit_version::Version::parse_strict(&version).is_err() {
         return Err(invalid(format!(
-            "invalid plugin `version` {version:?}: must be valid semver"
+            "invalid plugin `version` \"{version}\": must be valid semver"
         )));
     }
     let plugin_type = string(root, "type")?;
@@ -316,7 +316,7 @@ fn versioned(root: &Node) -> Result<Metadata, MetadataError> {
             known_fields_opt(config_node, &[])?;
             Config::default()
         }
-        other => return Err(invalid(format!("unknown plugin type {other:?}"))),
+        other => return Err(invalid(format!("unknown plugin type \"{other}\""))),
     };
     let runtime_node = root.get("runtimeConfig");
     let runtime_config = match runtime.as_str() {
@@ -344,7 +344,7 @@ fn versioned(root: &Node) -> Result<Metadata, MetadataError> {
         "extism/v1" => RuntimeConfig::default(),
         other => {
             return Err(invalid(format!(
-                "failed to convert MetadataV1 to Metadata: unsupported plugin runtime type: {other:?}"
+                "failed to convert MetadataV1 to Metadata: unsupported plugin runtime type: \"{other}\""
             )));
         }
     };

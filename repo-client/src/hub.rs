@@ -20,9 +20,9 @@ pub struct HubChart {
 /// Why a search failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HubError {
-    #[error("unable to create connection to {endpoint:?}: {reason}")]
+    #[error("unable to create connection to \"{endpoint}\": {reason}")]
     Endpoint { endpoint: String, reason: String },
-    #[error("unable to perform search against {endpoint:?}: {reason}")]
+    #[error("unable to perform search against \"{endpoint}\": {reason}")]
     Search { endpoint: String, reason: String },
 }
 

@@ -64,7 +64,7 @@ fn install(args: PluginInstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Res
     let is_archive = source.ends_with(".tgz") || source.ends_with(".tar.gz");
     if !is_archive {
         return Err(err!(
-            "cannot get information about plugin source {source:?} (if it's a local directory, does it exist?): chartkit installs plugins from directories and .tgz/.tar.gz tarballs (local or http(s)), not from VCS repositories or oci:// yet"
+            "cannot get information about plugin source \"{source}\" (if it's a local directory, does it exist?): chartkit installs plugins from directories and .tgz/.tar.gz tarballs (local or http(s)), not from VCS repositories or oci:// yet"
         ));
     }
     let (bytes, prov) = if is_url {
@@ -330,7 +330,7 @@ pub fn post_renderer(args: &PostRenderArgs) -> Result<Option<chartkit_render::Po
         let path = std::path::PathBuf::from(&given);
         if !path.is_file() {
             crate::error::bail!(
-                "invalid argument {given:?} for \"--post-renderer\" flag: no executable at `{given}`"
+                "invalid argument \"{given}\" for \"--post-renderer\" flag: no executable at `{given}`"
             );
         }
         return Ok(Some(chartkit_render::PostRenderer::new(move |input| {
@@ -339,14 +339,16 @@ pub fn post_renderer(args: &PostRenderArgs) -> Result<Option<chartkit_render::Po
     }
     let plugin =
         chartkit_plugin::find_plugin(&env::helm_plugins(), &given, Some("postrenderer/v1"))
-            .with_context(|| format!("invalid argument {given:?} for \"--post-renderer\" flag"))?;
+            .with_context(|| {
+                format!("invalid argument \"{given}\" for \"--post-renderer\" flag")
+            })?;
     Ok(Some(chartkit_render::PostRenderer::new(move |input| {
         chartkit_plugin::post_render(&plugin, &extra, input).map_err(|e| match e {
             PluginError::EmptyOutput { .. } => e.to_string(),
-            e => format!(
-                "failed to invoke post-renderer plugin {:?}: {e}",
-                plugin.metadata.name
-            ),
+            e => {
+                let name = &plugin.metadata.name;
+                format!("failed to invoke post-renderer plugin \"{name}\": {e}")
+            }
         })
     })))
 }

@@ -8,10 +8,8 @@ use crate::error::{Result, bail, err};
 
 pub fn run(args: SearchHubArgs, offline: bool) -> Result<ExitCode> {
     if offline || crate::env::offline() {
-        bail!(
-            "cannot search {:?} offline: the hub is only on the network",
-            args.endpoint
-        );
+        let endpoint = &args.endpoint;
+        bail!("cannot search `{endpoint}` offline: the hub is only on the network");
     }
     let term = args.keyword.join(" ");
     let user_agent = format!("chartkit/{}", env!("CARGO_PKG_VERSION"));
