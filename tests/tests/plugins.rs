@@ -687,6 +687,14 @@ fn completion_scripts_offer_the_clusters_release_names_in_real_shells() {
     for name in ["alpha", "beta"] {
         run_ok(sandbox.chartkit(&ctx).args(["install", name, "starter"]));
     }
+    // A repository with the starter chart, for chart and repository names.
+    run_ok(ctx.chartkit().args(["package", "starter", "-d", "repo"]));
+    run_ok(ctx.chartkit().args(["repo", "index", "repo"]));
+    let server = chartkit_tests::counting_server::CountingServer::start(&ctx.path("repo"));
+    run_ok(
+        ctx.chartkit()
+            .args(["repo", "add", "shop", server.url.as_str()]),
+    );
     let bin_dir = chartkit_tests::chartkit_bin().parent().unwrap().to_owned();
     let path = format!(
         "{}:{}",
@@ -698,7 +706,7 @@ fn completion_scripts_offer_the_clusters_release_names_in_real_shells() {
         "complete.bash",
         r#"source <(chartkit completion bash)
 complete -p chartkit
-for line in "chartkit upgrade " "chartkit upgrade al" "chartkit get manifest " "chartkit up" "chartkit completion "; do
+for line in "chartkit upgrade " "chartkit upgrade al" "chartkit get manifest " "chartkit up" "chartkit completion " "chartkit install web sh" "chartkit repo remove "; do
   read -r -a COMP_WORDS <<< "$line"
   [[ $line == *" " ]] && COMP_WORDS+=("")
   COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
@@ -716,17 +724,15 @@ done
                 .args(["__complete", "upgrade", ""]),
         );
     assert_eq!(stdout(&bash), "alpha\nbeta\n:4\n");
-    let mut shell = Command::new("bash");
+    let mut shell = ctx.hermetic(Path::new("bash"));
     shell
         .arg("complete.bash")
-        .current_dir(ctx.dir())
         .env("PATH", &path)
-        .env("KUBECONFIG", &sandbox.kubeconfig)
-        .env("HOME", ctx.path(".home"));
+        .env("KUBECONFIG", &sandbox.kubeconfig);
     let out = run_ok(&mut shell);
     assert_eq!(
         stdout(&out),
-        "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\n"
+        "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\nchartkit install web sh|shop/starter\nchartkit repo remove |shop\n"
     );
 
     if Command::new("zsh").arg("-c").arg("true").output().is_err() {
@@ -753,13 +759,11 @@ print -r -- "$screen"
 zpty -d shell
 "#,
     );
-    let mut zsh = Command::new("zsh");
+    let mut zsh = ctx.hermetic(Path::new("zsh"));
     zsh.arg("-f")
         .arg("complete.zsh")
-        .current_dir(ctx.dir())
         .env("PATH", &path)
-        .env("KUBECONFIG", &sandbox.kubeconfig)
-        .env("HOME", ctx.path(".home"));
+        .env("KUBECONFIG", &sandbox.kubeconfig);
     let out = run_ok(&mut zsh);
     let screen = stdout(&out);
     assert!(screen.contains("alpha  beta"), "{screen}");

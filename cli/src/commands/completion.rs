@@ -1,7 +1,8 @@
 //! `chartkit completion SHELL` and the hidden `__complete` it calls back, in helm's
 //! protocol (cobra's): the words typed so far, the word being completed last; one
 //! candidate a line (`NAME<TAB>description`), then `:DIRECTIVE`. Commands and flags come
-//! from clap's description of the command line, release names from the cluster, plugin
+//! from clap's description of the command line, release names from the cluster, charts
+//! (`REPO/NAME`) and repository names from the cached indexes and repository list, plugin
 //! names and helm's variables from where those commands read them.
 
 use std::process::ExitCode;
@@ -130,8 +131,17 @@ fn candidates(words: &[String], current: &str, kube: &KubeArgs) -> (Vec<String>,
         let names = super::release_read::release_names(kube).unwrap_or_default();
         return (names, DIRECTIVE_NO_FILE);
     }
+    let chart_position = match path.as_slice() {
+        ["install" | "upgrade" | "template" | "diff"] | ["diff", "upgrade"] => Some(1),
+        ["pull" | "fetch"] | ["show", _] => Some(0),
+        _ => None,
+    };
+    if chart_position == Some(positionals) {
+        return (repository_charts(), DIRECTIVE_DEFAULT);
+    }
     match path.as_slice() {
-        ["plugin", "uninstall" | "rm" | "remove"] => {
+        ["repo", "remove" | "rm" | "update" | "up"] => (repository_names(), DIRECTIVE_NO_FILE),
+        ["plugin", "uninstall" | "rm" | "remove" | "update"] => {
             let found = chartkit_plugin::find_plugins(&crate::env::helm_plugins(), None);
             let names = found
                 .map(|f| f.plugins.into_iter().map(|p| p.metadata.name).collect())
@@ -152,6 +162,48 @@ fn candidates(words: &[String], current: &str, kube: &KubeArgs) -> (Vec<String>,
         ),
         _ => (Vec::new(), DIRECTIVE_DEFAULT),
     }
+}
+
+/// The repositories of the repository list, for `repo remove` and `repo update`.
+fn repository_names() -> Vec<String> {
+    super::repo_support::client(true, 5)
+        .map(|client| {
+            client
+                .repos
+                .repositories
+                .iter()
+                .map(|r| r.name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `REPO/NAME` of every chart in the cached indexes (nothing is downloaded), where a
+/// command takes a chart; files are offered too, as a chart may be a path.
+fn repository_charts() -> Vec<String> {
+    let Ok(client) = super::repo_support::client(true, 5) else {
+        return Vec::new();
+    };
+    let indexes: Vec<_> = client
+        .repos
+        .repositories
+        .iter()
+        .filter_map(|entry| {
+            client
+                .load_index(entry, chartkit_repo_client::Refresh::Never)
+                .ok()
+        })
+        .collect();
+    let options = chartkit_repo_client::SearchOptions {
+        query: None,
+        regexp: false,
+        versions: false,
+        version: None,
+        devel: false,
+    };
+    chartkit_repo_client::search(&indexes, &options)
+        .map(|hits| hits.into_iter().map(|h| h.name).collect())
+        .unwrap_or_default()
 }
 
 fn find_flag<'a>(
