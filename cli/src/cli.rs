@@ -1,5 +1,6 @@
 //! Command-line definitions. Help text is written once, here, in doc comments.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -78,7 +79,9 @@ pub struct KubeArgs {
     #[arg(long = "kube-as-group", global = true, env = env::HELM_KUBEASGROUPS, value_delimiter = ',')]
     pub kube_as_group: Vec<String>,
     /// The certificate authority file for the Kubernetes API server connection.
-    #[arg(long = "kube-ca-file", global = true, env = env::HELM_KUBECAFILE, value_name = "FILE")]
+    // Empty is allowed (and means none): helm hands plugins HELM_KUBECAFILE="", and a
+    // plugin that runs $HELM_BIN must not fail on it.
+    #[arg(long = "kube-ca-file", global = true, env = env::HELM_KUBECAFILE, value_name = "FILE", value_parser = path_or_empty)]
     pub kube_ca_file: Option<PathBuf>,
     /// Server name to use for certificate verification (default: the server's host).
     #[arg(long = "kube-tls-server-name", global = true, env = env::HELM_KUBETLS_SERVER_NAME)]
@@ -102,7 +105,7 @@ impl KubeArgs {
 }
 
 /// helm's other global flags, accepted everywhere so helm's scripts run unchanged.
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, Clone, Args)]
 pub struct GlobalArgs {
     /// install and upgrade print the release's values and manifest too, as helm's
     /// --debug does, and --wait writes a line per change to stderr when it is not a
@@ -148,6 +151,11 @@ pub struct GlobalArgs {
     /// 512MiB). A larger index is refused and nothing of it is kept.
     #[arg(long = "max-index-size", global = true, value_name = "SIZE", value_parser = byte_size)]
     pub max_index_size: Option<u64>,
+}
+
+/// A path, where empty is accepted (clap's own path parser refuses it).
+fn path_or_empty(text: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(text))
 }
 
 /// A size in bytes, or with a binary unit (`KiB`, `MiB`, `GiB`, also `Ki`, `K`...).
@@ -319,6 +327,25 @@ pub enum Command {
     /// are shown as the cluster has them. Nothing is written.
     #[command(subcommand)]
     Diff(DiffCommand),
+    /// Install, list or uninstall Helm plugins, in helm's plugin directory (HELM_PLUGINS),
+    /// so that helm and chartkit share them.
+    #[command(subcommand)]
+    Plugin(crate::cli_helm::PluginCommand),
+    /// Print the environment helm (and every plugin) works with: `HELM_*` settings and
+    /// their values, or one of them.
+    Env(crate::cli_helm::EnvArgs),
+    /// Print chartkit's version, in helm's format.
+    Version(crate::cli_helm::VersionArgs),
+    /// Write a shell completion script (bash, zsh, fish, powershell); it completes
+    /// commands, flags, and release names from the cluster.
+    Completion(crate::cli_helm::CompletionArgs),
+    /// Candidates for a completion script (helm's `__complete` protocol).
+    #[command(name = "__complete", hide = true)]
+    Complete(crate::cli_helm::CompleteArgs),
+    /// `chartkit NAME ARGS...` runs the installed cli/v1 plugin NAME with ARGS and the
+    /// environment helm gives plugins.
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -666,6 +693,9 @@ pub enum SearchCommand {
     /// `helm search repo` does: the keyword is looked for in chart names, then
     /// descriptions and keywords. Without a keyword, every chart is listed.
     Repo(SearchRepoArgs),
+    /// Search Artifact Hub (or another hub with its Monocular-compatible API) for charts,
+    /// as `helm search hub` does.
+    Hub(crate::cli_helm::SearchHubArgs),
 }
 
 #[derive(Debug, Args)]
@@ -1277,6 +1307,8 @@ pub struct TemplateArgs {
     pub source: ChartSourceArgs,
     #[command(flatten)]
     pub install: TemplateInstallArgs,
+    #[command(flatten)]
+    pub post_render: crate::cli_helm::PostRenderArgs,
 }
 
 /// The flags `helm template` shares with `helm install` and that change nothing in what
@@ -1637,6 +1669,8 @@ pub struct RenderArgs {
     /// With --dry-run, show each Secret as a placeholder line instead of its data.
     #[arg(long = "hide-secret")]
     pub hide_secret: bool,
+    #[command(flatten)]
+    pub post_render: crate::cli_helm::PostRenderArgs,
 }
 
 /// `--wait`, `--wait-for-jobs` and `--timeout`, shared by the release commands.

@@ -196,12 +196,13 @@ fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
     Ok(legacy)
 }
 
-pub(super) fn rendering(args: &RenderArgs) -> Rendering {
-    Rendering {
+pub(super) fn rendering(args: &RenderArgs) -> crate::error::Result<Rendering> {
+    Ok(Rendering {
         subchart_notes: args.render_subchart_notes,
         skip_schema_validation: args.skip_schema_validation,
         hide_secret: args.hide_secret,
-    }
+        post_renderer: super::plugin::post_renderer(&args.post_render)?,
+    })
 }
 
 /// How install and upgrade print the release: the `-o` format and `--hide-notes`, and
@@ -361,7 +362,7 @@ fn run_install(
         labels: labels(&args.labels)?,
         take_ownership: args.take_ownership,
         replace: args.replace,
-        rendering: rendering(&args.render),
+        rendering: rendering(&args.render)?,
     };
     let printing = Printing::new(&args.print, global, &chart);
     if dry_run == DryRun::Client {
@@ -480,7 +481,7 @@ pub fn upgrade(
         description: args.description.clone(),
         dry_run: dry_run != DryRun::None,
         labels: labels.clone(),
-        rendering: rendering(&args.render),
+        rendering: rendering(&args.render)?,
     };
     let install = args.install.then(|| InstallOptions {
         name: args.release.clone(),
@@ -495,7 +496,7 @@ pub fn upgrade(
         labels,
         take_ownership: args.take_ownership,
         replace: false,
-        rendering: options.rendering,
+        rendering: options.rendering.clone(),
     });
     let printing = Printing::new(&args.print, global, &chart);
     let (release, warnings, installed) = runtime()?.block_on(async {

@@ -167,6 +167,7 @@ pub fn run(
         // The process ends after printing; let the OS reclaim the parse trees.
         free_on_return: false,
         memory_limit: super::memory_limit()?,
+        post_renderer: super::plugin::post_renderer(&args.post_render)?,
         ..Default::default()
     };
     let mut warnings = Vec::new();
