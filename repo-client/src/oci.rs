@@ -287,20 +287,31 @@ impl Client {
             )
         };
         let package_of = || self.blob(&manifest.chart.digest, &chosen, "the chart", &lazy, false);
-        // Two downloads at once when both are needed: one round trip instead of two.
-        let (config, package) = match downloaded && !self.network.is_offline() {
-            true => std::thread::scope(|scope| {
-                let package = scope.spawn(package_of);
-                let config = config_of();
-                let package = package
-                    .join()
-                    .unwrap_or_else(|p| std::panic::resume_unwind(p));
-                (config, package)
-            }),
-            false => (config_of(), package_of()),
+        // helm names what it pulls after the reference (`NAME-TAG.tgz`), so with a
+        // version tag the config blob is not needed: a blob request fewer, the costliest
+        // kind for a registry. A digest alone, or a tag that is not a version, needs the
+        // config's name and version.
+        let tagged =
+            (chosen.version()).filter(|v| chartkit_version::Version::parse_strict(v).is_ok());
+        let (name, version, package) = match tagged {
+            Some(version) => (chosen.name().to_owned(), version, package_of()?),
+            None => {
+                // Two downloads at once when both are needed: one round trip, not two.
+                let (config, package) = match downloaded && !self.network.is_offline() {
+                    true => std::thread::scope(|scope| {
+                        let package = scope.spawn(package_of);
+                        let config = config_of();
+                        let package = package
+                            .join()
+                            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                        (config, package)
+                    }),
+                    false => (config_of(), package_of()),
+                };
+                let (name, version) = chart_identity(&config?, &chosen);
+                (name, version, package?)
+            }
         };
-        let (name, version) = chart_identity(&config?, &chosen);
-        let package = package?;
         let prov = match (&manifest.prov, provenance) {
             (_, Provenance::Skip) => None,
             (Some(prov), _) => {
