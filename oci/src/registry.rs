@@ -35,6 +35,8 @@ pub struct Registry {
     auth: Mutex<AuthState>,
     /// The registry answered a monolithic upload by opening a session instead.
     monolithic_refused: AtomicBool,
+    /// Held while a token is asked for.
+    token_fetch: Mutex<()>,
 }
 
 /// A manifest as fetched.
@@ -60,6 +62,7 @@ impl Registry {
             credentials,
             auth: Mutex::new(AuthState::default()),
             monolithic_refused: AtomicBool::new(false),
+            token_fetch: Mutex::new(()),
         }
     }
 
@@ -316,6 +319,16 @@ impl Registry {
         scope: Option<&str>,
         build: &dyn Fn(RequestBuilder) -> RequestBuilder,
     ) -> Result<Response, OciError> {
+        // Whether this request carried the Basic credentials: another thread's request
+        // may have learned the challenge meanwhile, and a 401 to a request sent before
+        // that is no refusal of the credentials.
+        let (sent_basic, sent_token) = {
+            let auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
+            (
+                auth.basic,
+                auth.tokens.get(scope.unwrap_or_default()).cloned(),
+            )
+        };
         let response = self.send_once(method.clone(), url, scope, build)?;
         if response.status() != StatusCode::UNAUTHORIZED {
             return Ok(response);
@@ -332,26 +345,33 @@ impl Registry {
         };
         match challenge {
             Some(Challenge::Basic) => {
-                let mut auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
-                if auth.basic || self.credentials.is_none() {
+                if sent_basic || self.credentials.is_none() {
                     return Err(refused(response));
                 }
-                auth.basic = true;
+                self.auth.lock().unwrap_or_else(|e| e.into_inner()).basic = true;
             }
             Some(Challenge::Bearer {
                 realm,
                 service,
                 scope: challenged,
             }) => {
-                // What the request needs and what the command will need next (a push
-                // is challenged for `pull` on its first HEAD), in one token.
-                let mut scopes: Vec<String> = scope.map(str::to_owned).into_iter().collect();
-                scopes.extend(challenged.filter(|c| Some(c.as_str()) != scope));
-                let token = self.token(&realm, service.as_deref(), &scopes)?;
-                let mut auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
-                auth.bearer = Some((realm, service));
-                auth.tokens
-                    .insert(scope.unwrap_or_default().to_owned(), token);
+                // One token request at a time: concurrent requests (a push's blobs)
+                // challenged together share the token the first one gets.
+                let _one_at_a_time = self.token_fetch.lock().unwrap_or_else(|e| e.into_inner());
+                let current = (self.auth.lock().unwrap_or_else(|e| e.into_inner()).tokens)
+                    .get(scope.unwrap_or_default())
+                    .cloned();
+                if current.is_none() || current == sent_token {
+                    // What the request needs and what the command will need next (a
+                    // push is challenged for `pull` on its first HEAD), in one token.
+                    let mut scopes: Vec<String> = scope.map(str::to_owned).into_iter().collect();
+                    scopes.extend(challenged.filter(|c| Some(c.as_str()) != scope));
+                    let token = self.token(&realm, service.as_deref(), &scopes)?;
+                    let mut auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
+                    auth.bearer = Some((realm, service));
+                    auth.tokens
+                        .insert(scope.unwrap_or_default().to_owned(), token);
+                }
             }
             _ => return Err(refused(response)),
         }
