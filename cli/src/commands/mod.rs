@@ -3,6 +3,7 @@ mod chart_source;
 mod create;
 mod dependency;
 mod diff;
+mod in_order;
 mod key;
 mod lint;
 mod mirror;
