@@ -660,21 +660,10 @@ pub struct MirrorArgs {
     /// it (Helm's manifest, with its `.prov`).
     #[arg(long, value_name = "DIR|oci://HOST/PATH")]
     pub to: String,
-    /// Talk to registries (source and target) over plain http://.
-    #[arg(long = "plain-http")]
-    pub plain_http: bool,
-    /// Skip verifying registries' certificates.
-    #[arg(long = "insecure-skip-tls-verify")]
-    pub insecure_skip_tls_verify: bool,
-    /// CA bundle (PEM) to verify registries' certificates.
-    #[arg(long = "ca-file")]
-    pub ca_file: Option<PathBuf>,
-    /// Client certificate (PEM) for registries that ask for one.
-    #[arg(long = "cert-file")]
-    pub cert_file: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long = "key-file")]
-    pub key_file: Option<PathBuf>,
+    // Credentials and TLS for the registries (source and target), as pull and push
+    // take them; without --username, what `registry login` stored.
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
 }
 
 #[derive(Debug, Args)]
@@ -761,8 +750,10 @@ pub struct RepoAccessArgs {
 
 #[derive(Debug, Args)]
 pub struct PullArgs {
-    /// REPO/NAME, a package URL, a chart name with --repo, or oci://HOST/PATH/NAME.
-    pub chart: String,
+    /// REPO/NAME, a package URL, a chart name with --repo, or oci://HOST/PATH/NAME; several
+    /// (each with the same flags) are fetched concurrently and reported in this order.
+    #[arg(value_name = "CHART", required = true)]
+    pub charts: Vec<String>,
     /// Repository URL to find CHART in (it need not be added).
     #[arg(long)]
     pub repo: Option<String>,
@@ -950,8 +941,10 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
-    /// The chart package (.tgz).
-    pub chart: PathBuf,
+    /// The chart package (.tgz); several (pushed concurrently, reported in this order)
+    /// only to an OCI registry.
+    #[arg(value_name = "CHART", required = true, num_args = 1..)]
+    pub charts: Vec<PathBuf>,
     /// Repository URL, or the name of a repository added with `chartkit repo add` or
     /// `helm repo add`.
     pub repo: String,

@@ -6,6 +6,7 @@ mod dependency;
 mod diff;
 mod helm_env;
 mod helm_info;
+mod in_order;
 mod key;
 mod lint;
 mod mirror;

@@ -124,7 +124,12 @@ pub fn run(
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let path = std::path::Path::new(&chart_path);
     if args.dependency_update && args.source.repo.is_none() && path.is_dir() {
-        super::dependency::update_before(path, true, offline)?;
+        super::dependency::update_before(
+            path,
+            true,
+            &super::repo_support::access(&args.source.access),
+            offline,
+        )?;
     }
     let chart = super::chart_source::load(&chart_path, &args.source, false, true, offline)?;
     // In helm's order: installable, then the apiVersion, then the release name.
