@@ -35,6 +35,10 @@ pub struct Policy {
     pub uploads: UploadSlots,
     /// Whether chart versions, manifests and blobs may be deleted (not `--disable-delete`).
     pub delete: bool,
+    /// Whether ChartMuseum's `/api/` routes are served (not `--disable-api`).
+    pub api: bool,
+    /// Whether `?force` replaces a stored version (not `--disable-force-overwrite`).
+    pub force_overwrite: bool,
 }
 
 #[derive(Clone)]
@@ -103,19 +107,21 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         .map(str::to_owned)
         .or_else(|| request.uri().authority().map(|a| a.to_string()))
         .unwrap_or_default();
-    let response =
-        if method == Method::DELETE && !state.policy.delete && path.starts_with("/api/charts/") {
-            // ChartMuseum registers no DELETE route then, so it answers as for any unknown
-            // route, before asking for credentials.
-            ApiError::not_found("not found").into_response()
-        } else if let Some(error) = refuse(&state, &method, authorization, &path, &host).await {
-            if method == Method::POST {
-                state.metrics.upload(false);
-            }
-            error
-        } else {
-            next.run(request).await
-        };
+    let response = if !state.policy.api && (path == "/api" || path.starts_with("/api/")) {
+        // ChartMuseum registers none of its API routes then.
+        ApiError::not_found("not found").into_response()
+    } else if method == Method::DELETE && !state.policy.delete && path.starts_with("/api/charts/") {
+        // ChartMuseum registers no DELETE route then, so it answers as for any unknown
+        // route, before asking for credentials.
+        ApiError::not_found("not found").into_response()
+    } else if let Some(error) = refuse(&state, &method, authorization, &path, &host).await {
+        if method == Method::POST {
+            state.metrics.upload(false);
+        }
+        error
+    } else {
+        next.run(request).await
+    };
     let status = response.status();
     state
         .metrics

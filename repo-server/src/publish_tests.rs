@@ -125,6 +125,8 @@ async fn server(settings: Settings) -> Server {
         auth_reads: false,
         uploads: UploadSlots::new(2, Duration::from_millis(200)),
         delete: true,
+        api: true,
+        force_overwrite: true,
     };
     let state = AppState {
         repo: Arc::clone(&repo),

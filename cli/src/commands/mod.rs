@@ -24,7 +24,7 @@ mod repo_support;
 mod repo_update;
 mod sandbox;
 mod search_repo;
-mod serve;
+pub(crate) mod serve;
 mod show;
 mod table;
 mod template;

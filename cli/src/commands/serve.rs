@@ -12,9 +12,36 @@ use crate::env;
 use crate::report::with_hint;
 
 pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
-    init_logging();
-    let storage = open_storage(&args.storage)?;
+    if args.chartmuseum {
+        crate::error::bail!(
+            "--chartmuseum must come right after `serve`, before ChartMuseum's flags"
+        );
+    }
+    serve(args, &ChartMuseum::default())
+}
+
+/// Runs as ChartMuseum: its command line (`args`, without the program name), environment
+/// and config file, read by the server library and served by `chartkit serve`.
+pub fn run_chartmuseum(args: &[String]) -> crate::error::Result<ExitCode> {
+    use chartkit_repo_server::chartmuseum;
+    let personality = chartmuseum::read(args, &|name| std::env::var(name).ok())
+        .map_err(|e| with_hint(e, "see `chartkit serve --help` for what chartkit supports"))?;
+    chartmuseum::prepare(&personality)?;
+    let serve_args =
+        std::iter::once("serve".to_owned()).chain(personality.serve_args.iter().cloned());
+    let parsed = crate::cli::parse_serve_args(serve_args).map_err(crate::error::Error::new)?;
+    serve(parsed, &personality)
+}
+
+type ChartMuseum = chartkit_repo_server::chartmuseum::Personality;
+
+fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<ExitCode> {
+    init_logging(chartmuseum.debug);
+    let storage = open_storage(&args.storage, &chartmuseum.s3)?;
     let mut auth = Auth::default();
+    if let Some(user) = &chartmuseum.basic_auth {
+        auth.add_plain_user(&user.user, &user.password)?;
+    }
     if let Some(path) = &args.basic_auth_file {
         auth.add_htpasswd_file(path)?;
     }
@@ -69,6 +96,8 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         oci_namespace: args.oci_namespace.clone(),
         oci_artifacts: args.oci_artifacts,
         disable_delete: args.disable_delete,
+        disable_api: args.disable_api,
+        disable_force_overwrite: args.disable_force_overwrite,
         oci_gc: chartkit_repo_server::oci::gc::GcSettings {
             interval: seconds("--oci-gc-interval", args.oci_gc_interval)?,
             grace: seconds("--oci-gc-grace", args.oci_gc_grace)?,
@@ -128,9 +157,12 @@ fn seconds(flag: &str, value: f64) -> crate::error::Result<Duration> {
         .map_err(|_| crate::error::err!("{flag} is too large: {value} seconds"))
 }
 
-fn open_storage(location: &str) -> crate::error::Result<Arc<dyn Storage>> {
+fn open_storage(
+    location: &str,
+    s3: &chartkit_repo_server::S3Options,
+) -> crate::error::Result<Arc<dyn Storage>> {
     if location.starts_with("s3://") {
-        return Ok(Arc::new(BucketStorage::open_s3(location)?));
+        return Ok(Arc::new(BucketStorage::open_s3_with(location, s3)?));
     }
     if let Some((scheme, _)) = location.split_once("://") {
         return Err(with_hint(
@@ -155,7 +187,7 @@ fn open_storage(location: &str) -> crate::error::Result<Arc<dyn Storage>> {
 /// The filter is `Targets`, not `EnvFilter`: `EnvFilter` brings in regex-automata's DFA
 /// builder, and with it every regex the program compiles (template functions, schema
 /// patterns) also built a full DFA, most of the cost of compiling one.
-fn init_logging() {
+fn init_logging(debug: bool) {
     use std::io::IsTerminal;
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::layer::SubscriberExt;
@@ -163,7 +195,13 @@ fn init_logging() {
     let colour = std::io::stderr().is_terminal() && std::env::var_os(env::NO_COLOR).is_none();
     let filter = env::var(env::LOG)
         .and_then(|directives| directives.parse::<Targets>().ok())
-        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO));
+        .unwrap_or_else(|| {
+            Targets::new().with_default(if debug {
+                LevelFilter::DEBUG
+            } else {
+                LevelFilter::INFO
+            })
+        });
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()
