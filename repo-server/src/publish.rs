@@ -349,6 +349,14 @@ pub async fn delete_version(
     if remove_version(&state, &name, &version).await? {
         return Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()));
     }
+    // ChartMuseum deletes the file NAME-VERSION.tgz, so a script that split a file name at
+    // its last dash (`a-0.1.0-SNAPSHOT` `1` for a-0.1.0-SNAPSHOT-1.tgz) still deletes it.
+    let file = format!("{name}-{version}.tgz");
+    if let Some((indexed_name, indexed_version)) = state.repo.entry_of_file(&file)
+        && remove_version(&state, &indexed_name, &indexed_version).await?
+    {
+        return Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()));
+    }
     // Not in the index; a `.prov` stored without its package (an interrupted upload) can
     // still be removed, so that the version can be uploaded again.
     if remove_orphan_provenance(state.repo.storage().as_ref(), &name, &version).await? {

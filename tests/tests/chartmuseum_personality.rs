@@ -1,0 +1,326 @@
+//! chartkit run as ChartMuseum: the binary started through a `chartmuseum` link (or as
+//! `chartkit serve --chartmuseum`) with ChartMuseum's flags, environment and config file,
+//! used as ChartMuseum's documentation shows (uploads with curl's `--data-binary`, helm
+//! with credentials), and the settings it cannot honour refused.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use chartkit_tests::TestContext;
+use chartkit_tests::server::{ServeProcess, chart_package};
+
+const USER: &str = "chartuser";
+const PASSWORD: &str = "p4ss word:with colon";
+
+fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+/// A `chartmuseum` link to the built binary, in the test's directory.
+fn chartmuseum_link(ctx: &TestContext) -> PathBuf {
+    let link = ctx.path("bin/chartmuseum");
+    if !link.exists() {
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(chartkit_tests::chartkit_bin(), &link).unwrap();
+    }
+    link
+}
+
+/// A `chartmuseum` command in an empty environment (so none of ChartMuseum's variables
+/// leak in from the test's), listening on an ephemeral port of 127.0.0.1.
+fn chartmuseum(ctx: &TestContext) -> Command {
+    let mut command = Command::new(chartmuseum_link(ctx));
+    command
+        .current_dir(ctx.dir())
+        .env_clear()
+        .env("HOME", ctx.path(".home"))
+        .env("NO_COLOR", "1")
+        .env("LISTEN_HOST", "127.0.0.1")
+        .env("PORT", "0");
+    command
+}
+
+/// The ChartMuseum Helm chart's usual settings: local storage and basic auth from the
+/// environment, the API on.
+fn helm_chart_environment(command: &mut Command, storage: &Path) {
+    command
+        .env("STORAGE", "local")
+        .env("STORAGE_LOCAL_ROOTDIR", storage)
+        .env("BASIC_AUTH_USER", USER)
+        .env("BASIC_AUTH_PASS", PASSWORD)
+        .env("DISABLE_API", "false")
+        .env("DISABLE_METRICS", "false")
+        .env("DEPTH", "0");
+}
+
+fn post(url: &str, body: Vec<u8>) -> reqwest::blocking::Response {
+    client()
+        .post(url)
+        .basic_auth(USER, Some(PASSWORD))
+        .body(body)
+        .send()
+        .expect("upload")
+}
+
+fn run(command: &mut Command) -> std::process::Output {
+    command.output().expect("run command")
+}
+
+#[test]
+fn the_helm_charts_environment_serves_helm_with_basic_auth() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("storage/charts");
+    let mut command = chartmuseum(&ctx);
+    helm_chart_environment(&mut command, &storage);
+    let server = ServeProcess::spawn(command, ctx.dir());
+    // ChartMuseum creates its storage directory.
+    assert!(storage.is_dir(), "{} was not created", storage.display());
+
+    // `curl --data-binary "@mychart-0.1.0.tgz" http://HOST/api/charts`, with credentials.
+    let package = chart_package("mychart", "0.1.0");
+    let response = post(&format!("{}/api/charts", server.url), package.clone());
+    assert_eq!(response.status(), 201);
+    assert_eq!(response.text().unwrap(), r#"{"saved":true}"#);
+    assert!(storage.join("mychart-0.1.0.tgz").is_file());
+
+    // Reads need the password too (no --auth-anonymous-get).
+    let anonymous = client()
+        .get(format!("{}/index.yaml", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let wrong = client()
+        .get(format!("{}/index.yaml", server.url))
+        .basic_auth(USER, Some("nope"))
+        .send()
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+    let index = client()
+        .get(format!("{}/index.yaml", server.url))
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .unwrap();
+    assert_eq!(index.status(), 200);
+    assert!(index.text().unwrap().contains("mychart"));
+
+    let Some(_) = chartkit_tests::peers::helm_or_skip("chartmuseum_personality helm") else {
+        return;
+    };
+    let mut helm = ctx.helm().unwrap();
+    let added = run(helm.args([
+        "repo",
+        "add",
+        "cm",
+        &server.url,
+        "--username",
+        USER,
+        "--password",
+        PASSWORD,
+    ]));
+    assert!(added.status.success(), "{}", chartkit_tests::stderr(&added));
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled = run(ctx.helm().unwrap().args([
+        "pull",
+        "cm/mychart",
+        "--version",
+        "0.1.0",
+        "-d",
+        out.to_str().unwrap(),
+    ]));
+    assert!(
+        pulled.status.success(),
+        "{}",
+        chartkit_tests::stderr(&pulled)
+    );
+    assert_eq!(
+        std::fs::read(out.join("mychart-0.1.0.tgz")).unwrap(),
+        package
+    );
+}
+
+#[test]
+fn anonymous_get_opens_reads_but_not_writes() {
+    let ctx = TestContext::new();
+    let mut command = chartmuseum(&ctx);
+    helm_chart_environment(&mut command, &ctx.path("storage"));
+    command.arg("--auth-anonymous-get");
+    let server = ServeProcess::spawn(command, ctx.dir());
+    let index = client()
+        .get(format!("{}/index.yaml", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(index.status(), 200);
+    let upload = client()
+        .post(format!("{}/api/charts", server.url))
+        .body(chart_package("a", "1.0.0"))
+        .send()
+        .unwrap();
+    assert_eq!(upload.status(), 401);
+}
+
+#[test]
+fn settings_chartkit_cannot_honour_are_refused_by_name() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("storage");
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 6] = [
+        (
+            &["--no-such-flag"],
+            &[],
+            "Error: unknown ChartMuseum flag `--no-such-flag`",
+        ),
+        (
+            &[],
+            &[("DEPTH", "1")],
+            "Error: DEPTH = `1` is not supported",
+        ),
+        (
+            &["--cache", "redis"],
+            &[],
+            "Error: --cache = `redis` is not supported",
+        ),
+        (
+            &[],
+            &[("STORAGE", "google"), ("STORAGE_GOOGLE_BUCKET", "b")],
+            "Error: STORAGE_GOOGLE_BUCKET = `b` is not supported",
+        ),
+        (
+            &[],
+            &[("STORAGE", "")],
+            "Error: missing required setting --storage (STORAGE)",
+        ),
+        (
+            &[],
+            &[("DISABLE_API", "maybe")],
+            "Error: DISABLE_API is `maybe`, not true or false",
+        ),
+    ];
+    for (args, env, expected) in cases {
+        let mut command = chartmuseum(&ctx);
+        command
+            .env("STORAGE", "local")
+            .env("STORAGE_LOCAL_ROOTDIR", &storage)
+            .envs(env.iter().copied())
+            .args(args);
+        let output = run(&mut command);
+        let stderr = chartkit_tests::stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{args:?} {env:?}: {stderr}");
+        assert!(stderr.starts_with(expected), "{args:?} {env:?}: {stderr}");
+    }
+    // Nothing was served, so nothing was created either.
+    assert!(!storage.exists());
+}
+
+#[test]
+fn chartkit_serve_dash_dash_chartmuseum_reads_a_config_file() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("from-config");
+    let config = ctx.path("chartmuseum.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "storage:\n  backend: local\n  local:\n    rootdir: {}\nlisten:\n  host: 127.0.0.1\nport: 0\ndisableapi: true\n",
+            storage.display()
+        ),
+    )
+    .unwrap();
+    let mut command = ctx.chartkit();
+    command.args([
+        "serve",
+        "--chartmuseum",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    let server = ServeProcess::spawn(command, ctx.dir());
+    assert!(storage.is_dir());
+    // --disable-api: ChartMuseum's /api routes are not there; the repository is.
+    let api = client()
+        .get(format!("{}/api/charts", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(api.status(), 404);
+    let upload = client()
+        .post(format!("{}/api/charts", server.url))
+        .body(chart_package("a", "1.0.0"))
+        .send()
+        .unwrap();
+    assert_eq!(upload.status(), 404);
+    let index = client()
+        .get(format!("{}/index.yaml", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(index.status(), 200);
+
+    // `--chartmuseum` anywhere but first would mix the two command lines.
+    let output = run(ctx.chartkit().args(["serve", ".", "--chartmuseum"]));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        chartkit_tests::stderr(&output).contains("--chartmuseum must come right after `serve`")
+    );
+}
+
+#[test]
+fn force_overwrites_a_version_unless_disabled() {
+    let ctx = TestContext::new();
+    let mut command = chartmuseum(&ctx);
+    helm_chart_environment(&mut command, &ctx.path("storage"));
+    let server = ServeProcess::spawn(command, ctx.dir());
+    let api = format!("{}/api/charts", server.url);
+    let first = chart_package("forced", "1.0.0");
+    assert_eq!(post(&api, first).status(), 201);
+    // Different bytes for the same version.
+    let mut second = chart_package("forced", "1.0.0");
+    second.extend_from_slice(&[0; 512]);
+    assert_eq!(post(&api, second.clone()).status(), 409);
+    let forced = post(&format!("{api}?force"), second.clone());
+    assert_eq!(forced.status(), 201);
+    let stored = std::fs::read(ctx.path("storage/forced-1.0.0.tgz")).unwrap();
+    assert_eq!(stored, second);
+    drop(server);
+
+    let mut command = chartmuseum(&ctx);
+    helm_chart_environment(&mut command, &ctx.path("storage"));
+    command.env("DISABLE_FORCE_OVERWRITE", "true");
+    let server = ServeProcess::spawn(command, ctx.dir());
+    let api = format!("{}/api/charts", server.url);
+    let third = chart_package("forced", "1.0.0");
+    assert_eq!(post(&format!("{api}?force"), third).status(), 409);
+    assert_eq!(
+        std::fs::read(ctx.path("storage/forced-1.0.0.tgz")).unwrap(),
+        second
+    );
+}
+
+#[test]
+fn delete_resolves_the_file_as_chartmuseum_does() {
+    let ctx = TestContext::new();
+    let mut command = chartmuseum(&ctx);
+    helm_chart_environment(&mut command, &ctx.path("storage"));
+    let server = ServeProcess::spawn(command, ctx.dir());
+    let api = format!("{}/api/charts", server.url);
+    assert_eq!(
+        post(&api, chart_package("a", "0.1.0-SNAPSHOT-1")).status(),
+        201
+    );
+    assert_eq!(post(&api, chart_package("b", "1.0.0")).status(), 201);
+    let delete = |path: &str| {
+        client()
+            .delete(format!("{api}/{path}"))
+            .basic_auth(USER, Some(PASSWORD))
+            .send()
+            .unwrap()
+    };
+    // a-0.1.0-SNAPSHOT-1.tgz split at its last dash.
+    let response = delete("a-0.1.0-SNAPSHOT/1");
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().unwrap(), r#"{"deleted":true}"#);
+    assert!(!ctx.path("storage/a-0.1.0-SNAPSHOT-1.tgz").exists());
+    // The name and version as the index has them.
+    assert_eq!(delete("b/1.0.0").status(), 200);
+    assert_eq!(delete("b/1.0.0").status(), 404);
+}
