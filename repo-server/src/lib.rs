@@ -11,6 +11,7 @@
 
 mod api;
 pub mod auth;
+mod chart_contents;
 pub mod chartmuseum;
 pub mod connections;
 mod error;

@@ -324,3 +324,86 @@ fn delete_resolves_the_file_as_chartmuseum_does() {
     assert_eq!(delete("b/1.0.0").status(), 200);
     assert_eq!(delete("b/1.0.0").status(), 404);
 }
+
+fn get(url: &str) -> reqwest::blocking::Response {
+    client()
+        .get(url)
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .expect("GET")
+}
+
+#[test]
+fn paging_info_request_ids_templates_and_values() {
+    let ctx = TestContext::new();
+    let mut command = chartmuseum(&ctx);
+    helm_chart_environment(&mut command, &ctx.path("storage"));
+    let server = ServeProcess::spawn(command, ctx.dir());
+    let api = format!("{}/api/charts", server.url);
+    for name in ["c", "a", "d", "b"] {
+        assert_eq!(post(&api, chart_package(name, "1.0.0")).status(), 201);
+    }
+    let names = |query: &str| -> Vec<String> {
+        let response = get(&format!("{api}?{query}"));
+        assert_eq!(response.status(), 200, "{query}");
+        let body: serde_json::Value = response.json().unwrap();
+        body.as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(names("offset=1&limit=2"), ["b", "c"]);
+    assert_eq!(names("limit=3"), ["a", "b", "c"]);
+    assert_eq!(names("offset=3&limit=10"), ["d"]);
+    assert_eq!(names("offset=0"), ["a", "b", "c", "d"]);
+    // ChartMuseum's arithmetic: an offset with no limit keeps nothing.
+    assert!(names("offset=1").is_empty());
+    for (query, message) in [
+        (
+            "offset=-1&limit=5",
+            "offset is not a valid non-negative integer",
+        ),
+        ("offset=x", "offset is not a valid non-negative integer"),
+        ("limit=0", "limit is not a valid positive integer"),
+        ("limit=", "limit is not a valid positive integer"),
+    ] {
+        let response = get(&format!("{api}?{query}"));
+        assert_eq!(response.status(), 400, "{query}");
+        let body: serde_json::Value = response.json().unwrap();
+        assert_eq!(body["error"], message, "{query}");
+    }
+
+    // /info answers without credentials, as ChartMuseum's does.
+    let info = client().get(format!("{}/info", server.url)).send().unwrap();
+    assert_eq!(info.status(), 200);
+    let body: serde_json::Value = info.json().unwrap();
+    assert!(body["version"].is_string(), "{body}");
+
+    // Every answer carries an X-Request-Id: the client's, or a new one.
+    let fresh = get(&format!("{}/index.yaml", server.url));
+    let id = fresh.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(id.len(), 36, "{id}");
+    let denied = client()
+        .get(format!("{}/index.yaml", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(denied.status(), 401);
+    assert!(denied.headers().contains_key("x-request-id"));
+    let echoed = client()
+        .get(format!("{}/health", server.url))
+        .header("X-Request-Id", "trace-123")
+        .send()
+        .unwrap();
+    assert_eq!(echoed.headers()["x-request-id"], "trace-123");
+
+    let templates = get(&format!("{api}/a/1.0.0/templates"));
+    assert_eq!(templates.status(), 200);
+    let body: serde_json::Value = templates.json().unwrap();
+    assert_eq!(body["templates"][0]["name"], "templates/configmap.yaml");
+    let data = body["templates"][0]["data"].as_str().unwrap();
+    assert!(!data.is_empty());
+    assert_eq!(body["values"], serde_json::json!({"a": 1}));
+    let values = get(&format!("{api}/a/latest/values"));
+    assert_eq!(values.status(), 200);
+    assert_eq!(values.headers()["content-type"], "application/yaml");
+    assert_eq!(values.text().unwrap(), "a: 1\n");
+    assert_eq!(get(&format!("{api}/a/9.9.9/values")).status(), 404);
+    assert_eq!(get(&format!("{api}/zz/1.0.0/templates")).status(), 404);
+}
