@@ -843,6 +843,10 @@ pub struct ServeArgs {
     /// does, and the registry's manifest and blob DELETEs 405 UNSUPPORTED.
     #[arg(long = "disable-delete")]
     pub disable_delete: bool,
+    /// Serve every route under this path (`/charts`: /charts/index.yaml,
+    /// /charts/api/charts...), as ChartMuseum's --context-path does.
+    #[arg(long = "context-path", value_name = "PATH")]
+    pub context_path: Option<String>,
     /// Serve none of ChartMuseum's /api/ routes (they answer 404, as ChartMuseum's do).
     #[arg(long = "disable-api")]
     pub disable_api: bool,

@@ -76,6 +76,8 @@ pub struct ServerOptions {
     pub oci_artifacts: bool,
     /// `--disable-delete`: no chart version, manifest or blob is deleted through either face.
     pub disable_delete: bool,
+    /// `--context-path`: every route under this prefix (`/charts`), or at the root.
+    pub context_path: Option<String>,
     /// `--disable-api`: ChartMuseum's `/api/` routes answer 404.
     pub disable_api: bool,
     /// `--disable-force-overwrite`: `?force` on an upload replaces nothing.
@@ -184,7 +186,12 @@ impl Server {
             metrics,
             registry,
         };
-        let app = api::router(state.clone());
+        let app = match options.context_path.as_deref() {
+            // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
+            // anything else is not found.
+            Some(prefix) => axum::Router::new().nest(prefix, api::router(state.clone())),
+            None => api::router(state.clone()),
+        };
         Ok(Server {
             listener,
             app,

@@ -407,3 +407,73 @@ fn paging_info_request_ids_templates_and_values() {
     assert_eq!(get(&format!("{api}/a/9.9.9/values")).status(), 404);
     assert_eq!(get(&format!("{api}/zz/1.0.0/templates")).status(), 404);
 }
+
+#[test]
+fn context_path_puts_every_route_under_it() {
+    let ctx = TestContext::new();
+    let mut command = chartmuseum(&ctx);
+    command.args([
+        "--storage=local",
+        "--storage-local-rootdir=storage",
+        "--context-path",
+        "/helm/charts/",
+    ]);
+    let server = ServeProcess::spawn(command, ctx.dir());
+    // The banner names the repository with its prefix.
+    assert!(server.url.ends_with("/helm/charts"), "{}", server.url);
+    let root = server.url.trim_end_matches("/helm/charts").to_owned();
+    let upload = client()
+        .post(format!("{}/api/charts", server.url))
+        .body(chart_package("prefixed", "1.0.0"))
+        .send()
+        .unwrap();
+    assert_eq!(upload.status(), 201);
+    let index = client()
+        .get(format!("{}/index.yaml", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(index.status(), 200);
+    let index = index.text().unwrap();
+    assert!(index.contains("charts/prefixed-1.0.0.tgz"), "{index}");
+    let package = client()
+        .get(format!("{}/charts/prefixed-1.0.0.tgz", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(package.status(), 200);
+    assert_eq!(
+        package.bytes().unwrap().to_vec(),
+        chart_package("prefixed", "1.0.0")
+    );
+    for outside in ["/index.yaml", "/api/charts", "/health"] {
+        let response = client().get(format!("{root}{outside}")).send().unwrap();
+        assert_eq!(response.status(), 404, "{outside}");
+    }
+    let health = client()
+        .get(format!("{}/health", server.url))
+        .send()
+        .unwrap();
+    assert_eq!(health.status(), 200);
+
+    let Some(_) = chartkit_tests::peers::helm_or_skip("chartmuseum_personality context path")
+    else {
+        return;
+    };
+    let added = run(ctx
+        .helm()
+        .unwrap()
+        .args(["repo", "add", "prefixed", &server.url]));
+    assert!(added.status.success(), "{}", chartkit_tests::stderr(&added));
+    let out = ctx.path("pulled");
+    std::fs::create_dir_all(&out).unwrap();
+    let pulled =
+        run(ctx
+            .helm()
+            .unwrap()
+            .args(["pull", "prefixed/prefixed", "-d", out.to_str().unwrap()]));
+    assert!(
+        pulled.status.success(),
+        "{}",
+        chartkit_tests::stderr(&pulled)
+    );
+    assert!(out.join("prefixed-1.0.0.tgz").is_file());
+}

@@ -97,6 +97,7 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
         oci_artifacts: args.oci_artifacts,
         disable_delete: args.disable_delete,
         disable_api: args.disable_api,
+        context_path: context_path(args.context_path.as_deref())?,
         disable_force_overwrite: args.disable_force_overwrite,
         oci_gc: chartkit_repo_server::oci::gc::GcSettings {
             interval: seconds("--oci-gc-interval", args.oci_gc_interval)?,
@@ -135,17 +136,34 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
         for (file, reason) in &server.initial_sync().skipped {
             banner.push_str(&format!("  skipped {file}: {reason}\n"));
         }
-        banner.push_str(&format!("Listening on {scheme}://{addr}/\n"));
+        let prefix = context_path(args.context_path.as_deref())?.unwrap_or_default();
+        banner.push_str(&format!("Listening on {scheme}://{addr}{prefix}/\n"));
         banner.push_str(&format!(
             "Use it with: helm repo add NAME {}\n",
             args.url
                 .clone()
-                .unwrap_or_else(|| format!("{scheme}://{addr}"))
+                .unwrap_or_else(|| format!("{scheme}://{addr}{prefix}"))
         ));
         crate::output::stdout_bytes(banner.as_bytes())?;
         server.run(shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `--context-path` as a prefix axum can nest under: one leading slash, none trailing;
+/// `/` or empty is the root.
+fn context_path(given: Option<&str>) -> crate::error::Result<Option<String>> {
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    let trimmed = given.trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    if trimmed.contains("//") || trimmed.contains(['{', '}', '?', '#']) {
+        crate::error::bail!("--context-path `{given}` is not a plain URL path");
+    }
+    Ok(Some(format!("/{trimmed}")))
 }
 
 /// A flag's seconds as a duration; it must be positive.

@@ -463,6 +463,10 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
     };
     args.extend(["--addr".to_owned(), addr]);
 
+    let context_path = values.text("contextpath");
+    if !context_path.is_empty() {
+        args.extend(["--context-path".to_owned(), context_path]);
+    }
     let chart_url = values.text("charturl");
     if !chart_url.is_empty() {
         args.extend(["--url".to_owned(), chart_url]);
