@@ -24,8 +24,12 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
 /// and config file, read by the server library and served by `chartkit serve`.
 pub fn run_chartmuseum(args: &[String]) -> crate::error::Result<ExitCode> {
     use chartkit_repo_server::chartmuseum;
-    let personality = chartmuseum::read(args, &|name| std::env::var(name).ok())
-        .map_err(|e| with_hint(e, "see `chartkit serve --help` for what chartkit supports"))?;
+    let personality = chartmuseum::read(args, &|name| std::env::var(name).ok()).map_err(|e| {
+        with_hint(
+            e,
+            "README.md's \"Replacing ChartMuseum\" lists the ChartMuseum settings chartkit takes",
+        )
+    })?;
     chartmuseum::prepare(&personality)?;
     let serve_args =
         std::iter::once("serve".to_owned()).chain(personality.serve_args.iter().cloned());
