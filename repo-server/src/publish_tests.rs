@@ -717,3 +717,45 @@ async fn a_package_helm_indexes_but_pull_untar_refuses_is_neither_stored_nor_ser
     assert!(body.contains("not served"), "{body}");
     assert!(body.contains("is a link"), "{body}");
 }
+
+#[tokio::test]
+async fn force_replaces_a_package_and_its_provenance_as_chartmuseum_does() {
+    let server = server(Settings::default()).await;
+    let multipart_to = |uri: &str, parts: &[(&str, &[u8])]| {
+        let (content_type, body) = multipart(parts);
+        Request::post(uri)
+            .header(header::CONTENT_TYPE, content_type)
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let first = package("demo", "1.0.0", &[]);
+    let first_prov = sign(&first, "demo", "1.0.0");
+    let parts: [(&str, &[u8]); 2] = [("chart", &first), ("prov", &first_prov)];
+    assert_eq!(server.upload_parts(&parts).await.0, StatusCode::CREATED);
+    // The same .prov again: 409, and with ?force 201.
+    let prov_to = |uri: &str| {
+        Request::post(uri)
+            .body(Body::from(first_prov.clone()))
+            .unwrap()
+    };
+    assert_eq!(
+        server.send(prov_to("/api/prov")).await.0,
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        server.send(prov_to("/api/prov?force")).await.0,
+        StatusCode::CREATED
+    );
+    // Other bytes for the version, with their own .prov.
+    let second = package("demo", "1.0.0", &[("values.yaml", b"a: 2\n")]);
+    let second_prov = sign(&second, "demo", "1.0.0");
+    let parts: [(&str, &[u8]); 2] = [("chart", &second), ("prov", &second_prov)];
+    let (status, _) = server.send(multipart_to("/api/charts", &parts)).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, body) = server
+        .send(multipart_to("/api/charts?force=true", &parts))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (_, served) = server.get("/charts/demo-1.0.0.tgz.prov").await;
+    assert_eq!(served.as_bytes(), &second_prov[..]);
+}
