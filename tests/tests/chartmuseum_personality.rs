@@ -477,3 +477,43 @@ fn context_path_puts_every_route_under_it() {
     );
     assert!(out.join("prefixed-1.0.0.tgz").is_file());
 }
+
+#[test]
+fn amazon_storage_from_the_helm_charts_environment() {
+    let Some(s3) = chartkit_tests::server::S3Server::start_or_skip("chartmuseum amazon storage")
+    else {
+        return;
+    };
+    s3.create_bucket("museum");
+    let ctx = TestContext::new();
+    let mut command = chartmuseum(&ctx);
+    // As the ChartMuseum chart passes them: the bucket, prefix and endpoint as ChartMuseum's
+    // settings, the credentials as AWS's own variables.
+    command
+        .env("STORAGE", "amazon")
+        .env("STORAGE_AMAZON_BUCKET", "museum")
+        .env("STORAGE_AMAZON_PREFIX", "team/charts")
+        .env("STORAGE_AMAZON_ENDPOINT", &s3.endpoint)
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("BASIC_AUTH_USER", USER)
+        .env("BASIC_AUTH_PASS", PASSWORD);
+    let server = ServeProcess::spawn(command, ctx.dir());
+    let package = chart_package("inbucket", "1.0.0");
+    assert_eq!(
+        post(&format!("{}/api/charts", server.url), package.clone()).status(),
+        201
+    );
+    // The bucket and prefix ChartMuseum would have used.
+    assert!(
+        server
+            .startup
+            .iter()
+            .any(|l| l.contains("s3://museum/team/charts")),
+        "{:?}",
+        server.startup
+    );
+    let pulled = get(&format!("{}/charts/inbucket-1.0.0.tgz", server.url));
+    assert_eq!(pulled.status(), 200);
+    assert_eq!(pulled.bytes().unwrap().to_vec(), package);
+}
