@@ -3,9 +3,12 @@
 # against a local registry (Debian's docker-registry, the CNCF distribution registry, on
 # 127.0.0.1, anonymous, plain http): `push` of 20 packages, `pull` of 20 charts by range
 # with a cold cache and again warm, a warm `pull` by digest, and `install` from oci://
-# into a sandbox. The registry's access log counts the requests each tool sends. Prints
-# Markdown (copy it into BENCHMARKS.md): median wall seconds over RUNS runs, the ratio,
-# and requests.
+# into a sandbox. Pulls are measured twice: one process per chart for both tools, and
+# one process for all 20 (`pull A B C ...`, which both tools take). helm pushes one
+# package per process; chartkit's push takes several, so push is measured as a process
+# per package for both, and as helm's 20 processes against chartkit's one command.
+# The registry's access log counts the requests each tool sends. Prints Markdown (copy
+# it into BENCHMARKS.md): median wall seconds over RUNS runs, the ratio, and requests.
 #   bench/oci.sh                                  3 runs
 #   RUNS=1 bench/oci.sh                           quick
 #   CHARTKIT_BIN=target/.../chartkit bench/oci.sh   a release binary built already
@@ -94,24 +97,53 @@ for p in "$pkgs"/c*.tgz "$pkgs"/starter-*.tgz; do
   "$chartkit" push "$p" "oci://$host/charts" --plain-http >/dev/null 2>&1
 done
 
+# once TOOL HOME CMD...: runs CMD once with the homes named HOME; prints "seconds requests".
+once() {
+  local tool=$1 run=$2; shift 2
+  local bin=$helm before start end
+  [[ $tool == chartkit ]] && bin=$chartkit
+  before=$(requests)
+  start=$(date +%s%N)
+  $(env_for "$tool" "$run") "$bin" "$@" >"$work/last.out" 2>&1 \
+    || { echo "failed: $tool $*" >&2; cat "$work/last.out" >&2; exit 1; }
+  end=$(date +%s%N)
+  sleep 0.2
+  awk -v ns=$((end - start)) -v n=$(($(requests) - before)) 'BEGIN {printf "%.3f %d\n", ns / 1e9, n}'
+}
+
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
 declare -A secs reqs
 record() { secs[$1,$2]+="$3 "; reqs[$1,$2]=$4; }
 
+refs=() pushed=()
+for name in "${names[@]}"; do
+  refs+=("oci://$host/charts/$name")
+  pushed+=("$pkgs/$name-1.1.0.tgz")
+done
+
 for run in $(seq 1 "$runs"); do
   for tool in helm chartkit; do
     out=$work/out-$tool-$run
-    mkdir -p "$out"/{cold,warm,digest-first,digest}
+    mkdir -p "$out"/{cold,warm,many-cold,many-warm,digest-first,digest}
     # push: 20 packages into a repository path of this tool and run (blobs not there
     # yet), from homes of their own (chartkit keeps what it pushed in its content store,
     # which would warm the cold pulls).
     read -r s n < <(timed "$tool" "push-$run" push "$pkgs/CHART-1.1.0.tgz" "oci://$host/push-$tool-$run" --plain-http)
     record "$tool" push "$s" "$n"
-    # pull by range, cold (fresh homes), then warm.
+    if [[ $tool == chartkit ]]; then
+      read -r s n < <(once "$tool" "push-many-$run" push "${pushed[@]}" "oci://$host/push-many-$run" --plain-http)
+      record "$tool" push-many "$s" "$n"
+    fi
+    # pull by range, cold (fresh homes), then warm: a process per chart, then one
+    # process for all (homes of its own, so its cold pull is cold).
     read -r s n < <(timed "$tool" "$run" pull "oci://$host/charts/CHART" --version ^1 --plain-http -d "$out/cold")
     record "$tool" "pull-cold" "$s" "$n"
     read -r s n < <(timed "$tool" "$run" pull "oci://$host/charts/CHART" --version ^1 --plain-http -d "$out/warm")
     record "$tool" "pull-warm" "$s" "$n"
+    read -r s n < <(once "$tool" "many-$run" pull "${refs[@]}" --version ^1 --plain-http -d "$out/many-cold")
+    record "$tool" "pull-many-cold" "$s" "$n"
+    read -r s n < <(once "$tool" "many-$run" pull "${refs[@]}" --version ^1 --plain-http -d "$out/many-warm")
+    record "$tool" "pull-many-warm" "$s" "$n"
     # pull by digest, warm: the digests helm printed for 1.1.0.
     bin=$helm; [[ $tool == chartkit ]] && bin=$chartkit
     declare -A digest=()
@@ -129,6 +161,11 @@ for run in $(seq 1 "$runs"); do
     done
     end=$(date +%s%N); sleep 0.2
     record "$tool" "pull-digest" "$(awk -v ns=$((end - start)) 'BEGIN {printf "%.3f", ns / 1e9}')" $(($(requests) - before))
+  done
+  # Both tools wrote the same files.
+  for dir in cold warm many-cold many-warm digest; do
+    diff -r "$work/out-helm-$run/$dir" "$work/out-chartkit-$run/$dir" >/dev/null \
+      || { echo "helm and chartkit pulled different files into $dir" >&2; exit 1; }
   done
 done
 
@@ -151,20 +188,25 @@ for run in $(seq 1 "$runs"); do
   done
 done
 
-declare -A label=(
-  [push]="push, $charts packages"
-  [pull-cold]="pull --version ^1, $charts charts, cold cache"
-  [pull-warm]="pull --version ^1, $charts charts, warm cache"
-  [pull-digest]="pull NAME@sha256:..., $charts charts, warm cache"
-  [install]="install oci://.../starter --version ^0.1 into the sandbox"
+# Each row: label, helm's measurement, chartkit's.
+rows=(
+  "push, $charts packages: helm a process each, chartkit one process (\`push a.tgz b.tgz ...\`)|push|push-many"
+  "push, $charts packages, a process each (both)|push|push"
+  "pull --version ^1, $charts charts in one process (\`pull A B ...\`), cold cache|pull-many-cold|pull-many-cold"
+  "pull --version ^1, $charts charts in one process, warm cache|pull-many-warm|pull-many-warm"
+  "pull --version ^1, $charts charts, a process each, cold cache|pull-cold|pull-cold"
+  "pull --version ^1, $charts charts, a process each, warm cache|pull-warm|pull-warm"
+  "pull NAME@sha256:..., $charts charts, a process each, warm cache|pull-digest|pull-digest"
+  "install oci://.../starter --version ^0.1 into the sandbox|install|install"
 )
 echo "| step | helm (s) | chartkit (s) | chartkit is | helm requests | chartkit requests |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: |"
-for op in push pull-cold pull-warm pull-digest install; do
-  h=$(tr ' ' '\n' <<<"${secs[helm,$op]}" | grep . | median)
-  c=$(tr ' ' '\n' <<<"${secs[chartkit,$op]}" | grep . | median)
+for row in "${rows[@]}"; do
+  IFS='|' read -r label hop cop <<<"$row"
+  h=$(tr ' ' '\n' <<<"${secs[helm,$hop]}" | grep . | median)
+  c=$(tr ' ' '\n' <<<"${secs[chartkit,$cop]}" | grep . | median)
   ratio=$(awk -v h="$h" -v c="$c" 'BEGIN {printf "%.1fx faster", h / c}')
-  echo "| ${label[$op]} | $h | $c | $ratio | ${reqs[helm,$op]} | ${reqs[chartkit,$op]} |"
+  echo "| $label | $h | $c | $ratio | ${reqs[helm,$hop]} | ${reqs[chartkit,$cop]} |"
 done
 echo
 echo "helm $("$helm" version --short), docker-registry $(docker-registry --version 2>/dev/null | awk '{print $NF}'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) at the end, $runs runs (median)"

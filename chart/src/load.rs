@@ -12,7 +12,7 @@ use crate::error::LoadError;
 use crate::file::File;
 use crate::helmignore::{HELMIGNORE, Rules};
 use crate::lock::Lock;
-use crate::metadata::{ApiVersion, Metadata};
+use crate::metadata::{ApiVersion, Metadata, MetadataYamlError};
 
 /// Options for loading charts.
 #[derive(Debug, Clone, Default)]
@@ -267,7 +267,14 @@ pub fn load_files(
     )
     .map_err(|e| LoadError::Metadata {
         file: path_of(e.file),
-        source: e.source,
+        source: match e.source {
+            MetadataYamlError::Metadata(error)
+                if options.check_api_version && e.file == CHART_FILE =>
+            {
+                MetadataYamlError::Metadata(error.read_first_for_api_version())
+            }
+            other => other,
+        },
     })?;
     drop((chart_yamls, requirements));
     if options.check_api_version && !is_loadable_api_version(&metadata.api_version) {

@@ -19,6 +19,9 @@ pub struct Lock {
 impl Lock {
     pub fn from_yaml(text: &str) -> Result<Lock, MetadataYamlError> {
         let node = chartkit_yaml::parse_node(text).map_err(MetadataYamlError::Yaml)?;
+        if let Some(error) = node.json_key_error() {
+            return Err(MetadataYamlError::Yaml(error));
+        }
         let fields = Fields::document(
             &node,
             &["generated", "digest", "dependencies"],

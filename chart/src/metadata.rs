@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use chartkit_version::Version;
-use chartkit_yaml::{Map, Node, Value};
+use chartkit_yaml::{Map, Node, NodeKind, Value};
 
 use crate::yaml_fields::{Decoding, FieldError, Fields};
 
@@ -84,6 +84,31 @@ pub enum MetadataError {
     /// A value that decodes but cannot be used (lock files).
     #[error("{0}")]
     Invalid(String),
+    /// The document is a scalar or a list. Said in `encoding/json`'s words, which Helm
+    /// prints, naming the JSON type found and the Go type Helm decodes the file into:
+    /// `v2.Metadata` in the chart loader, `loader.chartBase` where Helm 4 first reads
+    /// Chart.yaml for its apiVersion ([`MetadataError::read_first_for_api_version`]).
+    #[error(
+        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {found} into Go value of type {go_type}"
+    )]
+    NotAMap {
+        found: &'static str,
+        go_type: &'static str,
+    },
+}
+
+impl MetadataError {
+    /// This error as Helm 4's loader gives it when it reads Chart.yaml for its
+    /// apiVersion before handing the chart to the loader of that version.
+    pub fn read_first_for_api_version(self) -> MetadataError {
+        match self {
+            MetadataError::NotAMap { found, .. } => MetadataError::NotAMap {
+                found,
+                go_type: "loader.chartBase",
+            },
+            other => other,
+        }
+    }
 }
 
 /// Why metadata fails Helm's `Metadata.Validate`. The messages are Helm's, word for word
@@ -314,6 +339,22 @@ impl Metadata {
     /// maps, are decoded over) the ones here.
     pub fn merge_yaml(&mut self, text: &str) -> Result<(), MetadataYamlError> {
         let node = chartkit_yaml::parse_node(text).map_err(MetadataYamlError::Yaml)?;
+        if let Some(error) = node.json_key_error() {
+            return Err(MetadataYamlError::Yaml(error));
+        }
+        let found = match node.kind {
+            NodeKind::Map(_) | NodeKind::Null => None,
+            NodeKind::Str(_) => Some("string"),
+            NodeKind::Bool(_) => Some("bool"),
+            NodeKind::Int(_) | NodeKind::Uint(_) | NodeKind::Float(_) => Some("number"),
+            NodeKind::Seq(_) => Some("array"),
+        };
+        if let Some(found) = found {
+            return Err(MetadataYamlError::Metadata(MetadataError::NotAMap {
+                found,
+                go_type: "v2.Metadata",
+            }));
+        }
         self.decode(&node, Decoding::LENIENT)
             .map_err(|e| MetadataYamlError::Metadata(e.into()))
     }
@@ -654,7 +695,7 @@ mod tests {
         let err = Metadata::from_yaml("- a\n").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "line 1: the document must be a map of fields, found a list"
+            "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type v2.Metadata"
         );
     }
 

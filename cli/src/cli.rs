@@ -1,5 +1,6 @@
 //! Command-line definitions. Help text is written once, here, in doc comments.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -78,7 +79,9 @@ pub struct KubeArgs {
     #[arg(long = "kube-as-group", global = true, env = env::HELM_KUBEASGROUPS, value_delimiter = ',')]
     pub kube_as_group: Vec<String>,
     /// The certificate authority file for the Kubernetes API server connection.
-    #[arg(long = "kube-ca-file", global = true, env = env::HELM_KUBECAFILE, value_name = "FILE")]
+    // Empty is allowed (and means none): helm hands plugins HELM_KUBECAFILE="", and a
+    // plugin that runs $HELM_BIN must not fail on it.
+    #[arg(long = "kube-ca-file", global = true, env = env::HELM_KUBECAFILE, value_name = "FILE", value_parser = path_or_empty)]
     pub kube_ca_file: Option<PathBuf>,
     /// Server name to use for certificate verification (default: the server's host).
     #[arg(long = "kube-tls-server-name", global = true, env = env::HELM_KUBETLS_SERVER_NAME)]
@@ -102,7 +105,7 @@ impl KubeArgs {
 }
 
 /// helm's other global flags, accepted everywhere so helm's scripts run unchanged.
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, Clone, Args)]
 pub struct GlobalArgs {
     /// install and upgrade print the release's values and manifest too, as helm's
     /// --debug does, and --wait writes a line per change to stderr when it is not a
@@ -148,6 +151,11 @@ pub struct GlobalArgs {
     /// 512MiB). A larger index is refused and nothing of it is kept.
     #[arg(long = "max-index-size", global = true, value_name = "SIZE", value_parser = byte_size)]
     pub max_index_size: Option<u64>,
+}
+
+/// A path, where empty is accepted (clap's own path parser refuses it).
+fn path_or_empty(text: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(text))
 }
 
 /// A size in bytes, or with a binary unit (`KiB`, `MiB`, `GiB`, also `Ki`, `K`...).
@@ -328,6 +336,25 @@ pub enum Command {
     /// are shown as the cluster has them. Nothing is written.
     #[command(subcommand)]
     Diff(DiffCommand),
+    /// Install, list or uninstall Helm plugins, in helm's plugin directory (HELM_PLUGINS),
+    /// so that helm and chartkit share them.
+    #[command(subcommand)]
+    Plugin(crate::cli_helm::PluginCommand),
+    /// Print the environment helm (and every plugin) works with: `HELM_*` settings and
+    /// their values, or one of them.
+    Env(crate::cli_helm::EnvArgs),
+    /// Print chartkit's version, in helm's format.
+    Version(crate::cli_helm::VersionArgs),
+    /// Write a shell completion script (bash, zsh, fish, powershell); it completes
+    /// commands, flags, and release names from the cluster.
+    Completion(crate::cli_helm::CompletionArgs),
+    /// Candidates for a completion script (helm's `__complete` protocol).
+    #[command(name = "__complete", hide = true)]
+    Complete(crate::cli_helm::CompleteArgs),
+    /// `chartkit NAME ARGS...` runs the installed cli/v1 plugin NAME with ARGS and the
+    /// environment helm gives plugins.
+    #[command(external_subcommand)]
+    External(Vec<OsString>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -642,21 +669,10 @@ pub struct MirrorArgs {
     /// it (Helm's manifest, with its `.prov`).
     #[arg(long, value_name = "DIR|oci://HOST/PATH")]
     pub to: String,
-    /// Talk to registries (source and target) over plain http://.
-    #[arg(long = "plain-http")]
-    pub plain_http: bool,
-    /// Skip verifying registries' certificates.
-    #[arg(long = "insecure-skip-tls-verify")]
-    pub insecure_skip_tls_verify: bool,
-    /// CA bundle (PEM) to verify registries' certificates.
-    #[arg(long = "ca-file")]
-    pub ca_file: Option<PathBuf>,
-    /// Client certificate (PEM) for registries that ask for one.
-    #[arg(long = "cert-file")]
-    pub cert_file: Option<PathBuf>,
-    /// The client certificate's private key (PEM).
-    #[arg(long = "key-file")]
-    pub key_file: Option<PathBuf>,
+    // Credentials and TLS for the registries (source and target), as pull and push
+    // take them; without --username, what `registry login` stored.
+    #[command(flatten)]
+    pub access: RepoAccessArgs,
 }
 
 #[derive(Debug, Args)]
@@ -675,6 +691,9 @@ pub enum SearchCommand {
     /// `helm search repo` does: the keyword is looked for in chart names, then
     /// descriptions and keywords. Without a keyword, every chart is listed.
     Repo(SearchRepoArgs),
+    /// Search Artifact Hub (or another hub with its Monocular-compatible API) for charts,
+    /// as `helm search hub` does.
+    Hub(crate::cli_helm::SearchHubArgs),
 }
 
 #[derive(Debug, Args)]
@@ -740,8 +759,10 @@ pub struct RepoAccessArgs {
 
 #[derive(Debug, Args)]
 pub struct PullArgs {
-    /// REPO/NAME, a package URL, a chart name with --repo, or oci://HOST/PATH/NAME.
-    pub chart: String,
+    /// REPO/NAME, a package URL, a chart name with --repo, or oci://HOST/PATH/NAME; several
+    /// (each with the same flags) are fetched concurrently and reported in this order.
+    #[arg(value_name = "CHART", required = true)]
+    pub charts: Vec<String>,
     /// Repository URL to find CHART in (it need not be added).
     #[arg(long)]
     pub repo: Option<String>,
@@ -945,8 +966,10 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
-    /// The chart package (.tgz).
-    pub chart: PathBuf,
+    /// The chart package (.tgz); several (pushed concurrently, reported in this order)
+    /// only to an OCI registry.
+    #[arg(value_name = "CHART", required = true, num_args = 1..)]
+    pub charts: Vec<PathBuf>,
     /// Repository URL, or the name of a repository added with `chartkit repo add` or
     /// `helm repo add`.
     pub repo: String,
@@ -1300,6 +1323,67 @@ pub struct TemplateArgs {
     pub dependency_update: bool,
     #[command(flatten)]
     pub source: ChartSourceArgs,
+    #[command(flatten)]
+    pub install: TemplateInstallArgs,
+    #[command(flatten)]
+    pub post_render: crate::cli_helm::PostRenderArgs,
+}
+
+/// The flags `helm template` shares with `helm install` and that change nothing in what
+/// it prints (it renders as a client-side dry run), accepted and checked as helm checks
+/// them, so scripts that pass install's flags to template keep working.
+#[derive(Debug, Args)]
+pub struct TemplateInstallArgs {
+    /// `client` (the default), or `server` to render for the cluster and check the
+    /// manifests against it, as --validate does. A bare --dry-run is `client`.
+    #[arg(
+        long = "dry-run",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "unset",
+        value_name = "MODE",
+        conflicts_with = "validate"
+    )]
+    pub dry_run: Option<String>,
+    /// A Go template (with Sprig's functions, no data) whose output is the release
+    /// name, instead of NAME.
+    #[arg(long = "name-template", value_name = "TEMPLATE")]
+    pub name_template: Option<String>,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Labels for the release record (`k=v,k2=v2`): checked as install checks them.
+    #[arg(short = 'l', long, value_delimiter = ',')]
+    pub labels: Vec<String>,
+    #[command(flatten)]
+    pub writing: WritingArgs,
+    /// Accepted as install's; nothing is written.
+    #[arg(long = "create-namespace", hide = true)]
+    pub create_namespace: bool,
+    /// Accepted as install's; there is no release record.
+    #[arg(long, hide = true)]
+    pub description: Option<String>,
+    /// Accepted as install's; template never prints notes.
+    #[arg(long = "hide-notes", hide = true)]
+    pub hide_notes: bool,
+    /// Accepted as install's; nothing is written.
+    #[arg(long = "take-ownership", hide = true)]
+    pub take_ownership: bool,
+    /// Accepted as install's; template always reuses the name.
+    #[arg(long, hide = true)]
+    pub replace: bool,
+    /// Accepted as install's; nothing is installed to roll back.
+    #[arg(long = "rollback-on-failure", hide = true)]
+    pub rollback_on_failure: bool,
+    /// Deprecated (helm 4): --rollback-on-failure.
+    #[arg(long, hide = true)]
+    pub atomic: bool,
+    /// Accepted for helm's scripts: chartkit never resolves names while rendering, so
+    /// `getHostByName` returns "" with or without it.
+    #[arg(long = "enable-dns", hide = true)]
+    pub enable_dns: bool,
+    /// Accepted as install's: template does no OpenAPI check to turn off.
+    #[arg(long = "disable-openapi-validation", hide = true)]
+    pub disable_openapi_validation: bool,
 }
 
 #[derive(Debug, Args)]
@@ -1603,6 +1687,8 @@ pub struct RenderArgs {
     /// With --dry-run, show each Secret as a placeholder line instead of its data.
     #[arg(long = "hide-secret")]
     pub hide_secret: bool,
+    #[command(flatten)]
+    pub post_render: crate::cli_helm::PostRenderArgs,
 }
 
 /// `--wait`, `--wait-for-jobs` and `--timeout`, shared by the release commands.

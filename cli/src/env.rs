@@ -60,6 +60,19 @@ pub const HELM_CACHE_HOME: &str = "HELM_CACHE_HOME";
 /// Helm's data directory; `chartkit create --starter NAME` finds starters in its
 /// `starters/` (default `$XDG_DATA_HOME/helm`, else `~/.local/share/helm`).
 pub const HELM_DATA_HOME: &str = "HELM_DATA_HOME";
+/// Helm's plugin directories (a path list); default `plugins/` in Helm's data directory.
+/// chartkit finds, installs and runs plugins there, as helm does.
+pub const HELM_PLUGINS: &str = "HELM_PLUGINS";
+/// `1` turns plugins off: an unknown command is then only an error, as in helm.
+pub const HELM_NO_PLUGINS: &str = "HELM_NO_PLUGINS";
+/// Helm's content cache (`content/` in Helm's cache directory by default), reported by
+/// `chartkit env` and to plugins.
+pub const HELM_CONTENT_CACHE: &str = "HELM_CONTENT_CACHE";
+/// Reported by `chartkit env` and to plugins as helm reports them (history limit, client
+/// throttling), which chartkit reads nowhere else.
+pub const HELM_MAX_HISTORY: &str = "HELM_MAX_HISTORY";
+pub const HELM_BURST_LIMIT: &str = "HELM_BURST_LIMIT";
+pub const HELM_QPS: &str = "HELM_QPS";
 /// The XDG data base directory.
 pub const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The XDG configuration base directory.
@@ -296,6 +309,29 @@ pub fn helm_data_home() -> Option<std::path::PathBuf> {
         .map(PathBuf::from)
         .or_else(|| var(XDG_DATA_HOME).map(|d| PathBuf::from(d).join("helm")))
         .or_else(|| var(HOME).map(|d| PathBuf::from(d).join(".local/share/helm")))
+}
+
+/// Helm's plugin directories: HELM_PLUGINS (a path list; set but empty is no
+/// directory, as in helm), else `plugins/` in Helm's data directory.
+pub fn helm_plugins() -> Vec<std::path::PathBuf> {
+    match std::env::var_os(HELM_PLUGINS) {
+        Some(list) => std::env::split_paths(&list)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect(),
+        None => helm_data_home()
+            .map(|d| vec![d.join("plugins")])
+            .unwrap_or_default(),
+    }
+}
+
+/// The first of Helm's plugin directories, where plugins are installed.
+pub fn helm_plugins_install_dir() -> Option<std::path::PathBuf> {
+    helm_plugins().into_iter().next()
+}
+
+/// Helm's configuration, cache and data directories, as `helm env` reports them.
+pub fn helm_homes() -> [Option<std::path::PathBuf>; 3] {
+    [helm_config_home(), helm_cache_home(), helm_data_home()]
 }
 
 /// Reads a variable; unset and empty are the same.

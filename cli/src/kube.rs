@@ -32,7 +32,10 @@ pub fn options(args: &KubeArgs) -> KubeOptions {
             .filter(|g| !g.is_empty())
             .cloned()
             .collect(),
-        ca_file: args.kube_ca_file.clone(),
+        ca_file: args
+            .kube_ca_file
+            .clone()
+            .filter(|p| !p.as_os_str().is_empty()),
         tls_server_name: args.kube_tls_server_name.clone().filter(|s| !s.is_empty()),
         insecure_skip_tls_verify: args.kube_insecure_skip_tls_verify,
         in_cluster_fallback: true,

@@ -1,6 +1,7 @@
 //! The `chartkit` command line. `main.rs` only calls [`run`].
 
 mod cli;
+mod cli_helm;
 mod commands;
 mod env;
 mod error;

@@ -120,6 +120,30 @@ pub fn write_all<B: AsRef<[u8]> + Sync>(
     Ok(())
 }
 
+/// Writes a cache file: a temporary file renamed into place, without waiting for the
+/// disk. Only for files whose readers check what they read (blobs in a content store
+/// keyed by their digest) or take a torn file for a missing one: after a crash such a
+/// file is fetched again, so a sync there is a wait for nothing. Readers still see the
+/// old content or the whole new content.
+pub fn write_cache(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let error = |source| WriteError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".chartkit-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut temp = builder.tempfile_in(parent_dir(path)).map_err(error)?;
+    hold(&temp).map_err(error)?;
+    temp.write_all(bytes).map_err(error)?;
+    temp.persist(path).map_err(|e| error(e.error))?;
+    Ok(())
+}
+
 /// Marks a temporary file as being written by this process: an exclusive lock that the
 /// kernel drops with the process, however it ends.
 fn hold(temp: &tempfile::NamedTempFile) -> io::Result<()> {
@@ -303,6 +327,30 @@ impl Staged {
     }
 }
 
+/// Puts staged files in place in their order (each synced first if it was not), then
+/// syncs each directory involved once: a batch of files written on several threads pays
+/// one directory sync, not one per file.
+pub fn commit_all(staged: Vec<Staged>) -> Result<(), WriteError> {
+    let mut dirs = BTreeSet::new();
+    for mut file in staged {
+        if file.unsynced {
+            file.sync()?;
+        }
+        let Staged { path, temp, .. } = file;
+        temp.persist(&path).map_err(|e| WriteError {
+            path: path.clone(),
+            source: e.error,
+        })?;
+        dirs.insert(parent_dir(&path).to_path_buf());
+    }
+    for dir in dirs {
+        if let Ok(handle) = std::fs::File::open(&dir) {
+            let _ = handle.sync_all();
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +376,30 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .count();
         assert_eq!(leftovers, 0);
+    }
+
+    #[test]
+    fn staged_files_go_in_place_in_order_and_cache_writes_replace_whole_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.tgz");
+        // Two staged writes of one target: the later one in the list wins.
+        let staged = vec![
+            stage(&a, b"first").unwrap(),
+            stage(&dir.path().join("b.tgz"), b"b").unwrap(),
+            stage(&a, b"second").unwrap(),
+        ];
+        assert!(!a.exists());
+        commit_all(staged).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"second");
+        assert_eq!(std::fs::read(dir.path().join("b.tgz")).unwrap(), b"b");
+        write_cache(&a, b"cached").unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"cached");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
     }
 
     #[cfg(unix)]

@@ -52,7 +52,7 @@ pub struct InstallOptions {
 }
 
 /// Rendering switches `install` and `upgrade` share, named after helm's flags.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Rendering {
     /// `--render-subchart-notes`: subcharts' NOTES.txt joins the parent's.
     pub subchart_notes: bool,
@@ -61,6 +61,9 @@ pub struct Rendering {
     /// `--hide-secret`: a dry run's manifest shows a placeholder for each v1 Secret.
     /// Refused without a dry run (as helm does), so no record ever holds the placeholder.
     pub hide_secret: bool,
+    /// `--post-renderer`: what the manifests (and hooks) go through before they are
+    /// recorded and applied.
+    pub post_renderer: Option<chartkit_render::PostRenderer>,
 }
 
 /// What a render is for: the release, its revision, and the cluster's capabilities.
@@ -99,6 +102,7 @@ pub fn render_release(
         api_versions: request.capabilities.1,
         skip_schema_validation: request.rendering.skip_schema_validation,
         subchart_notes: request.rendering.subchart_notes,
+        post_renderer: request.rendering.post_renderer.clone(),
         ..Default::default()
     };
     let rendered = chartkit_render::render(chart, user_values, &options)?;
@@ -170,7 +174,7 @@ pub fn install_offline(
             revision: 1,
             is_upgrade: false,
             capabilities: Default::default(),
-            rendering: options.rendering,
+            rendering: options.rendering.clone(),
             ..Default::default()
         },
     )?;
@@ -286,7 +290,7 @@ impl Engine {
                 revision: 1,
                 is_upgrade: false,
                 capabilities,
-                rendering: options.rendering,
+                rendering: options.rendering.clone(),
                 ..Default::default()
             },
         )?;

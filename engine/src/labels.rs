@@ -9,7 +9,7 @@ use crate::EngineError;
 
 /// Refuses labels the storage driver owns: the record's own would overwrite them, and
 /// helm refuses them in these words.
-pub(crate) fn check_user_labels(labels: &BTreeMap<String, String>) -> Result<(), EngineError> {
+pub fn check_user_labels(labels: &BTreeMap<String, String>) -> Result<(), EngineError> {
     if labels.keys().any(|k| SYSTEM_LABELS.contains(&k.as_str())) {
         return Err(EngineError::msg(format!(
             "user supplied labels contains system reserved label name. System labels: [{}]",

@@ -38,6 +38,7 @@ pub use holder::ProcessIdentity;
 pub use install::{
     DryRun, InstallOptions, RenderRequest, Rendering, install_offline, render_release,
 };
+pub use labels::check_user_labels;
 pub use lock::{LockSettings, lease_name};
 pub use naming::{generated_name, template_name};
 pub use plan::{Plan, Planned};

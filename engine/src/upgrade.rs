@@ -225,7 +225,7 @@ impl Engine {
                 revision: last.version + 1,
                 is_upgrade: true,
                 capabilities,
-                rendering: options.rendering,
+                rendering: options.rendering.clone(),
                 defaults_replaced,
             },
         )?;

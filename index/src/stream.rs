@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use chartkit_chart::Decoding;
 use chartkit_yaml::{Node, NodeKind};
 
-use crate::compact::{CompactSink, EncodedChartVersions, Encoder, SourceStamp};
+use crate::compact::{CompactSink, EncodedChartVersions, Encoder, SkippedEntry, SourceStamp};
 use crate::decode::{IndexError, decode_chart, decode_index};
 
 /// An index read into the compact encoder, ready to be finished once the source's stamp is
@@ -35,11 +35,18 @@ pub struct CompactDraft<S: CompactSink = Vec<u8>> {
     pub warnings: Vec<String>,
     /// Whether the index was streamed (false: it was read whole).
     pub streamed: bool,
+    /// What the warnings name the index by.
+    source: String,
 }
 
 impl<S: CompactSink> CompactDraft<S> {
-    /// Completes the compact form, stamped with its source, in the sink it was written to.
-    pub fn finish(self, stamp: SourceStamp) -> S {
+    /// Completes the compact form, stamped with its source, in the sink it was written to;
+    /// the entries skipped with a warning are kept in it.
+    pub fn finish(mut self, stamp: SourceStamp) -> S {
+        let skipped = (self.warnings.iter())
+            .filter_map(|w| SkippedEntry::from_warning(w, &self.source))
+            .collect();
+        self.encoder.keep_skipped(skipped);
         self.encoder.finish(stamp)
     }
 }
@@ -74,6 +81,7 @@ pub fn parse_index_to_compact_into<S: CompactSink + Send + 'static>(
         encoder,
         warnings: loaded.warnings,
         streamed: false,
+        source: source.to_owned(),
     })
 }
 
@@ -125,6 +133,7 @@ fn stream<S: CompactSink + Send + 'static>(
             encoder,
             warnings,
             streamed: true,
+            source: source.to_owned(),
         }),
         _ => Err(encoder.into_sink()),
     }
@@ -235,6 +244,7 @@ impl<S: CompactSink + Send + 'static> CompactReader<S> {
                 encoder: state.encoder,
                 warnings: state.warnings,
                 streamed: true,
+                source: source.to_string(),
             }),
             _ => Err(state.encoder.into_sink()),
         }

@@ -14,9 +14,10 @@ const STAMP: SourceStamp = SourceStamp {
 /// The compact encoder as first written (the whole index at once), kept here as the
 /// reference the incremental encoder must match byte for byte; since the entries moved
 /// to follow the header (so they can be written as they are decoded), with its sections
-/// in that order.
-fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
-    const HEADER_LEN: usize = 8 + 32 + 8 + 8 + 4 + 4 + 8 + 8 + 8 + 8;
+/// in that order; since format 2, with the entries Helm skips (the warnings of an index
+/// read from `src.yaml`) at the end.
+fn reference_encode(index: &IndexFile, warnings: &[String], stamp: SourceStamp) -> Vec<u8> {
+    const HEADER_LEN: usize = 8 + 32 + 8 + 8 + 4 + 4 + 8 + 8 + 8 + 8 + 8;
     const CHART_ROW: usize = 24;
     const VERSION_ROW: usize = 24;
     let put_u32 = |out: &mut Vec<u8>, v: u32| out.extend_from_slice(&v.to_le_bytes());
@@ -59,9 +60,21 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
         name_offset += name.len() as u32;
     }
     let strings_offset = rows_base + rows.len() as u64;
-    let total_len = strings_offset + strings.len() as u64;
+    let skipped_offset = strings_offset + strings.len() as u64;
+    let mut skipped = Vec::new();
+    put_u32(&mut skipped, warnings.len() as u32);
+    for warning in warnings {
+        let (what, why) = warning
+            .split_once(" from src.yaml: ")
+            .expect("a skipped entry");
+        for text in [what, why] {
+            put_u32(&mut skipped, text.len() as u32);
+            skipped.extend_from_slice(text.as_bytes());
+        }
+    }
+    let total_len = skipped_offset + skipped.len() as u64;
     let mut out = Vec::new();
-    out.extend_from_slice(b"CKIDX\x01\0\0");
+    out.extend_from_slice(b"CKIDX\x02\0\0");
     out.extend_from_slice(&stamp.sha256);
     put_u64(&mut out, stamp.size);
     put_u64(&mut out, stamp.file_stamp);
@@ -71,10 +84,12 @@ fn reference_encode(index: &IndexFile, stamp: SourceStamp) -> Vec<u8> {
     put_u64(&mut out, strings_offset);
     put_u64(&mut out, HEADER_LEN as u64);
     put_u64(&mut out, total_len);
+    put_u64(&mut out, skipped_offset);
     out.extend_from_slice(&entries);
     out.extend_from_slice(&charts);
     out.extend_from_slice(&rows);
     out.extend_from_slice(&strings);
+    out.extend_from_slice(&skipped);
     let (mut block, mut row) = (names_len, rows_base as usize);
     for versions in index.entries.values() {
         if !versions.is_empty() {
@@ -105,7 +120,7 @@ fn check_bytes(bytes: &[u8]) -> bool {
             let streamed = draft.streamed;
             let ours = draft.finish(STAMP);
             assert!(
-                ours == reference_encode(&loaded.index, STAMP),
+                ours == reference_encode(&loaded.index, &loaded.warnings, STAMP),
                 "compact bytes differ for {:?}",
                 String::from_utf8_lossy(bytes)
             );
@@ -142,7 +157,7 @@ fn check_in_parts(text: &str, part: usize) -> bool {
     let loaded = parse_index(text.as_bytes(), "src.yaml").expect("read in pieces, read whole");
     assert_eq!(draft.warnings, loaded.warnings, "warnings of {text:?}");
     assert!(
-        draft.finish(STAMP) == reference_encode(&loaded.index, STAMP),
+        draft.finish(STAMP) == reference_encode(&loaded.index, &loaded.warnings, STAMP),
         "compact bytes differ for {text:?} in parts of {part}"
     );
     true

@@ -16,10 +16,7 @@ use chartkit_yaml::{Node, NodeKind};
 
 /// A YAML syntax error as sigs.k8s.io/yaml reports it.
 pub(crate) fn yaml_syntax(error: &chartkit_yaml::Error) -> String {
-    format!(
-        "error converting YAML to JSON: yaml: {}",
-        error.go_yaml_message()
-    )
+    error.helm_message()
 }
 
 /// Why Chart.yaml (or requirements.yaml) did not decode into Helm's `chart.Metadata`.
@@ -44,27 +41,56 @@ pub(crate) fn chart_yaml_error(text: &str, error: &MetadataYamlError) -> String 
     let NodeKind::Map(pairs) = &node.kind else {
         return metadata_field(first);
     };
-    let mut fields: Vec<(String, &(Node, Node))> = pairs
-        .iter()
-        .filter_map(|pair| Some((pair.0.as_map_key()?, pair)))
-        .collect();
-    fields.reverse();
-    fields.sort_by(|a, b| a.0.cmp(&b.0));
-    fields.dedup_by(|a, b| a.0 == b.0);
-    fields
+    let map = |pairs: Vec<(Node, Node)>| Node {
+        kind: NodeKind::Map(pairs),
+        line: node.line,
+        column: node.column,
+    };
+    let decode = |alone: &Node| Metadata::default().decode(alone, Decoding::LENIENT).err();
+    sorted_pairs(pairs)
         .into_iter()
-        .find_map(|(_, pair)| {
-            let alone = Node {
-                kind: NodeKind::Map(vec![pair.clone()]),
-                line: node.line,
-                column: node.column,
+        .find_map(|(key, value)| {
+            let error = decode(&map(vec![(key.clone(), value.clone())]))?;
+            // In a list of maintainers or dependencies, Go meets the elements in order
+            // and each element's keys sorted too.
+            let NodeKind::Seq(items) = &value.kind else {
+                return Some(error);
             };
-            Metadata::default()
-                .decode(&alone, Decoding::LENIENT)
-                .err()
-                .map(|e| metadata_field(&e))
+            let inner = items.iter().find_map(|item| {
+                let parts = match &item.kind {
+                    NodeKind::Map(pairs) => sorted_pairs(pairs)
+                        .into_iter()
+                        .map(|(k, v)| Node {
+                            kind: NodeKind::Map(vec![(k.clone(), v.clone())]),
+                            ..item.clone()
+                        })
+                        .collect(),
+                    _ => vec![item.clone()],
+                };
+                parts.into_iter().find_map(|part| {
+                    let list = Node {
+                        kind: NodeKind::Seq(vec![part]),
+                        ..value.clone()
+                    };
+                    decode(&map(vec![(key.clone(), list)]))
+                })
+            });
+            Some(inner.unwrap_or(error))
         })
-        .unwrap_or_else(|| metadata_field(first))
+        .map_or_else(|| metadata_field(first), |e| metadata_field(&e))
+}
+
+/// A map's pairs as Go meets them once the YAML is a JSON object: keys sorted, the last
+/// of a repeated key kept.
+fn sorted_pairs(pairs: &[(Node, Node)]) -> Vec<(&Node, &Node)> {
+    let mut keyed: Vec<(String, &Node, &Node)> = pairs
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_map_key()?, k, v)))
+        .collect();
+    keyed.reverse();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.dedup_by(|a, b| a.0 == b.0);
+    keyed.into_iter().map(|(_, k, v)| (k, v)).collect()
 }
 
 const JSON_DECODE: &str = "error unmarshaling JSON: while decoding JSON: json:";
@@ -314,6 +340,16 @@ pub(crate) fn load(error: &LoadError, root: &Path, limits: &Limits) -> String {
                 root,
                 limits,
                 archive(source),
+            );
+        }
+        // Helm's loader returns the rule's error alone (Go's `filepath.ErrBadPattern`,
+        // or its own for `**`).
+        LoadError::HelmIgnore { origin, source } => {
+            return within(
+                &format!("{origin}/Chart.yaml"),
+                root,
+                limits,
+                source.message.to_owned(),
             );
         }
         LoadError::MissingChartYaml { origin } => {

@@ -7,6 +7,7 @@
 //! one place for repositories and registries alike.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use reqwest::blocking::{RequestBuilder, Response};
 use reqwest::{Method, StatusCode, header};
@@ -20,6 +21,10 @@ use crate::manifest::{
 /// The largest manifest read (as oras-go's limit): a chart's manifest is a few hundred bytes.
 const MAX_MANIFEST: u64 = 4 * 1024 * 1024;
 
+/// Blobs at least this large are asked for before they are uploaded; smaller ones (a
+/// chart's config, most charts) cost less to send than a round trip to ask.
+const ASK_BEFORE_UPLOADING: u64 = 1024 * 1024;
+
 /// One registry, as one command talks to it.
 pub struct Registry {
     http: reqwest::blocking::Client,
@@ -28,6 +33,10 @@ pub struct Registry {
     plain_http: bool,
     credentials: Option<Credentials>,
     auth: Mutex<AuthState>,
+    /// The registry answered a monolithic upload by opening a session instead.
+    monolithic_refused: AtomicBool,
+    /// Held while a token is asked for.
+    token_fetch: Mutex<()>,
 }
 
 /// A manifest as fetched.
@@ -52,6 +61,8 @@ impl Registry {
             plain_http,
             credentials,
             auth: Mutex::new(AuthState::default()),
+            monolithic_refused: AtomicBool::new(false),
+            token_fetch: Mutex::new(()),
         }
     }
 
@@ -205,18 +216,43 @@ impl Registry {
         }
     }
 
-    /// Uploads `bytes` as blob `digest` (one POST, one PUT), unless it is there already.
+    /// Uploads `bytes` as blob `digest`. A large blob is first asked for (`HEAD`): the
+    /// question costs less than sending it again. The upload is monolithic (one `POST`
+    /// with `?digest=` and the body, which the distribution spec allows and zot and
+    /// `chartkit serve` take); a registry that answers it `202` without taking the body
+    /// (distribution 2.8 does) gets it again by `PUT` to the session it opened, and
+    /// this client's later uploads open their session empty.
     pub fn push_blob(&self, repository: &str, digest: &str, bytes: &[u8]) -> Result<(), OciError> {
-        if self.has_blob(repository, digest)? {
+        if bytes.len() as u64 >= ASK_BEFORE_UPLOADING && self.has_blob(repository, digest)? {
             return Ok(());
         }
         let scope = scope(repository, true);
-        let url = format!("{}{repository}/blobs/uploads/", self.base());
-        let response = self.send(Method::POST, &url, Some(&scope), &|r| {
-            r.header(header::CONTENT_LENGTH, 0)
+        let monolithic = !self.monolithic_refused.load(Ordering::Relaxed);
+        let mut url = reqwest::Url::parse(&format!("{}{repository}/blobs/uploads/", self.base()))
+            .map_err(|e| OciError::Status {
+            url: format!("{}{repository}/blobs/uploads/", self.base()),
+            status: 0,
+            detail: format!("not a URL: {e}"),
+        })?;
+        if monolithic {
+            url.query_pairs_mut().append_pair("digest", digest);
+        }
+        let url = url.to_string();
+        let response = self.send(Method::POST, &url, Some(&scope), &|r| match monolithic {
+            true => r
+                .header(header::CONTENT_TYPE, "application/octet-stream")
+                .body(bytes.to_vec()),
+            false => r.header(header::CONTENT_LENGTH, 0),
         })?;
         let what = format!("repository {repository}");
-        let response = self.expect(response, &url, &what, &[StatusCode::ACCEPTED])?;
+        let accepted = [StatusCode::ACCEPTED, StatusCode::CREATED];
+        let response = self.expect(response, &url, &what, &accepted)?;
+        if response.status() == StatusCode::CREATED {
+            return Ok(());
+        }
+        if monolithic {
+            self.monolithic_refused.store(true, Ordering::Relaxed);
+        }
         let location = response
             .headers()
             .get(header::LOCATION)
@@ -283,6 +319,16 @@ impl Registry {
         scope: Option<&str>,
         build: &dyn Fn(RequestBuilder) -> RequestBuilder,
     ) -> Result<Response, OciError> {
+        // Whether this request carried the Basic credentials: another thread's request
+        // may have learned the challenge meanwhile, and a 401 to a request sent before
+        // that is no refusal of the credentials.
+        let (sent_basic, sent_token) = {
+            let auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
+            (
+                auth.basic,
+                auth.tokens.get(scope.unwrap_or_default()).cloned(),
+            )
+        };
         let response = self.send_once(method.clone(), url, scope, build)?;
         if response.status() != StatusCode::UNAUTHORIZED {
             return Ok(response);
@@ -299,26 +345,33 @@ impl Registry {
         };
         match challenge {
             Some(Challenge::Basic) => {
-                let mut auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
-                if auth.basic || self.credentials.is_none() {
+                if sent_basic || self.credentials.is_none() {
                     return Err(refused(response));
                 }
-                auth.basic = true;
+                self.auth.lock().unwrap_or_else(|e| e.into_inner()).basic = true;
             }
             Some(Challenge::Bearer {
                 realm,
                 service,
                 scope: challenged,
             }) => {
-                // What the request needs and what the command will need next (a push
-                // is challenged for `pull` on its first HEAD), in one token.
-                let mut scopes: Vec<String> = scope.map(str::to_owned).into_iter().collect();
-                scopes.extend(challenged.filter(|c| Some(c.as_str()) != scope));
-                let token = self.token(&realm, service.as_deref(), &scopes)?;
-                let mut auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
-                auth.bearer = Some((realm, service));
-                auth.tokens
-                    .insert(scope.unwrap_or_default().to_owned(), token);
+                // One token request at a time: concurrent requests (a push's blobs)
+                // challenged together share the token the first one gets.
+                let _one_at_a_time = self.token_fetch.lock().unwrap_or_else(|e| e.into_inner());
+                let current = (self.auth.lock().unwrap_or_else(|e| e.into_inner()).tokens)
+                    .get(scope.unwrap_or_default())
+                    .cloned();
+                if current.is_none() || current == sent_token {
+                    // What the request needs and what the command will need next (a
+                    // push is challenged for `pull` on its first HEAD), in one token.
+                    let mut scopes: Vec<String> = scope.map(str::to_owned).into_iter().collect();
+                    scopes.extend(challenged.filter(|c| Some(c.as_str()) != scope));
+                    let token = self.token(&realm, service.as_deref(), &scopes)?;
+                    let mut auth = self.auth.lock().unwrap_or_else(|e| e.into_inner());
+                    auth.bearer = Some((realm, service));
+                    auth.tokens
+                        .insert(scope.unwrap_or_default().to_owned(), token);
+                }
             }
             _ => return Err(refused(response)),
         }
@@ -685,6 +738,111 @@ mod tests {
                 .to_string()
                 .contains("refused the request without credentials"),
             "{error}"
+        );
+    }
+
+    /// A registry that records each request (`METHOD PATH BODY-LENGTH`) and takes
+    /// monolithic uploads when `monolithic`, else opens a session as distribution 2.8
+    /// does (202, the body ignored) and takes the body by PUT.
+    fn upload_registry(monolithic: bool) -> (String, Arc<Mutex<Vec<String>>>) {
+        use std::io::Read;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                let _ = reader.read_line(&mut line);
+                let mut words = line.split_whitespace();
+                let method = words.next().unwrap_or("").to_owned();
+                let path = words.next().unwrap_or("").to_owned();
+                let mut length = 0;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length: ") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                log.lock()
+                    .unwrap()
+                    .push(format!("{method} {path} {length}"));
+                let (status, headers) = match method.as_str() {
+                    "POST" if monolithic && path.contains("digest=") => (201, String::new()),
+                    "POST" => (
+                        202,
+                        "Location: /v2/charts/web/blobs/uploads/session\r\n".to_owned(),
+                    ),
+                    "PUT" => (201, String::new()),
+                    _ => (404, String::new()),
+                };
+                let mut stream = stream;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\n{headers}Content-Length: 0\r\nConnection: close\r\n\r\n"
+                );
+            }
+        });
+        (addr, seen)
+    }
+
+    #[test]
+    fn blobs_go_up_in_one_request_where_the_registry_takes_it_and_by_session_where_not() {
+        let config = b"{}".as_slice();
+        let chart = b"chart bytes".as_slice();
+        let digests = [digest_of(config), digest_of(chart)];
+
+        let (addr, seen) = upload_registry(true);
+        let registry = client(&addr, None);
+        registry
+            .push_blob("charts/web", &digests[0], config)
+            .unwrap();
+        registry
+            .push_blob("charts/web", &digests[1], chart)
+            .unwrap();
+        // Small blobs are not asked for first: one POST each, with the body.
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                format!(
+                    "POST /v2/charts/web/blobs/uploads/?digest={} 2",
+                    digests[0].replace(':', "%3A")
+                ),
+                format!(
+                    "POST /v2/charts/web/blobs/uploads/?digest={} 11",
+                    digests[1].replace(':', "%3A")
+                ),
+            ]
+        );
+
+        // distribution 2.8 opens a session instead: the body goes again by PUT, and the
+        // next upload opens its session empty.
+        let (addr, seen) = upload_registry(false);
+        let registry = client(&addr, None);
+        registry
+            .push_blob("charts/web", &digests[0], config)
+            .unwrap();
+        registry
+            .push_blob("charts/web", &digests[1], chart)
+            .unwrap();
+        let session = "/v2/charts/web/blobs/uploads/session?digest=";
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                format!(
+                    "POST /v2/charts/web/blobs/uploads/?digest={} 2",
+                    digests[0].replace(':', "%3A")
+                ),
+                format!("PUT {session}{} 2", digests[0].replace(':', "%3A")),
+                "POST /v2/charts/web/blobs/uploads/ 0".to_owned(),
+                format!("PUT {session}{} 11", digests[1].replace(':', "%3A")),
+            ]
         );
     }
 

@@ -10,6 +10,7 @@ mod chart_data;
 mod engine;
 mod manifests;
 mod output;
+mod post_render;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -28,6 +29,7 @@ pub use manifests::{
     split_manifests, uninstall_kind_order,
 };
 pub use output::{OutputOptions, ShowOnlyError, glob_match, template_output, write_output_dir};
+pub use post_render::{FILENAME_ANNOTATION, PostRenderer};
 
 /// Release facts and switches for one render.
 #[derive(Debug, Clone)]
@@ -60,6 +62,9 @@ pub struct RenderOptions {
     /// template functions make (`chartkit_template::MemoryBudget`). Going over it fails
     /// the render with [`RenderError::MemoryLimit`].
     pub memory_limit: u64,
+    /// `--post-renderer`: the rendered files (hooks too) go through it before they are
+    /// sorted, as in helm 4.
+    pub post_renderer: Option<PostRenderer>,
 }
 
 impl Default for RenderOptions {
@@ -78,6 +83,7 @@ impl Default for RenderOptions {
             subchart_notes: false,
             free_on_return: true,
             memory_limit: chartkit_template::DEFAULT_MEMORY_LIMIT,
+            post_renderer: None,
         }
     }
 }
@@ -127,6 +133,9 @@ pub enum RenderError {
     /// every non-empty output under its `# Source:` line, in name order.
     #[error("{message}")]
     InvalidOutput { message: String, raw: Vec<u8> },
+    /// `--post-renderer` failed, or what it wrote could not be read back.
+    #[error("{0}")]
+    PostRender(String),
     /// A template went over the render's memory limit (`limit` bytes), which Helm does
     /// not have: its message names the template, line and function.
     #[error("{message}")]
@@ -288,6 +297,9 @@ fn render_with_stack(
         }
     }
 
+    if let Some(renderer) = &options.post_renderer {
+        outputs = post_render::apply(outputs, renderer)?;
+    }
     let (hooks, manifests) =
         sort_manifests(&outputs, warnings).map_err(|message| RenderError::InvalidOutput {
             message,

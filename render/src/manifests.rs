@@ -362,6 +362,9 @@ fn kind_order_in(order: &[&str], a: &str, b: &str) -> std::cmp::Ordering {
 pub fn parse_head(document: &str) -> Result<Head, String> {
     // The head is at most three levels deep: the document, metadata, annotations.
     let node = chartkit_yaml::parse_first_document(document, 3).map_err(|e| e.helm_message())?;
+    if let Some(error) = node.json_key_error() {
+        return Err(error.helm_message());
+    }
     let pairs = match &node.kind {
         NodeKind::Null => return Ok(Head::default()),
         NodeKind::Map(pairs) => pairs,

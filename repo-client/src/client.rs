@@ -28,12 +28,24 @@ pub struct Client {
 pub const DEFAULT_MAX_INDEX_SIZE: u64 = 512 * 1024 * 1024;
 
 /// What [`Client::update_index`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IndexUpdate {
     /// A new index was downloaded and stored (with its compact form).
-    Downloaded { bytes: u64 },
+    Downloaded { bytes: u64, warnings: Vec<String> },
     /// The server said the cached index is current (304); nothing was transferred.
-    NotModified,
+    NotModified { warnings: Vec<String> },
+}
+
+impl IndexUpdate {
+    /// What Helm logs reading the index it downloads (Helm always downloads it whole):
+    /// a warning for each entry it skips, naming the repository's URL.
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            IndexUpdate::Downloaded { warnings, .. } | IndexUpdate::NotModified { warnings } => {
+                warnings
+            }
+        }
+    }
 }
 
 /// When [`Client::load_index`] asks the server.
@@ -210,10 +222,18 @@ impl Client {
         let meta = files.read_meta(&entry.url);
         let opened = http.open(&url, entry, true, meta.as_ref().map(|m| &m.validators))?;
         let (validators, update) = match opened {
-            Opened::NotModified => (
-                meta.map(|m| m.validators).unwrap_or_default(),
-                IndexUpdate::NotModified,
-            ),
+            Opened::NotModified => {
+                // Helm would have downloaded and read the index again: its warnings come
+                // from the cached form.
+                let cache_home = Some(self.paths.cache_home.as_path());
+                let warnings = IndexCache::load_or_build(&files.index, cache_home)
+                    .map(|cached| cached.warnings_when_read_from(&entry.url))
+                    .unwrap_or_default();
+                (
+                    meta.map(|m| m.validators).unwrap_or_default(),
+                    IndexUpdate::NotModified { warnings },
+                )
+            }
             Opened::Body(mut body) => {
                 let bad_index = |source| ClientError::BadIndex {
                     url: url.clone(),
@@ -244,7 +264,8 @@ impl Client {
                 })?;
                 let stored = download.store().map_err(bad_index)?;
                 files.write_charts(stored.chart_names())?;
-                (body.validators, IndexUpdate::Downloaded { bytes })
+                let warnings = stored.warnings_when_read_from(&entry.url);
+                (body.validators, IndexUpdate::Downloaded { bytes, warnings })
             }
         };
         files.write_meta(&IndexMeta {
@@ -280,7 +301,7 @@ impl Client {
         };
         if want_fetch {
             match self.update_index(entry) {
-                Ok(_) => {}
+                Ok(update) => warnings.extend(update.warnings().iter().cloned()),
                 Err(ClientError::Offline { fetch, .. }) => {
                     if cached.is_none() {
                         return Err(ClientError::Offline {

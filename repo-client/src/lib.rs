@@ -40,6 +40,7 @@
 mod cached_index;
 mod client;
 mod error;
+mod hub;
 mod locate;
 mod network;
 mod oci;
@@ -55,6 +56,7 @@ pub use client::{
     resolve_reference_url,
 };
 pub use error::{ClientError, Result};
+pub use hub::{HubChart, HubError, search_hub};
 pub use locate::{Access, ChartSource, Content, LocateError, LocateOptions, Located};
 pub use network::{Body, Fetched, Http, Network, Opened, Progress, Validators, read_certs};
 pub use oci::{OciChart, OciPushed, Provenance};

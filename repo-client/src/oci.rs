@@ -166,9 +166,21 @@ impl Client {
             Reference::parse(&format!("{base}/{}:{}", metadata.name, metadata.version))?;
         let artifact = chartkit_oci::HelmArtifact::new(metadata, package, prov, created);
         let registry = self.registry(&reference.registry, access)?;
-        for (descriptor, bytes) in &artifact.blobs {
-            registry.push_blob(&reference.repository, &descriptor.digest, bytes)?;
-        }
+        // The config and the chart (and the `.prov`) go up at once: the manifest only
+        // needs them all there.
+        std::thread::scope(|scope| {
+            let uploads: Vec<_> = (artifact.blobs.iter())
+                .map(|(descriptor, bytes)| {
+                    let (registry, repository) = (&registry, &reference.repository);
+                    scope.spawn(move || registry.push_blob(repository, &descriptor.digest, bytes))
+                })
+                .collect();
+            uploads.into_iter().try_for_each(|upload| {
+                upload
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            })
+        })?;
         let tag = reference.tag.clone().unwrap_or_default();
         let digest = registry.push_manifest(&reference.repository, &tag, &artifact.manifest)?;
         // What was pushed can be pulled by digest without the network.
@@ -195,7 +207,7 @@ impl Client {
             client: self,
             host: &reference.registry,
             access,
-            registry: std::cell::OnceCell::new(),
+            registry: std::sync::OnceLock::new(),
         };
         let connect = || lazy.get();
         let mut cache = self.read_tags(reference);
@@ -264,16 +276,42 @@ impl Client {
         let shown = chosen.to_string();
         let manifest_bytes = self.blob(&digest, &chosen, "the manifest", &lazy, true)?;
         let manifest = ChartManifest::parse(&manifest_bytes, &shown)?;
-        let config = self.blob(
-            &manifest.config.digest,
-            &chosen,
-            "the chart's config",
-            &lazy,
-            false,
-        )?;
-        let (name, version) = chart_identity(&config, &chosen);
         let downloaded = self.cached_blob(&manifest.chart.digest).is_none();
-        let package = self.blob(&manifest.chart.digest, &chosen, "the chart", &lazy, false)?;
+        let config_of = || {
+            self.blob(
+                &manifest.config.digest,
+                &chosen,
+                "the chart's config",
+                &lazy,
+                false,
+            )
+        };
+        let package_of = || self.blob(&manifest.chart.digest, &chosen, "the chart", &lazy, false);
+        // helm names what it pulls after the reference (`NAME-TAG.tgz`), so with a
+        // version tag the config blob is not needed: a blob request fewer, the costliest
+        // kind for a registry. A digest alone, or a tag that is not a version, needs the
+        // config's name and version.
+        let tagged =
+            (chosen.version()).filter(|v| chartkit_version::Version::parse_strict(v).is_ok());
+        let (name, version, package) = match tagged {
+            Some(version) => (chosen.name().to_owned(), version, package_of()?),
+            None => {
+                // Two downloads at once when both are needed: one round trip, not two.
+                let (config, package) = match downloaded && !self.network.is_offline() {
+                    true => std::thread::scope(|scope| {
+                        let package = scope.spawn(package_of);
+                        let config = config_of();
+                        let package = package
+                            .join()
+                            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+                        (config, package)
+                    }),
+                    false => (config_of(), package_of()),
+                };
+                let (name, version) = chart_identity(&config?, &chosen);
+                (name, version, package?)
+            }
+        };
         let prov = match (&manifest.prov, provenance) {
             (_, Provenance::Skip) => None,
             (Some(prov), _) => {
@@ -321,7 +359,7 @@ impl Client {
             client: self,
             host: &reference.registry,
             access,
-            registry: std::cell::OnceCell::new(),
+            registry: std::sync::OnceLock::new(),
         };
         let mut cache = self.read_tags(reference);
         let mut warnings = Vec::new();
@@ -410,7 +448,9 @@ impl Client {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(ClientError::io(dir))?;
         }
-        chartkit_durable::write(&path, bytes)?;
+        // A cache write, unsynced: every read checks the digest, so a blob a crash
+        // left torn is fetched again.
+        chartkit_durable::write_cache(&path, bytes)?;
         Ok(())
     }
 
@@ -472,7 +512,8 @@ impl Client {
             "digest_checked": cache.digest_checked,
             "checked": cache.checked,
         });
-        chartkit_durable::write(&path, json.to_string().as_bytes())?;
+        // Unsynced: a list a crash left torn reads as no list, and is asked for again.
+        chartkit_durable::write_cache(&path, json.to_string().as_bytes())?;
         Ok(())
     }
 }
@@ -482,7 +523,7 @@ struct LazyRegistry<'a> {
     client: &'a Client,
     host: &'a str,
     access: &'a Access,
-    registry: std::cell::OnceCell<Registry>,
+    registry: std::sync::OnceLock<Registry>,
 }
 
 impl LazyRegistry<'_> {

@@ -2,8 +2,9 @@
 //!
 //! Layout: `<cache root>/index-v1/<sha256 of the index's canonical path>.ckidx`. One file per
 //! index path, so two indexes never share a cache file and a changed index replaces its own
-//! entry instead of adding one. `index-v1` is the compact format's version: a new format gets
-//! a new directory and never misreads an old file.
+//! entry instead of adding one. Each file's magic names its format's version (now 2, which
+//! keeps the entries Helm skips with a warning): a file of another version is never misread,
+//! it is rebuilt in place.
 //!
 //! A cache file is used only when it describes the index as it is now. Its header records
 //! the index's sha256 and size and a stamp of the file's identity (inode, device,
@@ -71,7 +72,8 @@ impl ReadAt for CompactSource {
 /// A parsed index ready for queries.
 pub struct IndexCache {
     compact: CompactIndex<CompactSource>,
-    /// Warnings from parsing the index, when this load had to parse it.
+    /// What Helm logs when it reads this index: a warning for each entry it skips,
+    /// naming the index by what this load read (its file, or a download's URL).
     pub warnings: Vec<String>,
     /// True when this load parsed the index (and wrote the cache, if it could).
     pub rebuilt: bool,
@@ -124,8 +126,9 @@ impl IndexCache {
                     && s.file_stamp != 0
                     && (s.file_stamp == file_stamp || s.file_stamp == identity)
             })
+            && let Some(loaded) = IndexCache::cached(cached, cache_file, index_path)
         {
-            return Ok(IndexCache::cached(cached, cache_file));
+            return Ok(loaded);
         }
 
         let mut bytes = Vec::with_capacity(size as usize);
@@ -145,7 +148,9 @@ impl IndexCache {
             // recent to trust: keep the compact form, if it is whole, and record the new
             // stamp so a later load can skip hashing.
             compact::restamp(&mut existing, size, file_stamp);
-            if let Ok(compact) = CompactIndex::open(CompactSource::Memory(existing)) {
+            if let Ok(compact) = CompactIndex::open(CompactSource::Memory(existing))
+                && let Ok(skipped) = compact.skipped()
+            {
                 let restamped = recorded.size != size || recorded.file_stamp != file_stamp;
                 let not_cached = match compact.source() {
                     CompactSource::Memory(bytes) if restamped => {
@@ -153,7 +158,10 @@ impl IndexCache {
                     }
                     _ => None,
                 };
-                let mut loaded = IndexCache::cached(compact, cache_file);
+                let mut loaded = IndexCache {
+                    warnings: warnings_of(&skipped, index_path),
+                    ..IndexCache::cached_without_warnings(compact, cache_file)
+                };
                 if not_cached.is_some() {
                     loaded.cache_file = None;
                 }
@@ -224,14 +232,14 @@ impl IndexCache {
     /// file that could not be written is dropped and the index read again into memory,
     /// with [`IndexCache::not_cached`] saying why.
     fn from_draft(
-        mut draft: chartkit_index::CompactDraft<CompactOut>,
+        draft: chartkit_index::CompactDraft<CompactOut>,
         stamp: SourceStamp,
         mut not_cached: Option<String>,
         bytes: Option<&[u8]>,
         source: &str,
         index_path: &Path,
     ) -> Result<IndexCache, CacheError> {
-        let warnings = std::mem::take(&mut draft.warnings);
+        let warnings = draft.warnings.clone();
         // The index again, for the compact form in memory: the bytes, or its file.
         let in_memory = || match bytes {
             Some(bytes) => in_memory(bytes, source, stamp, index_path),
@@ -273,7 +281,29 @@ impl IndexCache {
     }
 
     /// An index served from its cache file (or, after a refused rewrite, from memory).
-    fn cached(compact: CompactIndex<CompactSource>, file: &Path) -> IndexCache {
+    /// The index at `index_path` read from its cache `file`, with the warnings Helm
+    /// logs for the entries it skips whenever it reads the index; `None` when the cache
+    /// is damaged there.
+    fn cached(
+        compact: CompactIndex<CompactSource>,
+        file: &Path,
+        index_path: &Path,
+    ) -> Option<IndexCache> {
+        let skipped = compact.skipped().ok()?;
+        Some(IndexCache {
+            warnings: warnings_of(&skipped, index_path),
+            ..IndexCache::cached_without_warnings(compact, file)
+        })
+    }
+
+    /// [`IndexCache::warnings`] as Helm words them when it reads the same index from
+    /// `source` (a repository's URL, for a download the server answered with 304).
+    pub fn warnings_when_read_from(&self, source: &str) -> Vec<String> {
+        let skipped = self.compact.skipped().unwrap_or_default();
+        skipped.iter().map(|s| s.warning(source)).collect()
+    }
+
+    fn cached_without_warnings(compact: CompactIndex<CompactSource>, file: &Path) -> IndexCache {
         IndexCache {
             compact,
             warnings: Vec::new(),
@@ -282,6 +312,15 @@ impl IndexCache {
             not_cached: None,
         }
     }
+}
+
+/// Helm's warnings for the entries it skips in the index it reads from `index_path`.
+fn warnings_of(
+    skipped: &[chartkit_index::compact::SkippedEntry],
+    index_path: &Path,
+) -> Vec<String> {
+    let source = index_path.display().to_string();
+    skipped.iter().map(|s| s.warning(&source)).collect()
 }
 
 /// An index arriving in pieces (a download), read into its compact form as it arrives:

@@ -236,6 +236,20 @@ fn cases() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
             )],
         ),
         // Values and schemas that do not read as helm reads them.
+        // Of several fields of the wrong type, Go names the first it meets: keys sorted
+        // at every level, list elements in order.
+        (
+            "nested-field-order",
+            vec![chart(
+                "apiVersion: v2\nname: nested-field-order\nversion: 0.1.0\ndependencies:\n- name: x\n  tags: {}\n  import-values: {}\n- {version: [], alias: {}}\n",
+            )],
+        ),
+        (
+            "nested-field-order-maintainers",
+            vec![chart(
+                "apiVersion: v2\nname: nested-field-order-maintainers\nversion: 0.1.0\nmaintainers:\n- {url: [], name: {}}\n- {email: []}\n",
+            )],
+        ),
         (
             "values-second-document",
             vec![("values.yaml", "a: 1\n---\nb: [\n".into())],
@@ -257,6 +271,23 @@ fn cases() -> Vec<(&'static str, Vec<(&'static str, String)>)> {
                 ),
             ],
         ),
+        // Chart.yaml documents that are not maps, or have a null key.
+        ("chart-yaml-string", vec![chart("a\n---\nb: [\n")]),
+        ("chart-yaml-list", vec![chart("- a\n")]),
+        (
+            "chart-yaml-null-key",
+            vec![chart(&format!(
+                "{}~: 1\n",
+                VALID_CHART.replace("NAME", "chart-yaml-null-key")
+            ))],
+        ),
+        // .helmignore: blank lines are skipped without a word; patterns Helm refuses.
+        (
+            "helmignore-blank-lines",
+            vec![(".helmignore", "\n  \n\t\n*.txt\n\n".into())],
+        ),
+        ("helmignore-bad-pattern", vec![(".helmignore", "[\n".into())]),
+        ("helmignore-double-star", vec![(".helmignore", "a/**\n".into())]),
         // Not a chart at all.
         ("no-chart-yaml", vec![("values.yaml", "a: 1\n".into())]),
         ("chart-yaml-directory", vec![("Chart.yaml/x", "a: 1\n".into())]),

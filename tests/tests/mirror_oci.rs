@@ -453,3 +453,55 @@ fn mirror_errors_name_the_cause_and_leave_the_target_as_it_was() {
     );
     assert!(!dir.exists());
 }
+
+#[test]
+fn mirror_takes_registry_credentials_as_flags_over_a_stored_login() {
+    const NAME: &str = "mirror_takes_registry_credentials_as_flags_over_a_stored_login";
+    let ctx = TestContext::new();
+    let Some(registry) = RegistryProcess::start_or_skip(NAME, ctx.dir(), &users()) else {
+        return;
+    };
+    let keys = keys(&ctx);
+    let apps_dir = ctx.path("apps");
+    publish(&ctx, &apps_dir, "app", "0.1.0", "", &[], &keys);
+    let apps = ServeProcess::start(ctx.chartkit(), &[apps_dir.to_str().unwrap()], ctx.dir());
+    configure(&ctx, &[("apps", &apps.url)]);
+    // A wrong password stored by a login: the flags win over it, as pull's and push's do.
+    write(
+        &ctx.path(".home/config/helm/registry/config.json"),
+        &format!(
+            "{{\"auths\":{{\"{}\":{{\"auth\":\"YWxpY2U6d3Jvbmc=\"}}}}}}",
+            registry.host
+        ),
+    );
+    let mirror = |credentials: &[&str]| {
+        ctx.chartkit()
+            .args([
+                "mirror",
+                "apps",
+                "--plain-http",
+                "--to",
+                &registry.oci("mirror"),
+            ])
+            .args(credentials)
+            .output()
+            .unwrap()
+    };
+    let error = failed(&mirror(&["--username", USER, "--password", "nope"]));
+    assert!(
+        error.contains(&format!(
+            "{} refused the credentials given for it",
+            registry.host
+        )),
+        "{error}"
+    );
+    assert!(stored_repositories(&registry).is_empty());
+    let out = mirror(&["--username", USER, "--password", PASSWORD]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("1 new chart(s), 1 provenance file(s)"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(stored_repositories(&registry), ["mirror/app"]);
+}

@@ -452,13 +452,8 @@ const DEBUG_ALLOWED: &[(&str, &str)] = &[
     ),
     (
         "cli/src/commands/release_write.rs",
-        "invalid wait strategy {other:?}",
-    ),
-    (
-        "cli/src/commands/release_write.rs",
         "invalid dry-run value ({other:?})",
     ),
-    ("cli/src/commands/release_write.rs", "invalid label {p:?}"),
     (
         "cli/src/commands/release_write.rs",
         "Release {:?} does not exist. Installing it now.",

@@ -882,3 +882,128 @@ fn pull_of_a_range_warns_of_the_fallback_in_helms_line() {
         assert_eq!(text(&theirs.stderr), expected);
     }
 }
+
+/// A repository whose index holds entries Helm skips (a version that is not SemVer, a
+/// missing name, a null entry) beside a good one: helm logs a warning for each every time
+/// it reads the index, naming the URL when it downloads it and the cached file when it
+/// reads that. chartkit reads a cached index from its compact form, which must keep the
+/// skipped entries for the warnings to be given again.
+#[test]
+fn skipped_index_entries_are_warned_of_on_every_reading_as_helm_does() {
+    let ctx = TestContext::new();
+    let repo = ctx.path("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let package = chartkit_tests::server::chart_package("good", "0.1.0");
+    std::fs::write(repo.join("good-0.1.0.tgz"), &package).unwrap();
+    let digest = chartkit_tests::sha256_file(&repo.join("good-0.1.0.tgz"));
+    std::fs::write(
+        repo.join("index.yaml"),
+        format!(
+            "apiVersion: v1\nentries:\n  good:\n  - {{apiVersion: v2, name: good, version: 0.1.0, digest: {digest}, urls: [good-0.1.0.tgz]}}\n  - {{apiVersion: v2, name: good, version: not-a-version, urls: [x.tgz]}}\n  noname:\n  - {{apiVersion: v2, version: 1.0.0, urls: [y.tgz]}}\n  empty:\n  - null\ngenerated: \"2024-01-01T00:00:00Z\"\n"
+        ),
+    )
+    .unwrap();
+    let server = StaticServer::start(&repo);
+    let parent = ctx.path("parent");
+    std::fs::create_dir_all(&parent).unwrap();
+    std::fs::write(
+        parent.join("Chart.yaml"),
+        format!(
+            "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n- name: good\n  version: 0.1.0\n  repository: {}\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let pulled = ctx.path("pulled");
+    std::fs::create_dir_all(&pulled).unwrap();
+    let pulled = pulled.to_str().unwrap();
+    let parent = parent.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["repo", "add", "r", &server.url],
+        &["repo", "update"],
+        &["search", "repo", "r/"],
+        &["pull", "r/good", "-d", pulled],
+        &["show", "chart", "r/good"],
+        &["template", "x", "r/good"],
+        &["dependency", "update", parent],
+        &["dependency", "build", parent, "--skip-refresh"],
+    ];
+    // Each tool with its own repository files, named alike in the warnings.
+    let warnings = |command: &mut Command, home: &str| -> Vec<Vec<String>> {
+        let (config, cache) = (
+            ctx.path(&format!("{home}/repositories.yaml")),
+            ctx.path(&format!("{home}/cache")),
+        );
+        let mut all = Vec::new();
+        for args in commands {
+            let mut run = Command::new(command.get_program());
+            run.current_dir(ctx.dir())
+                .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .env("HELM_REPOSITORY_CONFIG", &config)
+                .env("HELM_REPOSITORY_CACHE", &cache)
+                .args(*args);
+            let output = run_ok(&mut run);
+            let stderr = text(&output.stderr).replace(cache.to_str().unwrap(), "CACHE");
+            // helm reads an index as often as its code asks, in Go's map order: the
+            // lines are compared as a set.
+            let lines: std::collections::BTreeSet<String> = stderr
+                .lines()
+                .filter(|l| l.starts_with("level=WARN"))
+                .map(str::to_owned)
+                .collect();
+            all.push(lines.into_iter().collect());
+        }
+        all
+    };
+    let ours = warnings(&mut ctx.chartkit(), "ours");
+    let from_url = format!("from {}: ", server.url);
+    let skipped = [
+        "for chart \\\"good\\\" \\\"not-a-version\\\" FROM validation: chart.metadata.version \\\"not-a-version\\\" is invalid",
+        "for chart \\\"noname\\\" \\\"1.0.0\\\" FROM validation: chart.metadata.name is required",
+        "for chart \\\"empty\\\" FROM empty entry",
+    ];
+    let expected = |from: &str| -> Vec<String> {
+        let mut lines: Vec<String> = skipped
+            .iter()
+            .map(|s| {
+                format!(
+                    "level=WARN msg=\"skipping loading invalid entry {}\"",
+                    s.replace("FROM ", from)
+                )
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    let from_cache = "from CACHE/r-index.yaml: ";
+    let both: Vec<String> = {
+        let mut both = expected(&from_url);
+        both.extend(expected(from_cache));
+        both.sort();
+        both
+    };
+    // A download warns naming the URL, every later reading naming the cached file.
+    assert_eq!(ours[0], expected(&from_url), "repo add");
+    assert_eq!(ours[1], expected(&from_url), "repo update");
+    for (i, name) in [
+        (2, "search"),
+        (3, "pull"),
+        (4, "show chart"),
+        (5, "template"),
+    ] {
+        assert_eq!(ours[i], expected(from_cache), "{name}");
+    }
+    assert_eq!(ours[6], both, "dependency update");
+    assert_eq!(ours[7], expected(from_cache), "dependency build");
+    let Some(helm) = chartkit_tests::peers::helm_or_skip(
+        "skipped_index_entries_are_warned_of_on_every_reading_as_helm_does (compared with helm)",
+    ) else {
+        return;
+    };
+    std::fs::remove_dir_all(ctx.path("parent/charts")).unwrap();
+    std::fs::remove_file(ctx.path("parent/Chart.lock")).unwrap();
+    let theirs = warnings(&mut ctx.hermetic(&helm), "theirs");
+    for (args, (ours, theirs)) in commands.iter().zip(ours.iter().zip(&theirs)) {
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+}

@@ -512,6 +512,8 @@ fn language() -> Vec<String> {
         // go-yaml's words for errors templates see as data.
         "{{ fromYaml \"a: *nope\" | toJson }}|{{ fromYaml \"a: [1, 2\" | toJson }}|{{ fromYaml \"a: {b: 1\" | toJson }}",
         "{{ fromYaml \"? [a]\\n: 1\" | toJson }}|{{ fromYaml \"? {b: [1, x], a: null}\\n: 1\" | toJson }}|{{ fromYaml \"x: &a 1\\ny: [*b, 2]\" | toJson }}",
+        // A null key, which sigs.k8s.io/yaml refuses turning the document into JSON.
+        "{{ fromYaml \"~: 1\" | toJson }}|{{ fromYamlArray \"- {~: [a]}\" | toJson }}|{{ fromYaml \"x:\\n  ~: {b: 1}\" | toJson }}|{{ fromYaml \"a: [?, : b]\" | toJson }}",
         // Base64 errors name the offset Go's quantum decoder names.
         "{{ b64dec \"aGk\" }}|{{ b64dec \"aGVsbG8\" }}|{{ b64dec \"aGk==\" }}|{{ b64dec \"aG=\" }}|{{ b64dec \"a===\" }}|{{ b64dec \"aG=x\" }}|{{ b64dec \"aGVs\\nbG8=\" }}",
         // A leading byte order mark makes go-yaml escape every character after it.

@@ -184,6 +184,47 @@ fn deprecated_chart_and_bare_dry_run_warn_in_helms_lines() {
     }
 }
 
+/// Blank and white-space-only lines of `.helmignore` are skipped before any rule is
+/// made, so helm 4 logs nothing for them (its `this will be ignored no matcher supplied`
+/// info line belongs to a rule without a matcher, which its parser never makes); nor
+/// does chartkit, and the files left are the same.
+#[test]
+fn blank_helmignore_lines_are_skipped_without_a_log_line() {
+    let context = TestContext::new();
+    let dir = context.demo_chart(&[
+        (".helmignore", "\n   \n\t\n*.txt\n\n# comment\n\n"),
+        ("a.txt", "ignored\n"),
+        ("b.md", "kept\n"),
+        (
+            "templates/cm.yaml",
+            "kind: ConfigMap\nmetadata:\n  name: b\ndata:\n  files: {{ range $p, $_ := .Files.Glob \"*\" }}{{ $p }} {{ end }}\n",
+        ),
+    ]);
+    let packaged = context.path("packaged");
+    let runs: [Vec<&str>; 2] = [
+        vec!["template", dir.as_str()],
+        vec!["package", dir.as_str(), "-d", packaged.to_str().unwrap()],
+    ];
+    let ours = context.run(&runs[0]);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    assert_eq!(stderr(&ours), "");
+    let rendered = chartkit_tests::stdout(&ours);
+    assert!(rendered.contains("files: .helmignore b.md"), "{rendered}");
+    assert!(!rendered.contains("a.txt"), "{rendered}");
+    let ours_package = context.run(&runs[1]);
+    assert!(ours_package.status.success(), "{}", stderr(&ours_package));
+    assert_eq!(stderr(&ours_package), "");
+    if helm_or_skip("blank_helmignore_lines_are_skipped_without_a_log_line").is_some() {
+        let helm = context.helm().unwrap().args(&runs[0]).output().unwrap();
+        assert!(helm.status.success(), "{}", stderr(&helm));
+        assert_eq!(stderr(&helm), "");
+        assert_eq!(chartkit_tests::stdout(&helm), rendered);
+        let helm = context.helm().unwrap().args(&runs[1]).output().unwrap();
+        assert!(helm.status.success(), "{}", stderr(&helm));
+        assert_eq!(stderr(&helm), "");
+    }
+}
+
 /// The corpus recorded helm's stderr for the real charts whose render logs something
 /// (a deprecated chart, a non-boolean condition, a value that cannot replace a table):
 /// chartkit prints the same lines.

@@ -56,6 +56,19 @@ impl Error {
                 "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {go_type} into Go value of type map[string]interface {{}}"
             );
         }
+        self.sigs_yaml_message()
+    }
+
+    /// The error as sigs.k8s.io/yaml's `YAMLToJSON` gives it: go-yaml's text after
+    /// `error converting YAML to JSON: yaml: `, or its own words for a null key.
+    pub fn sigs_yaml_message(&self) -> String {
+        if let Some(value) = self.message.strip_prefix(NULL_KEY) {
+            // sigs.k8s.io/yaml's words for a key go-yaml decoded to nil: Go's `%s` of
+            // its missing type, and `%+#v` of the key and its value.
+            return format!(
+                "error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: {value}"
+            );
+        }
         format!(
             "error converting YAML to JSON: yaml: {}",
             self.go_yaml_message()
@@ -111,6 +124,10 @@ impl Error {
 /// How [`crate::parse_values`] starts the message for values that are not a map.
 pub(crate) const NOT_A_MAP: &str = "values must be a map of keys to values, found ";
 
+/// How [`crate::Node::to_value`] starts the message for a null map key; the key's
+/// value follows, as Go's `%#v` prints it.
+pub(crate) const NULL_KEY: &str = "a map key is null, which JSON cannot hold; the key's value is ";
+
 /// How [`crate::values_pieces`] starts the message for a separator line it refuses.
 pub(crate) const BAD_SEPARATOR: &str = "invalid Yaml document separator: ";
 
@@ -155,6 +172,28 @@ mod tests {
         assert_eq!(
             go("kind: Pod\nspec:\n  c: [\"x\"]\ninvalid\n"),
             "line 5: could not find expected ':'"
+        );
+    }
+
+    /// sigs.k8s.io/yaml's error for a null key, with the key's value as Go prints it.
+    #[test]
+    fn null_keys_are_refused_in_sigs_yaml_words() {
+        let helm = |text: &str| crate::parse_values(text).unwrap_err().helm_message();
+        let prefix = "error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: ";
+        assert_eq!(helm("a:\n  ~: 3\n"), format!("{prefix}3"));
+        assert_eq!(helm("a: [?, : b]\n"), format!("{prefix}\"b\""));
+        assert_eq!(helm("a: [?,]\n"), format!("{prefix}<nil>"));
+        assert_eq!(
+            helm("? \n: {x: 1, y: [1, null, 2.5]}\n"),
+            format!(
+                "{prefix}map[interface {{}}]interface {{}}{{\"x\":1, true:[]interface {{}}{{1, interface {{}}(nil), 2.5}}}}"
+            )
+        );
+        // Found past the depth a shallow reading keeps, too.
+        let deep = crate::parse_first_document("a:\n  b:\n    c:\n      ~: 1\n", 2).unwrap();
+        assert_eq!(
+            deep.json_key_error().unwrap().helm_message(),
+            format!("{prefix}1")
         );
     }
 }

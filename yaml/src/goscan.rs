@@ -138,6 +138,12 @@ pub(crate) fn prepare(text: &str, indent_quotes: bool) -> Result<Prepared<'_>, E
     {
         interesting = true;
     }
+    if !interesting {
+        // A `?` that may be in a flow collection, where go-yaml reads it as a key
+        // indicator whatever follows it, and ends a plain scalar at it.
+        interesting =
+            memchr::memchr(b'?', bytes).is_some() && memchr::memchr2(b'[', b'{', bytes).is_some();
+    }
     if !interesting && !indent_quotes {
         return Ok(Prepared {
             text: Cow::Borrowed(text),
@@ -358,6 +364,9 @@ struct Scanner<'a> {
     version_seen: bool,
     /// See [`prepare`].
     indent_quotes: bool,
+    /// Whether the last token in a flow collection completed a node (a scalar, an alias,
+    /// a closed collection), so that go-yaml's parser wants a `,` or the end next.
+    after_node: bool,
 }
 
 /// How a line break inside a quoted scalar is rewritten: LS and PS stay characters there.
@@ -384,6 +393,7 @@ impl<'a> Scanner<'a> {
             edits: Vec::new(),
             version_seen: false,
             indent_quotes: false,
+            after_node: false,
         }
     }
 
@@ -549,6 +559,7 @@ impl<'a> Scanner<'a> {
     /// One token at the current position (not a directive or document indicator).
     fn token(&mut self, c: u8) -> Option<Stop> {
         let flow = self.flow_level > 0;
+        let after_node = std::mem::replace(&mut self.after_node, false);
         match c {
             b'[' | b'{' => {
                 if !self.save_simple_key() {
@@ -577,6 +588,7 @@ impl<'a> Scanner<'a> {
                     self.flow_kinds.pop();
                 }
                 self.simple_key_allowed = false;
+                self.after_node = true;
                 self.skip();
             }
             b',' => {
@@ -604,6 +616,20 @@ impl<'a> Scanner<'a> {
                 self.skip();
             }
             b'?' if flow || self.is_blankz(1) => {
+                if flow && after_node {
+                    // A key indicator where go-yaml's parser wants the entry to end; in
+                    // YAML 1.2 (and saphyr-parser) this `?` is part of a plain scalar.
+                    return Some(self.error(self.flow_entry_end_expected()));
+                }
+                if flow && !self.is_blankz(1) {
+                    // go-yaml's key indicator needs no blank after it in a flow
+                    // collection; saphyr-parser's does.
+                    self.edits.push(Edit {
+                        at: self.pos + 1,
+                        len: 0,
+                        with: Cow::Borrowed(" "),
+                    });
+                }
                 if !flow {
                     if !self.simple_key_allowed {
                         return Some(self.error("mapping keys are not allowed in this context"));
@@ -642,6 +668,7 @@ impl<'a> Scanner<'a> {
                         "while scanning an alias, did not find expected alphabetic or numeric character"
                     }));
                 }
+                self.after_node = c == b'*';
             }
             b'!' => {
                 if !self.save_simple_key() {
@@ -668,6 +695,7 @@ impl<'a> Scanner<'a> {
                     return Some(Stop::Unmodelled);
                 }
                 self.simple_key_allowed = false;
+                self.after_node = true;
                 return self.quoted_scalar(c == b'\'');
             }
             b'\t' => {
@@ -680,6 +708,7 @@ impl<'a> Scanner<'a> {
                     return Some(Stop::Unmodelled);
                 }
                 self.simple_key_allowed = false;
+                self.after_node = true;
                 return self.plain_scalar();
             }
             _ => return Some(Stop::Unmodelled),
@@ -714,6 +743,15 @@ impl<'a> Scanner<'a> {
             || (self.flow_level == 0 && (c == b'?' || c == b':') && !self.is_blankz(1))
     }
 
+    /// What go-yaml's parser says when the innermost flow collection's entry should
+    /// end (with `,` or the closing bracket) and something else comes.
+    fn flow_entry_end_expected(&self) -> &'static str {
+        match self.flow_kinds.last() {
+            Some(b'{') => "while parsing a flow mapping, did not find expected ',' or '}'",
+            _ => "while parsing a flow sequence, did not find expected ',' or ']'",
+        }
+    }
+
     /// A `:` value indicator.
     fn value(&mut self) -> Option<Stop> {
         let flow = self.flow_level > 0;
@@ -729,10 +767,7 @@ impl<'a> Scanner<'a> {
         if key.possible && !valid && flow {
             // The key started on an earlier line, so go-yaml's scanner dropped it: the
             // `:` is a value with no key, after an entry that is already complete.
-            return Some(self.error(match self.flow_kinds.last() {
-                Some(b'{') => "while parsing a flow mapping, did not find expected ',' or '}'",
-                _ => "while parsing a flow sequence, did not find expected ',' or ']'",
-            }));
+            return Some(self.error(self.flow_entry_end_expected()));
         }
         if valid {
             key.possible = false;
@@ -1226,5 +1261,34 @@ mod tests {
             deferred("%YAML 1.2\n---\na: 1\n"),
             "found incompatible YAML document"
         );
+    }
+
+    #[test]
+    fn a_key_indicator_in_a_flow_collection_needs_no_blank_after_it() {
+        assert_eq!(rewritten("a: [?x, ?]\n"), "a: [? x, ? ]\n");
+        assert_eq!(rewritten("a: {?x: 1}\n"), "a: {? x: 1}\n");
+        // Outside flow collections `?x` is a plain scalar for go-yaml too.
+        assert!(matches!(
+            prepare("a: ?x\nb: [1]\n").unwrap().text,
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_key_indicator_after_an_entry_in_a_flow_collection_is_go_yamls_error() {
+        assert_eq!(
+            deferred("a: [http://x?y=1]\n"),
+            "did not find expected ',' or ']'"
+        );
+        assert_eq!(
+            deferred("x: 1\na: [b ?]\n"),
+            "line 1: did not find expected ',' or ']'"
+        );
+        assert_eq!(
+            deferred("a: {b: \"c\"?}\n"),
+            "did not find expected ',' or '}'"
+        );
+        assert!(prepare("a: [?, b?c]\n").unwrap().deferred.is_some());
+        assert!(prepare("a: [\"b?c\", ? d]\n").unwrap().deferred.is_none());
     }
 }

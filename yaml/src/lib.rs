@@ -21,6 +21,7 @@ pub mod gojson;
 pub mod gonum;
 mod goscan;
 pub mod goslog;
+pub mod kyaml;
 mod node;
 mod resolve;
 mod value;

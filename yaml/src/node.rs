@@ -198,6 +198,27 @@ impl Node {
         }
     }
 
+    /// The error `sigs.k8s.io/yaml` gives converting this document to JSON when a map
+    /// key in it is null (the first in document order), which callers that do not
+    /// convert the document must still report: Helm converts every document it decodes.
+    pub fn json_key_error(&self) -> Option<Error> {
+        let mut pending = vec![self];
+        while let Some(node) = pending.pop() {
+            match &node.kind {
+                NodeKind::Seq(items) => pending.extend(items.iter().rev()),
+                NodeKind::Map(pairs) => {
+                    if let Some((key, value)) = pairs.iter().find(|(k, _)| k.kind == NodeKind::Null)
+                    {
+                        return Some(null_key(key, value));
+                    }
+                    pending.extend(pairs.iter().rev().map(|(_, v)| v));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// Converts to a JSON-like value the way Helm reads values: YAML to JSON, then JSON
     /// decoded into `interface{}`, so every number becomes a float64 and every key a string.
     pub fn to_value(&self) -> Result<Value, Error> {
@@ -231,6 +252,7 @@ impl Node {
                             NodeKind::Seq(_) | NodeKind::Map(_) => {
                                 format!("invalid map key: {}", key.go_syntax())
                             }
+                            NodeKind::Null => return Err(null_key(key, value)),
                             _ => format!(
                                 "a map key must be a string, number or boolean, found {}",
                                 key.kind_name()
@@ -244,6 +266,19 @@ impl Node {
             }
         })
     }
+}
+
+/// The error for a null map `key`, naming its `value` as Go's `%#v` prints it.
+fn null_key(key: &Node, value: &Node) -> Error {
+    let value = match value.kind {
+        NodeKind::Null => "<nil>".to_owned(),
+        _ => value.go_syntax(),
+    };
+    Error::at(
+        key.line,
+        key.column,
+        format!("{}{value}", crate::error::NULL_KEY),
+    )
 }
 
 /// Parses every document in a YAML stream. A stream with no documents gives an empty list.
@@ -338,7 +373,7 @@ fn parse_prepared(
                         .skip(e.marker().index())
                         .skip_while(|&c| c != '*')
                         .skip(1)
-                        .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+                        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
                         .collect();
                     error.message = format!("unknown anchor '{name}' referenced");
                 }
@@ -383,6 +418,13 @@ fn parse_prepared(
 /// [`parse_node`] to report an error.
 fn scan_error(error: &saphyr_parser::ScanError) -> Error {
     go_errors::said_as_go_yaml(error, "")
+}
+
+/// What [`Builder::skip`] met.
+#[derive(Debug, PartialEq, Eq)]
+enum Skipped {
+    Checked,
+    NullKey,
 }
 
 /// Whether a depth-limited parse can go on.
@@ -595,6 +637,9 @@ struct Builder {
     /// collections are open inside it.
     skipped: Option<(bool, Span)>,
     skipped_depth: usize,
+    /// For each collection open inside the one not kept: for a map, whether its next
+    /// node is a key (`None` for a sequence).
+    skipped_keys: Vec<Option<bool>>,
     /// Where the text ends (in characters), when it does not end with a line break.
     unterminated_end: Option<usize>,
     /// In a streaming parse, the key of the root map whose map value is streamed.
@@ -626,6 +671,7 @@ impl Builder {
             keep_depth,
             skipped: None,
             skipped_depth: 0,
+            skipped_keys: Vec::new(),
             unterminated_end: None,
             stream_key: None,
             streamed_pair: None,
@@ -660,18 +706,34 @@ impl Builder {
             _ => {}
         }
         if self.skipped.is_some() {
-            self.skip(event, span)?;
+            if self.skip(event, span)? == Skipped::NullKey {
+                // sigs.k8s.io/yaml refuses the whole document for it, with the key's
+                // value in its words: the caller needs the whole tree.
+                return Ok(Shallow::NotPossible);
+            }
         } else {
             self.keep(event, span)?;
         }
         Ok(Shallow::Possible)
     }
 
-    /// An event inside a collection that is not kept: only what can fail is checked.
-    fn skip(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
+    /// An event inside a collection that is not kept: only what can fail is checked,
+    /// and whether it is a null map key.
+    fn skip(&mut self, event: Event<'_>, span: Span) -> Result<Skipped, Error> {
         match event {
-            Event::Scalar(text, style, _, Some(tag)) => {
-                scalar(text, style, Some(&tag), &span)?;
+            Event::Scalar(text, style, _, tag) => {
+                let is_key = self.skipped_node_done();
+                if tag.is_some() {
+                    let node = scalar(text, style, tag.as_deref(), &span)?;
+                    if is_key && node.kind == NodeKind::Null {
+                        return Ok(Skipped::NullKey);
+                    }
+                } else if is_key
+                    && style == ScalarStyle::Plain
+                    && matches!(resolve_plain(&text), Scalar::Null)
+                {
+                    return Ok(Skipped::NullKey);
+                }
             }
             Event::SequenceStart(..) | Event::MappingStart(..) => {
                 if self.outer_depth + self.stack.len() + self.skipped_depth >= GO_YAML_MAX_DEPTH {
@@ -679,8 +741,12 @@ impl Builder {
                     return Err(too_deep(&span, is_map));
                 }
                 self.skipped_depth += 1;
+                self.skipped_keys
+                    .push(matches!(event, Event::MappingStart(..)).then_some(true));
             }
             Event::SequenceEnd | Event::MappingEnd => {
+                self.skipped_keys.pop();
+                self.skipped_node_done();
                 self.skipped_depth -= 1;
                 if self.skipped_depth == 0
                     && let Some((is_map, start)) = self.skipped.take()
@@ -695,7 +761,20 @@ impl Builder {
             }
             _ => {}
         }
-        Ok(())
+        Ok(Skipped::Checked)
+    }
+
+    /// Notes that a node inside a collection not kept is complete; whether it was a
+    /// map's key.
+    fn skipped_node_done(&mut self) -> bool {
+        match self.skipped_keys.last_mut() {
+            Some(Some(awaits_key)) => {
+                let was_key = *awaits_key;
+                *awaits_key = !was_key;
+                was_key
+            }
+            _ => false,
+        }
     }
 
     fn keep(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
@@ -704,6 +783,9 @@ impl Builder {
         {
             self.skipped = Some((matches!(event, Event::MappingStart(..)), span));
             self.skipped_depth = 1;
+            self.skipped_keys.clear();
+            self.skipped_keys
+                .push(matches!(event, Event::MappingStart(..)).then_some(true));
             return Ok(());
         }
         match event {

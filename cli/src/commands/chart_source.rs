@@ -32,7 +32,7 @@ pub fn load(
     {
         // helm updates only when something is missing, and prints the update's progress.
         let client = client(offline, 120)?;
-        super::dependency::update_with(&client, path, &mut |line| {
+        super::dependency::update_with(&client, path, &access(&source.access), &mut |line| {
             let _ = crate::output::outln!("{line}");
         })?;
     }

@@ -95,16 +95,18 @@ pub fn fetch(
 }
 
 /// Runs `dependency update` for `--dependency-update`, quietly as helm does for package.
+/// `registry` is the command's registry flags, for `oci://` dependencies.
 pub fn update_before(
     chart: &std::path::Path,
     only_if_missing: bool,
+    registry: &chartkit_repo_client::Access,
     offline: bool,
 ) -> crate::error::Result<()> {
     if only_if_missing && !missing_dependencies(chart)? {
         return Ok(());
     }
     let client = super::repo_support::client(offline, 120)?;
-    update_with(&client, chart, &mut |_| {})
+    update_with(&client, chart, registry, &mut |_| {})
 }
 
 /// Whether the chart directory names dependencies charts/ does not hold. Only that is
@@ -118,13 +120,16 @@ pub fn missing_dependencies(chart: &std::path::Path) -> crate::error::Result<boo
 }
 
 /// `dependency update` of `chart` through `client` (whose repository settings may be
-/// the caller's), telling `notify` what it does.
+/// the caller's), with `registry`'s credentials and TLS for `oci://` dependencies (the
+/// caller's `--plain-http`, `--ca-file`..., as helm hands its registry client on),
+/// telling `notify` what it does.
 pub fn update_with(
     client: &chartkit_repo_client::Client,
     chart: &std::path::Path,
+    registry: &chartkit_repo_client::Access,
     notify: &mut dyn FnMut(&str),
 ) -> crate::error::Result<()> {
-    let options = manager_options(Verify::Never, None, false, &Default::default())?;
+    let options = manager_options(Verify::Never, None, false, registry)?;
     chartkit_dependency::manager::update(client, chart, &options, notify)
         .map_err(|e| explain(e, chart))?;
     Ok(())

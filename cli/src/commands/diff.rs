@@ -46,7 +46,7 @@ pub fn upgrade(
         writing: writing(&args.writing),
         take_ownership: args.take_ownership,
         labels: labels.clone(),
-        rendering: rendering(&args.render),
+        rendering: rendering(&args.render)?,
         ..Default::default()
     };
     let install = args.install.then(|| InstallOptions {
@@ -54,7 +54,7 @@ pub fn upgrade(
         writing: options.writing,
         labels,
         take_ownership: args.take_ownership,
-        rendering: options.rendering,
+        rendering: options.rendering.clone(),
         ..Default::default()
     });
     let compare_options = compare_options(&args.diff, !args.no_hooks)?;

@@ -27,7 +27,7 @@ pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
     };
     if args.dependency_update {
         for path in args.paths.iter().filter(|p| p.is_dir()) {
-            super::dependency::update_before(path, true, offline)?;
+            super::dependency::update_before(path, true, &Default::default(), offline)?;
         }
     }
     let mut paths = args.paths.clone();

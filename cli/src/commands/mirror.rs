@@ -1,7 +1,6 @@
 use std::process::ExitCode;
 
 use chartkit_dependency::mirror::{MirrorError, MirrorOptions, MirrorSource, MirrorTarget, mirror};
-use chartkit_repo_client::Access;
 
 use crate::cli::MirrorArgs;
 use crate::output::{errln, outln};
@@ -15,14 +14,7 @@ pub fn run(args: MirrorArgs, offline: bool) -> crate::error::Result<ExitCode> {
         versions: args.versions,
         with_dependencies: args.with_dependencies,
         to: to.clone(),
-        access: Access {
-            ca_file: args.ca_file,
-            cert_file: args.cert_file,
-            key_file: args.key_file,
-            insecure_skip_tls_verify: args.insecure_skip_tls_verify,
-            plain_http: args.plain_http,
-            ..Access::default()
-        },
+        access: super::repo_support::access(&args.access),
         load: super::load_options()?,
     };
     let report = mirror(&client, &options, &mut |line| {

@@ -1,12 +1,17 @@
 mod addon;
 mod chart_source;
+mod completion;
 mod create;
 mod dependency;
 mod diff;
+mod helm_env;
+mod helm_info;
+mod in_order;
 mod key;
 mod lint;
 mod mirror;
 mod package;
+mod plugin;
 mod pull;
 mod push;
 mod push_oci;
@@ -23,6 +28,7 @@ mod repo_remove;
 mod repo_support;
 mod repo_update;
 mod sandbox;
+mod search_hub;
 mod search_repo;
 pub(crate) mod serve;
 mod show;
@@ -66,6 +72,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Repo(RepoCommand::Update(args)) => repo_update::run(args, offline),
         Command::Repo(RepoCommand::ImportHelm(args)) => repo_import_helm::run(args),
         Command::Search(SearchCommand::Repo(args)) => search_repo::run(args, offline),
+        Command::Search(SearchCommand::Hub(args)) => search_hub::run(args, offline),
         Command::Pull(args) => pull::run(args, offline),
         Command::Serve(args) => serve::run(args),
         Command::Push(args) => push::run(args),
@@ -94,6 +101,12 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         Command::Diff(DiffCommand::Upgrade(args)) => diff::upgrade(*args, kube, global, offline),
         Command::Diff(DiffCommand::Rollback(args)) => diff::rollback(args, kube, global),
         Command::Diff(DiffCommand::Revision(args)) => diff::revision(args, kube, global),
+        Command::Plugin(command) => plugin::run(command, kube, global),
+        Command::External(args) => plugin::external(args, kube, global),
+        Command::Env(args) => helm_info::env(args, kube, global),
+        Command::Version(args) => helm_info::version(args),
+        Command::Completion(args) => completion::script(args),
+        Command::Complete(args) => completion::complete(args, kube),
     }
 }
 

@@ -39,7 +39,7 @@ pub fn run(args: PackageArgs, offline: bool) -> crate::error::Result<ExitCode> {
     }
     if args.dependency_update {
         for path in &args.paths {
-            super::dependency::update_before(path, false, offline)?;
+            super::dependency::update_before(path, false, &Default::default(), offline)?;
         }
     }
     let (packaged, failure) = package_all(&args.paths, &options);

@@ -24,11 +24,17 @@ pub fn run(args: PushArgs) -> crate::error::Result<ExitCode> {
     if chartkit_oci::is_oci(&args.repo) {
         return super::push_oci::run(args);
     }
-    let file_name = package_name(&args.chart)?;
-    let package = std::fs::read(&args.chart)
-        .with_context(|| format!("cannot read `{}`", args.chart.display()))?;
+    let [chart] = args.charts.as_slice() else {
+        return Err(with_hint(
+            crate::error::err!("a chart repository takes one package per push"),
+            "push the packages one by one, or push them to an OCI registry (oci://HOST/PATH) in one command",
+        ));
+    };
+    let file_name = package_name(chart)?;
+    let package =
+        std::fs::read(chart).with_context(|| format!("cannot read `{}`", chart.display()))?;
     let prov = if args.prov {
-        let path = PathBuf::from(format!("{}.prov", args.chart.display()));
+        let path = PathBuf::from(format!("{}.prov", chart.display()));
         Some(std::fs::read(&path).map_err(|e| {
             with_hint(
                 crate::error::err!("cannot read `{}`: {e}", path.display()),

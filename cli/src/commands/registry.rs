@@ -8,7 +8,7 @@ use chartkit_repo_client::Access;
 
 use super::repo_support::{client, client_error};
 use crate::cli::{RegistryCommand, RegistryLoginArgs};
-use crate::output::errln;
+use crate::output::{errln, out, outln};
 use crate::report::with_hint;
 
 pub fn run(command: RegistryCommand) -> crate::error::Result<ExitCode> {
@@ -32,19 +32,20 @@ fn login(args: RegistryLoginArgs) -> crate::error::Result<ExitCode> {
             "give -u USERNAME and the password with --password-stdin (or -p)",
         )
     };
-    let username = args.username.clone().ok_or_else(|| missing("username"))?;
-    let password = if args.password_stdin {
+    let (username, password) = if args.password_stdin {
+        let username = args.username.clone().ok_or_else(|| missing("username"))?;
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
             .map_err(|e| crate::error::err!("cannot read the password from stdin: {e}"))?;
         // As helm: the line break a shell's `echo` adds is not part of the password.
-        text.trim_end_matches(['\n', '\r']).to_owned()
+        (username, text.trim_end_matches(['\n', '\r']).to_owned())
     } else if let Some(password) = &args.password {
+        let username = args.username.clone().ok_or_else(|| missing("username"))?;
         errln!("warning: using --password via the CLI is insecure. Use --password-stdin");
-        password.clone()
+        (username, password.clone())
     } else {
-        return Err(missing("password"));
+        prompt_credentials(args.username.clone())?
     };
     let access = Access {
         ca_file: args.ca_file.clone(),
@@ -60,6 +61,81 @@ fn login(args: RegistryLoginArgs) -> crate::error::Result<ExitCode> {
         .map_err(client_error)?;
     errln!("Login Succeeded");
     Ok(ExitCode::SUCCESS)
+}
+
+/// What helm asks for when neither a password nor --password-stdin is given: the
+/// username (unless -u gave it), then the password, or an identity token when the
+/// username was left empty, read without echo on a terminal.
+fn prompt_credentials(username: Option<String>) -> crate::error::Result<(String, String)> {
+    let username = match username {
+        Some(username) => username,
+        None => read_line("Username: ", false)?.trim().to_owned(),
+    };
+    let (prompt, required) = match username.is_empty() {
+        true => ("Token: ", "token required"),
+        false => ("Password: ", "password required"),
+    };
+    let password = read_line(prompt, true)?;
+    if password.is_empty() {
+        crate::error::bail!("{required}");
+    }
+    Ok((username, password))
+}
+
+/// Prints `prompt` and reads a line from stdin; `silent`: with echo off while it is
+/// typed (when stdin is a terminal), and a line break after, as helm's `readLine`.
+fn read_line(prompt: &str, silent: bool) -> crate::error::Result<String> {
+    out!("{prompt}")?;
+    let stdin = std::io::stdin();
+    let echo_off = silent.then(|| EchoOff::new(&stdin)).flatten();
+    let mut line = String::new();
+    let read = stdin.read_line(&mut line);
+    drop(echo_off);
+    read.map_err(|e| crate::error::err!("cannot read the answer from stdin: {e}"))?;
+    if line.is_empty() {
+        crate::error::bail!("EOF");
+    }
+    if silent {
+        outln!()?;
+    }
+    Ok(line.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+/// The terminal's echo turned off while this lives (nothing when stdin is no terminal).
+struct EchoOff {
+    #[cfg(unix)]
+    saved: rustix::termios::Termios,
+}
+
+impl EchoOff {
+    #[cfg(unix)]
+    fn new(stdin: &std::io::Stdin) -> Option<EchoOff> {
+        use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+        let saved = tcgetattr(stdin).ok()?;
+        let mut quiet = saved.clone();
+        quiet.local_modes.remove(LocalModes::ECHO);
+        tcsetattr(stdin, OptionalActions::Flush, &quiet).ok()?;
+        Some(EchoOff { saved })
+    }
+
+    #[cfg(not(unix))]
+    fn new(_stdin: &std::io::Stdin) -> Option<EchoOff> {
+        None
+    }
+}
+
+impl Drop for EchoOff {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            let stdin = std::io::stdin();
+            let _ = rustix::termios::tcsetattr(
+                &stdin,
+                rustix::termios::OptionalActions::Flush,
+                &self.saved,
+            );
+        }
+    }
 }
 
 /// The registry host: `oci://` and a trailing `/` are let through.

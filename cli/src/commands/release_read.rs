@@ -90,6 +90,17 @@ pub fn list(args: ListArgs, kube: &KubeArgs) -> Result<ExitCode> {
     })
 }
 
+/// The names of the releases `list` shows (the newest revision of each, deployed or
+/// failed), for completion.
+pub(super) fn release_names(kube: &KubeArgs) -> Result<Vec<String>> {
+    let releases = runtime()?.block_on(async {
+        let storage = storage(kube, false).await?;
+        storage.list(|_| true).await.map_err(Error::new)
+    })?;
+    let releases = query::select(releases, &ListOptions::default()).map_err(Error::new)?;
+    Ok(releases.into_iter().map(|r| r.name.clone()).collect())
+}
+
 pub fn history(args: HistoryArgs, kube: &KubeArgs) -> Result<ExitCode> {
     if !query::valid_release_name(&args.release) {
         return Err(Error::msg(format!(

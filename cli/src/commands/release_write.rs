@@ -85,7 +85,7 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
 
 /// `--rollback-on-failure`, or its deprecated name `--atomic` (with cobra's notice, as
 /// helm prints it).
-fn rollback_on_failure(rollback_on_failure: bool, atomic: bool) -> bool {
+pub(super) fn rollback_on_failure(rollback_on_failure: bool, atomic: bool) -> bool {
     if atomic {
         crate::output::errln!(
             "Flag --atomic has been deprecated, use --rollback-on-failure instead"
@@ -94,7 +94,7 @@ fn rollback_on_failure(rollback_on_failure: bool, atomic: bool) -> bool {
     rollback_on_failure || atomic
 }
 
-fn timeout(text: &str) -> Result<Duration> {
+pub(super) fn timeout(text: &str) -> Result<Duration> {
     parse_go_duration(text).ok_or_else(|| {
         Error::msg(format!("invalid argument {text:?} for \"--timeout\" flag"))
             .with_hint("give a Go duration such as 5m, 90s or 1m30s")
@@ -126,7 +126,7 @@ pub(super) fn writing(args: &WritingArgs) -> Writing {
 
 /// Whether `--wait[=STRATEGY]` waits for readiness; helm's boolean values still work,
 /// with its warning that they are deprecated.
-fn wait_enabled(value: Option<&str>) -> Result<bool> {
+pub(super) fn wait_enabled(value: Option<&str>) -> Result<bool> {
     Ok(match value {
         None | Some("hookOnly") => false,
         Some("watcher" | "legacy") => true,
@@ -143,8 +143,9 @@ fn wait_enabled(value: Option<&str>) -> Result<bool> {
             false
         }
         Some(other) => {
+            let quoted = chartkit_yaml::gofmt::quote(other);
             return Err(Error::msg(format!(
-                "invalid wait strategy {other:?}: use true, watcher, legacy or hookOnly"
+                "invalid argument {quoted} for \"--wait\" flag: invalid wait input {quoted}. Valid inputs are watcher, hookOnly, and legacy"
             )));
         }
     })
@@ -195,12 +196,13 @@ fn dry_run(args: &DryRunArgs) -> Result<DryRun> {
     Ok(legacy)
 }
 
-pub(super) fn rendering(args: &RenderArgs) -> Rendering {
-    Rendering {
+pub(super) fn rendering(args: &RenderArgs) -> crate::error::Result<Rendering> {
+    Ok(Rendering {
         subchart_notes: args.render_subchart_notes,
         skip_schema_validation: args.skip_schema_validation,
         hide_secret: args.hide_secret,
-    }
+        post_renderer: super::plugin::post_renderer(&args.post_render)?,
+    })
 }
 
 /// How install and upgrade print the release: the `-o` format and `--hide-notes`, and
@@ -275,8 +277,10 @@ pub(super) fn labels(pairs: &[String]) -> Result<BTreeMap<String, String>> {
         .filter(|p| !p.is_empty())
         .map(|p| match p.split_once('=') {
             Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            // pflag's words for a `stringToString` flag.
             None => Err(Error::msg(format!(
-                "invalid label {p:?}: expected key=value"
+                "invalid argument {} for \"-l, --labels\" flag: {p} must be formatted as key=value",
+                chartkit_yaml::gofmt::quote(p)
             ))),
         })
         .collect()
@@ -358,7 +362,7 @@ fn run_install(
         labels: labels(&args.labels)?,
         take_ownership: args.take_ownership,
         replace: args.replace,
-        rendering: rendering(&args.render),
+        rendering: rendering(&args.render)?,
     };
     let printing = Printing::new(&args.print, global, &chart);
     if dry_run == DryRun::Client {
@@ -477,7 +481,7 @@ pub fn upgrade(
         description: args.description.clone(),
         dry_run: dry_run != DryRun::None,
         labels: labels.clone(),
-        rendering: rendering(&args.render),
+        rendering: rendering(&args.render)?,
     };
     let install = args.install.then(|| InstallOptions {
         name: args.release.clone(),
@@ -492,7 +496,7 @@ pub fn upgrade(
         labels,
         take_ownership: args.take_ownership,
         replace: false,
-        rendering: options.rendering,
+        rendering: options.rendering.clone(),
     });
     let printing = Printing::new(&args.print, global, &chart);
     let (release, warnings, installed) = runtime()?.block_on(async {

@@ -49,12 +49,15 @@ pub fn run(args: RepoAddArgs, offline: bool) -> crate::error::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    client.update_index(&entry).map_err(|e| {
+    let update = client.update_index(&entry).map_err(|e| {
         client_error(e).context(format!(
             "looks like {:?} is not a valid chart repository or cannot be reached",
             args.url
         ))
     })?;
+    for warning in update.warnings() {
+        crate::log::warn(warning);
+    }
     // Read again under helm's lock, so a repository another process (chartkit or
     // helm) added meanwhile is kept.
     let file = client.paths.repositories_file();

@@ -63,6 +63,11 @@ pub fn run(args: RepoUpdateArgs, offline: bool) -> crate::error::Result<ExitCode
                     }
                 };
                 let result = client.update_index_with_progress(repo, Some(&report));
+                if let Ok(update) = &result {
+                    for warning in update.warnings() {
+                        crate::log::warn(warning);
+                    }
+                }
                 let line = match &result {
                     Ok(_) => format!(
                         "...Successfully got an update from the {:?} chart repository",
@@ -87,8 +92,8 @@ pub fn run(args: RepoUpdateArgs, offline: bool) -> crate::error::Result<ExitCode
                 };
                 if let Some(bar) = &bar {
                     bar.finish_with_message(match result {
-                        Ok(IndexUpdate::NotModified) => "unchanged".to_owned(),
-                        Ok(IndexUpdate::Downloaded { bytes }) => {
+                        Ok(IndexUpdate::NotModified { .. }) => "unchanged".to_owned(),
+                        Ok(IndexUpdate::Downloaded { bytes, .. }) => {
                             format!("downloaded {}", size(bytes))
                         }
                         Err(_) => "failed".to_owned(),

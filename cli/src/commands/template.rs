@@ -39,6 +39,42 @@ impl Cluster {
     }
 }
 
+/// `helm template`'s `--dry-run`: whether it asks for the server's dry run (`server`,
+/// as --validate does). Template is always a dry run, so `none` and false are refused;
+/// a bare flag and true are `client`, with helm's warning that they are deprecated.
+fn dry_run_is_server(value: Option<&str>) -> crate::error::Result<bool> {
+    let quoted = |value: &str| chartkit_yaml::gofmt::quote(value);
+    let refused = |value: &str| {
+        crate::error::err!(
+            "invalid dry-run value ({}). Must be \"server\" or \"client\"",
+            quoted(value)
+        )
+    };
+    match value {
+        None | Some("client") => Ok(false),
+        Some("server") => Ok(true),
+        Some("unset") => {
+            crate::log::warn(
+                "--dry-run is deprecated and should be replaced with '--dry-run=client'",
+            );
+            Ok(false)
+        }
+        Some("none") => Err(refused("none")),
+        // Go's strconv.ParseBool.
+        Some(value @ ("1" | "t" | "T" | "TRUE" | "true" | "True")) => {
+            crate::log::warn(&format!(
+                "boolean '--dry-run={value}' flag is deprecated and must be replaced with '--dry-run=client'"
+            ));
+            Ok(false)
+        }
+        Some(value @ ("0" | "f" | "F" | "FALSE" | "false" | "False")) => Err(refused(value)),
+        Some(other) => Err(crate::error::err!(
+            "invalid dry-run value ({}). Must be \"none\", \"server\", or \"client\"",
+            quoted(other)
+        )),
+    }
+}
+
 /// Renders a chart and prints it as `helm template` does.
 pub fn run(
     args: TemplateArgs,
@@ -56,23 +92,44 @@ pub fn run(
         ),
         [] => crate::error::bail!("\"chartkit template\" requires at least 1 argument"),
     };
-    let (release_name, chart_path) = match (name, args.generate_name) {
-        (None, _) => ("release-name".to_owned(), chart),
-        (Some(_), true) => {
-            crate::error::bail!("cannot set --generate-name and also specify a name")
-        }
-        (Some(name), false) => (name, chart),
-    };
+    // Install's flags, checked as helm's flag parser checks them, before anything else.
+    let install = &args.install;
+    super::release_write::wait_enabled(install.wait.wait.as_deref())?;
+    super::release_write::timeout(&install.wait.timeout)?;
+    let labels = super::release_write::labels(&install.labels)?;
+    super::release_write::rollback_on_failure(install.rollback_on_failure, install.atomic);
     let mut kube_version = match &args.kube_version {
         Some(text) => parse_kube_version(text)
             .map_err(|e| crate::error::err!("invalid kube version '{text}': {e}"))?,
         None => Default::default(),
     };
+    let server_dry_run = dry_run_is_server(install.dry_run.as_deref())?;
+    let (release_name, chart_path) = match (name, args.generate_name) {
+        (None, _) => match &install.name_template {
+            Some(template) => (
+                chartkit_engine::template_name(template).map_err(crate::error::Error::new)?,
+                chart,
+            ),
+            None => ("release-name".to_owned(), chart),
+        },
+        (Some(_), true) => {
+            crate::error::bail!("cannot set --generate-name and also specify a name")
+        }
+        (Some(_), false) if install.name_template.is_some() => {
+            crate::error::bail!("cannot set --name-template and also specify a name")
+        }
+        (Some(name), false) => (name, chart),
+    };
     let mut api_versions = args.api_versions.clone();
     let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
     let path = std::path::Path::new(&chart_path);
     if args.dependency_update && args.source.repo.is_none() && path.is_dir() {
-        super::dependency::update_before(path, true, offline)?;
+        super::dependency::update_before(
+            path,
+            true,
+            &super::repo_support::access(&args.source.access),
+            offline,
+        )?;
     }
     let chart = super::chart_source::load(&chart_path, &args.source, false, true, offline)?;
     // In helm's order: installable, then the apiVersion, then the release name.
@@ -86,7 +143,8 @@ pub fn run(
         ));
     }
     validate_release_name(&release_name)?;
-    let cluster = match args.validate {
+    chartkit_engine::check_user_labels(&labels).map_err(crate::error::Error::new)?;
+    let cluster = match args.validate || server_dry_run {
         true => Some(Cluster::connect(kube, &args.namespace)?),
         false => None,
     };
@@ -114,6 +172,7 @@ pub fn run(
         // The process ends after printing; let the OS reclaim the parse trees.
         free_on_return: false,
         memory_limit: super::memory_limit()?,
+        post_renderer: super::plugin::post_renderer(&args.post_render)?,
         ..Default::default()
     };
     let mut warnings = Vec::new();

@@ -334,12 +334,7 @@ fn decoded_yaml(text: &str) -> Result<Rc<chartkit_yaml::Value>, String> {
     let decoded = chartkit_yaml::parse_node(text)
         .and_then(|node| node.to_value())
         .map(Rc::new)
-        .map_err(|e| {
-            format!(
-                "error converting YAML to JSON: yaml: {}",
-                e.go_yaml_message()
-            )
-        });
+        .map_err(|e| e.sigs_yaml_message());
     MEMO.with_borrow_mut(|memo| {
         if memo.text_bytes + text.len() <= MAX_TEXT_BYTES {
             memo.text_bytes += text.len();

@@ -145,6 +145,21 @@ const FRAGMENTS: &[(&str, &str)] = &[
     ("ctrl_char", "a: \u{1}\n"),
     ("seq_entry_after_value", "a: b\n- c\n"),
     ("indicator_bang_space", "a: ! 1\nb: [\n"),
+    // go-yaml reads `?` in a flow collection as a key indicator wherever it stands.
+    ("key_indicator_no_blank_in_flow", "a: [?x]\nb: [\n"),
+    ("key_indicator_ends_plain_in_flow", "a: [http://x?y=1]\n"),
+    ("key_indicator_after_entry_in_flow_map", "a: {b: \"c\" ?}\n"),
+    // sigs.k8s.io/yaml refuses null keys when it turns YAML into JSON.
+    ("null_key", "a:\n  ~: 3\n"),
+    ("null_key_flow", "a: [?, : b]\n"),
+    (
+        "null_key_deep",
+        "a:\n  b:\n    c:\n      d:\n        ~: [1]\n",
+    ),
+    // Documents that are not maps.
+    ("number_doc", "1\n"),
+    ("list_doc", "- a\n"),
+    ("bool_doc", "true\n"),
 ];
 
 /// Where a case is read.

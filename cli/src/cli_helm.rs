@@ -1,0 +1,177 @@
+//! Command-line definitions of helm's plugin, env, version and completion commands, and
+//! of the flags that hand manifests to a post-renderer (kept apart from `cli.rs`, which
+//! holds the rest).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+#[derive(Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Install a plugin, as helm does: a local directory is linked into helm's plugin
+    /// directory (HELM_PLUGINS), a tarball (local or http(s)) verified and unpacked
+    /// there; then its install hook runs.
+    #[command(visible_alias = "add")]
+    Install(PluginInstallArgs),
+    /// List installed plugins, as `helm plugin list` does.
+    #[command(visible_alias = "ls")]
+    List(PluginListArgs),
+    /// Uninstall one or more plugins (their delete hooks run after).
+    #[command(visible_alias = "rm", alias = "remove")]
+    Uninstall(PluginUninstallArgs),
+    /// Update plugins: one installed from a local directory (a link) has its update
+    /// hook run, as its files are the directory's already; helm updates only plugins it
+    /// installed from a VCS repository, which chartkit does not install from.
+    Update(PluginUninstallArgs),
+    /// Package a plugin directory into NAME-VERSION.tgz, signed (a .prov beside it) by
+    /// default, as `helm plugin package` does.
+    Package(PluginPackageArgs),
+    /// Verify a plugin tarball against its .prov and a keyring.
+    Verify(PluginVerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PluginPackageArgs {
+    /// The plugin's directory.
+    pub path: PathBuf,
+    /// Where to write the tarball.
+    #[arg(short = 'd', long, default_value = ".")]
+    pub destination: PathBuf,
+    /// Sign the tarball (`--sign=false` skips it, with a warning).
+    #[arg(
+        long,
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub sign: bool,
+    /// The signing key (a user id, email or fingerprint in the keyring).
+    #[arg(long)]
+    pub key: Option<String>,
+    /// The secret keyring (default: GnuPG's, as helm).
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+    /// A file whose first line is the key's passphrase (`-`: standard input).
+    #[arg(long = "passphrase-file", value_name = "FILE")]
+    pub passphrase_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginVerifyArgs {
+    /// The plugin tarball (its .prov beside it).
+    pub path: PathBuf,
+    /// The public keys to trust (default: GnuPG's pubring.gpg, as helm).
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginInstallArgs {
+    /// The plugin: its directory (holding plugin.yaml), a tarball (NAME-VERSION.tgz), or
+    /// an http(s) URL of a tarball.
+    pub source: String,
+    /// Verify a tarball's signature (its `.prov` beside it) before installing; a directory
+    /// is never verified. `--verify=false` skips it.
+    #[arg(
+        long,
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_name = "BOOL"
+    )]
+    pub verify: bool,
+    /// Public keys to verify with (default: GnuPG's pubring.gpg, as helm).
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginListArgs {
+    /// Only plugins of this type (cli/v1, getter/v1, postrenderer/v1).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub plugin_type: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PluginUninstallArgs {
+    /// The plugins' names.
+    #[arg(required = true, value_name = "PLUGIN")]
+    pub names: Vec<String>,
+}
+
+/// `--post-renderer` and its arguments, on every command that renders a release.
+#[derive(Debug, Args, Default, Clone)]
+pub struct PostRenderArgs {
+    /// A postrenderer/v1 plugin that rendered manifests (hooks included, as helm 4 does)
+    /// are piped through before anything is printed or installed; the release records
+    /// what it writes. For users coming from Helm 3, a path to an executable (anything
+    /// with a `/`) is still accepted, where helm 4 takes only plugin names.
+    #[arg(long = "post-renderer", value_name = "NAME|PATH")]
+    pub post_renderer: Option<String>,
+    /// An argument to the post-renderer (repeatable).
+    #[arg(
+        long = "post-renderer-args",
+        value_name = "ARG",
+        allow_hyphen_values = true
+    )]
+    pub post_renderer_args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EnvArgs {
+    /// Print only this variable's value.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print the version number only (with the commit when the build knows it).
+    #[arg(long)]
+    pub short: bool,
+    /// A Go template for the output, over .Version, .GitCommit, .GitTreeState,
+    /// .GoVersion (empty: chartkit is not written in Go) and .KubeClientVersion.
+    #[arg(long, value_name = "TEMPLATE")]
+    pub template: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionArgs {
+    /// The shell to write the script for.
+    #[arg(value_parser = ["bash", "zsh", "fish", "powershell"])]
+    pub shell: String,
+}
+
+/// `__complete WORDS... CURRENT`: what a completion script asks for (helm's protocol:
+/// one candidate a line, then `:DIRECTIVE`).
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub words: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchHubArgs {
+    /// The keyword (several words are searched for as one phrase), or Artifact Hub's
+    /// rich query options.
+    pub keyword: Vec<String>,
+    /// The hub to ask.
+    #[arg(long, default_value = "https://hub.helm.sh", value_name = "URL")]
+    pub endpoint: String,
+    /// Widest a table column may be; longer text is cut with `...` (0: no limit).
+    #[arg(long = "max-col-width", default_value_t = 50)]
+    pub max_col_width: usize,
+    /// Add each chart's repository URL to the table.
+    #[arg(long = "list-repo-url")]
+    pub list_repo_url: bool,
+    /// Output format: `table`, `json` or `yaml`.
+    #[arg(short = 'o', long, value_enum, default_value_t = crate::cli::OutputFormat::Table)]
+    pub output: crate::cli::OutputFormat,
+    /// Fail (exit status 1) when no chart matches.
+    #[arg(long = "fail-on-no-result")]
+    pub fail_on_no_result: bool,
+}
