@@ -220,6 +220,15 @@ fn fast_parse(args: &[std::ffi::OsString]) -> Option<Command> {
     }
 }
 
+/// `serve ARGS` parsed with only serve's arguments known: the ChartMuseum personality's
+/// translation into serve's own flags.
+pub fn parse_serve_args(args: impl IntoIterator<Item = String>) -> Result<ServeArgs, clap::Error> {
+    use clap::FromArgMatches;
+    let matches =
+        ServeArgs::augment_args(clap::Command::new("serve")).try_get_matches_from(args)?;
+    ServeArgs::from_arg_matches(&matches)
+}
+
 /// `args` parsed as `chartkit NAME ...` with only NAME's arguments known, or `None` when
 /// that fails for any reason.
 fn parse_alone<A: Args + clap::FromArgMatches>(
@@ -855,6 +864,22 @@ pub struct ServeArgs {
     /// does, and the registry's manifest and blob DELETEs 405 UNSUPPORTED.
     #[arg(long = "disable-delete")]
     pub disable_delete: bool,
+    /// Serve every route under this path (`/charts`: /charts/index.yaml,
+    /// /charts/api/charts...), as ChartMuseum's --context-path does.
+    #[arg(long = "context-path", value_name = "PATH")]
+    pub context_path: Option<String>,
+    /// Serve none of ChartMuseum's /api/ routes (they answer 404, as ChartMuseum's do).
+    #[arg(long = "disable-api")]
+    pub disable_api: bool,
+    /// Ignore `?force` on uploads (by default it replaces an existing version, as in
+    /// ChartMuseum).
+    #[arg(long = "disable-force-overwrite")]
+    pub disable_force_overwrite: bool,
+    /// Read ChartMuseum's flags, environment variables and --config file instead of
+    /// chartkit's (as when the binary is run as `chartmuseum`); must come right after
+    /// `serve`.
+    #[arg(long = "chartmuseum")]
+    pub chartmuseum: bool,
     /// Seconds between the registry's garbage collections (the first is at start): blobs
     /// no manifest references, manifests of deleted chart versions, abandoned uploads.
     #[arg(

@@ -35,6 +35,10 @@ pub struct Policy {
     pub uploads: UploadSlots,
     /// Whether chart versions, manifests and blobs may be deleted (not `--disable-delete`).
     pub delete: bool,
+    /// Whether ChartMuseum's `/api/` routes are served (not `--disable-api`).
+    pub api: bool,
+    /// Whether `?force` replaces a stored version (not `--disable-force-overwrite`).
+    pub force_overwrite: bool,
 }
 
 #[derive(Clone)]
@@ -57,8 +61,17 @@ pub fn router(state: AppState) -> Router {
             "/api/charts/{name}/{version}",
             get(chart_version).delete(publish::delete_version),
         )
+        .route(
+            "/api/charts/{name}/{version}/templates",
+            get(crate::chart_contents::templates),
+        )
+        .route(
+            "/api/charts/{name}/{version}/values",
+            get(crate::chart_contents::values),
+        )
         .route("/api/prov", post(publish::upload_provenance))
         .route("/health", get(health))
+        .route("/info", get(info))
         .route("/ready", get(ready))
         .route("/metrics", get(metrics))
         .route("/v2", get(crate::oci::base))
@@ -76,6 +89,7 @@ fn route_of(path: &str) -> &'static str {
         "/" => "/",
         "/index.yaml" => "/index.yaml",
         "/health" => "/health",
+        "/info" => "/info",
         "/ready" => "/ready",
         "/metrics" => "/metrics",
         "/api/prov" => "/api/prov",
@@ -93,6 +107,7 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let route = route_of(&path);
+    let request_id = request_id(request.headers());
     // Owned, so the password check can be awaited without holding the request.
     let authorization = request.headers().get(header::AUTHORIZATION).cloned();
     // Where the client reached the server, for the token service's address.
@@ -103,19 +118,23 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         .map(str::to_owned)
         .or_else(|| request.uri().authority().map(|a| a.to_string()))
         .unwrap_or_default();
-    let response =
-        if method == Method::DELETE && !state.policy.delete && path.starts_with("/api/charts/") {
-            // ChartMuseum registers no DELETE route then, so it answers as for any unknown
-            // route, before asking for credentials.
-            ApiError::not_found("not found").into_response()
-        } else if let Some(error) = refuse(&state, &method, authorization, &path, &host).await {
-            if method == Method::POST {
-                state.metrics.upload(false);
-            }
-            error
-        } else {
-            next.run(request).await
-        };
+    let response = if !state.policy.api && (path == "/api" || path.starts_with("/api/")) {
+        // ChartMuseum registers none of its API routes then.
+        ApiError::not_found("not found").into_response()
+    } else if method == Method::DELETE && !state.policy.delete && path.starts_with("/api/charts/") {
+        // ChartMuseum registers no DELETE route then, so it answers as for any unknown
+        // route, before asking for credentials.
+        ApiError::not_found("not found").into_response()
+    } else if let Some(error) = refuse(&state, &method, authorization, &path, &host).await {
+        if method == Method::POST {
+            state.metrics.upload(false);
+        }
+        error
+    } else {
+        next.run(request).await
+    };
+    let mut response = response;
+    response.headers_mut().insert("x-request-id", request_id);
     let status = response.status();
     state
         .metrics
@@ -127,6 +146,68 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         tracing::info!(%method, %path, status = status.as_u16(), took_ms, "request");
     }
     response
+}
+
+/// The client's `X-Request-Id`, or a new random (version 4) UUID, as ChartMuseum answers
+/// every request with one.
+fn request_id(headers: &HeaderMap) -> HeaderValue {
+    if let Some(given) = headers.get("x-request-id").filter(|v| !v.is_empty()) {
+        return given.clone();
+    }
+    let mut bytes: [u8; 16] = rand::random();
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex = hex::encode(bytes);
+    let id = format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    );
+    HeaderValue::from_str(&id).unwrap_or_else(|_| HeaderValue::from_static("0"))
+}
+
+/// ChartMuseum's `/info`: the server's version.
+async fn info() -> Response {
+    json(
+        StatusCode::OK,
+        format!(r#"{{"version":"{}"}}"#, env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// ChartMuseum's paging of `/api/charts`: chart names in order, `offset` skipped, at most
+/// `limit` kept. Its arithmetic is kept too: an offset without a limit gives nothing.
+fn page(query: Option<&str>) -> Result<Option<(usize, i64)>, ApiError> {
+    let mut offset = None;
+    let mut limit = None;
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "offset" if offset.is_none() => offset = Some(value.to_owned()),
+            "limit" if limit.is_none() => limit = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    if offset.is_none() && limit.is_none() {
+        return Ok(None);
+    }
+    let offset = match offset {
+        None => 0,
+        Some(text) => text
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request("offset is not a valid non-negative integer"))?,
+    };
+    let limit = match limit {
+        None => -1,
+        Some(text) => text
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| ApiError::bad_request("limit is not a valid positive integer"))?,
+    };
+    Ok((offset != 0 || limit != -1).then_some((offset, limit)))
 }
 
 async fn refuse(
@@ -148,7 +229,7 @@ async fn refuse(
     }
     let auth = &state.policy.auth;
     let writes = !matches!(*method, Method::GET | Method::HEAD);
-    let probe = path == "/health" || path == "/ready";
+    let probe = path == "/health" || path == "/ready" || path == "/info";
     if !auth.is_enabled() || probe || !(writes || state.policy.auth_reads) {
         return None;
     }
@@ -338,10 +419,25 @@ fn entries_json<'a>(versions: impl Iterator<Item = &'a chartkit_index::ChartVers
     out
 }
 
-async fn list_charts(State(state): State<AppState>) -> Response {
+async fn list_charts(
+    State(state): State<AppState>,
+    uri: axum::http::Uri,
+) -> Result<Response, ApiError> {
+    let page = page(uri.query())?;
     let charts = state.repo.charts();
+    let selected: Vec<_> = match page {
+        None => charts.iter().collect(),
+        Some((offset, limit)) => {
+            let end = i64::try_from(offset)
+                .unwrap_or(i64::MAX)
+                .saturating_add(limit)
+                .clamp(0, i64::try_from(charts.len()).unwrap_or(i64::MAX));
+            let end = usize::try_from(end).unwrap_or(0);
+            charts.iter().take(end).skip(offset).collect()
+        }
+    };
     let mut out = String::from("{");
-    for (i, (name, versions)) in charts.iter().enumerate() {
+    for (i, (name, versions)) in selected.into_iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
@@ -350,7 +446,7 @@ async fn list_charts(State(state): State<AppState>) -> Response {
         out.push_str(&entries_json(versions.iter()));
     }
     out.push('}');
-    json(StatusCode::OK, out)
+    Ok(json(StatusCode::OK, out))
 }
 
 async fn chart_versions(

@@ -43,7 +43,12 @@ pub enum AuthFileError {
     },
     #[error("`{path}` holds no {what}")]
     Empty { path: String, what: &'static str },
+    #[error("cannot hash the password of user `{user}`: {message}")]
+    Hash { user: String, message: String },
 }
+
+/// bcrypt's cost for a password given in plain text.
+const PLAIN_USER_COST: u32 = 10;
 
 /// How long a successful password check is remembered.
 const VERIFIED_FOR: Duration = Duration::from_secs(60);
@@ -168,6 +173,20 @@ impl Auth {
                 what: "users",
             });
         }
+        self.make_dummy_hash();
+        Ok(())
+    }
+
+    /// Adds one user whose password is given in plain text (ChartMuseum's
+    /// `--basic-auth-user`/`--basic-auth-pass`). It is kept only as a bcrypt hash, so it
+    /// is checked as an htpasswd user is; the cost is bcrypt's lowest that is still slow
+    /// to guess, since the hash never leaves memory.
+    pub fn add_plain_user(&mut self, user: &str, password: &str) -> Result<(), AuthFileError> {
+        let hash = bcrypt::hash(password, PLAIN_USER_COST).map_err(|e| AuthFileError::Hash {
+            user: user.to_owned(),
+            message: e.to_string(),
+        })?;
+        self.users.insert(user.to_owned(), hash);
         self.make_dummy_hash();
         Ok(())
     }

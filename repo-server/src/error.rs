@@ -46,7 +46,7 @@ impl From<crate::storage::StorageError> for ApiError {
             StorageError::AlreadyExists { name } => ApiError::new(
                 StatusCode::CONFLICT,
                 format!(
-                    "{name} already exists; the server refuses overwrites unless started with --allow-overwrite"
+                    "{name} already exists; the server refuses overwrites unless started with --allow-overwrite, or the upload asks for ?force (unless --disable-force-overwrite)"
                 ),
             ),
             StorageError::Failed { action, name, .. } => {

@@ -11,6 +11,8 @@
 
 mod api;
 pub mod auth;
+mod chart_contents;
+pub mod chartmuseum;
 pub mod connections;
 mod error;
 mod index_body;
@@ -38,7 +40,9 @@ pub use connections::{
     OpenFiles, Timeouts, connection_limit, default_max_connections, raise_open_files_limit,
 };
 pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
-pub use storage::{BucketStorage, LocalStorage, ObjectInfo, Storage, StorageError, WriteMode};
+pub use storage::{
+    BucketStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError, WriteMode,
+};
 
 /// Everything `chartkit serve` configures.
 pub struct ServerOptions {
@@ -72,6 +76,12 @@ pub struct ServerOptions {
     pub oci_artifacts: bool,
     /// `--disable-delete`: no chart version, manifest or blob is deleted through either face.
     pub disable_delete: bool,
+    /// `--context-path`: every route under this prefix (`/charts`), or at the root.
+    pub context_path: Option<String>,
+    /// `--disable-api`: ChartMuseum's `/api/` routes answer 404.
+    pub disable_api: bool,
+    /// `--disable-force-overwrite`: `?force` on an upload replaces nothing.
+    pub disable_force_overwrite: bool,
     /// When the registry's garbage collection runs and what it spares.
     pub oci_gc: oci::gc::GcSettings,
 }
@@ -153,6 +163,8 @@ impl Server {
             auth_reads: options.auth_reads,
             uploads: publish::UploadSlots::new(options.max_concurrent_uploads, UPLOAD_WAIT),
             delete: !options.disable_delete,
+            api: !options.disable_api,
+            force_overwrite: !options.disable_force_overwrite,
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.
@@ -174,7 +186,12 @@ impl Server {
             metrics,
             registry,
         };
-        let app = api::router(state.clone());
+        let app = match options.context_path.as_deref() {
+            // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
+            // anything else is not found.
+            Some(prefix) => axum::Router::new().nest(prefix, api::router(state.clone())),
+            None => api::router(state.clone()),
+        };
         Ok(Server {
             listener,
             app,

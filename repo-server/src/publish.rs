@@ -56,8 +56,10 @@ impl UploadSlots {
     }
 }
 
-fn write_mode(state: &AppState) -> WriteMode {
-    if state.policy.allow_overwrite {
+/// `force`: the request asked for `?force`, which ChartMuseum lets replace a stored
+/// version unless `--disable-force-overwrite`.
+fn write_mode(state: &AppState, force: bool) -> WriteMode {
+    if state.policy.allow_overwrite || (force && state.policy.force_overwrite) {
         WriteMode::Overwrite
     } else {
         WriteMode::Create
@@ -73,9 +75,20 @@ pub async fn upload_chart(State(state): State<AppState>, request: Request) -> Re
     }
 }
 
+/// Whether the query has a `force` parameter, with or without a value (ChartMuseum looks
+/// only for the key).
+fn asks_force(uri: &axum::http::Uri) -> bool {
+    uri.query().is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| pair.split('=').next() == Some("force"))
+    })
+}
+
 async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError> {
     let _turn = state.policy.uploads.acquire().await?;
     let (head, body) = request.into_parts();
+    let force = asks_force(&head.uri);
     let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
     let parts = upload::parts(&head.headers, body, "chart").await?;
     let (sent_name, data) = parts.chart.ok_or_else(|| {
@@ -84,7 +97,7 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
         )
     })?;
     let prov = parts.prov.map(|(_, prov)| prov);
-    publish_package(state, data, sent_name.as_deref(), prov, None)
+    publish_package(state, data, sent_name.as_deref(), prov, None, force)
         .await
         .map(drop)
 }
@@ -99,6 +112,7 @@ pub(crate) async fn publish_package(
     sent_name: Option<&str>,
     prov: Option<Bytes>,
     expected: Option<&(String, String)>,
+    force: bool,
 ) -> Result<CheckedPackage, ApiError> {
     if data.is_empty() {
         return Err(ApiError::bad_request(
@@ -159,7 +173,7 @@ pub(crate) async fn publish_package(
         };
         upload::verify(signed_by, &package.digest, keyring)?;
     }
-    let mode = write_mode(state);
+    let mode = write_mode(state, force);
     if mode == WriteMode::Create && state.repo.has_package(&package.file) {
         return Err(StorageError::AlreadyExists {
             name: package.file.clone(),
@@ -275,6 +289,7 @@ pub async fn upload_provenance(State(state): State<AppState>, request: Request) 
 async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiError> {
     let _turn = state.policy.uploads.acquire().await?;
     let (head, body) = request.into_parts();
+    let force = asks_force(&head.uri);
     let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
     let parts = upload::parts(&head.headers, body, "prov").await?;
     let (_, data) = parts.prov.ok_or_else(|| {
@@ -300,7 +315,7 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
     let storage = state.repo.storage();
     let text = Bytes::from(provenance.text.clone());
     let info = match storage
-        .put(&provenance.file, text.clone(), write_mode(state))
+        .put(&provenance.file, text.clone(), write_mode(state, force))
         .await
     {
         Ok(info) => info,
@@ -332,6 +347,14 @@ pub async fn delete_version(
     // `--disable-delete` is answered before this (in `api::guard`), as ChartMuseum
     // answers a route it did not register.
     if remove_version(&state, &name, &version).await? {
+        return Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()));
+    }
+    // ChartMuseum deletes the file NAME-VERSION.tgz, so a script that split a file name at
+    // its last dash (`a-0.1.0-SNAPSHOT` `1` for a-0.1.0-SNAPSHOT-1.tgz) still deletes it.
+    let file = format!("{name}-{version}.tgz");
+    if let Some((indexed_name, indexed_version)) = state.repo.entry_of_file(&file)
+        && remove_version(&state, &indexed_name, &indexed_version).await?
+    {
         return Ok(json(StatusCode::OK, r#"{"deleted":true}"#.to_owned()));
     }
     // Not in the index; a `.prov` stored without its package (an interrupted upload) can

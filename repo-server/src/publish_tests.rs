@@ -125,6 +125,8 @@ async fn server(settings: Settings) -> Server {
         auth_reads: false,
         uploads: UploadSlots::new(2, Duration::from_millis(200)),
         delete: true,
+        api: true,
+        force_overwrite: true,
     };
     let state = AppState {
         repo: Arc::clone(&repo),
@@ -441,14 +443,10 @@ async fn two_chart_parts_in_one_upload_are_refused() {
 }
 
 #[tokio::test]
-async fn delete_finds_the_version_asked_for_not_a_file_of_the_same_name() {
+async fn delete_finds_the_version_asked_for_or_the_file_chartmuseum_would_delete() {
     let server = server(Settings::default()).await;
     // Chart `x` version `1.0.0-2.0.0` is stored as x-1.0.0-2.0.0.tgz, the name chart
     // `x-1.0.0` version `2.0.0` would have.
-    assert_eq!(
-        server.upload(&package("x", "1.0.0-2.0.0", &[])).await.0,
-        StatusCode::CREATED
-    );
     let delete = |uri: &str| {
         Request::builder()
             .method(Method::DELETE)
@@ -456,12 +454,20 @@ async fn delete_finds_the_version_asked_for_not_a_file_of_the_same_name() {
             .body(Body::empty())
             .unwrap()
     };
-    let (status, _) = server.send(delete("/api/charts/x-1.0.0/2.0.0")).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(server.stored(), ["x-1.0.0-2.0.0.tgz"]);
+    for uri in ["/api/charts/x/1.0.0-2.0.0", "/api/charts/x-1.0.0/2.0.0"] {
+        assert_eq!(
+            server.upload(&package("x", "1.0.0-2.0.0", &[])).await.0,
+            StatusCode::CREATED
+        );
+        // No chart `x-1.0.0` is indexed, so the second is ChartMuseum's reading: the
+        // file NAME-VERSION.tgz (what a script splitting the file name at its last dash
+        // sends).
+        let (status, _) = server.send(delete(uri)).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert!(server.stored().is_empty(), "{uri}");
+    }
     let (status, _) = server.send(delete("/api/charts/x/1.0.0-2.0.0")).await;
-    assert_eq!(status, StatusCode::OK);
-    assert!(server.stored().is_empty());
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test]
@@ -710,4 +716,46 @@ async fn a_package_helm_indexes_but_pull_untar_refuses_is_neither_stored_nor_ser
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert!(body.contains("not served"), "{body}");
     assert!(body.contains("is a link"), "{body}");
+}
+
+#[tokio::test]
+async fn force_replaces_a_package_and_its_provenance_as_chartmuseum_does() {
+    let server = server(Settings::default()).await;
+    let multipart_to = |uri: &str, parts: &[(&str, &[u8])]| {
+        let (content_type, body) = multipart(parts);
+        Request::post(uri)
+            .header(header::CONTENT_TYPE, content_type)
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let first = package("demo", "1.0.0", &[]);
+    let first_prov = sign(&first, "demo", "1.0.0");
+    let parts: [(&str, &[u8]); 2] = [("chart", &first), ("prov", &first_prov)];
+    assert_eq!(server.upload_parts(&parts).await.0, StatusCode::CREATED);
+    // The same .prov again: 409, and with ?force 201.
+    let prov_to = |uri: &str| {
+        Request::post(uri)
+            .body(Body::from(first_prov.clone()))
+            .unwrap()
+    };
+    assert_eq!(
+        server.send(prov_to("/api/prov")).await.0,
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        server.send(prov_to("/api/prov?force")).await.0,
+        StatusCode::CREATED
+    );
+    // Other bytes for the version, with their own .prov.
+    let second = package("demo", "1.0.0", &[("values.yaml", b"a: 2\n")]);
+    let second_prov = sign(&second, "demo", "1.0.0");
+    let parts: [(&str, &[u8]); 2] = [("chart", &second), ("prov", &second_prov)];
+    let (status, _) = server.send(multipart_to("/api/charts", &parts)).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (status, body) = server
+        .send(multipart_to("/api/charts?force=true", &parts))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (_, served) = server.get("/charts/demo-1.0.0.tgz.prov").await;
+    assert_eq!(served.as_bytes(), &second_prov[..]);
 }

@@ -446,6 +446,11 @@ impl Repository {
             .map(|(file, _)| file.clone())
     }
 
+    /// The chart name and version of an indexed package file.
+    pub fn entry_of_file(&self, file: &str) -> Option<(String, String)> {
+        self.read().packages.get(file)?.entry.clone()
+    }
+
     /// Why a stored package file is left out of the index, once a sync has judged it.
     pub fn refusal(&self, file: &str) -> Option<String> {
         self.read().packages.get(file)?.refused.clone()

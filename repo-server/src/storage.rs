@@ -279,6 +279,15 @@ impl Storage for LocalStorage {
     }
 }
 
+/// S3 settings given by the caller rather than by `AWS_*` variables.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct S3Options {
+    pub region: Option<String>,
+    pub endpoint: Option<String>,
+    /// Address the bucket as `BUCKET.HOST` rather than `HOST/BUCKET`.
+    pub virtual_hosted_style: bool,
+}
+
 /// A bucket (and optional prefix) in S3-compatible object storage.
 #[derive(Debug)]
 pub struct BucketStorage {
@@ -292,6 +301,13 @@ impl BucketStorage {
     /// `AWS_*` environment variables (`AWS_ENDPOINT_URL` for S3-compatible servers such as
     /// MinIO; plain `http://` endpoints are allowed).
     pub fn open_s3(url: &str) -> Result<BucketStorage, StorageError> {
+        BucketStorage::open_s3_with(url, &S3Options::default())
+    }
+
+    /// [`BucketStorage::open_s3`] with settings given rather than taken from `AWS_*`
+    /// variables (ChartMuseum's `--storage-amazon-region` and `-endpoint`); what `options`
+    /// leaves out still comes from the environment.
+    pub fn open_s3_with(url: &str, options: &S3Options) -> Result<BucketStorage, StorageError> {
         let failed = |message: String| StorageError::Failed {
             action: "opening",
             name: url.to_owned(),
@@ -306,17 +322,26 @@ impl BucketStorage {
             return Err(failed("the bucket name is empty".to_owned()));
         }
         let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
-        let endpoint = std::env::var("AWS_ENDPOINT_URL")
-            .or_else(|_| std::env::var("AWS_ENDPOINT"))
-            .ok()
-            .filter(|e| !e.is_empty());
+        let endpoint = options.endpoint.clone().or_else(|| {
+            std::env::var("AWS_ENDPOINT_URL")
+                .or_else(|_| std::env::var("AWS_ENDPOINT"))
+                .ok()
+                .filter(|e| !e.is_empty())
+        });
         if let Some(endpoint) = endpoint {
             builder = builder
                 .with_allow_http(endpoint.starts_with("http://"))
                 .with_endpoint(endpoint);
         }
-        if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
+        if let Some(region) = &options.region {
+            builder = builder.with_region(region);
+        } else if std::env::var("AWS_REGION").is_err()
+            && std::env::var("AWS_DEFAULT_REGION").is_err()
+        {
             builder = builder.with_region("us-east-1");
+        }
+        if options.virtual_hosted_style {
+            builder = builder.with_virtual_hosted_style_request(true);
         }
         let store = builder.build().map_err(|e| failed(e.to_string()))?;
         let prefix = prefix.trim_matches('/');

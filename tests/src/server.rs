@@ -29,14 +29,18 @@ impl ServeProcess {
         addr: &str,
         log_dir: &Path,
     ) -> ServeProcess {
+        command.arg("serve").args(args).args(["--addr", addr]);
+        ServeProcess::spawn(command, log_dir)
+    }
+
+    /// Runs `command` as it is (a server started another way, such as through a
+    /// `chartmuseum` link) and waits for its "Listening on" line.
+    pub fn spawn(mut command: Command, log_dir: &Path) -> ServeProcess {
         static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stderr_log = log_dir.join(format!("serve-{}-{n}.log", std::process::id()));
         let log = std::fs::File::create(&stderr_log).expect("server log file");
         let mut child = command
-            .arg("serve")
-            .args(args)
-            .args(["--addr", addr])
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()

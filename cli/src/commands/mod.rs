@@ -30,7 +30,7 @@ mod repo_update;
 mod sandbox;
 mod search_hub;
 mod search_repo;
-mod serve;
+pub(crate) mod serve;
 mod show;
 mod table;
 mod template;

@@ -12,9 +12,40 @@ use crate::env;
 use crate::report::with_hint;
 
 pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
-    init_logging();
-    let storage = open_storage(&args.storage)?;
+    if args.chartmuseum {
+        crate::error::bail!(
+            "--chartmuseum must come right after `serve`, before ChartMuseum's flags"
+        );
+    }
+    serve(args, &ChartMuseum::default())
+}
+
+/// Runs as ChartMuseum: its command line (`args`, without the program name), environment
+/// and config file, read by the server library and served by `chartkit serve`.
+pub fn run_chartmuseum(args: &[String]) -> crate::error::Result<ExitCode> {
+    use chartkit_repo_server::chartmuseum;
+    let personality = chartmuseum::read(args, &|name| std::env::var(name).ok()).map_err(|e| {
+        with_hint(
+            e,
+            "README.md's \"Replacing ChartMuseum\" lists the ChartMuseum settings chartkit takes",
+        )
+    })?;
+    chartmuseum::prepare(&personality)?;
+    let serve_args =
+        std::iter::once("serve".to_owned()).chain(personality.serve_args.iter().cloned());
+    let parsed = crate::cli::parse_serve_args(serve_args).map_err(crate::error::Error::new)?;
+    serve(parsed, &personality)
+}
+
+type ChartMuseum = chartkit_repo_server::chartmuseum::Personality;
+
+fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<ExitCode> {
+    init_logging(chartmuseum.debug);
+    let storage = open_storage(&args.storage, &chartmuseum.s3)?;
     let mut auth = Auth::default();
+    if let Some(user) = &chartmuseum.basic_auth {
+        auth.add_plain_user(&user.user, &user.password)?;
+    }
     if let Some(path) = &args.basic_auth_file {
         auth.add_htpasswd_file(path)?;
     }
@@ -69,6 +100,9 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         oci_namespace: args.oci_namespace.clone(),
         oci_artifacts: args.oci_artifacts,
         disable_delete: args.disable_delete,
+        disable_api: args.disable_api,
+        context_path: context_path(args.context_path.as_deref())?,
+        disable_force_overwrite: args.disable_force_overwrite,
         oci_gc: chartkit_repo_server::oci::gc::GcSettings {
             interval: seconds("--oci-gc-interval", args.oci_gc_interval)?,
             grace: seconds("--oci-gc-grace", args.oci_gc_grace)?,
@@ -106,17 +140,34 @@ pub fn run(args: ServeArgs) -> crate::error::Result<ExitCode> {
         for (file, reason) in &server.initial_sync().skipped {
             banner.push_str(&format!("  skipped {file}: {reason}\n"));
         }
-        banner.push_str(&format!("Listening on {scheme}://{addr}/\n"));
+        let prefix = context_path(args.context_path.as_deref())?.unwrap_or_default();
+        banner.push_str(&format!("Listening on {scheme}://{addr}{prefix}/\n"));
         banner.push_str(&format!(
             "Use it with: helm repo add NAME {}\n",
             args.url
                 .clone()
-                .unwrap_or_else(|| format!("{scheme}://{addr}"))
+                .unwrap_or_else(|| format!("{scheme}://{addr}{prefix}"))
         ));
         crate::output::stdout_bytes(banner.as_bytes())?;
         server.run(shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// `--context-path` as a prefix axum can nest under: one leading slash, none trailing;
+/// `/` or empty is the root.
+fn context_path(given: Option<&str>) -> crate::error::Result<Option<String>> {
+    let Some(given) = given else {
+        return Ok(None);
+    };
+    let trimmed = given.trim_matches('/');
+    if trimmed.is_empty() {
+        return Ok(None);
+    }
+    if trimmed.contains("//") || trimmed.contains(['{', '}', '?', '#']) {
+        crate::error::bail!("--context-path `{given}` is not a plain URL path");
+    }
+    Ok(Some(format!("/{trimmed}")))
 }
 
 /// A flag's seconds as a duration; it must be positive.
@@ -128,9 +179,12 @@ fn seconds(flag: &str, value: f64) -> crate::error::Result<Duration> {
         .map_err(|_| crate::error::err!("{flag} is too large: {value} seconds"))
 }
 
-fn open_storage(location: &str) -> crate::error::Result<Arc<dyn Storage>> {
+fn open_storage(
+    location: &str,
+    s3: &chartkit_repo_server::S3Options,
+) -> crate::error::Result<Arc<dyn Storage>> {
     if location.starts_with("s3://") {
-        return Ok(Arc::new(BucketStorage::open_s3(location)?));
+        return Ok(Arc::new(BucketStorage::open_s3_with(location, s3)?));
     }
     if let Some((scheme, _)) = location.split_once("://") {
         return Err(with_hint(
@@ -155,7 +209,7 @@ fn open_storage(location: &str) -> crate::error::Result<Arc<dyn Storage>> {
 /// The filter is `Targets`, not `EnvFilter`: `EnvFilter` brings in regex-automata's DFA
 /// builder, and with it every regex the program compiles (template functions, schema
 /// patterns) also built a full DFA, most of the cost of compiling one.
-fn init_logging() {
+fn init_logging(debug: bool) {
     use std::io::IsTerminal;
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::layer::SubscriberExt;
@@ -163,7 +217,13 @@ fn init_logging() {
     let colour = std::io::stderr().is_terminal() && std::env::var_os(env::NO_COLOR).is_none();
     let filter = env::var(env::LOG)
         .and_then(|directives| directives.parse::<Targets>().ok())
-        .unwrap_or_else(|| Targets::new().with_default(LevelFilter::INFO));
+        .unwrap_or_else(|| {
+            Targets::new().with_default(if debug {
+                LevelFilter::DEBUG
+            } else {
+                LevelFilter::INFO
+            })
+        });
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()

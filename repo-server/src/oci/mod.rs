@@ -790,7 +790,7 @@ async fn put_manifest(
         .is_some_and(|entry| entry.digest == chart_hex);
     if !same_package {
         let expected = (chart.to_owned(), version.clone());
-        crate::publish::publish_package(state, package, None, prov, Some(&expected)).await?;
+        crate::publish::publish_package(state, package, None, prov, Some(&expected), false).await?;
     }
     // The package is the chart layer from now on; the manifest is written last, so it
     // names only what is stored.
