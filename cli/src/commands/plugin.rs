@@ -300,15 +300,39 @@ fn warn_unreadable(errors: &[PluginError]) {
 }
 
 fn uninstall(args: PluginUninstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
+    for_each_plugin(
+        args,
+        kube,
+        global,
+        "Uninstalled",
+        "uninstall",
+        chartkit_plugin::uninstall,
+    )
+}
+
+/// Runs `action` on each named plugin, as helm's `plugin uninstall|update` do: every name
+/// is tried, each success printed, and the failures reported together at the end.
+fn for_each_plugin<T>(
+    args: PluginUninstallArgs,
+    kube: &KubeArgs,
+    global: &GlobalArgs,
+    done: &str,
+    verb: &str,
+    action: impl Fn(
+        &std::path::Path,
+        &str,
+        &std::collections::BTreeMap<String, String>,
+    ) -> std::result::Result<T, PluginError>,
+) -> Result<ExitCode> {
     let plugins_dir = install_dir()?;
     let settings = helm_env::settings(kube, global);
     let mut failures = Vec::new();
     for name in &args.names {
-        match chartkit_plugin::uninstall(&plugins_dir, name, &settings) {
-            Ok(_) => outln!("Uninstalled plugin: {name}")?,
+        match action(&plugins_dir, name, &settings) {
+            Ok(_) => outln!("{done} plugin: {name}")?,
             Err(PluginError::NotFound { .. }) => failures.push(format!("plugin: {name} not found")),
             Err(error) => failures.push(format!(
-                "failed to uninstall plugin {name}, got error ({error})"
+                "failed to {verb} plugin {name}, got error ({error})"
             )),
         }
     }
@@ -354,23 +378,14 @@ pub fn post_renderer(args: &PostRenderArgs) -> Result<Option<chartkit_render::Po
 }
 
 fn update(args: PluginUninstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Result<ExitCode> {
-    let plugins_dir = install_dir()?;
-    let settings = helm_env::settings(kube, global);
-    let mut failures = Vec::new();
-    for name in &args.names {
-        match chartkit_plugin::update(&plugins_dir, name, &settings) {
-            Ok(_) => outln!("Updated plugin: {name}")?,
-            Err(PluginError::NotFound { .. }) => failures.push(format!("plugin: {name} not found")),
-            Err(error) => failures.push(format!(
-                "failed to update plugin {name}, got error ({error})"
-            )),
-        }
-    }
-    if failures.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
-        Err(err!("{}", failures.join("\n")))
-    }
+    for_each_plugin(
+        args,
+        kube,
+        global,
+        "Updated",
+        "update",
+        chartkit_plugin::update,
+    )
 }
 
 /// helm's global flags that may follow a plugin's name: they set helm's settings and
