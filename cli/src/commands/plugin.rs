@@ -479,55 +479,45 @@ fn reparse_settings(
     argv.extend(known.iter().cloned());
     argv.extend(["plugin".into(), "list".into()]);
     let parsed = Cli::try_parse_from(&argv).map_err(|e| err!("{}", e.to_string().trim()))?;
-    let mut merged_kube = kube.clone();
-    let k = parsed.kube;
     let given = |flag: &str| {
         known
             .iter()
             .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
     };
-    if given("--kubeconfig") {
-        merged_kube.kubeconfig = k.kubeconfig;
+    // A setting given again after the plugin's name replaces the one given before it.
+    macro_rules! take_given {
+        ($merged:ident, $parsed:expr, $($flag:literal => $field:ident),+ $(,)?) => {
+            $(if given($flag) {
+                $merged.$field = $parsed.$field.clone();
+            })+
+        };
     }
-    if given("--kube-context") {
-        merged_kube.kube_context = k.kube_context;
-    }
+    let mut merged_kube = kube.clone();
     if given("--namespace") || given("-n") {
-        merged_kube.namespace = k.namespace;
+        merged_kube.namespace = parsed.kube.namespace.clone();
     }
-    if given("--kube-token") {
-        merged_kube.kube_token = k.kube_token;
-    }
-    if given("--kube-apiserver") {
-        merged_kube.kube_apiserver = k.kube_apiserver;
-    }
-    if given("--kube-as-user") {
-        merged_kube.kube_as_user = k.kube_as_user;
-    }
-    if given("--kube-as-group") {
-        merged_kube.kube_as_group = k.kube_as_group;
-    }
-    if given("--kube-ca-file") {
-        merged_kube.kube_ca_file = k.kube_ca_file;
-    }
-    if given("--kube-tls-server-name") {
-        merged_kube.kube_tls_server_name = k.kube_tls_server_name;
-    }
-    if given("--kube-insecure-skip-tls-verify") {
-        merged_kube.kube_insecure_skip_tls_verify = k.kube_insecure_skip_tls_verify;
-    }
-    let g = parsed.global;
+    take_given!(
+        merged_kube,
+        parsed.kube,
+        "--kubeconfig" => kubeconfig,
+        "--kube-context" => kube_context,
+        "--kube-token" => kube_token,
+        "--kube-apiserver" => kube_apiserver,
+        "--kube-as-user" => kube_as_user,
+        "--kube-as-group" => kube_as_group,
+        "--kube-ca-file" => kube_ca_file,
+        "--kube-tls-server-name" => kube_tls_server_name,
+        "--kube-insecure-skip-tls-verify" => kube_insecure_skip_tls_verify,
+    );
     let mut merged_global = global.clone();
     merged_global.debug |= given("--debug");
-    if given("--repository-config") {
-        merged_global.repository_config = g.repository_config;
-    }
-    if given("--repository-cache") {
-        merged_global.repository_cache = g.repository_cache;
-    }
-    if given("--registry-config") {
-        merged_global.registry_config = g.registry_config;
-    }
+    take_given!(
+        merged_global,
+        parsed.global,
+        "--repository-config" => repository_config,
+        "--repository-cache" => repository_cache,
+        "--registry-config" => registry_config,
+    );
     Ok((merged_kube, merged_global))
 }
 
