@@ -91,11 +91,15 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
     let force = asks_force(&head.uri);
     let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
     let parts = upload::parts(&head.headers, body, "chart").await?;
-    let (sent_name, data) = parts.chart.ok_or_else(|| {
-        ApiError::bad_request(
+    let Some((sent_name, data)) = parts.chart else {
+        // ChartMuseum's form upload takes a `prov` field alone, as POST /api/prov does.
+        if let Some((_, prov)) = parts.prov {
+            return publish_provenance(state, prov, force).await;
+        }
+        return Err(ApiError::bad_request(
             "no chart in the request: send the package as the body, or as a multipart `chart` field",
-        )
-    })?;
+        ));
+    };
     let prov = parts.prov.map(|(_, prov)| prov);
     publish_package(state, data, sent_name.as_deref(), prov, None, force)
         .await
@@ -297,6 +301,11 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
             "no provenance in the request: send the .prov as the body, or as a multipart `prov` field",
         )
     })?;
+    publish_provenance(state, data, force).await
+}
+
+/// Stores the provenance of a package in the repository. The caller holds an upload turn.
+async fn publish_provenance(state: &AppState, data: Bytes, force: bool) -> Result<(), ApiError> {
     let provenance = upload::check_provenance(&data)?;
     let digest = state
         .repo

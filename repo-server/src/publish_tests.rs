@@ -759,3 +759,20 @@ async fn force_replaces_a_package_and_its_provenance_as_chartmuseum_does() {
     let (_, served) = server.get("/charts/demo-1.0.0.tgz.prov").await;
     assert_eq!(served.as_bytes(), &second_prov[..]);
 }
+
+#[tokio::test]
+async fn a_form_upload_with_only_a_prov_field_stores_the_provenance_as_chartmuseum_does() {
+    let server = server(Settings::default()).await;
+    let chart = package("demo", "1.0.0", &[]);
+    let prov = sign(&chart, "demo", "1.0.0");
+    assert_eq!(server.upload(&chart).await.0, StatusCode::CREATED);
+    let (status, body) = server.upload_parts(&[("prov", &prov)]).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(server.stored(), ["demo-1.0.0.tgz", "demo-1.0.0.tgz.prov"]);
+    let (status, served) = server.get("/charts/demo-1.0.0.tgz.prov").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(served.as_bytes(), &prov[..]);
+    // A form with neither field is still refused.
+    let (status, body) = server.upload_parts(&[("unknown", &chart)]).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
