@@ -35,7 +35,14 @@ impl ServeProcess {
 
     /// Runs `command` as it is (a server started another way, such as through a
     /// `chartmuseum` link) and waits for its "Listening on" line.
-    pub fn spawn(mut command: Command, log_dir: &Path) -> ServeProcess {
+    pub fn spawn(command: Command, log_dir: &Path) -> ServeProcess {
+        ServeProcess::try_spawn(command, log_dir)
+            .unwrap_or_else(|log| panic!("chartkit serve did not start: {log}"))
+    }
+
+    /// [`ServeProcess::spawn`] for a server that may refuse its settings: what it logged
+    /// when it did not start.
+    pub fn try_spawn(mut command: Command, log_dir: &Path) -> Result<ServeProcess, String> {
         static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stderr_log = log_dir.join(format!("serve-{}-{n}.log", std::process::id()));
@@ -60,18 +67,16 @@ impl ServeProcess {
             Ok(found) => found,
             Err(_) => {
                 let _ = child.kill();
-                panic!(
-                    "chartkit serve did not start: {}",
-                    std::fs::read_to_string(&stderr_log).unwrap_or_default()
-                );
+                let _ = child.wait();
+                return Err(std::fs::read_to_string(&stderr_log).unwrap_or_default());
             }
         };
-        ServeProcess {
+        Ok(ServeProcess {
             child,
             url,
             stderr_log,
             startup,
-        }
+        })
     }
 
     /// The server's log so far.
