@@ -37,6 +37,8 @@ struct Expectation {
     headers: Vec<String>,
     no_headers: Vec<String>,
     json_keys: Option<usize>,
+    /// The whole body must be this fixture file's.
+    body_file: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -116,6 +118,7 @@ fn parse_expectation(line: &str, file: &str) -> Expectation {
         headers: Vec::new(),
         no_headers: Vec::new(),
         json_keys: None,
+        body_file: None,
     };
     for option in options {
         let (key, value) = option
@@ -165,6 +168,7 @@ fn parse_expectation(line: &str, file: &str) -> Expectation {
             "header" => expectation.headers.push(value.to_owned()),
             "no-header" => expectation.no_headers.push(value.to_owned()),
             "json-keys" => expectation.json_keys = Some(value.parse().expect("json-keys=N")),
+            "body-file" => expectation.body_file = Some(value.to_owned()),
             other => panic!("{file}: unknown check `{other}` in `{line}`"),
         }
     }
@@ -402,9 +406,18 @@ fn replay(
             problems.push(format!("body has `{text}`"));
         }
     }
-    for name in &expectation.headers {
-        if headers.get(name).is_none_or(|v| v.is_empty()) {
-            problems.push(format!("no {name} header"));
+    for wanted in &expectation.headers {
+        // NAME, or NAME:VALUE for an exact value.
+        let (name, value) = match wanted.split_once(':') {
+            Some((name, value)) => (name, Some(value)),
+            None => (wanted.as_str(), None),
+        };
+        match (headers.get(name).and_then(|v| v.to_str().ok()), value) {
+            (None | Some(""), _) => problems.push(format!("no {name} header")),
+            (Some(found), Some(value)) if found != value => {
+                problems.push(format!("{name}: {found}, not {value}"));
+            }
+            _ => {}
         }
     }
     for name in &expectation.no_headers {
@@ -418,6 +431,14 @@ fn replay(
             .and_then(|v| v.as_object().map(|o| o.len()));
         if found != Some(keys) {
             problems.push(format!("{found:?} JSON keys, not {keys}"));
+        }
+    }
+    if let Some(file) = &expectation.body_file {
+        let wanted =
+            std::fs::read_to_string(fixtures().join("chartmuseum-expectations").join(file))
+                .unwrap();
+        if body != wanted {
+            problems.push(format!("body is not {file}'s"));
         }
     }
     if problems.is_empty() {
