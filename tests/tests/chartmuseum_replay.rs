@@ -538,3 +538,70 @@ fn chartmuseum_server_tests_replayed() {
         "{held} expectations hold, fewer than the floor {TOTAL_FLOOR}"
     );
 }
+
+#[test]
+fn expectation_lines_are_read_with_quoted_words() {
+    let line = r#"POST {api}/charts?force form=chart:a.tgz,prov:a.tgz.prov auth=u:p => 201 contains="x{repo=\"a\"} 1" header="Content-Type:text/html; charset=utf-8" no-header=X-Blah json-keys=1"#;
+    let expectation = parse_expectation(line, "inline");
+    assert_eq!(expectation.method, "POST");
+    assert_eq!(expectation.path, "{api}/charts?force");
+    assert!(
+        matches!(&expectation.body, Body::Form(fields) if fields.len() == 2 && fields[1] == ("prov".to_owned(), "a.tgz.prov".to_owned()))
+    );
+    assert_eq!(expectation.auth, Some(("u".to_owned(), "p".to_owned())));
+    assert_eq!(expectation.status, 201);
+    assert_eq!(expectation.contains, [r#"x{repo="a"} 1"#]);
+    assert_eq!(
+        expectation.headers,
+        ["Content-Type:text/html; charset=utf-8"]
+    );
+    assert_eq!(expectation.no_headers, ["X-Blah"]);
+    assert_eq!(expectation.json_keys, Some(1));
+}
+
+#[test]
+fn every_group_has_expectations_and_names_its_source() {
+    let groups = parse_groups(&fixtures().join("chartmuseum-expectations"));
+    let names: BTreeSet<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+    assert_eq!(names.len(), groups.len(), "two groups share a name");
+    for group in &groups {
+        assert!(
+            !group.expectations.is_empty(),
+            "{} has no expectations",
+            group.name
+        );
+        assert!(!group.source.is_empty(), "{} names no Go test", group.name);
+        for expectation in &group.expectations {
+            for file in sent_files(&expectation.body) {
+                assert!(
+                    group.seed.contains(&file) || known_package(&file),
+                    "{}: `{}` sends {file}, which the test does not make",
+                    group.name,
+                    expectation.line
+                );
+            }
+        }
+    }
+}
+
+fn sent_files(body: &Body) -> Vec<String> {
+    match body {
+        Body::File(file) => vec![file.clone()],
+        Body::Form(fields) => fields.iter().map(|(_, file)| file.clone()).collect(),
+        Body::None | Body::Empty => Vec::new(),
+    }
+}
+
+/// The files `make_packages` writes.
+fn known_package(file: &str) -> bool {
+    [
+        "mychart-0.1.0.tgz",
+        "mychart-0.2.0.tgz",
+        "mychart-0.0.1.tgz",
+        "mychart-service-0.0.1.tgz",
+        "otherchart-0.1.0.tgz",
+        "mybadchart-1.0.0.tgz",
+    ]
+    .iter()
+    .any(|package| file == *package || file.strip_suffix(".prov") == Some(package))
+}
