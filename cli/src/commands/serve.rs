@@ -107,6 +107,7 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
             interval: seconds("--oci-gc-interval", args.oci_gc_interval)?,
             grace: seconds("--oci-gc-grace", args.oci_gc_grace)?,
         },
+        depth: chartkit_repo_server::tenancy::Depth::new(args.depth, args.depth_dynamic),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,0 +1,238 @@
+//! The repositories of a multi-tenant server (`--depth N`, `--depth-dynamic`): each is a
+//! [`Repository`](crate::repository::Repository) of its own over the storage scoped to its path (`ORG/REPO/`), with its
+//! own index and cache, served by the same handlers as the single repository, behind the
+//! same policy (auth, limits, upload slots), metrics and registry state.
+//!
+//! A request is matched by [`crate::tenancy::route`], then handed to its repository's
+//! router with the path a single repository would see (`/ORG/REPO/index.yaml` becomes
+//! `/index.yaml`); registry requests keep their path, whose name carries the repository.
+//!
+//! Repositories are opened when first asked for, by reading their part of the storage.
+//! One is kept (and refreshed, and its registry garbage collected) once it has charts or
+//! a write to it succeeded; a read of a repository with nothing in it is answered from
+//! what was just read and forgotten, so requests for made-up paths cost a listing each,
+//! as in ChartMuseum, and no memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, Uri};
+use axum::response::{IntoResponse, Response};
+use tower::ServiceExt;
+
+use crate::api::{self, AppState};
+use crate::error::ApiError;
+use crate::oci::error::{Code, OciError};
+use crate::storage::StorageError;
+use crate::tenancy::{self, Depth, Route};
+
+/// One repository and the router that serves it.
+#[derive(Clone)]
+struct Tenant {
+    state: AppState,
+    router: Router,
+}
+
+/// Every repository the server has open, and the routing to them.
+pub struct Tenants {
+    depth: Depth,
+    /// The server's own routes, and the root repository (what `--depth-dynamic` serves
+    /// at depth 0).
+    root: Tenant,
+    held: RwLock<HashMap<String, Tenant>>,
+}
+
+impl Tenants {
+    pub fn new(depth: Depth, root: AppState) -> Arc<Tenants> {
+        Arc::new(Tenants {
+            depth,
+            root: Tenant {
+                router: api::router(root.clone()),
+                state: root,
+            },
+            held: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The service that routes every request.
+    pub fn router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .fallback(dispatch)
+            .with_state(Arc::clone(self))
+    }
+
+    fn held(&self, name: &str) -> Option<Tenant> {
+        self.held
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// The repositories kept, for refreshes and garbage collection.
+    fn all_held(&self) -> Vec<Tenant> {
+        self.held
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Opens the repository at `name` by reading its part of the storage.
+    async fn open(&self, name: &str) -> Result<Tenant, StorageError> {
+        let root = &self.root.state;
+        let storage = root.repo.storage().scoped(name)?;
+        let repo = Arc::new(root.repo.tenant(name, storage));
+        repo.sync().await?;
+        let state = AppState {
+            repo,
+            ..root.clone()
+        };
+        Ok(Tenant {
+            router: api::router(state.clone()),
+            state,
+        })
+    }
+
+    /// Keeps a repository opened for a request that left charts in it or wrote to it. If
+    /// another request kept one first, that one is kept and reads what this one wrote.
+    async fn keep(&self, name: &str, opened: Tenant) {
+        let kept = {
+            let mut held = self.held.write().unwrap_or_else(|e| e.into_inner());
+            held.entry(name.to_owned())
+                .or_insert(opened.clone())
+                .clone()
+        };
+        if !Arc::ptr_eq(&kept.state.repo, &opened.state.repo)
+            && let Err(error) = kept.state.repo.sync().await
+        {
+            tracing::warn!(repository = name, %error, "refresh from storage failed");
+        }
+    }
+
+    /// Serves `request` from the repository at `name`.
+    async fn serve(&self, name: &str, request: Request) -> Response {
+        if name.is_empty() {
+            return call(&self.root.router, request).await;
+        }
+        if let Some(tenant) = self.held(name) {
+            return call(&tenant.router, request).await;
+        }
+        let opened = match self.open(name).await {
+            Ok(opened) => opened,
+            Err(error) => return ApiError::from(error).into_response(),
+        };
+        let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
+        let response = call(&opened.router, request).await;
+        if opened.state.repo.chart_count() > 0 || (writes && response.status().is_success()) {
+            self.keep(name, opened).await;
+        }
+        response
+    }
+
+    /// Brings every kept repository in line with the storage every `interval`.
+    pub fn spawn_refresh(self: &Arc<Self>, interval: Duration) -> tokio::task::JoinHandle<()> {
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(interval);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticker.tick().await;
+            loop {
+                ticker.tick().await;
+                for tenant in this.all_held() {
+                    let repo = &tenant.state.repo;
+                    if let Err(error) = repo.sync().await {
+                        let name = repo.name().unwrap_or_default();
+                        tracing::warn!(repository = name, %error, "refresh from storage failed");
+                    }
+                }
+            }
+        })
+    }
+
+    /// Collects the registry's garbage in every kept repository, as the server does in
+    /// the root one.
+    pub fn spawn_collect(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(this.root.state.registry.gc.interval);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                for tenant in this.all_held() {
+                    if let Err(error) = crate::oci::gc::collect(&tenant.state).await {
+                        let name = tenant.state.repo.name().unwrap_or_default();
+                        tracing::warn!(repository = name, %error, "registry garbage collection failed; trying again later");
+                    }
+                }
+            }
+        })
+    }
+}
+
+async fn call(router: &Router, request: Request) -> Response {
+    match router.clone().oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// Routes one request to the server's own routes or to a repository's.
+async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> Response {
+    match tenancy::route(request.uri().path(), tenants.depth) {
+        Route::Server => call(&tenants.root.router, request).await,
+        Route::Registry { repository } => tenants.serve(&repository, request).await,
+        Route::Repository { repository, path } => {
+            let rewritten = match request.uri().query() {
+                Some(query) => format!("{path}?{query}"),
+                None => path,
+            };
+            match rewritten.parse::<Uri>() {
+                Ok(uri) => *request.uri_mut() = uri,
+                Err(_) => return not_found(&tenants, &request),
+            }
+            tenants.serve(&repository, request).await
+        }
+        Route::UnknownRegistryName(name) => {
+            let expected = match tenants.depth {
+                Depth::Fixed(n) => format!("{n} segments naming the repository, then the chart"),
+                _ => "the repository's path, then the chart".to_owned(),
+            };
+            let mut response = OciError::new(
+                Code::NameUnknown,
+                format!("repository {name} is not known: a chart's name is {expected}"),
+            )
+            .into_response();
+            response.headers_mut().insert(
+                "docker-distribution-api-version",
+                HeaderValue::from_static("registry/2.0"),
+            );
+            answered(&tenants, &request, "other", response)
+        }
+        Route::NotFound => not_found(&tenants, &request),
+    }
+}
+
+/// ChartMuseum's answer to a path no route matches (at the wrong depth, say).
+fn not_found(tenants: &Tenants, request: &Request) -> Response {
+    let response = ApiError::not_found("not found").into_response();
+    answered(tenants, request, "other", response)
+}
+
+/// What the routers' guard does for answers given before any router: counted, and
+/// tagged with the request's id.
+fn answered(tenants: &Tenants, request: &Request, route: &str, mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert("x-request-id", api::request_id(request.headers()));
+    tenants.root.state.metrics.request(
+        route,
+        request.method().as_str(),
+        response.status().as_u16(),
+    );
+    response
+}
