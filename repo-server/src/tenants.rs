@@ -184,7 +184,18 @@ async fn call(router: &Router, request: Request) -> Response {
 /// Routes one request to the server's own routes or to a repository's.
 async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> Response {
     match tenancy::route(request.uri().path(), tenants.depth) {
-        Route::Server => call(&tenants.root.router, request).await,
+        Route::Server => {
+            if request.uri().path() == "/metrics" {
+                // Counted when scraped, as the root repository is.
+                for tenant in tenants.all_held() {
+                    let repo = &tenant.state.repo;
+                    let metrics = &tenants.root.state.metrics;
+                    metrics
+                        .set_repository_charts(repo.name().unwrap_or_default(), repo.chart_count());
+                }
+            }
+            call(&tenants.root.router, request).await
+        }
         Route::Registry { repository } => tenants.serve(&repository, request).await,
         Route::Repository { repository, path } => {
             let rewritten = match request.uri().query() {
