@@ -430,3 +430,86 @@ fn the_chartmuseum_personality_with_depth_one_serves_a_repository_per_path() {
         .unwrap();
     assert!(!wrong.status.success(), "two is beta's, not alpha's");
 }
+
+/// Two replicas at depth 2 on one bucket: each repository is a key prefix, a replica that
+/// never saw a repository finds it in the bucket, and one that keeps it follows the other's
+/// uploads.
+#[test]
+fn replicas_on_one_bucket_share_each_repository() {
+    let Some(s3) = chartkit_tests::server::S3Server::start_or_skip(
+        "replicas_on_one_bucket_share_each_repository",
+    ) else {
+        return;
+    };
+    s3.create_bucket("charts");
+    let ctx = TestContext::new();
+    let start = || {
+        let mut command = ctx.chartkit();
+        s3.configure(&mut command);
+        ServeProcess::start(
+            command,
+            &[
+                "s3://charts/pre",
+                "--depth",
+                "2",
+                "--refresh-interval",
+                "0.5",
+            ],
+            ctx.dir(),
+        )
+    };
+    let (first, second) = (start(), start());
+    let upload_to = |server: &ServeProcess, version: &str| {
+        upload(
+            &format!("{}/api/org/a/charts", server.url),
+            chart_package("web", version),
+        )
+        .0
+    };
+    assert_eq!(upload_to(&first, "1.0.0"), 201);
+    // The package is under the repository's prefix: a single-repository server there
+    // serves it.
+    let single = {
+        let mut command = ctx.chartkit();
+        s3.configure(&mut command);
+        ServeProcess::start(command, &["s3://charts/pre/org/a"], ctx.dir())
+    };
+    assert!(index(&format!("{}/index.yaml", single.url)).contains("version: 1.0.0"));
+    drop(single);
+    let listed = index(&format!("{}/org/a/index.yaml", second.url));
+    assert!(listed.contains("version: 1.0.0"), "{listed}");
+    assert!(!index(&format!("{}/org/b/index.yaml", second.url)).contains("web"));
+
+    assert_eq!(upload_to(&first, "2.0.0"), 201);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let listed = index(&format!("{}/org/a/index.yaml", second.url));
+        if listed.contains("version: 2.0.0") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second replica never saw 2.0.0: {listed}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn the_context_path_comes_before_the_repository() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("store");
+    let server = start(&ctx, &storage, &["--depth", "1", "--context-path", "/cm"]);
+    let url = server.url.trim_end_matches("/cm");
+    assert_eq!(
+        upload(
+            &format!("{url}/cm/api/team/charts"),
+            chart_package("app", "1.0.0")
+        )
+        .0,
+        201
+    );
+    assert!(index(&format!("{url}/cm/team/index.yaml")).contains("  app:\n"));
+    assert_eq!(get(&format!("{url}/team/index.yaml")).0, 404);
+    assert_eq!(get(&format!("{url}/cm/health")).0, 200);
+}
