@@ -156,7 +156,12 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
                     if depth == 1 { "" } else { "s" },
                     repo.storage().describe()
                 ),
-                (1..=depth).map(|i| format!("/SEGMENT{i}")).collect(),
+                match depth {
+                    1 => "/REPO".to_owned(),
+                    2 => "/ORG/REPO".to_owned(),
+                    3 => "/ORG/TEAM/REPO".to_owned(),
+                    _ => "/ORG/…/REPO".to_owned(),
+                },
             ),
         };
         for (file, reason) in &server.initial_sync().skipped {
