@@ -513,3 +513,87 @@ fn the_context_path_comes_before_the_repository() {
     assert_eq!(get(&format!("{url}/team/index.yaml")).0, 404);
     assert_eq!(get(&format!("{url}/cm/health")).0, 200);
 }
+
+/// With credentials, OCI clients get tokens scoped to `ORG/REPO/NAME`: helm logs in and
+/// pushes into one repository, and a token for it grants nothing in another.
+#[test]
+fn registry_tokens_are_scoped_to_the_repository_path() {
+    const NAME: &str = "registry_tokens_are_scoped_to_the_repository_path";
+    let ctx = TestContext::new();
+    let htpasswd = ctx.path("htpasswd");
+    let hash = bcrypt::hash(PASSWORD, 4).unwrap();
+    std::fs::write(&htpasswd, format!("{USER}:{hash}\n")).unwrap();
+    let server = start(
+        &ctx,
+        &ctx.path("store"),
+        &[
+            "--depth",
+            "2",
+            "--basic-auth-file",
+            htpasswd.to_str().unwrap(),
+        ],
+    );
+    let url = &server.url;
+    let host = url.trim_start_matches("http://").to_owned();
+    let refused = client()
+        .post(format!("{url}/v2/org/a/web/blobs/uploads/"))
+        .send()
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        format!(
+            "Bearer realm=\"{url}/v2/token\",service=\"{host}\",scope=\"repository:org/a/web:pull,push\""
+        )
+    );
+    let token: serde_json::Value = client()
+        .get(format!(
+            "{url}/v2/token?service={host}&scope=repository:org/a/web:pull,push"
+        ))
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let token = token["token"].as_str().unwrap().to_owned();
+    let started = client()
+        .post(format!("{url}/v2/org/a/web/blobs/uploads/"))
+        .bearer_auth(&token)
+        .send()
+        .unwrap();
+    assert_eq!(started.status(), 202);
+    let elsewhere = client()
+        .post(format!("{url}/v2/org/b/web/blobs/uploads/"))
+        .bearer_auth(&token)
+        .send()
+        .unwrap();
+    assert_eq!(elsewhere.status(), 401);
+
+    let Some(helm) = peers::helm_or_skip(NAME) else {
+        return;
+    };
+    let helm = || ctx.hermetic(&helm);
+    let pkg = package_into(
+        &mut helm(),
+        &configmap_chart(&ctx, "web", "0.1.0"),
+        &ctx.path("out"),
+    );
+    run_ok(helm().args([
+        "registry",
+        "login",
+        &host,
+        "--username",
+        USER,
+        "--password",
+        PASSWORD,
+        "--plain-http",
+    ]));
+    run_ok(
+        helm()
+            .arg("push")
+            .arg(&pkg)
+            .args([&format!("oci://{host}/org/a"), "--plain-http"]),
+    );
+    // Reads need no credentials (no --auth-reads).
+    assert!(index(&format!("{url}/org/a/index.yaml")).contains("  web:\n"));
+}
