@@ -247,3 +247,148 @@ fn answered(tenants: &Tenants, request: &Request, route: &str, mut response: Res
     );
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+
+    use super::*;
+    use crate::api::Policy;
+    use crate::metrics::Metrics;
+    use crate::publish::UploadSlots;
+    use crate::repository::{PackageRules, Repository, UrlStyle};
+    use crate::storage::LocalStorage;
+
+    fn package(name: &str, version: &str) -> Vec<u8> {
+        let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: {version}\n");
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        let mut header = tar::Header::new_gnu();
+        header.set_size(chart_yaml.len() as u64);
+        header.set_mode(0o644);
+        builder
+            .append_data(
+                &mut header,
+                format!("{name}/Chart.yaml"),
+                chart_yaml.as_bytes(),
+            )
+            .unwrap();
+        builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    fn tenants(dir: &std::path::Path, depth: Depth) -> Arc<Tenants> {
+        let metrics = Arc::new(Metrics::default());
+        let repo = Arc::new(Repository::new(
+            Arc::new(LocalStorage::open(dir).unwrap()),
+            UrlStyle::default(),
+            PackageRules::default(),
+            Arc::clone(&metrics),
+        ));
+        let policy = Policy {
+            allow_overwrite: false,
+            max_upload_size: 1 << 20,
+            require_signature: None,
+            auth: crate::Auth::default(),
+            auth_reads: false,
+            uploads: UploadSlots::new(2, Duration::from_secs(1)),
+            delete: true,
+            api: true,
+            force_overwrite: true,
+        };
+        Tenants::new(
+            depth,
+            AppState {
+                repo,
+                policy: Arc::new(policy),
+                metrics,
+                registry: Arc::new(crate::oci::Registry {
+                    namespace: "charts".to_owned(),
+                    uploads: crate::oci::Uploads::new(8, Duration::from_secs(60)).unwrap(),
+                    artifacts: false,
+                    gc: crate::oci::gc::GcSettings::default(),
+                    recent: crate::oci::gc::RecentBlobs::default(),
+                    tokens: None,
+                    tls: false,
+                }),
+            },
+        )
+    }
+
+    async fn send(
+        tenants: &Arc<Tenants>,
+        method: &str,
+        uri: &str,
+        body: Vec<u8>,
+    ) -> (StatusCode, String) {
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(Body::from(body))
+            .unwrap();
+        let response = tenants.router().oneshot(request).await.unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn each_repository_has_its_own_index_and_storage_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let tenants = tenants(dir.path(), Depth::Fixed(1));
+        let (status, _) = send(&tenants, "POST", "/api/a/charts", package("web", "1.0.0")).await;
+        assert_eq!(status, StatusCode::CREATED);
+        assert!(dir.path().join("a/web-1.0.0.tgz").is_file());
+        let (status, index) = send(&tenants, "GET", "/a/index.yaml", Vec::new()).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(index.contains("- charts/web-1.0.0.tgz\n"), "{index}");
+        let (_, other) = send(&tenants, "GET", "/b/index.yaml", Vec::new()).await;
+        assert!(
+            other.starts_with("apiVersion: v1\nentries: {}\n"),
+            "{other}"
+        );
+        assert_eq!(
+            send(&tenants, "GET", "/index.yaml", Vec::new()).await,
+            (StatusCode::NOT_FOUND, r#"{"error":"not found"}"#.to_owned())
+        );
+        // The query goes with the path: ?force reaches the upload.
+        let (status, _) = send(
+            &tenants,
+            "POST",
+            "/api/a/charts?force",
+            package("web", "1.0.0"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+
+    #[tokio::test]
+    async fn only_repositories_with_charts_or_writes_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let tenants = tenants(dir.path(), Depth::Fixed(2));
+        send(&tenants, "GET", "/x/y/index.yaml", Vec::new()).await;
+        let (status, _) = send(&tenants, "POST", "/api/x/z/charts", b"not a chart".to_vec()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(tenants.all_held().is_empty());
+        assert!(
+            !dir.path().join("x").exists(),
+            "nothing made for reads or refusals"
+        );
+
+        // Charts another replica wrote: kept once read.
+        std::fs::create_dir_all(dir.path().join("x/y")).unwrap();
+        std::fs::write(dir.path().join("x/y/db-1.0.0.tgz"), package("db", "1.0.0")).unwrap();
+        let (_, index) = send(&tenants, "GET", "/x/y/index.yaml", Vec::new()).await;
+        assert!(index.contains("  db:\n"), "{index}");
+        let held: Vec<String> = tenants
+            .all_held()
+            .iter()
+            .map(|t| t.state.repo.name().unwrap().to_owned())
+            .collect();
+        assert_eq!(held, ["x/y"]);
+    }
+}
