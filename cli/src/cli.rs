@@ -875,6 +875,15 @@ pub struct ServeArgs {
     /// ChartMuseum).
     #[arg(long = "disable-force-overwrite")]
     pub disable_force_overwrite: bool,
+    /// Serve a repository per path of N segments (ChartMuseum's multi-tenancy):
+    /// /ORG/REPO/index.yaml, /api/ORG/REPO/charts..., oci://HOST/ORG/REPO/NAME at 2, each
+    /// with its own index, kept under ORG/REPO/ in the storage. 0: one repository.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub depth: usize,
+    /// Serve a repository at whatever path precedes a route (/a/index.yaml,
+    /// /a/b/c/index.yaml, /index.yaml), as ChartMuseum's --depth-dynamic matches it.
+    #[arg(long = "depth-dynamic")]
+    pub depth_dynamic: bool,
     /// Read ChartMuseum's flags, environment variables and --config file instead of
     /// chartkit's (as when the binary is run as `chartmuseum`); must come right after
     /// `serve`.

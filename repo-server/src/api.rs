@@ -150,7 +150,7 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
 
 /// The client's `X-Request-Id`, or a new random (version 4) UUID, as ChartMuseum answers
 /// every request with one.
-fn request_id(headers: &HeaderMap) -> HeaderValue {
+pub(crate) fn request_id(headers: &HeaderMap) -> HeaderValue {
     if let Some(given) = headers.get("x-request-id").filter(|v| !v.is_empty()) {
         return given.clone();
     }

@@ -7,6 +7,8 @@
 //! - `api`: Helm's repository protocol and ChartMuseum's API over axum.
 //! - [`connections`]: the connection limit and the timeouts that close connections which
 //!   stop making progress.
+//! - [`tenancy`]: which repository a path is for on a multi-tenant server (`--depth`);
+//!   `tenants`: those repositories, each its own [`Repository`] over its storage prefix.
 //! - [`Server`]: binding, TLS, the periodic sync, graceful shutdown.
 
 mod api;
@@ -22,6 +24,8 @@ pub mod oci;
 mod publish;
 pub mod repository;
 pub mod storage;
+pub mod tenancy;
+mod tenants;
 mod tls;
 mod upload;
 
@@ -84,6 +88,8 @@ pub struct ServerOptions {
     pub disable_force_overwrite: bool,
     /// When the registry's garbage collection runs and what it spares.
     pub oci_gc: oci::gc::GcSettings,
+    /// `--depth`/`--depth-dynamic`: one repository, or one per path prefix.
+    pub depth: tenancy::Depth,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -123,6 +129,7 @@ pub struct Server {
     timeouts: Timeouts,
     max_connections: usize,
     state: api::AppState,
+    tenants: Option<Arc<tenants::Tenants>>,
 }
 
 impl Server {
@@ -186,11 +193,19 @@ impl Server {
             metrics,
             registry,
         };
+        let tenants = options
+            .depth
+            .is_multi_tenant()
+            .then(|| tenants::Tenants::new(options.depth, state.clone()));
+        let routes = match &tenants {
+            Some(tenants) => tenants.router(),
+            None => api::router(state.clone()),
+        };
         let app = match options.context_path.as_deref() {
             // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
             // anything else is not found.
-            Some(prefix) => axum::Router::new().nest(prefix, api::router(state.clone())),
-            None => api::router(state.clone()),
+            Some(prefix) => axum::Router::new().nest(prefix, routes),
+            None => routes,
         };
         Ok(Server {
             listener,
@@ -202,6 +217,7 @@ impl Server {
             timeouts: options.timeouts,
             max_connections: options.max_connections,
             state,
+            tenants,
         })
     }
 
@@ -253,6 +269,12 @@ impl Server {
                     tracing::warn!(%error, "registry garbage collection failed; trying again later");
                 }
             }
+        });
+        let tenant_tasks = self.tenants.as_ref().map(|tenants| {
+            (
+                tenants.spawn_refresh(self.refresh_interval),
+                tenants.spawn_collect(),
+            )
         });
         let graceful = hyper_util::server::graceful::GracefulShutdown::new();
         let builder = Builder::new(TokioExecutor::new());
@@ -318,6 +340,10 @@ impl Server {
         refresh.abort();
         sweep.abort();
         collect.abort();
+        if let Some((refresh, collect)) = tenant_tasks {
+            refresh.abort();
+            collect.abort();
+        }
         tracing::info!("shutting down: finishing requests in flight");
         if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
             .await

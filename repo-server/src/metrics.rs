@@ -1,7 +1,9 @@
 //! Counters for `/metrics`, in Prometheus' text exposition format. A handful of atomics is
 //! all the server needs; a registry library would add more than it saves.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -32,6 +34,8 @@ pub struct Metrics {
     index_renders: AtomicU64,
     index_render_micros_total: AtomicU64,
     index_render_micros_last: AtomicU64,
+    /// Chart versions of each repository of a multi-tenant server, by its path.
+    repositories: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Default for Metrics {
@@ -46,6 +50,7 @@ impl Default for Metrics {
             index_renders: AtomicU64::new(0),
             index_render_micros_total: AtomicU64::new(0),
             index_render_micros_last: AtomicU64::new(0),
+            repositories: Mutex::new(BTreeMap::new()),
         }
     }
 }
@@ -80,6 +85,14 @@ impl Metrics {
         self.charts.store(count as u64, Ordering::Relaxed);
     }
 
+    /// One repository's chart versions on a multi-tenant server (`name` is its path).
+    pub fn set_repository_charts(&self, name: &str, count: usize) {
+        self.repositories
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_owned(), count as u64);
+    }
+
     pub fn index_rendered(&self, took: Duration) {
         let micros = took.as_micros() as u64;
         self.index_renders.fetch_add(1, Ordering::Relaxed);
@@ -95,6 +108,11 @@ impl Metrics {
     }
 
     pub fn render(&self) -> String {
+        let repositories = self
+            .repositories
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let mut out = String::new();
         let mut counter = |name: &str, help: &str, kind: &str, value: String| {
             let _ = writeln!(
@@ -118,7 +136,7 @@ impl Metrics {
             "chartkit_chart_versions",
             "Chart versions in the index.",
             "gauge",
-            self.charts.load(Ordering::Relaxed).to_string(),
+            (self.charts.load(Ordering::Relaxed) + repositories.values().sum::<u64>()).to_string(),
         );
         counter(
             "chartkit_index_renders_total",
@@ -135,6 +153,21 @@ impl Metrics {
                 self.index_render_micros_total.load(Ordering::Relaxed) as f64 / 1e6
             ),
         );
+        if !repositories.is_empty() {
+            let _ = writeln!(
+                out,
+                "# HELP chartkit_repository_chart_versions Chart versions in each repository's index.\n\
+                 # TYPE chartkit_repository_chart_versions gauge"
+            );
+            // Repository paths are checked names (letters, digits, `._+-` and `/`), which
+            // need no escaping in a label.
+            for (name, count) in &repositories {
+                let _ = writeln!(
+                    out,
+                    "chartkit_repository_chart_versions{{repository=\"{name}\"}} {count}"
+                );
+            }
+        }
         let _ = writeln!(
             out,
             "# HELP chartkit_http_requests_total HTTP requests by route, method and status.\n\
@@ -175,5 +208,18 @@ mod tests {
         assert!(text.contains(
             "chartkit_http_requests_total{route=\"/index.yaml\",method=\"GET\",status=\"200\"} 2"
         ));
+        assert!(!text.contains("chartkit_repository_chart_versions"));
+    }
+
+    #[test]
+    fn repositories_are_counted_apart_and_in_the_total() {
+        let metrics = Metrics::default();
+        metrics.set_charts(1);
+        metrics.set_repository_charts("org/a", 2);
+        metrics.set_repository_charts("org/b", 3);
+        let text = metrics.render();
+        assert!(text.contains("\nchartkit_chart_versions 6\n"), "{text}");
+        assert!(text.contains("chartkit_repository_chart_versions{repository=\"org/a\"} 2\n"));
+        assert!(text.contains("chartkit_repository_chart_versions{repository=\"org/b\"} 3\n"));
     }
 }

@@ -97,6 +97,18 @@ pub struct UrlStyle {
 }
 
 impl UrlStyle {
+    /// The URLs of the repository at `path` (`ORG/REPO`) of a multi-tenant server: relative
+    /// ones stay relative (to that repository's index), absolute ones go under the path,
+    /// as ChartMuseum writes them at depth.
+    pub fn under(&self, path: &str) -> UrlStyle {
+        UrlStyle {
+            base: self.base.as_ref().map(|base| {
+                let segments: Vec<&str> = path.split('/').collect();
+                chartkit_repo::url_join(base, &segments)
+            }),
+        }
+    }
+
     pub fn chart_url(&self, file: &str) -> String {
         match &self.base {
             Some(base) => chartkit_repo::url_join(base, &["charts", file]),
@@ -145,12 +157,15 @@ pub struct Repository {
     rules: PackageRules,
     /// How packages are loaded to be judged, with the memory budget all checks share.
     load: LoadOptions,
-    checks: Semaphore,
+    checks: Arc<Semaphore>,
     state: RwLock<State>,
     rendered: Mutex<Option<Arc<IndexBody>>>,
     /// The last render's blocks, for the next render to reuse.
     blocks: Mutex<BlockCache>,
     metrics: Arc<Metrics>,
+    /// The repository's path on a multi-tenant server (`ORG/REPO`); `None` for the
+    /// server's one repository.
+    name: Option<String>,
 }
 
 /// What a sync with the storage changed.
@@ -175,7 +190,7 @@ impl Repository {
             urls,
             rules,
             load: server_load_options(rules.limits),
-            checks: Semaphore::new(rules.concurrent_checks.max(1)),
+            checks: Arc::new(Semaphore::new(rules.concurrent_checks.max(1))),
             state: RwLock::new(State {
                 index,
                 ..State::default()
@@ -183,7 +198,37 @@ impl Repository {
             rendered: Mutex::new(None),
             blocks: Mutex::new(BlockCache::default()),
             metrics,
+            name: None,
         }
+    }
+
+    /// The repository at `name` (`ORG/REPO`) of a multi-tenant server, kept in `storage`
+    /// (this one's, scoped to the path): its chart URLs are under that path, its metrics
+    /// counted under that name, its OCI repositories are `ORG/REPO/NAME`. It shares this
+    /// repository's rules, and its bound on packages judged at once and their memory, so
+    /// the bound holds for the whole server however many repositories it has.
+    pub fn tenant(&self, name: &str, storage: Arc<dyn Storage>) -> Repository {
+        let mut index = IndexFile::new(chartkit_repo::now());
+        index.generated = None;
+        Repository {
+            storage,
+            urls: self.urls.under(name),
+            rules: self.rules,
+            load: self.load.clone(),
+            checks: Arc::clone(&self.checks),
+            state: RwLock::new(State {
+                index,
+                ..State::default()
+            }),
+            rendered: Mutex::new(None),
+            blocks: Mutex::new(BlockCache::default()),
+            metrics: Arc::clone(&self.metrics),
+            name: Some(name.to_owned()),
+        }
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
 
     pub fn storage(&self) -> &Arc<dyn Storage> {
@@ -575,7 +620,10 @@ impl Repository {
         if changed {
             self.invalidate();
         }
-        self.metrics.set_charts(self.chart_count());
+        match &self.name {
+            Some(name) => self.metrics.set_repository_charts(name, self.chart_count()),
+            None => self.metrics.set_charts(self.chart_count()),
+        }
         Ok(report)
     }
 

@@ -71,12 +71,26 @@ pub trait Storage: Send + Sync + 'static {
         let _ = prefix;
         Ok(Vec::new())
     }
+    /// The same storage under `path` (`ORG/REPO`: segments [`crate::names::is_safe`]
+    /// already checked): a subdirectory or a longer key prefix, where a multi-tenant
+    /// server keeps that repository. Nothing is created until something is written.
+    fn scoped(&self, path: &str) -> Result<Arc<dyn Storage>, StorageError> {
+        Err(StorageError::Failed {
+            action: "opening",
+            name: path.to_owned(),
+            storage: self.describe(),
+            message: "this storage keeps one repository only".to_owned(),
+        })
+    }
 }
 
 /// A directory on the local filesystem.
 #[derive(Debug, Clone)]
 pub struct LocalStorage {
     dir: PathBuf,
+    /// A repository's subdirectory ([`Storage::scoped`]): made by the first write, and
+    /// read as empty until then.
+    scoped: bool,
 }
 
 const TEMP_PREFIX: &str = ".chartkit-upload-";
@@ -104,6 +118,7 @@ impl LocalStorage {
         }
         Ok(LocalStorage {
             dir: dir.to_path_buf(),
+            scoped: false,
         })
     }
 
@@ -137,6 +152,10 @@ impl LocalStorage {
         mode: WriteMode,
     ) -> Result<ObjectInfo, StorageError> {
         let target = self.dir.join(name);
+        if self.scoped {
+            self.create_dir()
+                .map_err(|e| self.failed("writing", name, e))?;
+        }
         let mut temp = tempfile::Builder::new()
             .prefix(TEMP_PREFIX)
             .tempfile_in(&self.dir)
@@ -174,6 +193,47 @@ impl LocalStorage {
         let meta = std::fs::metadata(&target).map_err(|e| self.failed("writing", name, e))?;
         Ok(Self::info(name.to_owned(), &meta))
     }
+
+    /// Makes a scoped repository's directory and its missing parents, each synced into
+    /// its own parent so that a package written into it survives a crash.
+    fn create_dir(&self) -> std::io::Result<()> {
+        if self.dir.is_dir() {
+            return Ok(());
+        }
+        let mut missing = Vec::new();
+        let mut dir = self.dir.as_path();
+        while !dir.exists() {
+            missing.push(dir.to_path_buf());
+            match dir.parent() {
+                Some(parent) => dir = parent,
+                None => break,
+            }
+        }
+        std::fs::create_dir_all(&self.dir)?;
+        for made in missing.iter().rev() {
+            if let Some(parent) = made.parent() {
+                std::fs::File::open(parent)?.sync_all()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A directory listing, or none for a scoped repository nothing was written to yet.
+    fn read_dir(&self) -> Result<Option<std::fs::ReadDir>, StorageError> {
+        match std::fs::read_dir(&self.dir) {
+            Ok(entries) => Ok(Some(entries)),
+            Err(e)
+                if self.scoped
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(self.failed("listing", "", e)),
+        }
+    }
 }
 
 async fn blocking<T: Send + 'static>(
@@ -193,8 +253,9 @@ impl Storage for LocalStorage {
     async fn list(&self) -> Result<Vec<ObjectInfo>, StorageError> {
         let this = self.clone();
         blocking(move || {
-            let entries =
-                std::fs::read_dir(&this.dir).map_err(|e| this.failed("listing", "", e))?;
+            let Some(entries) = this.read_dir()? else {
+                return Ok(Vec::new());
+            };
             let mut found = Vec::new();
             for entry in entries.flatten() {
                 let Ok(name) = entry.file_name().into_string() else {
@@ -252,8 +313,9 @@ impl Storage for LocalStorage {
         let this = self.clone();
         let prefix = prefix.to_owned();
         blocking(move || {
-            let entries =
-                std::fs::read_dir(&this.dir).map_err(|e| this.failed("listing", "", e))?;
+            let Some(entries) = this.read_dir()? else {
+                return Ok(Vec::new());
+            };
             Ok(entries
                 .flatten()
                 .filter_map(|entry| {
@@ -276,6 +338,15 @@ impl Storage for LocalStorage {
             Ok(_) => Err(self.failed("checking", "", "not a directory")),
             Err(e) => Err(self.failed("checking", "", e)),
         }
+    }
+
+    fn scoped(&self, path: &str) -> Result<Arc<dyn Storage>, StorageError> {
+        Ok(Arc::new(LocalStorage {
+            dir: path
+                .split('/')
+                .fold(self.dir.clone(), |dir, part| dir.join(part)),
+            scoped: true,
+        }))
     }
 }
 
@@ -494,6 +565,19 @@ impl Storage for BucketStorage {
             Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.failed("checking", "", e)),
         }
+    }
+
+    fn scoped(&self, path: &str) -> Result<Arc<dyn Storage>, StorageError> {
+        let prefix = path
+            .split('/')
+            .fold(self.prefix.clone().unwrap_or_default(), |prefix, part| {
+                prefix.join(part)
+            });
+        Ok(Arc::new(BucketStorage {
+            store: Arc::clone(&self.store),
+            prefix: Some(prefix),
+            url: format!("{}/{path}", self.url),
+        }))
     }
 }
 

@@ -176,8 +176,8 @@ fn settings_chartkit_cannot_honour_are_refused_by_name() {
         ),
         (
             &[],
-            &[("DEPTH", "1")],
-            "Error: DEPTH = `1` is not supported",
+            &[("GEN_INDEX", "true")],
+            "Error: GEN_INDEX = `true` is not supported",
         ),
         (
             &["--cache", "redis"],

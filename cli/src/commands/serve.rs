@@ -107,6 +107,7 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
             interval: seconds("--oci-gc-interval", args.oci_gc_interval)?,
             grace: seconds("--oci-gc-grace", args.oci_gc_grace)?,
         },
+        depth: chartkit_repo_server::tenancy::Depth::new(args.depth, args.depth_dynamic),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -132,18 +133,44 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
         let scheme = if server.is_tls() { "https" } else { "http" };
         let repo = server.repository();
         let count = repo.chart_count();
-        let mut banner = format!(
-            "Serving {count} chart {} from {}\n",
-            if count == 1 { "version" } else { "versions" },
-            repo.storage().describe()
-        );
+        // At depth N the repositories are found as they are asked for.
+        let (mut banner, repository_path) = match (args.depth, args.depth_dynamic) {
+            (0, false) => (
+                format!(
+                    "Serving {count} chart {} from {}\n",
+                    if count == 1 { "version" } else { "versions" },
+                    repo.storage().describe()
+                ),
+                String::new(),
+            ),
+            (_, true) => (
+                format!(
+                    "Serving a repository at every path (--depth-dynamic) from {}\n",
+                    repo.storage().describe()
+                ),
+                "/PATH".to_owned(),
+            ),
+            (depth, false) => (
+                format!(
+                    "Serving a repository per path of {depth} segment{} from {}\n",
+                    if depth == 1 { "" } else { "s" },
+                    repo.storage().describe()
+                ),
+                match depth {
+                    1 => "/REPO".to_owned(),
+                    2 => "/ORG/REPO".to_owned(),
+                    3 => "/ORG/TEAM/REPO".to_owned(),
+                    _ => "/ORG/…/REPO".to_owned(),
+                },
+            ),
+        };
         for (file, reason) in &server.initial_sync().skipped {
             banner.push_str(&format!("  skipped {file}: {reason}\n"));
         }
         let prefix = context_path(args.context_path.as_deref())?.unwrap_or_default();
         banner.push_str(&format!("Listening on {scheme}://{addr}{prefix}/\n"));
         banner.push_str(&format!(
-            "Use it with: helm repo add NAME {}\n",
+            "Use it with: helm repo add NAME {}{repository_path}\n",
             args.url
                 .clone()
                 .unwrap_or_else(|| format!("{scheme}://{addr}{prefix}"))

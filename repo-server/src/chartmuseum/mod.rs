@@ -483,6 +483,16 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
     if values.bool("disableapi")? {
         args.push("--disable-api".to_owned());
     }
+    let depth = values.int("depth")?;
+    if depth < 0 {
+        return Err(values.bad("depth", "a number of path segments (0 or more)"));
+    }
+    if depth > 0 {
+        args.extend(["--depth".to_owned(), depth.to_string()]);
+    }
+    if values.bool("depthdynamic")? {
+        args.push("--depth-dynamic".to_owned());
+    }
     let max_upload = values.int("maxuploadsize")?;
     if max_upload <= 0 {
         return Err(values.bad("maxuploadsize", "a positive number of bytes"));

@@ -57,7 +57,6 @@ const fn setting(
 use Kind::{Bool, Duration, Int, Text};
 use Support::{DefaultOnly, Mapped, Moot};
 
-const NO_MULTITENANCY: &str = "chartkit serves one repository (no multi-tenant routes yet)";
 const NO_JWT: &str =
     "chartkit's bearer auth takes a token file (--bearer-token-file), not ChartMuseum's JWTs";
 const NO_CACHE: &str =
@@ -141,13 +140,13 @@ pub static SETTINGS: &[Setting] = &[
     setting("maxuploadsize", "max-upload-size", "MAX_UPLOAD_SIZE", Int, "20971520", Mapped),
     setting("indexlimit", "index-limit", "INDEX_LIMIT", Int, "0", DefaultOnly(NOT_YET)),
     setting("contextpath", "context-path", "CONTEXT_PATH", Text, "", Mapped),
-    setting("depth", "depth", "DEPTH", Int, "0", DefaultOnly(NO_MULTITENANCY)),
+    setting("depth", "depth", "DEPTH", Int, "0", Mapped),
     setting("bearerauth", "bearer-auth", "BEARER_AUTH", Bool, "false", DefaultOnly(NO_JWT)),
     setting("authrealm", "auth-realm", "AUTH_REALM", Text, "", DefaultOnly(NO_JWT)),
     setting("authservice", "auth-service", "AUTH_SERVICE", Text, "", DefaultOnly(NO_JWT)),
     setting("authcertpath", "auth-cert-path", "AUTH_CERT_PATH", Text, "", DefaultOnly(NO_JWT)),
     setting("authactionssearchpath", "auth-actions-search-path", "AUTH_ACTIONS_SEARCH_PATH", Text, "", DefaultOnly(NO_JWT)),
-    setting("depthdynamic", "depth-dynamic", "DEPTH_DYNAMIC", Bool, "false", DefaultOnly(NO_MULTITENANCY)),
+    setting("depthdynamic", "depth-dynamic", "DEPTH_DYNAMIC", Bool, "false", Mapped),
     setting("cors.alloworigin", "cors-alloworigin", "CORS_ALLOW_ORIGIN", Text, "", DefaultOnly(NOT_YET)),
     setting("enforce-semver2", "enforce-semver2", "ENFORCE_SEMVER2", Bool, "false", DefaultOnly(NOT_YET)),
     setting("cacheinterval", "cache-interval", "CACHE_INTERVAL", Duration, "5m0s", Mapped),

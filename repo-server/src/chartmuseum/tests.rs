@@ -146,10 +146,10 @@ fn unknown_flags_and_arguments_are_refused() {
 #[test]
 fn unsupported_settings_are_refused_unless_at_their_default() {
     let base = [("STORAGE", "local"), ("STORAGE_LOCAL_ROOTDIR", "/s")];
-    let error = read_with(&["--depth", "1"], &base).unwrap_err();
+    let error = read_with(&["--gen-index"], &base).unwrap_err();
     assert_eq!(
         error.to_string(),
-        "--depth = `1` is not supported: chartkit serves one repository (no multi-tenant routes yet)"
+        "--gen-index = `true` is not supported: use `chartkit repo index` to write an index.yaml"
     );
     let mut env = base.to_vec();
     env.push(("CACHE", "redis"));
@@ -279,4 +279,25 @@ fn go_durations() {
     assert_eq!(parse_go_duration("0"), Some(0.0));
     assert_eq!(parse_go_duration("5"), None);
     assert_eq!(parse_go_duration("m"), None);
+}
+
+#[test]
+fn depth_and_depth_dynamic_become_serves_own() {
+    let base = [("STORAGE", "local"), ("STORAGE_LOCAL_ROOTDIR", "/s")];
+    let mut env = base.to_vec();
+    env.push(("DEPTH", "1"));
+    let p = read_with(&[], &env).unwrap();
+    assert!(
+        p.serve_args.windows(2).any(|w| w == ["--depth", "1"]),
+        "{:?}",
+        p.serve_args
+    );
+    let p = read_with(&["--depth-dynamic"], &base).unwrap();
+    assert!(p.serve_args.iter().any(|a| a == "--depth-dynamic"));
+    assert!(!p.serve_args.iter().any(|a| a == "--depth"));
+    let error = read_with(&["--depth", "-1"], &base).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "--depth is `-1`, not a number of path segments (0 or more)"
+    );
 }

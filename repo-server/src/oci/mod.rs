@@ -116,6 +116,12 @@ pub(crate) fn parse_path(rest: &str) -> Option<(&str, Target<'_>)> {
     None
 }
 
+/// What precedes a chart's name in its OCI repository name: `--oci-namespace`, or on a
+/// multi-tenant server the repository's path (`ORG/REPO`).
+pub(crate) fn namespace(state: &AppState) -> &str {
+    state.repo.name().unwrap_or(&state.registry.namespace)
+}
+
 /// The chart a repository name means: `NAMESPACE/NAME`, with a name the repository could
 /// hold; anything else is unknown.
 fn chart_of<'a>(state: &AppState, repository: &'a str) -> Result<&'a str, OciError> {
@@ -124,13 +130,14 @@ fn chart_of<'a>(state: &AppState, repository: &'a str) -> Result<&'a str, OciErr
             Code::NameUnknown,
             format!(
                 "repository {repository} is not known: charts are under {}/NAME",
-                state.registry.namespace
+                namespace(state)
             ),
         )
     };
-    let (namespace, chart) = repository.split_once('/').ok_or_else(unknown)?;
+    // A chart's name has no `/`, so the namespace is everything before the last one.
+    let (given, chart) = repository.rsplit_once('/').ok_or_else(unknown)?;
     let safe = crate::names::is_safe(chart) && !chart.contains('+');
-    if namespace != state.registry.namespace || !safe {
+    if given != namespace(state) || !safe {
         return Err(unknown());
     }
     Ok(chart)
@@ -250,7 +257,7 @@ fn catalog(state: &AppState, params: &[(String, String)]) -> Response {
         .repo
         .charts()
         .into_keys()
-        .map(|name| format!("{}/{name}", state.registry.namespace))
+        .map(|name| format!("{}/{name}", namespace(state)))
         .collect();
     let (page, next) = paged(&names, params, "/v2/_catalog");
     let body = serde_json::json!({ "repositories": page }).to_string();
@@ -766,7 +773,7 @@ async fn put_manifest(
             Code::ManifestInvalid,
             format!(
                 "the chart is {name:?}, so it belongs in {}/{name}, not {repository}",
-                state.registry.namespace
+                namespace(state)
             ),
         ));
     }

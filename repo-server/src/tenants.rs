@@ -1,0 +1,394 @@
+//! The repositories of a multi-tenant server (`--depth N`, `--depth-dynamic`): each is a
+//! [`Repository`](crate::repository::Repository) of its own over the storage scoped to its path (`ORG/REPO/`), with its
+//! own index and cache, served by the same handlers as the single repository, behind the
+//! same policy (auth, limits, upload slots), metrics and registry state.
+//!
+//! A request is matched by [`crate::tenancy::route`], then handed to its repository's
+//! router with the path a single repository would see (`/ORG/REPO/index.yaml` becomes
+//! `/index.yaml`); registry requests keep their path, whose name carries the repository.
+//!
+//! Repositories are opened when first asked for, by reading their part of the storage.
+//! One is kept (and refreshed, and its registry garbage collected) once it has charts or
+//! a write to it succeeded; a read of a repository with nothing in it is answered from
+//! what was just read and forgotten, so requests for made-up paths cost a listing each,
+//! as in ChartMuseum, and no memory.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, Uri};
+use axum::response::{IntoResponse, Response};
+use tower::ServiceExt;
+
+use crate::api::{self, AppState};
+use crate::error::ApiError;
+use crate::oci::error::{Code, OciError};
+use crate::storage::StorageError;
+use crate::tenancy::{self, Depth, Route};
+
+/// One repository and the router that serves it.
+#[derive(Clone)]
+struct Tenant {
+    state: AppState,
+    router: Router,
+}
+
+/// Every repository the server has open, and the routing to them.
+pub struct Tenants {
+    depth: Depth,
+    /// The server's own routes, and the root repository (what `--depth-dynamic` serves
+    /// at depth 0).
+    root: Tenant,
+    held: RwLock<HashMap<String, Tenant>>,
+}
+
+impl Tenants {
+    pub fn new(depth: Depth, root: AppState) -> Arc<Tenants> {
+        Arc::new(Tenants {
+            depth,
+            root: Tenant {
+                router: api::router(root.clone()),
+                state: root,
+            },
+            held: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The service that routes every request.
+    pub fn router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .fallback(dispatch)
+            .with_state(Arc::clone(self))
+    }
+
+    fn held(&self, name: &str) -> Option<Tenant> {
+        self.held
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    /// The repositories kept, for refreshes and garbage collection.
+    fn all_held(&self) -> Vec<Tenant> {
+        self.held
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect()
+    }
+
+    /// Opens the repository at `name` by reading its part of the storage.
+    async fn open(&self, name: &str) -> Result<Tenant, StorageError> {
+        let root = &self.root.state;
+        let storage = root.repo.storage().scoped(name)?;
+        let repo = Arc::new(root.repo.tenant(name, storage));
+        repo.sync().await?;
+        let state = AppState {
+            repo,
+            ..root.clone()
+        };
+        Ok(Tenant {
+            router: api::router(state.clone()),
+            state,
+        })
+    }
+
+    /// Keeps a repository opened for a request that left charts in it or wrote to it. If
+    /// another request kept one first, that one is kept and reads what this one wrote.
+    async fn keep(&self, name: &str, opened: Tenant) {
+        let kept = {
+            let mut held = self.held.write().unwrap_or_else(|e| e.into_inner());
+            held.entry(name.to_owned())
+                .or_insert(opened.clone())
+                .clone()
+        };
+        if !Arc::ptr_eq(&kept.state.repo, &opened.state.repo)
+            && let Err(error) = kept.state.repo.sync().await
+        {
+            tracing::warn!(repository = name, %error, "refresh from storage failed");
+        }
+    }
+
+    /// Serves `request` from the repository at `name`.
+    async fn serve(&self, name: &str, request: Request) -> Response {
+        if name.is_empty() {
+            return call(&self.root.router, request).await;
+        }
+        if let Some(tenant) = self.held(name) {
+            return call(&tenant.router, request).await;
+        }
+        let opened = match self.open(name).await {
+            Ok(opened) => opened,
+            Err(error) => return ApiError::from(error).into_response(),
+        };
+        let writes = !matches!(*request.method(), Method::GET | Method::HEAD);
+        let response = call(&opened.router, request).await;
+        if opened.state.repo.chart_count() > 0 || (writes && response.status().is_success()) {
+            self.keep(name, opened).await;
+        }
+        response
+    }
+
+    /// Brings every kept repository in line with the storage every `interval`.
+    pub fn spawn_refresh(self: &Arc<Self>, interval: Duration) -> tokio::task::JoinHandle<()> {
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(interval);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticker.tick().await;
+            loop {
+                ticker.tick().await;
+                for tenant in this.all_held() {
+                    let repo = &tenant.state.repo;
+                    if let Err(error) = repo.sync().await {
+                        let name = repo.name().unwrap_or_default();
+                        tracing::warn!(repository = name, %error, "refresh from storage failed");
+                    }
+                }
+            }
+        })
+    }
+
+    /// Collects the registry's garbage in every kept repository, as the server does in
+    /// the root one.
+    pub fn spawn_collect(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(this.root.state.registry.gc.interval);
+            every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                every.tick().await;
+                for tenant in this.all_held() {
+                    if let Err(error) = crate::oci::gc::collect(&tenant.state).await {
+                        let name = tenant.state.repo.name().unwrap_or_default();
+                        tracing::warn!(repository = name, %error, "registry garbage collection failed; trying again later");
+                    }
+                }
+            }
+        })
+    }
+}
+
+async fn call(router: &Router, request: Request) -> Response {
+    match router.clone().oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// Routes one request to the server's own routes or to a repository's.
+async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> Response {
+    match tenancy::route(request.uri().path(), tenants.depth) {
+        Route::Server => {
+            if request.uri().path() == "/metrics" {
+                // Counted when scraped, as the root repository is.
+                for tenant in tenants.all_held() {
+                    let repo = &tenant.state.repo;
+                    let metrics = &tenants.root.state.metrics;
+                    metrics
+                        .set_repository_charts(repo.name().unwrap_or_default(), repo.chart_count());
+                }
+            }
+            call(&tenants.root.router, request).await
+        }
+        Route::Registry { repository } => tenants.serve(&repository, request).await,
+        Route::Repository { repository, path } => {
+            let rewritten = match request.uri().query() {
+                Some(query) => format!("{path}?{query}"),
+                None => path,
+            };
+            match rewritten.parse::<Uri>() {
+                Ok(uri) => *request.uri_mut() = uri,
+                Err(_) => return not_found(&tenants, &request),
+            }
+            tenants.serve(&repository, request).await
+        }
+        Route::UnknownRegistryName(name) => {
+            let expected = match tenants.depth {
+                Depth::Fixed(n) => format!("{n} segments naming the repository, then the chart"),
+                _ => "the repository's path, then the chart".to_owned(),
+            };
+            let mut response = OciError::new(
+                Code::NameUnknown,
+                format!("repository {name} is not known: a chart's name is {expected}"),
+            )
+            .into_response();
+            response.headers_mut().insert(
+                "docker-distribution-api-version",
+                HeaderValue::from_static("registry/2.0"),
+            );
+            answered(&tenants, &request, "other", response)
+        }
+        Route::NotFound => not_found(&tenants, &request),
+    }
+}
+
+/// ChartMuseum's answer to a path no route matches (at the wrong depth, say).
+fn not_found(tenants: &Tenants, request: &Request) -> Response {
+    let response = ApiError::not_found("not found").into_response();
+    answered(tenants, request, "other", response)
+}
+
+/// What the routers' guard does for answers given before any router: counted, and
+/// tagged with the request's id.
+fn answered(tenants: &Tenants, request: &Request, route: &str, mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert("x-request-id", api::request_id(request.headers()));
+    tenants.root.state.metrics.request(
+        route,
+        request.method().as_str(),
+        response.status().as_u16(),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+
+    use super::*;
+    use crate::api::Policy;
+    use crate::metrics::Metrics;
+    use crate::publish::UploadSlots;
+    use crate::repository::{PackageRules, Repository, UrlStyle};
+    use crate::storage::LocalStorage;
+
+    fn package(name: &str, version: &str) -> Vec<u8> {
+        let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: {version}\n");
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        let mut header = tar::Header::new_gnu();
+        header.set_size(chart_yaml.len() as u64);
+        header.set_mode(0o644);
+        builder
+            .append_data(
+                &mut header,
+                format!("{name}/Chart.yaml"),
+                chart_yaml.as_bytes(),
+            )
+            .unwrap();
+        builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    fn tenants(dir: &std::path::Path, depth: Depth) -> Arc<Tenants> {
+        let metrics = Arc::new(Metrics::default());
+        let repo = Arc::new(Repository::new(
+            Arc::new(LocalStorage::open(dir).unwrap()),
+            UrlStyle::default(),
+            PackageRules::default(),
+            Arc::clone(&metrics),
+        ));
+        let policy = Policy {
+            allow_overwrite: false,
+            max_upload_size: 1 << 20,
+            require_signature: None,
+            auth: crate::Auth::default(),
+            auth_reads: false,
+            uploads: UploadSlots::new(2, Duration::from_secs(1)),
+            delete: true,
+            api: true,
+            force_overwrite: true,
+        };
+        Tenants::new(
+            depth,
+            AppState {
+                repo,
+                policy: Arc::new(policy),
+                metrics,
+                registry: Arc::new(crate::oci::Registry {
+                    namespace: "charts".to_owned(),
+                    uploads: crate::oci::Uploads::new(8, Duration::from_secs(60)).unwrap(),
+                    artifacts: false,
+                    gc: crate::oci::gc::GcSettings::default(),
+                    recent: crate::oci::gc::RecentBlobs::default(),
+                    tokens: None,
+                    tls: false,
+                }),
+            },
+        )
+    }
+
+    async fn send(
+        tenants: &Arc<Tenants>,
+        method: &str,
+        uri: &str,
+        body: Vec<u8>,
+    ) -> (StatusCode, String) {
+        let request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(Body::from(body))
+            .unwrap();
+        let response = tenants.router().oneshot(request).await.unwrap();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn each_repository_has_its_own_index_and_storage_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let tenants = tenants(dir.path(), Depth::Fixed(1));
+        let (status, _) = send(&tenants, "POST", "/api/a/charts", package("web", "1.0.0")).await;
+        assert_eq!(status, StatusCode::CREATED);
+        assert!(dir.path().join("a/web-1.0.0.tgz").is_file());
+        let (status, index) = send(&tenants, "GET", "/a/index.yaml", Vec::new()).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(index.contains("- charts/web-1.0.0.tgz\n"), "{index}");
+        let (_, other) = send(&tenants, "GET", "/b/index.yaml", Vec::new()).await;
+        assert!(
+            other.starts_with("apiVersion: v1\nentries: {}\n"),
+            "{other}"
+        );
+        assert_eq!(
+            send(&tenants, "GET", "/index.yaml", Vec::new()).await,
+            (StatusCode::NOT_FOUND, r#"{"error":"not found"}"#.to_owned())
+        );
+        // The query goes with the path: ?force reaches the upload.
+        let (status, _) = send(
+            &tenants,
+            "POST",
+            "/api/a/charts?force",
+            package("web", "1.0.0"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+
+    #[tokio::test]
+    async fn only_repositories_with_charts_or_writes_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let tenants = tenants(dir.path(), Depth::Fixed(2));
+        send(&tenants, "GET", "/x/y/index.yaml", Vec::new()).await;
+        let (status, _) = send(&tenants, "POST", "/api/x/z/charts", b"not a chart".to_vec()).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(tenants.all_held().is_empty());
+        assert!(
+            !dir.path().join("x").exists(),
+            "nothing made for reads or refusals"
+        );
+
+        // Charts another replica wrote: kept once read.
+        std::fs::create_dir_all(dir.path().join("x/y")).unwrap();
+        std::fs::write(dir.path().join("x/y/db-1.0.0.tgz"), package("db", "1.0.0")).unwrap();
+        let (_, index) = send(&tenants, "GET", "/x/y/index.yaml", Vec::new()).await;
+        assert!(index.contains("  db:\n"), "{index}");
+        let held: Vec<String> = tenants
+            .all_held()
+            .iter()
+            .map(|t| t.state.repo.name().unwrap().to_owned())
+            .collect();
+        assert_eq!(held, ["x/y"]);
+    }
+}
