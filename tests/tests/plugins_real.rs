@@ -426,6 +426,39 @@ fn the_parts_of_helm_secrets_that_need_no_sops_work_the_same() {
         run_ok(ctx.chartkit().args(["create", "web"]));
         run_ok(ctx.chartkit().args(["package", "web"]));
     }
+    // The getter's use: value files behind `secrets://` (not encrypted, so served as
+    // they are; sops would decrypt them), for template, install and upgrade alike.
+    for (_, ctx) in pair.contexts() {
+        write_file(ctx.dir(), "secret-values.yaml", "replicaCount: 7\n");
+    }
+    let rendered = pair.same(
+        &[
+            "template",
+            "rel",
+            "./web",
+            "-f",
+            "secrets://secret-values.yaml",
+        ],
+        all_lines,
+    );
+    assert!(
+        stdout(&rendered).contains("replicas: 7"),
+        "{}",
+        stdout(&rendered)
+    );
+    let missing = pair.same(
+        &["template", "rel", "./web", "-f", "secrets://missing.yaml"],
+        all_lines,
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains(
+            "Error: plugin \"secrets-getter\" failed to fetch secrets://missing.yaml: it exited with status 1: [helm-secrets] File does not exist: missing.yaml"
+        ),
+        "{}",
+        stderr(&missing)
+    );
+
     // sops is not installed: the default backend fails the same way in both tools.
     let failed = pair.same(&["secrets", "decrypt", "values.yaml"], all_lines);
     assert_eq!(failed.status.code(), Some(1));
