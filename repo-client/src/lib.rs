@@ -27,8 +27,8 @@
 //! - [`ChartSource`] (`locate`): the one resolver every command that takes a chart
 //!   uses, helm's `LocateChart`: a local directory or package, or a repository
 //!   reference, found ([`ChartSource::locate`]), verified with `--verify`, and loaded
-//!   ([`Located::load`]) or handed over as package bytes (`pull`). A new scheme is a new
-//!   [`ChartSource`] variant.
+//!   ([`Located::load`]) or handed over as package bytes (`pull`). A new kind of place is a
+//!   new [`ChartSource`] variant; a repository behind a plugin's scheme is not one.
 //! - [`search()`]: `helm search repo` over loaded indexes.
 //! - [`tunnel`]: `portforward://NAMESPACE/svc/NAME:PORT[/PATH]` repositories inside a
 //!   cluster: the URL stays the repository's identity (settings, cache keys, the base of

@@ -3,7 +3,9 @@
 //! a [`ChartSource`] says where the argument points (one variant per kind of place, so
 //! a new scheme is one variant, its parsing in [`ChartSource::parse`] and its fetching
 //! in [`ChartSource::locate`]), and [`Located`] is what was found there, verified when
-//! asked, ready to load.
+//! asked, ready to load. A chart repository behind a scheme a getter plugin serves
+//! (`git+https://`, `s3://`) is no new kind of place: it is a repository whose bytes
+//! the network fetches by running the plugin (`crate::Getters`).
 
 use chartkit_yaml::goslog;
 use std::path::{Path, PathBuf};

@@ -386,6 +386,20 @@ fn helm_git_serves_a_git_repository_to_both_tools() {
         assert_eq!(lock("chartkit"), lock("helm"), "{how}");
         assert!(lock("chartkit").contains(&repo_url));
 
+        // `repo update` asks the plugin again; `dependency build` restores the
+        // package from the lock through it.
+        let updated = run_ok(ctx.chartkit().args(["repo", "update", "ck"]));
+        assert!(
+            stdout(&updated)
+                .contains("Successfully got an update from the \"ck\" chart repository"),
+            "{}",
+            stdout(&updated)
+        );
+        let parent = ctx.path("parent-chartkit");
+        std::fs::remove_dir_all(parent.join("charts")).unwrap();
+        run_ok(ctx.chartkit().args(["dependency", "build"]).arg(&parent));
+        assert!(parent.join("charts/web-0.1.0.tgz").is_file(), "{how}");
+
         // mirror copies what the plugin serves into a plain directory repository.
         let mirrored = ctx.path("mirror");
         let output = run_ok(ctx.chartkit().args(["mirror", "ck", "--to"]).arg(&mirrored));
