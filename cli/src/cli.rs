@@ -253,7 +253,7 @@ pub enum Command {
     /// Render chart templates locally and print the manifests, as `helm template` does.
     Template(TemplateArgs),
     /// Show information about a chart.
-    #[command(subcommand)]
+    #[command(subcommand, alias = "inspect")]
     Show(ShowCommand),
     /// Verify that a packaged chart is signed by a trusted key and unmodified.
     Verify(VerifyArgs),
