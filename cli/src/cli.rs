@@ -909,6 +909,25 @@ pub struct ServeArgs {
     /// uploads get 400. Keeps a few small uploads from making the index huge.
     #[arg(long = "max-index-entry-size", default_value_t = 64 * 1024)]
     pub max_index_entry_size: usize,
+    /// Most chart packages and provenance files the storage may hold: an upload that would
+    /// store more gets 507 Insufficient Storage, as from ChartMuseum (replacing a stored
+    /// file is still allowed).
+    #[arg(long = "max-storage-objects", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_storage_objects: Option<u64>,
+    /// Versions kept of each chart: after an upload, the versions uploaded longest ago are
+    /// deleted (with their .prov) until N are left, as ChartMuseum's --per-chart-limit.
+    #[arg(long = "per-chart-limit", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub per_chart_limit: Option<u64>,
+    /// Packages read from storage at once when reading it for changes [default: 32].
+    #[arg(long = "index-limit", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub index_limit: Option<u64>,
+    /// Artifact Hub's ID for this repository, served as /artifacthub-repo.yml (which
+    /// answers 404 without one).
+    #[arg(long = "artifact-hub-repo-id", value_name = "ID")]
+    pub artifact_hub_repo_id: Option<String>,
+    /// Serve no /metrics (it answers 404).
+    #[arg(long = "disable-metrics")]
+    pub disable_metrics: bool,
     /// Accept only charts with a .prov signed by a key in --keyring.
     #[arg(long = "require-signature", requires = "keyring")]
     pub require_signature: bool,

@@ -10,12 +10,14 @@
 //! - [`Server`]: binding, TLS, the periodic sync, graceful shutdown.
 
 mod api;
+mod artifacthub;
 pub mod auth;
 mod chart_contents;
 pub mod chartmuseum;
 pub mod connections;
 mod error;
 mod index_body;
+mod limits;
 pub mod metrics;
 pub mod names;
 pub mod oci;
@@ -39,6 +41,7 @@ pub use auth::{Auth, AuthFileError};
 pub use connections::{
     OpenFiles, Timeouts, connection_limit, default_max_connections, raise_open_files_limit,
 };
+pub use limits::RepositoryLimits;
 pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
 pub use storage::{
     BucketStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError, WriteMode,
@@ -64,6 +67,12 @@ pub struct ServerOptions {
     pub limits: Limits,
     /// The most bytes one chart version may add to index.yaml.
     pub max_index_entry_size: usize,
+    /// `--max-storage-objects`, `--per-chart-limit`, `--index-limit`.
+    pub repository_limits: RepositoryLimits,
+    /// `--artifact-hub-repo-id`: served as `/artifacthub-repo.yml`.
+    pub artifact_hub_repo_id: Option<String>,
+    /// `--disable-metrics`: `/metrics` answers 404.
+    pub disable_metrics: bool,
     /// Uploads received and checked at once; more wait up to [`UPLOAD_WAIT`], then get 503.
     pub max_concurrent_uploads: usize,
     /// How long clients may take over each stage of a connection.
@@ -137,12 +146,16 @@ impl Server {
             // Checking is CPU work: more at once than cores only adds memory.
             concurrent_checks: options.max_concurrent_uploads.clamp(1, cores),
         };
-        let repo = Arc::new(Repository::new(
+        let mut repo = Repository::new(
             options.storage,
             UrlStyle { base: options.url },
             rules,
             Arc::clone(&metrics),
-        ));
+        );
+        if let Some(reads) = options.repository_limits.index_reads {
+            repo = repo.with_sync_reads(reads);
+        }
+        let repo = Arc::new(repo);
         let initial = repo.sync().await?;
         // tokio resolves a host name and tries each of its addresses in turn.
         let listener = tokio::net::TcpListener::bind(options.addr.as_str())
@@ -165,6 +178,10 @@ impl Server {
             delete: !options.disable_delete,
             api: !options.disable_api,
             force_overwrite: !options.disable_force_overwrite,
+            limits: options.repository_limits,
+            artifact_hub_repo_id: options.artifact_hub_repo_id,
+            metrics: !options.disable_metrics,
+            context_path: options.context_path.clone().unwrap_or_default(),
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.

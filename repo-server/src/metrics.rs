@@ -1,5 +1,8 @@
 //! Counters for `/metrics`, in Prometheus' text exposition format. A handful of atomics is
-//! all the server needs; a registry library would add more than it saves.
+//! all the server needs; a registry library would add more than it saves. ChartMuseum's
+//! metrics are kept too, under its names ([`chartmuseum`]).
+
+pub mod chartmuseum;
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +32,9 @@ pub struct Metrics {
     uploads: AtomicU64,
     uploads_rejected: AtomicU64,
     charts: AtomicU64,
+    chart_names: AtomicU64,
+    /// ChartMuseum's request metrics.
+    pub museum: chartmuseum::RequestMetrics,
     index_renders: AtomicU64,
     index_render_micros_total: AtomicU64,
     index_render_micros_last: AtomicU64,
@@ -43,6 +49,8 @@ impl Default for Metrics {
             uploads: AtomicU64::new(0),
             uploads_rejected: AtomicU64::new(0),
             charts: AtomicU64::new(0),
+            chart_names: AtomicU64::new(0),
+            museum: chartmuseum::RequestMetrics::default(),
             index_renders: AtomicU64::new(0),
             index_render_micros_total: AtomicU64::new(0),
             index_render_micros_last: AtomicU64::new(0),
@@ -78,6 +86,10 @@ impl Metrics {
 
     pub fn set_charts(&self, count: usize) {
         self.charts.store(count as u64, Ordering::Relaxed);
+    }
+
+    pub fn set_chart_names(&self, count: usize) {
+        self.chart_names.store(count as u64, Ordering::Relaxed);
     }
 
     pub fn index_rendered(&self, took: Duration) {
@@ -156,6 +168,9 @@ impl Metrics {
                 "chartkit_http_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {count}"
             );
         }
+        let charts = self.chart_names.load(Ordering::Relaxed) as usize;
+        let versions = self.charts.load(Ordering::Relaxed) as usize;
+        self.museum.render(&[("", charts, versions)], &mut out);
         out
     }
 }

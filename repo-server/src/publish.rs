@@ -180,6 +180,11 @@ pub(crate) async fn publish_package(
         }
         .into());
     }
+    let prov_file = provenance.as_ref().map(|p| p.file.clone());
+    let writes: Vec<&str> = std::iter::once(package.file.as_str())
+        .chain(prov_file.as_deref())
+        .collect();
+    crate::limits::check_room(state, &writes, mode)?;
     let (info, prov_info) = match provenance {
         Some(provenance) => write_pair(state, &package, provenance, mode).await?,
         None => {
@@ -197,6 +202,7 @@ pub(crate) async fn publish_package(
     version.created = Some(created_time(info.modified));
     tracing::info!(chart = %package.name, version = %package.version, "chart stored");
     state.repo.insert_package(NewEntry { version, info });
+    crate::limits::keep_newest_versions(state, &package.name, &package.version).await;
     Ok(package)
 }
 
@@ -298,22 +304,20 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
         )
     })?;
     let provenance = upload::check_provenance(&data)?;
-    let digest = state
+    let Some(digest) = state
         .repo
         .package_digest(&provenance.package_file)
         .and_then(|hex| chartkit_signing::Sha256Digest::from_hex(&hex))
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "{} is not in the repository; upload the chart first, or together with its provenance",
-                provenance.package_file
-            ))
-        })?;
+    else {
+        return store_provenance_ahead(state, provenance, force).await;
+    };
     provenance.require_match(&digest)?;
     if let Some(keyring) = &state.policy.require_signature {
         upload::verify(&provenance, &digest, keyring)?;
     }
     let storage = state.repo.storage();
     let text = Bytes::from(provenance.text.clone());
+    crate::limits::check_room(state, &[&provenance.file], write_mode(state, force))?;
     let info = match storage
         .put(&provenance.file, text.clone(), write_mode(state, force))
         .await
@@ -336,6 +340,27 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
         }
         Err(error) => return Err(error.into()),
     };
+    state.repo.insert_provenance(info);
+    Ok(())
+}
+
+/// A `.prov` sent before its package, which ChartMuseum takes and stores as it is. It is
+/// not served until the package it signs is stored (see `api::chart_file`), and that
+/// upload checks it: against the package's digest, and with `--require-signature` against
+/// the keyring. A package that does not match it replaces it as any stale `.prov`.
+async fn store_provenance_ahead(
+    state: &AppState,
+    provenance: CheckedProvenance,
+    force: bool,
+) -> Result<(), ApiError> {
+    let mode = write_mode(state, force);
+    crate::limits::check_room(state, &[&provenance.file], mode)?;
+    let info = state
+        .repo
+        .storage()
+        .put(&provenance.file, Bytes::from(provenance.text), mode)
+        .await?;
+    tracing::info!(file = %info.name, "provenance stored ahead of its package");
     state.repo.insert_provenance(info);
     Ok(())
 }

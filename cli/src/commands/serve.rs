@@ -41,6 +41,9 @@ type ChartMuseum = chartkit_repo_server::chartmuseum::Personality;
 
 fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<ExitCode> {
     init_logging(chartmuseum.debug);
+    for warning in &chartmuseum.warnings {
+        crate::log::warn(warning);
+    }
     let storage = open_storage(&args.storage, &chartmuseum.s3)?;
     let mut auth = Auth::default();
     if let Some(user) = &chartmuseum.basic_auth {
@@ -94,6 +97,13 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
         refresh_interval,
         limits: super::limits()?,
         max_index_entry_size: args.max_index_entry_size,
+        repository_limits: chartkit_repo_server::RepositoryLimits {
+            max_objects: args.max_storage_objects.map(count),
+            per_chart: args.per_chart_limit.map(count),
+            index_reads: args.index_limit.map(count),
+        },
+        artifact_hub_repo_id: args.artifact_hub_repo_id.clone(),
+        disable_metrics: args.disable_metrics,
         max_concurrent_uploads: usize::from(args.max_concurrent_uploads),
         timeouts,
         max_connections,
@@ -168,6 +178,11 @@ fn context_path(given: Option<&str>) -> crate::error::Result<Option<String>> {
         crate::error::bail!("--context-path `{given}` is not a plain URL path");
     }
     Ok(Some(format!("/{trimmed}")))
+}
+
+/// A count from the command line, where a larger one than memory can index means no bound.
+fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// A flag's seconds as a duration; it must be positive.
