@@ -5,7 +5,9 @@
 //! - The `.prov` is written first and the package second, so once a package is in storage
 //!   (where every replica's listing finds it) its `.prov` is there too. If the package
 //!   cannot be written, the `.prov` is put back as it was.
-//! - A `.prov` is stored only for the exact bytes it signs, whatever the signature policy.
+//! - A `.prov` is stored only for the exact bytes it signs, whatever the signature policy;
+//!   one sent before its package (as ChartMuseum allows) is stored as it is, and judged
+//!   when the package comes: a package it does not sign replaces it as a stale one.
 //! - A package replaced without a new `.prov` loses its old one, which no longer matches.
 //! - A `.prov` is served only while it matches its package (see `api::chart_file`), so a
 //!   pair left inconsistent by a crash or by another tool is never served as if it were
