@@ -928,6 +928,10 @@ pub struct ServeArgs {
     /// Serve no /metrics (it answers 404).
     #[arg(long = "disable-metrics")]
     pub disable_metrics: bool,
+    /// Serve /metrics without credentials even with --auth-reads, as ChartMuseum does (for
+    /// scrapers that send none).
+    #[arg(long = "metrics-without-auth")]
+    pub metrics_without_auth: bool,
     /// Accept only charts with a .prov signed by a key in --keyring.
     #[arg(long = "require-signature", requires = "keyring")]
     pub require_signature: bool,

@@ -47,6 +47,8 @@ pub struct Policy {
     pub metrics: bool,
     /// `--context-path` (`/charts`), or empty: what the routes see of a path is without it.
     pub context_path: String,
+    /// `--metrics-without-auth`: `/metrics` needs no credentials, as ChartMuseum's never does.
+    pub metrics_without_auth: bool,
 }
 
 #[derive(Clone)]
@@ -92,6 +94,15 @@ pub fn router(state: AppState) -> Router {
         .route("/v2/{*rest}", any(crate::oci::dispatch))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// `/metrics` alone, for the root of a server whose other routes are under a context path:
+/// ChartMuseum serves its metrics there, where scrapers already look.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -321,7 +332,10 @@ async fn refuse(
     }
     let auth = &state.policy.auth;
     let writes = !matches!(*method, Method::GET | Method::HEAD);
-    let probe = path == "/health" || path == "/ready" || path == "/info";
+    let probe = path == "/health"
+        || path == "/ready"
+        || path == "/info"
+        || (path == "/metrics" && state.policy.metrics_without_auth);
     if !auth.is_enabled() || probe || !(writes || state.policy.auth_reads) {
         return None;
     }

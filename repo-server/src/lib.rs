@@ -73,6 +73,8 @@ pub struct ServerOptions {
     pub artifact_hub_repo_id: Option<String>,
     /// `--disable-metrics`: `/metrics` answers 404.
     pub disable_metrics: bool,
+    /// `--metrics-without-auth`: `/metrics` needs no credentials.
+    pub metrics_without_auth: bool,
     /// Uploads received and checked at once; more wait up to [`UPLOAD_WAIT`], then get 503.
     pub max_concurrent_uploads: usize,
     /// How long clients may take over each stage of a connection.
@@ -182,6 +184,7 @@ impl Server {
             artifact_hub_repo_id: options.artifact_hub_repo_id,
             metrics: !options.disable_metrics,
             context_path: options.context_path.clone().unwrap_or_default(),
+            metrics_without_auth: options.metrics_without_auth,
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.
@@ -205,8 +208,10 @@ impl Server {
         };
         let app = match options.context_path.as_deref() {
             // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
-            // anything else is not found.
-            Some(prefix) => axum::Router::new().nest(prefix, api::router(state.clone())),
+            // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
+            Some(prefix) => axum::Router::new()
+                .nest(prefix, api::router(state.clone()))
+                .merge(api::metrics_router(state.clone())),
             None => api::router(state.clone()),
         };
         Ok(Server {

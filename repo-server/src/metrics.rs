@@ -20,8 +20,8 @@ pub const ROUTES: [&str; 9] = [
     "auth",
     "other",
 ];
-const STATUSES: [u16; 14] = [
-    200, 201, 204, 304, 400, 401, 403, 404, 405, 409, 413, 500, 503, 0,
+const STATUSES: [u16; 15] = [
+    200, 201, 204, 304, 400, 401, 403, 404, 405, 409, 413, 500, 503, 507, 0,
 ];
 const METHODS: [&str; 5] = ["GET", "HEAD", "POST", "DELETE", "other"];
 

@@ -132,6 +132,7 @@ async fn server(settings: Settings) -> Server {
         artifact_hub_repo_id: None,
         metrics: true,
         context_path: String::new(),
+        metrics_without_auth: false,
     };
     let state = AppState {
         repo: Arc::clone(&repo),

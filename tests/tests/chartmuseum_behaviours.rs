@@ -412,6 +412,28 @@ fn metrics_under_chartmuseums_names_with_enable_metrics_only() {
         );
     }
 
+    // Scrapers send no credentials, and look at the root whatever the context path.
+    let guarded = start(
+        &ctx,
+        &ctx.path("guarded"),
+        &[
+            ("ENABLE_METRICS", "true"),
+            ("BASIC_AUTH_USER", "u"),
+            ("BASIC_AUTH_PASS", "p"),
+            ("CONTEXT_PATH", "/cm"),
+        ],
+    );
+    let root = guarded.url.trim_end_matches("/cm");
+    assert_eq!(get(&format!("{}/index.yaml", guarded.url)).status(), 401);
+    let scraped = get(&format!("{root}/metrics"));
+    assert_eq!(scraped.status(), 200);
+    assert!(
+        scraped
+            .text()
+            .unwrap()
+            .contains("chartmuseum_charts_served_total{repo=\"\"} 0")
+    );
+
     // Without --enable-metrics ChartMuseum has no /metrics route.
     let quiet = start(&ctx, &ctx.path("quiet"), &[("DISABLE_METRICS", "false")]);
     assert_eq!(get(&format!("{}/metrics", quiet.url)).status(), 404);

@@ -46,6 +46,12 @@ fn metrics_are_served_with_enable_metrics_only() {
     assert!(args_of(&[]).contains("--disable-metrics"));
     let enabled = read_env(&[("ENABLE_METRICS", "true")]).unwrap();
     assert!(!enabled.serve_args.contains(&"--disable-metrics".to_owned()));
+    // ChartMuseum's /metrics asks for no credentials.
+    assert!(
+        enabled
+            .serve_args
+            .contains(&"--metrics-without-auth".to_owned())
+    );
     assert!(enabled.warnings.is_empty());
     // The Helm chart's DISABLE_METRICS is deprecated and read by nothing but the warning.
     let both = read_env(&[("ENABLE_METRICS", "true"), ("DISABLE_METRICS", "true")]).unwrap();

@@ -572,7 +572,10 @@ fn repository_behaviours(
     }
     // ChartMuseum serves metrics with --enable-metrics only, its --disable-metrics being
     // read by nothing.
-    if !values.bool("enablemetrics")? {
+    // Its /metrics never asks for credentials, nor is it under --context-path.
+    if values.bool("enablemetrics")? {
+        args.push("--metrics-without-auth".to_owned());
+    } else {
         args.push("--disable-metrics".to_owned());
     }
     let artifact_hub = values.text("artifact-hub-repo-id");
