@@ -932,6 +932,17 @@ pub struct ServeArgs {
     /// scrapers that send none).
     #[arg(long = "metrics-without-auth")]
     pub metrics_without_auth: bool,
+    /// A multipart field an upload's package may come in besides `chart`, as ChartMuseum's
+    /// --chart-post-form-field-name.
+    #[arg(
+        long = "chart-form-field",
+        value_name = "NAME",
+        default_value = "chart"
+    )]
+    pub chart_form_field: String,
+    /// A multipart field an upload's .prov may come in besides `prov`.
+    #[arg(long = "prov-form-field", value_name = "NAME", default_value = "prov")]
+    pub prov_form_field: String,
     /// Accept only charts with a .prov signed by a key in --keyring.
     #[arg(long = "require-signature", requires = "keyring")]
     pub require_signature: bool,

@@ -49,6 +49,8 @@ pub struct Policy {
     pub context_path: String,
     /// `--metrics-without-auth`: `/metrics` needs no credentials, as ChartMuseum's never does.
     pub metrics_without_auth: bool,
+    /// Multipart field names taken besides `chart` and `prov`.
+    pub form_fields: upload::FormFields,
 }
 
 #[derive(Clone)]

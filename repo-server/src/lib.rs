@@ -46,6 +46,7 @@ pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
 pub use storage::{
     BucketStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError, WriteMode,
 };
+pub use upload::FormFields;
 
 /// Everything `chartkit serve` configures.
 pub struct ServerOptions {
@@ -75,6 +76,8 @@ pub struct ServerOptions {
     pub disable_metrics: bool,
     /// `--metrics-without-auth`: `/metrics` needs no credentials.
     pub metrics_without_auth: bool,
+    /// `--chart-form-field`, `--prov-form-field`.
+    pub form_fields: FormFields,
     /// Uploads received and checked at once; more wait up to [`UPLOAD_WAIT`], then get 503.
     pub max_concurrent_uploads: usize,
     /// How long clients may take over each stage of a connection.
@@ -185,6 +188,7 @@ impl Server {
             metrics: !options.disable_metrics,
             context_path: options.context_path.clone().unwrap_or_default(),
             metrics_without_auth: options.metrics_without_auth,
+            form_fields: options.form_fields,
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.

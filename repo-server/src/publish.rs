@@ -92,7 +92,7 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
     let (head, body) = request.into_parts();
     let force = asks_force(&head.uri);
     let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
-    let parts = upload::parts(&head.headers, body, "chart").await?;
+    let parts = upload::parts(&head.headers, body, "chart", &state.policy.form_fields).await?;
     let (sent_name, data) = parts.chart.ok_or_else(|| {
         ApiError::bad_request(
             "no chart in the request: send the package as the body, or as a multipart `chart` field",
@@ -299,7 +299,7 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
     let (head, body) = request.into_parts();
     let force = asks_force(&head.uri);
     let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
-    let parts = upload::parts(&head.headers, body, "prov").await?;
+    let parts = upload::parts(&head.headers, body, "prov", &state.policy.form_fields).await?;
     let (_, data) = parts.prov.ok_or_else(|| {
         ApiError::bad_request(
             "no provenance in the request: send the .prov as the body, or as a multipart `prov` field",

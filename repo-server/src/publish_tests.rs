@@ -133,6 +133,10 @@ async fn server(settings: Settings) -> Server {
         metrics: true,
         context_path: String::new(),
         metrics_without_auth: false,
+        form_fields: crate::upload::FormFields {
+            chart: "package".to_owned(),
+            prov: "signature".to_owned(),
+        },
     };
     let state = AppState {
         repo: Arc::clone(&repo),
@@ -889,4 +893,29 @@ async fn force_replaces_a_package_and_its_provenance_as_chartmuseum_does() {
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let (_, served) = server.get("/charts/demo-1.0.0.tgz.prov").await;
     assert_eq!(served.as_bytes(), &second_prov[..]);
+}
+
+#[tokio::test]
+async fn form_field_names_given_are_taken_besides_chart_and_prov() {
+    let server = server(Settings::default()).await;
+    let chart = package("fields", "1.0.0", &[]);
+    let prov = sign(&chart, "fields", "1.0.0");
+    let (status, body) = server
+        .upload_parts(&[("package", &chart), ("signature", &prov)])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(
+        server.stored(),
+        ["fields-1.0.0.tgz", "fields-1.0.0.tgz.prov"]
+    );
+    let other = package("usual", "1.0.0", &[]);
+    assert_eq!(
+        server.upload_parts(&[("chart", &other)]).await.0,
+        StatusCode::CREATED
+    );
+    // Other names are not a chart.
+    let (status, _) = server
+        .upload_parts(&[("file", &package("stray", "1.0.0", &[]))])
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }

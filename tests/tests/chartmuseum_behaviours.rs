@@ -516,3 +516,34 @@ fn settings_chartkit_honours_by_what_it_does_and_a_short_write_timeout() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_form_field_name_of_the_deployments_own_is_taken_besides_chart() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("storage");
+    let server = start(
+        &ctx,
+        &storage,
+        &[
+            ("CHART_POST_FORM_FIELD_NAME", "package"),
+            ("PROV_POST_FORM_FIELD_NAME", "signature"),
+        ],
+    );
+    let upload = |field: &str, name: &str| {
+        let form = reqwest::blocking::multipart::Form::new().part(
+            field.to_owned(),
+            reqwest::blocking::multipart::Part::bytes(chart_package(name, "1.0.0"))
+                .file_name(format!("{name}-1.0.0.tgz")),
+        );
+        let response = client()
+            .post(format!("{}/api/charts", server.url))
+            .multipart(form)
+            .send()
+            .unwrap();
+        response.status().as_u16()
+    };
+    assert_eq!(upload("package", "custom"), 201);
+    assert_eq!(upload("chart", "usual"), 201);
+    assert_eq!(upload("file", "stray"), 400);
+    assert_eq!(stored(&storage), ["custom-1.0.0.tgz", "usual-1.0.0.tgz"]);
+}

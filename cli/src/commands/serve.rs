@@ -105,6 +105,10 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
         artifact_hub_repo_id: args.artifact_hub_repo_id.clone(),
         disable_metrics: args.disable_metrics,
         metrics_without_auth: args.metrics_without_auth,
+        form_fields: chartkit_repo_server::FormFields {
+            chart: args.chart_form_field.clone(),
+            prov: args.prov_form_field.clone(),
+        },
         max_concurrent_uploads: usize::from(args.max_concurrent_uploads),
         timeouts,
         max_connections,

@@ -113,3 +113,13 @@ fn settings_chartkit_already_honours_are_accepted_at_any_value() {
     let error = read_env(&[("JSON_INDEX", "true")]).unwrap_err().to_string();
     assert!(error.contains("a JSON index is not implemented"), "{error}");
 }
+
+#[test]
+fn form_field_names_are_passed_on_when_not_the_usual_ones() {
+    let args = args_of(&[
+        ("CHART_POST_FORM_FIELD_NAME", "package"),
+        ("PROV_POST_FORM_FIELD_NAME", "prov"),
+    ]);
+    assert!(args.contains("--chart-form-field package"), "{args}");
+    assert!(!args.contains("--prov-form-field"), "{args}");
+}

@@ -597,6 +597,15 @@ fn repository_behaviours(
         };
         args.extend(["--artifact-hub-repo-id".to_owned(), id.to_owned()]);
     }
+    for (key, flag) in [
+        ("chartpostformfieldname", "--chart-form-field"),
+        ("provpostformfieldname", "--prov-form-field"),
+    ] {
+        let name = values.text(key);
+        if name != Values::setting(key).default {
+            args.extend([flag.to_owned(), name]);
+        }
+    }
     // Go's write timeout cuts a response not finished in time; chartkit never cuts a
     // response that is being sent, which is what a longer timeout (or 0, none) asks.
     let write_timeout = values.int("writetimeout")?;
