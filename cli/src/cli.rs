@@ -943,6 +943,10 @@ pub struct ServeArgs {
     /// A multipart field an upload's .prov may come in besides `prov`.
     #[arg(long = "prov-form-field", value_name = "NAME", default_value = "prov")]
     pub prov_form_field: String,
+    /// Serve index.yaml as JSON, as ChartMuseum's --json-index (helm reads it as well, and
+    /// faster for a large repository).
+    #[arg(long = "json-index")]
+    pub json_index: bool,
     /// Accept only charts with a .prov signed by a key in --keyring.
     #[arg(long = "require-signature", requires = "keyring")]
     pub require_signature: bool,

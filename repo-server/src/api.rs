@@ -51,6 +51,8 @@ pub struct Policy {
     pub metrics_without_auth: bool,
     /// Multipart field names taken besides `chart` and `prov`.
     pub form_fields: upload::FormFields,
+    /// `--json-index`: index.yaml served as JSON.
+    pub json_index: bool,
 }
 
 #[derive(Clone)]
@@ -444,6 +446,9 @@ async fn current_index(repo: &Arc<Repository>) -> Arc<IndexBody> {
 }
 
 async fn index_yaml(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if state.policy.json_index {
+        return crate::index_json::respond(&state, &headers).await;
+    }
     let index = current_index(&state.repo).await;
     let gzip = accepts_gzip(&headers);
     let gzip_etag = index.gzip_etag();

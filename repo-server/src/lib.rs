@@ -17,6 +17,7 @@ pub mod chartmuseum;
 pub mod connections;
 mod error;
 mod index_body;
+mod index_json;
 mod limits;
 pub mod metrics;
 pub mod names;
@@ -78,6 +79,8 @@ pub struct ServerOptions {
     pub metrics_without_auth: bool,
     /// `--chart-form-field`, `--prov-form-field`.
     pub form_fields: FormFields,
+    /// `--json-index`: index.yaml served as JSON, as ChartMuseum's option writes it.
+    pub json_index: bool,
     /// Uploads received and checked at once; more wait up to [`UPLOAD_WAIT`], then get 503.
     pub max_concurrent_uploads: usize,
     /// How long clients may take over each stage of a connection.
@@ -189,6 +192,7 @@ impl Server {
             context_path: options.context_path.clone().unwrap_or_default(),
             metrics_without_auth: options.metrics_without_auth,
             form_fields: options.form_fields,
+            json_index: options.json_index,
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.

@@ -137,6 +137,7 @@ async fn server(settings: Settings) -> Server {
             chart: "package".to_owned(),
             prov: "signature".to_owned(),
         },
+        json_index: false,
     };
     let state = AppState {
         repo: Arc::clone(&repo),

@@ -547,3 +547,63 @@ fn a_form_field_name_of_the_deployments_own_is_taken_besides_chart() {
     assert_eq!(upload("file", "stray"), 400);
     assert_eq!(stored(&storage), ["custom-1.0.0.tgz", "usual-1.0.0.tgz"]);
 }
+
+#[test]
+fn json_index_is_read_by_helm_as_the_yaml_one() {
+    let ctx = TestContext::new();
+    let server = start(&ctx, &ctx.path("storage"), &[("JSON_INDEX", "true")]);
+    let url = format!("{}/api/charts", server.url);
+    for version in ["1.0.0", "1.1.0"] {
+        assert_eq!(post(&url, chart_package("jsonchart", version)).0, 201);
+    }
+    let response = get(&format!("{}/index.yaml", server.url));
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "application/x-yaml"
+    );
+    let etag = response.headers()["etag"].to_str().unwrap().to_owned();
+    let text = response.text().unwrap();
+    assert!(
+        text.starts_with(r#"{"apiVersion":"v1","generated":""#),
+        "{text}"
+    );
+    let index: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(index["entries"]["jsonchart"][0]["version"], "1.1.0");
+    assert_eq!(index["serverInfo"], serde_json::json!({}));
+    let again = client()
+        .get(format!("{}/index.yaml", server.url))
+        .header("If-None-Match", &etag)
+        .send()
+        .unwrap();
+    assert_eq!(again.status(), 304);
+
+    let Some(()) = helm_repo(&ctx, &server.url, "chartmuseum_behaviours json-index") else {
+        return;
+    };
+    let found = run_ok(ctx.helm().unwrap().args([
+        "search",
+        "repo",
+        "cm/jsonchart",
+        "--versions",
+        "-o",
+        "json",
+    ]));
+    let found: serde_json::Value = serde_json::from_str(&found).unwrap();
+    let versions: Vec<&str> = found
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["1.1.0", "1.0.0"]);
+    let pulled = ctx.path("pulled");
+    std::fs::create_dir_all(&pulled).unwrap();
+    run_ok(
+        ctx.helm()
+            .unwrap()
+            .args(["pull", "cm/jsonchart", "-d"])
+            .arg(&pulled),
+    );
+    assert!(pulled.join("jsonchart-1.1.0.tgz").is_file());
+}

@@ -109,6 +109,7 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
             chart: args.chart_form_field.clone(),
             prov: args.prov_form_field.clone(),
         },
+        json_index: args.json_index,
         max_concurrent_uploads: usize::from(args.max_concurrent_uploads),
         timeouts,
         max_connections,

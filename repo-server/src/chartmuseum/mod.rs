@@ -597,6 +597,9 @@ fn repository_behaviours(
         };
         args.extend(["--artifact-hub-repo-id".to_owned(), id.to_owned()]);
     }
+    if values.bool("json-index")? {
+        args.push("--json-index".to_owned());
+    }
     for (key, flag) in [
         ("chartpostformfieldname", "--chart-form-field"),
         ("provpostformfieldname", "--prov-form-field"),

@@ -85,7 +85,7 @@ pub static SETTINGS: &[Setting] = &[
     // its index being rebuilt from the packages at start, which is what ChartMuseum does
     // with the option set.
     setting("disablestatefiles", "disable-statefiles", "DISABLE_STATEFILES", Bool, "false", Moot),
-    setting("json-index", "json-index", "JSON_INDEX", Bool, "false", DefaultOnly("chartkit serves index.yaml as YAML (helm reads either); a JSON index is not implemented")),
+    setting("json-index", "json-index", "JSON_INDEX", Bool, "false", Mapped),
     setting("allowoverwrite", "allow-overwrite", "ALLOW_OVERWRITE", Bool, "false", Mapped),
     setting("disableforceoverwrite", "disable-force-overwrite", "DISABLE_FORCE_OVERWRITE", Bool, "false", Mapped),
     setting("port", "port", "PORT", Int, "8080", Mapped),
