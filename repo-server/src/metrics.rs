@@ -3,6 +3,7 @@
 //! metrics are kept too, under its names ([`chartmuseum`]).
 
 pub mod chartmuseum;
+mod process;
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -171,13 +172,53 @@ impl Metrics {
         let charts = self.chart_names.load(Ordering::Relaxed) as usize;
         let versions = self.charts.load(Ordering::Relaxed) as usize;
         self.museum.render(&[("", charts, versions)], &mut out);
+        process::render(&mut out);
         out
     }
+}
+
+/// A value as Prometheus' Go client writes it (`strconv.FormatFloat(v, 'g', -1, 64)`):
+/// the shortest digits, in exponent form from 1e+06 up and below 1e-04.
+pub fn go_float(value: f64) -> String {
+    if value.is_nan() {
+        return "NaN".to_owned();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
+    }
+    if value == 0.0 {
+        return "0".to_owned();
+    }
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..6).contains(&exponent) {
+        return format!("{value}");
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_are_written_as_gos_client_writes_them() {
+        for (value, text) in [
+            (0.0, "0"),
+            (3.0, "3"),
+            (100000.0, "100000"),
+            (1e6, "1e+06"),
+            (2097152.0, "2.097152e+06"),
+            (0.25, "0.25"),
+            (0.000110882, "0.000110882"),
+            (0.000012, "1.2e-05"),
+            (1.8446744073709552e19, "1.8446744073709552e+19"),
+        ] {
+            assert_eq!(go_float(value), text);
+        }
+    }
 
     #[test]
     fn exposition_has_help_type_and_labelled_requests() {

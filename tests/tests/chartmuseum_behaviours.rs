@@ -373,6 +373,10 @@ fn metrics_under_chartmuseums_names_with_enable_metrics_only() {
         "# TYPE chartmuseum_response_size_bytes summary",
         // chartkit's own, beside them.
         "# TYPE chartkit_uploads_total counter",
+        // The Go client's process collector, which dashboards chart too.
+        "# TYPE process_resident_memory_bytes gauge",
+        "# TYPE process_cpu_seconds_total counter",
+        "# TYPE process_open_fds gauge",
     ] {
         assert!(metrics.contains(family), "{family} missing:\n{metrics}");
     }

@@ -3,8 +3,8 @@
 //! (`chartmuseum_charts_served_total`, `chartmuseum_chart_versions_served_total`, by
 //! `repo`) and its request metrics (`chartmuseum_requests_total`,
 //! `chartmuseum_request_duration_seconds`, `chartmuseum_request_size_bytes`,
-//! `chartmuseum_response_size_bytes`). Go's runtime and process collectors are not
-//! imitated.
+//! `chartmuseum_response_size_bytes`). The process collector is `super::process`; Go's
+//! runtime collector (`go_*`) is not imitated.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -110,8 +110,9 @@ impl RequestMetrics {
         for (repo, _, versions) in repositories {
             let _ = writeln!(
                 out,
-                "chartmuseum_chart_versions_served_total{{repo=\"{}\"}} {versions}",
-                escape(repo)
+                "chartmuseum_chart_versions_served_total{{repo=\"{}\"}} {}",
+                escape(repo),
+                count(*versions as u64)
             );
         }
         let _ = writeln!(
@@ -122,8 +123,9 @@ impl RequestMetrics {
         for (repo, charts, _) in repositories {
             let _ = writeln!(
                 out,
-                "chartmuseum_charts_served_total{{repo=\"{}\"}} {charts}",
-                escape(repo)
+                "chartmuseum_charts_served_total{{repo=\"{}\"}} {}",
+                escape(repo),
+                count(*charts as u64)
             );
         }
         let series = self.series.lock().unwrap_or_else(|e| e.into_inner());
@@ -138,10 +140,11 @@ impl RequestMetrics {
                 escape(method),
                 escape(url)
             );
-            for (count, bound) in histogram.buckets.iter().zip(BUCKETS) {
+            for (observed, bound) in histogram.buckets.iter().zip(BUCKETS) {
                 let _ = writeln!(
                     out,
-                    "chartmuseum_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {count}"
+                    "chartmuseum_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {}",
+                    count(*observed)
                 );
             }
             let _ = writeln!(
@@ -149,9 +152,9 @@ impl RequestMetrics {
                 "chartmuseum_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}\n\
                  chartmuseum_request_duration_seconds_sum{{{labels}}} {}\n\
                  chartmuseum_request_duration_seconds_count{{{labels}}} {}",
-                histogram.count,
-                float(histogram.sum),
-                histogram.count
+                count(histogram.count),
+                super::go_float(histogram.sum),
+                count(histogram.count)
             );
         }
         summary(
@@ -165,13 +168,14 @@ impl RequestMetrics {
             "# HELP chartmuseum_requests_total How many HTTP requests processed, partitioned by status code and HTTP method.\n\
              # TYPE chartmuseum_requests_total counter"
         );
-        for ((code, host, method, url), count) in &series.requests {
+        for ((code, host, method, url), requests) in &series.requests {
             let _ = writeln!(
                 out,
-                "chartmuseum_requests_total{{code=\"{code}\",handler=\"{HANDLER}\",host=\"{}\",method=\"{}\",url=\"{}\"}} {count}",
+                "chartmuseum_requests_total{{code=\"{code}\",handler=\"{HANDLER}\",host=\"{}\",method=\"{}\",url=\"{}\"}} {}",
                 escape(host),
                 escape(method),
-                escape(url)
+                escape(url),
+                count(*requests)
             );
         }
         summary(
@@ -187,19 +191,14 @@ fn summary(out: &mut String, name: &str, help: &str, summary: &Summary) {
     let _ = writeln!(
         out,
         "# HELP {name} {help}\n# TYPE {name} summary\n{name}_sum {}\n{name}_count {}",
-        float(summary.sum),
-        summary.count
+        super::go_float(summary.sum),
+        count(summary.count)
     );
 }
 
-/// A float as Prometheus' Go client prints it (`strconv.FormatFloat(f, 'g', -1, 64)` for
-/// the values that occur here: whole numbers without a fraction, others shortest).
-fn float(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e21 {
-        format!("{value:.0}")
-    } else {
-        format!("{value}")
-    }
+/// A count as the Go client writes every sample: as a float.
+fn count(n: u64) -> String {
+    super::go_float(n as f64)
 }
 
 /// A label value escaped as the text format asks: backslash, quote and newline.
