@@ -56,7 +56,7 @@ fn go_json_string(text: &str) -> String {
 }
 
 /// Now, to the second, as ChartMuseum stamps a regenerated index.
-fn generated_now() -> String {
+pub fn generated_now() -> String {
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();

@@ -16,6 +16,7 @@ mod chart_contents;
 pub mod chartmuseum;
 pub mod connections;
 mod error;
+pub mod gen_index;
 mod index_body;
 mod index_json;
 mod limits;

@@ -611,3 +611,55 @@ fn json_index_is_read_by_helm_as_the_yaml_one() {
     );
     assert!(pulled.join("jsonchart-1.1.0.tgz").is_file());
 }
+
+#[test]
+fn gen_index_prints_the_index_and_exits() {
+    let ctx = TestContext::new();
+    let storage = ctx.path("storage");
+    std::fs::create_dir_all(&storage).unwrap();
+    for version in ["1.0.0", "2.0.0"] {
+        std::fs::write(
+            storage.join(format!("gen-{version}.tgz")),
+            chart_package("gen", version),
+        )
+        .unwrap();
+    }
+    std::fs::write(storage.join("broken-1.0.0.tgz"), b"not a chart").unwrap();
+    let mut command = chartmuseum(&ctx);
+    command
+        .env("STORAGE", "local")
+        .env("STORAGE_LOCAL_ROOTDIR", &storage)
+        .env("CHART_URL", "https://charts.example.com")
+        .arg("--gen-index");
+    let output = run(&mut command);
+    let stderr = chartkit_tests::stderr(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("file=broken-1.0.0.tgz"), "{stderr}");
+    let index = chartkit_tests::stdout(&output);
+    assert!(
+        index.starts_with("apiVersion: v1\nentries:\n  gen:\n"),
+        "{index}"
+    );
+    assert!(
+        index.contains("- https://charts.example.com/charts/gen-2.0.0.tgz\n"),
+        "{index}"
+    );
+    // What helm reads as a repository index.
+    let Some(_) = chartkit_tests::peers::helm_or_skip("chartmuseum_behaviours gen-index") else {
+        return;
+    };
+    let repo = ctx.path("static");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("index.yaml"), &index).unwrap();
+    // helm loads it (strictly) to merge it into an index of its own.
+    run_ok(
+        ctx.helm()
+            .unwrap()
+            .args(["repo", "index"])
+            .arg(&repo)
+            .arg("--merge")
+            .arg(repo.join("index.yaml")),
+    );
+    let merged = std::fs::read_to_string(repo.join("index.yaml")).unwrap();
+    assert!(merged.contains("gen-1.0.0.tgz"), "{merged}");
+}

@@ -34,7 +34,36 @@ pub fn run_chartmuseum(args: &[String]) -> crate::error::Result<ExitCode> {
     let serve_args =
         std::iter::once("serve".to_owned()).chain(personality.serve_args.iter().cloned());
     let parsed = crate::cli::parse_serve_args(serve_args).map_err(crate::error::Error::new)?;
+    if personality.gen_index {
+        return gen_index(&parsed, &personality);
+    }
     serve(parsed, &personality)
+}
+
+/// ChartMuseum's `--gen-index`: the index the server would serve, on stdout, and exit.
+fn gen_index(args: &ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<ExitCode> {
+    use chartkit_repo_server::gen_index::{GenIndex, generate};
+    let options = GenIndex {
+        storage: open_storage(&args.storage, &chartmuseum.s3)?,
+        url: args.url.clone(),
+        limits: super::limits()?,
+        max_index_entry_size: args.max_index_entry_size,
+        json: args.json_index,
+        context_path: context_path(args.context_path.as_deref())?.unwrap_or_default(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (text, skipped) = runtime.block_on(generate(options))?;
+    for (file, reason) in &skipped {
+        crate::log::warn_with(
+            "skipping a package that is not a usable chart",
+            &[("file", file), ("reason", reason)],
+        );
+    }
+    crate::output::stdout_bytes(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 type ChartMuseum = chartkit_repo_server::chartmuseum::Personality;

@@ -123,3 +123,9 @@ fn form_field_names_are_passed_on_when_not_the_usual_ones() {
     assert!(args.contains("--chart-form-field package"), "{args}");
     assert!(!args.contains("--prov-form-field"), "{args}");
 }
+
+#[test]
+fn gen_index_is_taken() {
+    assert!(read_env(&[("GEN_INDEX", "true")]).unwrap().gen_index);
+    assert!(!read_env(&[]).unwrap().gen_index);
+}

@@ -80,6 +80,8 @@ pub struct Personality {
     pub debug: bool,
     /// What ChartMuseum would warn of at start (deprecated settings given).
     pub warnings: Vec<String>,
+    /// `--gen-index`: write the index to stdout and exit rather than serve.
+    pub gen_index: bool,
     /// A local storage directory to create before serving, as ChartMuseum does.
     pub create_dir: Option<PathBuf>,
 }
@@ -404,6 +406,7 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
 
     let mut out = Personality {
         debug: values.bool("debug")?,
+        gen_index: values.bool("genindex")?,
         ..Personality::default()
     };
     let args = &mut out.serve_args;

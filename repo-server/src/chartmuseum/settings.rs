@@ -69,7 +69,7 @@ const NOT_YET: &str = "chartkit does not implement it yet";
 /// Every setting ChartMuseum reads except `--config` itself.
 #[rustfmt::skip]
 pub static SETTINGS: &[Setting] = &[
-    setting("genindex", "gen-index", "GEN_INDEX", Bool, "false", DefaultOnly("use `chartkit repo index` to write an index.yaml")),
+    setting("genindex", "gen-index", "GEN_INDEX", Bool, "false", Mapped),
     setting("debug", "debug", "DEBUG", Bool, "false", Mapped),
     setting("logjson", "log-json", "LOG_JSON", Bool, "false", DefaultOnly(NOT_YET)),
     setting("loghealth", "log-health", "LOG_HEALTH", Bool, "false", DefaultOnly(NOT_YET)),
