@@ -297,6 +297,13 @@ mod tests {
             delete: true,
             api: true,
             force_overwrite: true,
+            limits: Default::default(),
+            artifact_hub_repo_id: None,
+            metrics: true,
+            context_path: String::new(),
+            metrics_without_auth: false,
+            form_fields: Default::default(),
+            json_index: false,
         };
         Tenants::new(
             depth,
