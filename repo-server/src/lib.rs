@@ -11,16 +11,19 @@
 
 mod api;
 pub mod auth;
+pub mod auth_jwt;
 mod chart_contents;
 pub mod chartmuseum;
 pub mod connections;
 mod error;
 mod index_body;
+pub mod log_json;
 pub mod metrics;
 pub mod names;
 pub mod oci;
 mod publish;
 pub mod repository;
+pub mod request_log;
 pub mod storage;
 mod tls;
 mod upload;
@@ -84,6 +87,13 @@ pub struct ServerOptions {
     pub disable_force_overwrite: bool,
     /// When the registry's garbage collection runs and what it spares.
     pub oci_gc: oci::gc::GcSettings,
+    /// ChartMuseum's scoped bearer tokens (JWTs from an outside authorization server),
+    /// checked instead of `auth`.
+    pub jwt: Option<auth_jwt::JwtAuth>,
+    /// `--cors-allow-origin`: the `Access-Control-Allow-Origin` of API answers.
+    pub cors_allow_origin: Option<String>,
+    /// How each request is logged.
+    pub request_log: request_log::RequestLog,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -94,6 +104,8 @@ pub const UPLOAD_WAIT: Duration = Duration::from_secs(10);
 pub struct TlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// `--tls-client-ca`: client certificates are required and must chain to these CAs.
+    pub client_ca: Option<PathBuf>,
 }
 
 /// Why the server could not start or stopped.
@@ -110,6 +122,8 @@ pub enum ServerError {
     Tls(String),
     #[error("cannot make a temporary directory for registry uploads: {0}")]
     Uploads(String),
+    #[error("the CORS origin cannot be sent as an HTTP header value")]
+    CorsOrigin,
 }
 
 /// A server that has read its storage and bound its address, ready to run.
@@ -165,6 +179,14 @@ impl Server {
             delete: !options.disable_delete,
             api: !options.disable_api,
             force_overwrite: !options.disable_force_overwrite,
+            jwt: options.jwt,
+            cors_allow_origin: options
+                .cors_allow_origin
+                .as_deref()
+                .map(axum::http::HeaderValue::from_str)
+                .transpose()
+                .map_err(|_| ServerError::CorsOrigin)?,
+            request_log: options.request_log,
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.
@@ -288,6 +310,7 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let service = connections::Tracked::new(
                 self.app.clone(),
+                peer,
                 Arc::clone(slot.activity()),
                 self.timeouts.read_body,
             );

@@ -127,6 +127,9 @@ async fn server(settings: Settings) -> Server {
         delete: true,
         api: true,
         force_overwrite: true,
+        jwt: None,
+        cors_allow_origin: None,
+        request_log: Default::default(),
     };
     let state = AppState {
         repo: Arc::clone(&repo),
