@@ -617,6 +617,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bearer_auth_asks_what_chartmuseums_route_table_asks() {
+        use crate::auth_jwt::Action;
+        assert_eq!(jwt_action(&Method::GET, "/index.yaml"), Some(Action::Pull));
+        assert_eq!(jwt_action(&Method::GET, "/"), Some(Action::Pull));
+        assert_eq!(
+            jwt_action(&Method::HEAD, "/api/charts/a"),
+            Some(Action::Pull)
+        );
+        assert_eq!(jwt_action(&Method::POST, "/api/prov"), Some(Action::Push));
+        assert_eq!(
+            jwt_action(&Method::DELETE, "/api/charts/a/1.0.0"),
+            Some(Action::Push)
+        );
+        assert_eq!(
+            jwt_action(&Method::PUT, "/v2/charts/a/manifests/1"),
+            Some(Action::Push)
+        );
+        for probe in ["/health", "/info", "/metrics", "/nowhere"] {
+            assert_eq!(jwt_action(&Method::GET, probe), None, "{probe}");
+        }
+    }
+
+    #[test]
+    fn cors_goes_on_api_routes_not_named_like_repository_files() {
+        assert!(is_cors_route("/api/charts"));
+        assert!(is_cors_route("/api/charts/web/1.0.0/values"));
+        assert!(!is_cors_route("/api/charts/web-1.0.0.tgz"));
+        assert!(!is_cors_route("/index.yaml"));
+        assert!(!is_cors_route("/api"));
+    }
+
+    #[test]
     fn traversal_is_seen_through_percent_encoding() {
         assert_eq!(percent_decode("/charts/..%2Fsecret"), "/charts/../secret");
         assert_eq!(percent_decode("/a%2"), "/a%2");
