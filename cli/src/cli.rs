@@ -977,6 +977,55 @@ pub struct ServeArgs {
     /// PEM private key for --tls-cert.
     #[arg(long = "tls-key", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// PEM CA certificates: clients must present a certificate they signed (with --tls-cert).
+    #[arg(long = "tls-client-ca", value_name = "FILE", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// PEM certificate or RSA public key of an authorization server: requests then need
+    /// its JWTs (ChartMuseum's bearer auth), granting `pull` (reads, with --auth-reads) or
+    /// `push` (writes) on `repo`.
+    #[arg(
+        long = "auth-jwt-cert",
+        value_name = "FILE",
+        requires_all = ["auth_jwt_realm", "auth_jwt_service"],
+        conflicts_with_all = ["basic_auth_file", "bearer_token_file"]
+    )]
+    pub auth_jwt_cert: Option<PathBuf>,
+    /// Where clients get tokens, named in the 401 challenge (with --auth-jwt-cert).
+    #[arg(
+        long = "auth-jwt-realm",
+        value_name = "URL",
+        requires = "auth_jwt_cert"
+    )]
+    pub auth_jwt_realm: Option<String>,
+    /// The service tokens are issued for, named in the 401 challenge (with --auth-jwt-cert).
+    #[arg(
+        long = "auth-jwt-service",
+        value_name = "NAME",
+        requires = "auth_jwt_cert"
+    )]
+    pub auth_jwt_service: Option<String>,
+    /// JMESPath expression finding the granted actions in a token's claims (default:
+    /// ChartMuseum's, `access[?name=='$NAMESPACE' && type=='$ACCESS_ENTRY_TYPE'].actions[]`).
+    #[arg(
+        long = "auth-jwt-search-path",
+        value_name = "EXPR",
+        requires = "auth_jwt_cert"
+    )]
+    pub auth_jwt_search_path: Option<String>,
+    /// Send `Access-Control-Allow-Origin: ORIGIN` with the answers of the /api/ routes.
+    #[arg(long = "cors-allow-origin", value_name = "ORIGIN")]
+    pub cors_allow_origin: Option<String>,
+    /// Log format: `text`, or `json` for ChartMuseum's JSON lines (one per request, with
+    /// its field names).
+    #[arg(long = "log-format", value_enum, default_value_t = ServeLogFormat::Text)]
+    pub log_format: ServeLogFormat,
+    /// Log successful /health requests too (with --log-format json).
+    #[arg(long = "log-health")]
+    pub log_health: bool,
+    /// Log request latency as whole nanoseconds rather than Go's duration text (with
+    /// --log-format json).
+    #[arg(long = "log-latency-integer")]
+    pub log_latency_integer: bool,
     /// Seconds between checks of the storage for changes made elsewhere.
     #[arg(long = "refresh-interval", default_value_t = 5.0)]
     pub refresh_interval: f64,
@@ -1009,6 +1058,13 @@ pub struct ServeArgs {
     /// storage, at most 65536.
     #[arg(long = "max-connections", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
+}
+
+/// `chartkit serve --log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServeLogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Args)]

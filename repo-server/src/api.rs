@@ -53,6 +53,11 @@ pub struct Policy {
     pub form_fields: upload::FormFields,
     /// `--json-index`: index.yaml served as JSON.
     pub json_index: bool,
+    /// ChartMuseum's scoped bearer tokens, checked instead of `auth` when set.
+    pub jwt: Option<crate::auth_jwt::JwtAuth>,
+    /// The `Access-Control-Allow-Origin` of API answers.
+    pub cors_allow_origin: Option<HeaderValue>,
+    pub request_log: crate::request_log::RequestLog,
 }
 
 #[derive(Clone)]
@@ -135,6 +140,20 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     let path = request.uri().path().to_owned();
     let route = route_of(&path);
     let request_id = request_id(request.headers());
+    let log = state.policy.request_log;
+    let original_path = request
+        .extensions()
+        .get::<crate::request_log::OriginalPath>()
+        .map_or_else(|| path.clone(), |p| p.0.clone());
+    let number = log.chartmuseum.then(|| log.incoming(&original_path));
+    let client_ip = log.chartmuseum.then(|| {
+        let peer = request
+            .extensions()
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0);
+        crate::request_log::client_ip(request.headers(), peer)
+    });
+    let mut allow_origin = None;
     // Owned, so the password check can be awaited without holding the request.
     let authorization = request.headers().get(header::AUTHORIZATION).cloned();
     // Where the client reached the server, for the token service's address.
@@ -153,16 +172,29 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         // ChartMuseum registers no DELETE route then, so it answers as for any unknown
         // route, before asking for credentials.
         ApiError::not_found("not found").into_response()
+    } else if method == Method::OPTIONS && !is_registry(&path) {
+        // ChartMuseum has no OPTIONS routes: a CORS preflight is not found, and gets no
+        // CORS headers.
+        ApiError::not_found("not found").into_response()
     } else if let Some(error) = refuse(&state, &method, authorization, &path, &host).await {
         if method == Method::POST {
             state.metrics.upload(false);
         }
         error
     } else {
+        allow_origin = state
+            .policy
+            .cors_allow_origin
+            .clone()
+            .filter(|_| is_cors_route(&path) && route != "other");
         next.run(request).await
     };
     let mut response = response;
-    response.headers_mut().insert("x-request-id", request_id);
+    if let Some(origin) = allow_origin {
+        response
+            .headers_mut()
+            .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+    }
     let status = response.status();
     state
         .metrics
@@ -170,12 +202,25 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     if path != "/metrics" {
         museum.record(&state.metrics, &method, status, started, &response);
     }
-    let took_ms = started.elapsed().as_secs_f64() * 1000.0;
-    if method == Method::GET || method == Method::HEAD {
-        tracing::debug!(%method, %path, status = status.as_u16(), took_ms, "request");
+    if let (Some(number), Some(client_ip)) = (number, client_ip) {
+        log.served(&crate::request_log::Served {
+            number,
+            path: &original_path,
+            client_ip,
+            method: method.as_str(),
+            status: status.as_u16(),
+            latency: started.elapsed(),
+            request_id: request_id.to_str().unwrap_or(""),
+        });
     } else {
-        tracing::info!(%method, %path, status = status.as_u16(), took_ms, "request");
+        let took_ms = started.elapsed().as_secs_f64() * 1000.0;
+        if method == Method::GET || method == Method::HEAD {
+            tracing::debug!(%method, %path, status = status.as_u16(), took_ms, "request");
+        } else {
+            tracing::info!(%method, %path, status = status.as_u16(), took_ms, "request");
+        }
     }
+    response.headers_mut().insert("x-request-id", request_id);
     response
 }
 
@@ -255,6 +300,36 @@ impl MuseumRequest {
     }
 }
 
+fn is_registry(path: &str) -> bool {
+    path == "/v2" || path.starts_with("/v2/")
+}
+
+/// ChartMuseum's API routes, whose answers carry `Access-Control-Allow-Origin`: under
+/// `/api/`, and not named like a repository file.
+fn is_cors_route(path: &str) -> bool {
+    path.starts_with("/api/")
+        && ![".yaml", ".tgz", ".prov"]
+            .iter()
+            .any(|suffix| path.ends_with(suffix))
+}
+
+/// What ChartMuseum's route table asks of a request under bearer auth: nothing for the
+/// probes and for what it has no route for, `pull` to read, `push` to write.
+fn jwt_action(method: &Method, path: &str) -> Option<crate::auth_jwt::Action> {
+    use crate::auth_jwt::Action;
+    let route = route_of(path);
+    if matches!(route, "/health" | "/info" | "/ready" | "/metrics" | "other") {
+        return None;
+    }
+    match *method {
+        Method::GET | Method::HEAD => Some(Action::Pull),
+        Method::POST | Method::DELETE => Some(Action::Push),
+        // The registry's writes.
+        Method::PUT | Method::PATCH if route == "/v2" => Some(Action::Push),
+        _ => None,
+    }
+}
+
 /// The client's `X-Request-Id`, or a new random (version 4) UUID, as ChartMuseum answers
 /// every request with one.
 pub(crate) fn request_id(headers: &HeaderMap) -> HeaderValue {
@@ -330,7 +405,25 @@ async fn refuse(
             ApiError::bad_request(format!("path `{path}` contains `..`; refused")).into_response(),
         );
     }
-    if path == "/v2" || path.starts_with("/v2/") {
+    if let Some(jwt) = &state.policy.jwt {
+        let action = jwt_action(method, path)?;
+        // Without --auth-reads reads are anonymous, as ChartMuseum's --auth-anonymous-get.
+        if action == crate::auth_jwt::Action::Pull && !state.policy.auth_reads {
+            return None;
+        }
+        let header = authorization.as_ref().and_then(|v| v.to_str().ok());
+        if jwt.allows(header, action, crate::auth_jwt::now()) {
+            return None;
+        }
+        let mut response = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized").into_response();
+        if let Ok(challenge) = HeaderValue::from_str(&jwt.challenge(action)) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        return Some(response);
+    }
+    if is_registry(path) {
         let header = authorization.as_ref().and_then(|v| v.to_str().ok());
         return crate::oci::token::authorize(state, method, header, path, host).await;
     }
@@ -640,6 +733,38 @@ async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bearer_auth_asks_what_chartmuseums_route_table_asks() {
+        use crate::auth_jwt::Action;
+        assert_eq!(jwt_action(&Method::GET, "/index.yaml"), Some(Action::Pull));
+        assert_eq!(jwt_action(&Method::GET, "/"), Some(Action::Pull));
+        assert_eq!(
+            jwt_action(&Method::HEAD, "/api/charts/a"),
+            Some(Action::Pull)
+        );
+        assert_eq!(jwt_action(&Method::POST, "/api/prov"), Some(Action::Push));
+        assert_eq!(
+            jwt_action(&Method::DELETE, "/api/charts/a/1.0.0"),
+            Some(Action::Push)
+        );
+        assert_eq!(
+            jwt_action(&Method::PUT, "/v2/charts/a/manifests/1"),
+            Some(Action::Push)
+        );
+        for probe in ["/health", "/info", "/metrics", "/nowhere"] {
+            assert_eq!(jwt_action(&Method::GET, probe), None, "{probe}");
+        }
+    }
+
+    #[test]
+    fn cors_goes_on_api_routes_not_named_like_repository_files() {
+        assert!(is_cors_route("/api/charts"));
+        assert!(is_cors_route("/api/charts/web/1.0.0/values"));
+        assert!(!is_cors_route("/api/charts/web-1.0.0.tgz"));
+        assert!(!is_cors_route("/index.yaml"));
+        assert!(!is_cors_route("/api"));
+    }
 
     #[test]
     fn traversal_is_seen_through_percent_encoding() {

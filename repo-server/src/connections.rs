@@ -532,14 +532,23 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for TimedIo<S> {
 #[derive(Clone)]
 pub(crate) struct Tracked {
     app: axum::Router,
+    /// The client's address, handed to handlers as axum's `ConnectInfo` (the request log
+    /// names it).
+    peer: std::net::SocketAddr,
     activity: Arc<Activity>,
     read_body: Duration,
 }
 
 impl Tracked {
-    pub(crate) fn new(app: axum::Router, activity: Arc<Activity>, read_body: Duration) -> Tracked {
+    pub(crate) fn new(
+        app: axum::Router,
+        peer: std::net::SocketAddr,
+        activity: Arc<Activity>,
+        read_body: Duration,
+    ) -> Tracked {
         Tracked {
             app,
+            peer,
             activity,
             read_body,
         }
@@ -558,7 +567,7 @@ impl hyper::service::Service<Request<Incoming>> for Tracked {
         let in_flight = self.activity.request_started(request.version());
         let deadline = Instant::now() + self.read_body;
         let read_body = self.read_body;
-        let request = request.map(|body| {
+        let mut request = request.map(|body| {
             axum::body::Body::new(DeadlineBody {
                 body,
                 deadline,
@@ -566,6 +575,10 @@ impl hyper::service::Service<Request<Incoming>> for Tracked {
                 timer: None,
             })
         });
+        let path = crate::request_log::OriginalPath(request.uri().path().to_owned());
+        let extensions = request.extensions_mut();
+        extensions.insert(axum::extract::ConnectInfo(self.peer));
+        extensions.insert(path);
         let response = tower::ServiceExt::oneshot(self.app.clone(), request);
         Box::pin(async move {
             let response = response.await?;

@@ -14,6 +14,7 @@
 mod api;
 mod artifacthub;
 pub mod auth;
+pub mod auth_jwt;
 mod chart_contents;
 pub mod chartmuseum;
 pub mod connections;
@@ -22,11 +23,13 @@ pub mod gen_index;
 mod index_body;
 mod index_json;
 mod limits;
+pub mod log_json;
 pub mod metrics;
 pub mod names;
 pub mod oci;
 mod publish;
 pub mod repository;
+pub mod request_log;
 pub mod storage;
 pub mod tenancy;
 mod tenants;
@@ -108,6 +111,13 @@ pub struct ServerOptions {
     pub oci_gc: oci::gc::GcSettings,
     /// `--depth`/`--depth-dynamic`: one repository, or one per path prefix.
     pub depth: tenancy::Depth,
+    /// ChartMuseum's scoped bearer tokens (JWTs from an outside authorization server),
+    /// checked instead of `auth`.
+    pub jwt: Option<auth_jwt::JwtAuth>,
+    /// `--cors-allow-origin`: the `Access-Control-Allow-Origin` of API answers.
+    pub cors_allow_origin: Option<String>,
+    /// How each request is logged.
+    pub request_log: request_log::RequestLog,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -118,6 +128,8 @@ pub const UPLOAD_WAIT: Duration = Duration::from_secs(10);
 pub struct TlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// `--tls-client-ca`: client certificates are required and must chain to these CAs.
+    pub client_ca: Option<PathBuf>,
 }
 
 /// Why the server could not start or stopped.
@@ -134,6 +146,8 @@ pub enum ServerError {
     Tls(String),
     #[error("cannot make a temporary directory for registry uploads: {0}")]
     Uploads(String),
+    #[error("the CORS origin cannot be sent as an HTTP header value")]
+    CorsOrigin,
 }
 
 /// A server that has read its storage and bound its address, ready to run.
@@ -201,6 +215,14 @@ impl Server {
             metrics_without_auth: options.metrics_without_auth,
             form_fields: options.form_fields,
             json_index: options.json_index,
+            jwt: options.jwt,
+            cors_allow_origin: options
+                .cors_allow_origin
+                .as_deref()
+                .map(axum::http::HeaderValue::from_str)
+                .transpose()
+                .map_err(|_| ServerError::CorsOrigin)?,
+            request_log: options.request_log,
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.
@@ -341,6 +363,7 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let service = connections::Tracked::new(
                 self.app.clone(),
+                peer,
                 Arc::clone(slot.activity()),
                 self.timeouts.read_body,
             );

@@ -138,6 +138,9 @@ async fn server(settings: Settings) -> Server {
             prov: "signature".to_owned(),
         },
         json_index: false,
+        jwt: None,
+        cors_allow_origin: None,
+        request_log: Default::default(),
     };
     let state = AppState {
         repo: Arc::clone(&repo),

@@ -304,6 +304,9 @@ mod tests {
             metrics_without_auth: false,
             form_fields: Default::default(),
             json_index: false,
+            jwt: None,
+            cors_allow_origin: None,
+            request_log: Default::default(),
         };
         Tenants::new(
             depth,

@@ -187,15 +187,18 @@ impl Drop for RegistryProcess {
 }
 
 /// A CA, a server certificate for 127.0.0.1 and a client certificate it signed.
-struct Pki {
-    ca: PathBuf,
-    server_cert: PathBuf,
-    server_key: PathBuf,
-    client_cert: PathBuf,
-    client_key: PathBuf,
+/// A test CA, a server certificate it signed for 127.0.0.1 and localhost, and a client
+/// certificate it signed, as PEM files.
+pub struct Pki {
+    pub ca: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
 }
 
-fn test_pki(dir: &Path) -> Pki {
+/// Writes [`Pki`]'s files into `dir`.
+pub fn test_pki(dir: &Path) -> Pki {
     use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);

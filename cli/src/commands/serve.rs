@@ -7,7 +7,10 @@ use chartkit_repo_server::{
     Auth, BucketStorage, LocalStorage, Server, ServerOptions, Storage, Timeouts, TlsFiles,
 };
 
-use crate::cli::ServeArgs;
+use chartkit_repo_server::auth_jwt::{JwtAuth, JwtOptions};
+use chartkit_repo_server::request_log::RequestLog;
+
+use crate::cli::{ServeArgs, ServeLogFormat};
 use crate::env;
 use crate::report::with_hint;
 
@@ -69,7 +72,8 @@ fn gen_index(args: &ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Resul
 type ChartMuseum = chartkit_repo_server::chartmuseum::Personality;
 
 fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<ExitCode> {
-    init_logging(chartmuseum.debug);
+    let json_log = args.log_format == ServeLogFormat::Json;
+    init_logging(chartmuseum.debug, json_log);
     for warning in &chartmuseum.warnings {
         crate::log::warn(warning);
     }
@@ -84,10 +88,19 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
     if let Some(path) = &args.bearer_token_file {
         auth.add_token_file(path)?;
     }
-    if args.auth_reads && !auth.is_enabled() {
+    let jwt = match &args.auth_jwt_cert {
+        Some(cert) => Some(JwtAuth::new(&JwtOptions {
+            realm: args.auth_jwt_realm.clone().unwrap_or_default(),
+            service: args.auth_jwt_service.clone().unwrap_or_default(),
+            cert: cert.clone(),
+            search_path: args.auth_jwt_search_path.clone(),
+        })?),
+        None => None,
+    };
+    if args.auth_reads && !auth.is_enabled() && jwt.is_none() {
         return Err(with_hint(
             crate::error::err!("--auth-reads needs credentials to check"),
-            "add --basic-auth-file or --bearer-token-file",
+            "add --basic-auth-file, --bearer-token-file or --auth-jwt-cert",
         ));
     }
     let require_signature = match (&args.keyring, args.require_signature) {
@@ -110,6 +123,7 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
         (Some(cert), Some(key)) => Some(TlsFiles {
             cert: cert.clone(),
             key: key.clone(),
+            client_ca: args.tls_client_ca.clone(),
         }),
         _ => None,
     };
@@ -153,6 +167,13 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
             grace: seconds("--oci-gc-grace", args.oci_gc_grace)?,
         },
         depth: chartkit_repo_server::tenancy::Depth::new(args.depth, args.depth_dynamic),
+        jwt,
+        cors_allow_origin: args.cors_allow_origin.clone(),
+        request_log: RequestLog {
+            chartmuseum: json_log,
+            health: args.log_health,
+            latency_integer: args.log_latency_integer,
+        },
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -286,7 +307,7 @@ fn open_storage(
 /// The filter is `Targets`, not `EnvFilter`: `EnvFilter` brings in regex-automata's DFA
 /// builder, and with it every regex the program compiles (template functions, schema
 /// patterns) also built a full DFA, most of the cost of compiling one.
-fn init_logging(debug: bool) {
+fn init_logging(debug: bool, json: bool) {
     use std::io::IsTerminal;
     use tracing_subscriber::filter::{LevelFilter, Targets};
     use tracing_subscriber::layer::SubscriberExt;
@@ -301,6 +322,15 @@ fn init_logging(debug: bool) {
                 LevelFilter::INFO
             })
         });
+    if json {
+        let _ = tracing_subscriber::registry()
+            .with(chartkit_repo_server::log_json::ZapJson::new(
+                std::io::stderr(),
+            ))
+            .with(filter)
+            .try_init();
+        return;
+    }
     let _ = tracing_subscriber::registry()
         .with(
             tracing_subscriber::fmt::layer()

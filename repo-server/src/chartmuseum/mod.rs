@@ -7,6 +7,7 @@
 //! ChartMuseum's default. A setting chartkit cannot honour is refused by name whenever it
 //! differs from its default, so nothing a deployment asks for is silently dropped.
 
+mod auth_transport;
 #[cfg(test)]
 mod behaviour_tests;
 mod settings;
@@ -532,8 +533,12 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
         (false, true) => return Err(ChartMuseumError::Missing("--tls-key (TLS_KEY)".to_owned())),
     }
 
-    let user = values.text("basicauth.user");
-    let password = values.text("basicauth.pass");
+    let bearer = auth_transport::map(values, args)?;
+    let (user, password) = if bearer {
+        (String::new(), String::new())
+    } else {
+        (values.text("basicauth.user"), values.text("basicauth.pass"))
+    };
     // ChartMuseum turns basic auth on only when both are set.
     if !user.is_empty() && !password.is_empty() {
         out.basic_auth = Some(PlainUser { user, password });

@@ -57,22 +57,19 @@ const fn setting(
 use Kind::{Bool, Duration, Int, Text};
 use Support::{DefaultOnly, Mapped, Moot};
 
-const NO_JWT: &str =
-    "chartkit's bearer auth takes a token file (--bearer-token-file), not ChartMuseum's JWTs";
 const NO_CACHE: &str =
     "chartkit keeps the repository in its own memory; there is no external cache";
 const ONLY_LOCAL_AND_S3: &str =
     "chartkit stores charts in a local directory or an S3-compatible bucket";
-const NOT_YET: &str = "chartkit does not implement it yet";
 
 /// Every setting ChartMuseum reads except `--config` itself.
 #[rustfmt::skip]
 pub static SETTINGS: &[Setting] = &[
     setting("genindex", "gen-index", "GEN_INDEX", Bool, "false", Mapped),
     setting("debug", "debug", "DEBUG", Bool, "false", Mapped),
-    setting("logjson", "log-json", "LOG_JSON", Bool, "false", DefaultOnly(NOT_YET)),
-    setting("loghealth", "log-health", "LOG_HEALTH", Bool, "false", DefaultOnly(NOT_YET)),
-    setting("loglatencyinteger", "log-latency-integer", "LOG_LATENCY_INTEGER", Bool, "false", DefaultOnly(NOT_YET)),
+    setting("logjson", "log-json", "LOG_JSON", Bool, "false", Mapped),
+    setting("loghealth", "log-health", "LOG_HEALTH", Bool, "false", Mapped),
+    setting("loglatencyinteger", "log-latency-integer", "LOG_LATENCY_INTEGER", Bool, "false", Mapped),
     // Deprecated by ChartMuseum, which reads only --enable-metrics: /metrics is served
     // with it and not without, whatever this says (a warning names it, as ChartMuseum's).
     setting("disablemetrics", "disable-metrics", "DISABLE_METRICS", Bool, "false", Mapped),
@@ -98,7 +95,7 @@ pub static SETTINGS: &[Setting] = &[
     setting("authanonymousget", "auth-anonymous-get", "AUTH_ANONYMOUS_GET", Bool, "false", Mapped),
     setting("tls.cert", "tls-cert", "TLS_CERT", Text, "", Mapped),
     setting("tls.key", "tls-key", "TLS_KEY", Text, "", Mapped),
-    setting("tls.cacert", "tls-ca-cert", "TLS_CA_CERT", Text, "", DefaultOnly("chartkit does not check client certificates yet")),
+    setting("tls.cacert", "tls-ca-cert", "TLS_CA_CERT", Text, "", Mapped),
     setting("cache.store", "cache", "CACHE", Text, "", DefaultOnly(NO_CACHE)),
     setting("cache.redis.addr", "cache-redis-addr", "CACHE_REDIS_ADDR", Text, "", DefaultOnly(NO_CACHE)),
     setting("cache.redis.password", "cache-redis-password", "CACHE_REDIS_PASSWORD", Text, "", DefaultOnly(NO_CACHE)),
@@ -150,13 +147,13 @@ pub static SETTINGS: &[Setting] = &[
     setting("indexlimit", "index-limit", "INDEX_LIMIT", Int, "0", Mapped),
     setting("contextpath", "context-path", "CONTEXT_PATH", Text, "", Mapped),
     setting("depth", "depth", "DEPTH", Int, "0", Mapped),
-    setting("bearerauth", "bearer-auth", "BEARER_AUTH", Bool, "false", DefaultOnly(NO_JWT)),
-    setting("authrealm", "auth-realm", "AUTH_REALM", Text, "", DefaultOnly(NO_JWT)),
-    setting("authservice", "auth-service", "AUTH_SERVICE", Text, "", DefaultOnly(NO_JWT)),
-    setting("authcertpath", "auth-cert-path", "AUTH_CERT_PATH", Text, "", DefaultOnly(NO_JWT)),
-    setting("authactionssearchpath", "auth-actions-search-path", "AUTH_ACTIONS_SEARCH_PATH", Text, "", DefaultOnly(NO_JWT)),
+    setting("bearerauth", "bearer-auth", "BEARER_AUTH", Bool, "false", Mapped),
+    setting("authrealm", "auth-realm", "AUTH_REALM", Text, "", Mapped),
+    setting("authservice", "auth-service", "AUTH_SERVICE", Text, "", Mapped),
+    setting("authcertpath", "auth-cert-path", "AUTH_CERT_PATH", Text, "", Mapped),
+    setting("authactionssearchpath", "auth-actions-search-path", "AUTH_ACTIONS_SEARCH_PATH", Text, "", Mapped),
     setting("depthdynamic", "depth-dynamic", "DEPTH_DYNAMIC", Bool, "false", Mapped),
-    setting("cors.alloworigin", "cors-alloworigin", "CORS_ALLOW_ORIGIN", Text, "", DefaultOnly(NOT_YET)),
+    setting("cors.alloworigin", "cors-alloworigin", "CORS_ALLOW_ORIGIN", Text, "", Mapped),
     // Deprecated, and read by nothing in ChartMuseum; chartkit refuses versions helm
     // cannot read whatever it says.
     setting("enforce-semver2", "enforce-semver2", "ENFORCE_SEMVER2", Bool, "false", Moot),
