@@ -253,7 +253,7 @@ pub enum Command {
     /// Render chart templates locally and print the manifests, as `helm template` does.
     Template(TemplateArgs),
     /// Show information about a chart.
-    #[command(subcommand)]
+    #[command(subcommand, alias = "inspect")]
     Show(ShowCommand),
     /// Verify that a packaged chart is signed by a trusted key and unmodified.
     Verify(VerifyArgs),
@@ -918,6 +918,44 @@ pub struct ServeArgs {
     /// uploads get 400. Keeps a few small uploads from making the index huge.
     #[arg(long = "max-index-entry-size", default_value_t = 64 * 1024)]
     pub max_index_entry_size: usize,
+    /// Most chart packages and provenance files the storage may hold: an upload that would
+    /// store more gets 507 Insufficient Storage, as from ChartMuseum (replacing a stored
+    /// file is still allowed).
+    #[arg(long = "max-storage-objects", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_storage_objects: Option<u64>,
+    /// Versions kept of each chart: after an upload, the versions uploaded longest ago are
+    /// deleted (with their .prov) until N are left, as ChartMuseum's --per-chart-limit.
+    #[arg(long = "per-chart-limit", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub per_chart_limit: Option<u64>,
+    /// Packages read from storage at once when reading it for changes [default: 32].
+    #[arg(long = "index-limit", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub index_limit: Option<u64>,
+    /// Artifact Hub's ID for this repository, served as /artifacthub-repo.yml (which
+    /// answers 404 without one).
+    #[arg(long = "artifact-hub-repo-id", value_name = "ID")]
+    pub artifact_hub_repo_id: Option<String>,
+    /// Serve no /metrics (it answers 404).
+    #[arg(long = "disable-metrics")]
+    pub disable_metrics: bool,
+    /// Serve /metrics without credentials even with --auth-reads, as ChartMuseum does (for
+    /// scrapers that send none).
+    #[arg(long = "metrics-without-auth")]
+    pub metrics_without_auth: bool,
+    /// A multipart field an upload's package may come in besides `chart`, as ChartMuseum's
+    /// --chart-post-form-field-name.
+    #[arg(
+        long = "chart-form-field",
+        value_name = "NAME",
+        default_value = "chart"
+    )]
+    pub chart_form_field: String,
+    /// A multipart field an upload's .prov may come in besides `prov`.
+    #[arg(long = "prov-form-field", value_name = "NAME", default_value = "prov")]
+    pub prov_form_field: String,
+    /// Serve index.yaml as JSON, as ChartMuseum's --json-index (helm reads it as well, and
+    /// faster for a large repository).
+    #[arg(long = "json-index")]
+    pub json_index: bool,
     /// Accept only charts with a .prov signed by a key in --keyring.
     #[arg(long = "require-signature", requires = "keyring")]
     pub require_signature: bool,

@@ -352,6 +352,9 @@ impl Run<'_> {
                 let prov = match client.fetch_prov(&resolved) {
                     Ok(prov) => Some(prov),
                     Err(ClientError::Status { status: 404, .. }) => None,
+                    // A getter plugin has no "not found" answer, only a failure; helm
+                    // asks plugins for a `.prov` only to verify, so most cannot serve one.
+                    Err(ClientError::Getter(_)) => None,
                     Err(e) => return Err(e.into()),
                 };
                 Copy {

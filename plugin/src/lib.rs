@@ -8,6 +8,7 @@
 
 pub mod archive;
 mod command;
+pub mod getter;
 pub mod metadata;
 pub mod package;
 
@@ -88,6 +89,25 @@ pub enum PluginError {
     /// An install, update or delete hook failed.
     #[error("plugin {event} hook for \"{name}\" exited with error")]
     Hook { name: String, event: String },
+    /// A getter plugin has no command for the scheme it was asked for.
+    #[error("plugin \"{name}\" has no downloader for the protocol \"{scheme}\"")]
+    NoDownloader { name: String, scheme: String },
+    /// A getter plugin ran and failed; `stderr` is the last line it wrote there.
+    #[error("plugin \"{name}\" failed to fetch {url}: it exited {}{}", code.map(|c| format!("with status {c}")).unwrap_or_else(|| "on a signal".into()), if stderr.is_empty() { String::new() } else { format!(": {stderr}") })]
+    GetterFailed {
+        name: String,
+        url: String,
+        code: Option<i32>,
+        stderr: String,
+    },
+    /// A getter plugin's program could not be started.
+    #[error("plugin \"{name}\" failed to fetch {url}: cannot run `{program}`: {source}")]
+    GetterSpawn {
+        name: String,
+        url: String,
+        program: String,
+        source: std::io::Error,
+    },
     /// A post-renderer wrote nothing.
     #[error("post-renderer \"{name}\" produced empty output")]
     EmptyOutput { name: String },
@@ -415,7 +435,10 @@ pub fn update(
 
 /// The environment a plugin runs with: the process's, then `extra` (helm's settings,
 /// for `cli/v1`), then `HELM_PLUGIN_NAME` and `HELM_PLUGIN_DIR`.
-fn plugin_env(plugin: &Plugin, extra: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+pub(crate) fn plugin_env(
+    plugin: &Plugin,
+    extra: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
     let mut env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
@@ -425,7 +448,7 @@ fn plugin_env(plugin: &Plugin, extra: &BTreeMap<String, String>) -> BTreeMap<Str
     env
 }
 
-fn prepare(
+pub(crate) fn prepare(
     plugin: &Plugin,
     commands: &[metadata::PlatformCommand],
     expand_args: bool,
@@ -448,13 +471,13 @@ fn prepare(
     })
 }
 
-fn command(program: &str, args: &[String], env: &BTreeMap<String, String>) -> Command {
+pub(crate) fn command(program: &str, args: &[String], env: &BTreeMap<String, String>) -> Command {
     let mut command = Command::new(program);
     command.args(args).env_clear().envs(env);
     command
 }
 
-fn spawn_error(plugin: &Plugin, program: &str, source: std::io::Error) -> PluginError {
+pub(crate) fn spawn_error(plugin: &Plugin, program: &str, source: std::io::Error) -> PluginError {
     PluginError::Spawn {
         name: plugin.metadata.name.clone(),
         program: program.to_owned(),

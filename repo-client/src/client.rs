@@ -216,6 +216,11 @@ impl Client {
                 update_command(entry),
             )
         })?;
+        if !crate::getter::is_built_in(&entry.url) && http.getters().serving(&entry.url).is_none() {
+            return Err(ClientError::NoProtocolHandler {
+                scheme: crate::getter::scheme(&entry.url),
+            });
+        }
         let url = index_url(&entry.url)?;
         let files = self.index_files(entry);
         self.remove_abandoned_downloads(&files);
@@ -235,8 +240,13 @@ impl Client {
                 )
             }
             Opened::Body(mut body) => {
+                // What a plugin wrote is named with the plugin, which is to blame.
+                let shown_url = match &body.plugin {
+                    Some(name) => format!("{url} (as fetched by plugin \"{name}\")"),
+                    None => url.clone(),
+                };
                 let bad_index = |source| ClientError::BadIndex {
-                    url: url.clone(),
+                    url: shown_url.clone(),
                     source,
                 };
                 let limit = self.max_index_size;
@@ -512,8 +522,13 @@ impl Client {
             unreachable!("an unconditional request is never answered 304 by Http::get")
         };
         let sha256 = hex::encode(Sha256::digest(&bytes));
+        // A getter plugin may build the package when asked (helm-git packages the
+        // chart from its git checkout each time), so its bytes need not be those the
+        // index was made from; helm does not compare them either.
+        let built_by_plugin = http.getters().serving(&url).is_some();
         if let Some(expected) = &resolved.digest
             && *expected != sha256
+            && !built_by_plugin
         {
             return Err(ClientError::DigestMismatch {
                 url,

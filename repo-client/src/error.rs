@@ -27,6 +27,15 @@ pub enum ClientError {
     /// names the part of the target that is wrong.
     #[error("cannot port-forward to {url}: {reason}")]
     Tunnel { url: String, reason: String },
+    /// A URL whose scheme neither chartkit nor an installed getter plugin serves.
+    #[error("scheme \"{scheme}\" not supported")]
+    UnsupportedScheme { scheme: String },
+    /// A repository URL whose scheme neither chartkit nor a getter plugin serves.
+    #[error("could not find protocol handler for: {scheme}")]
+    NoProtocolHandler { scheme: String },
+    /// The getter plugin serving a URL's scheme failed.
+    #[error(transparent)]
+    Getter(Box<chartkit_plugin::PluginError>),
     /// The server answered with an error status.
     #[error("{url} answered {status}")]
     Status { url: String, status: u16 },

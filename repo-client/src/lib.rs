@@ -27,19 +27,22 @@
 //! - [`ChartSource`] (`locate`): the one resolver every command that takes a chart
 //!   uses, helm's `LocateChart`: a local directory or package, or a repository
 //!   reference, found ([`ChartSource::locate`]), verified with `--verify`, and loaded
-//!   ([`Located::load`]) or handed over as package bytes (`pull`). A new scheme is a new
-//!   [`ChartSource`] variant.
+//!   ([`Located::load`]) or handed over as package bytes (`pull`). A new kind of place is a
+//!   new [`ChartSource`] variant; a repository behind a plugin's scheme is not one.
 //! - [`search()`]: `helm search repo` over loaded indexes.
 //! - [`tunnel`]: `portforward://NAMESPACE/svc/NAME:PORT[/PATH]` repositories inside a
 //!   cluster: the URL stays the repository's identity (settings, cache keys, the base of
 //!   relative index URLs); requests go through the [`Tunnels`] the network was given
 //!   ([`Network::online_with_tunnels`]), and one whose connection broke is sent again.
+//! - [`Getters`]: URL schemes served by `getter/v1` plugins (`git+https://`, `s3://`),
+//!   run by the network for any fetch of such a URL, as helm runs them.
 //! - [`tls`]: rustls configuration for `--ca-file` (including a self-signed server
 //!   certificate that is itself in the CA file, as Go accepts).
 
 mod cached_index;
 mod client;
 mod error;
+mod getter;
 mod hub;
 mod locate;
 mod network;
@@ -56,6 +59,7 @@ pub use client::{
     resolve_reference_url,
 };
 pub use error::{ClientError, Result};
+pub use getter::Getters;
 pub use hub::{HubChart, HubError, search_hub};
 pub use locate::{Access, ChartSource, Content, LocateError, LocateOptions, Located};
 pub use network::{Body, Fetched, Http, Network, Opened, Progress, Validators, read_certs};

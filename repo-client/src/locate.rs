@@ -3,7 +3,9 @@
 //! a [`ChartSource`] says where the argument points (one variant per kind of place, so
 //! a new scheme is one variant, its parsing in [`ChartSource::parse`] and its fetching
 //! in [`ChartSource::locate`]), and [`Located`] is what was found there, verified when
-//! asked, ready to load.
+//! asked, ready to load. A chart repository behind a scheme a getter plugin serves
+//! (`git+https://`, `s3://`) is no new kind of place: it is a repository whose bytes
+//! the network fetches by running the plugin (`crate::Getters`).
 
 use chartkit_yaml::goslog;
 use std::path::{Path, PathBuf};
@@ -21,15 +23,14 @@ use crate::settings::RepoEntry;
 pub enum ChartSource {
     /// A chart directory or package that exists on disk.
     Local(PathBuf),
-    /// A chart in a chart repository over HTTP(S) or a `portforward://` tunnel:
-    /// `REPO/NAME`, `NAME` with `--repo URL`, or a package URL.
+    /// A chart in a chart repository over HTTP(S), a `portforward://` tunnel or a
+    /// scheme a getter plugin serves: `REPO/NAME`, `NAME` with `--repo URL`, or a
+    /// package URL. Which scheme is served, and how, is the network's to say
+    /// (`crate::Getters`), so a scheme nobody serves is refused when fetched.
     Repository(ChartRef),
     /// A chart in an OCI registry: `oci://HOST/PATH/NAME[:TAG][@DIGEST]`.
     Oci(chartkit_oci::Reference),
 }
-
-/// URL schemes a chart repository can be reached through.
-const REPOSITORY_SCHEMES: [&str; 3] = ["http", "https", "portforward"];
 
 impl ChartSource {
     /// Reads a chart argument by helm's rule: without `--repo`, an existing path is a
@@ -61,16 +62,6 @@ impl ChartSource {
             return chartkit_oci::Reference::parse(argument)
                 .map(ChartSource::Oci)
                 .map_err(|e| LocateError::Client(Box::new(e.into())));
-        }
-        for url in repo_url.into_iter().chain(Some(argument)) {
-            if let Some((scheme, _)) = url.split_once("://")
-                && !REPOSITORY_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str())
-            {
-                return Err(LocateError::UnsupportedScheme {
-                    url: url.to_owned(),
-                    scheme: scheme.to_owned(),
-                });
-            }
         }
         if repo_url.is_none() && !argument.contains("://") && !argument.contains('/') {
             return Err(LocateError::NotAReference {
@@ -391,11 +382,6 @@ pub enum LocateError {
         "\"{argument}\" is not a chart directory or package on disk, nor a chart in a repository (REPO/NAME, a URL, or NAME with --repo URL)"
     )]
     NotAReference { argument: String },
-    /// A URL of a scheme no chart source reads.
-    #[error(
-        "cannot read charts from {scheme}:// URLs (`{url}`): chartkit reads http://, https:// and portforward:// repositories and oci:// registries"
-    )]
-    UnsupportedScheme { url: String, scheme: String },
     /// `--verify` on a chart directory.
     #[error("unpacked charts cannot be verified (`{}` is a directory)", path.display())]
     UnpackedNotVerifiable { path: PathBuf },
@@ -478,8 +464,13 @@ mod tests {
                 chartkit_oci::Reference::parse("oci://r:5000/charts/web:1.0.0").unwrap()
             )
         );
-        let other = ChartSource::parse("ftp://r/web", None).unwrap_err();
-        assert!(other.to_string().contains("ftp://"), "{other}");
+        // Any scheme is a repository URL here; the network says whether it serves it.
+        assert_eq!(
+            ChartSource::parse("git+file:///r@charts/web-1.0.0.tgz", None).unwrap(),
+            ChartSource::Repository(ChartRef::Direct {
+                url: "git+file:///r@charts/web-1.0.0.tgz".into()
+            })
+        );
         assert!(!ChartSource::Local(chart).needs_client());
     }
 

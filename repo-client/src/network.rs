@@ -6,6 +6,10 @@
 //! A `portforward://` URL is sent through the [`Tunnels`] the network was given: to a
 //! local listener, with a client that ignores proxy settings (a proxy cannot reach
 //! this machine's loopback), its failures named by the tunnel when it knows why.
+//!
+//! A URL of a scheme a `getter/v1` plugin serves is fetched by running the plugin
+//! ([`Getters`]): its output is the body, read like any other; a scheme neither
+//! chartkit nor a plugin serves is refused in helm's words.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -14,6 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::error::{ClientError, Result};
+use crate::getter::{self, Getters};
 use crate::settings::RepoEntry;
 use crate::tunnel::{TunnelTarget, TunnelUrl, Tunnels, is_tunnel_url};
 
@@ -41,6 +46,18 @@ impl Network {
         let mut http = Http::new(timeout)?;
         http.tunnels = Some(tunnels);
         Ok(Network::Online(http))
+    }
+
+    /// The network with `getters` serving their URL schemes (offline, nothing is
+    /// fetched, by plugins either).
+    pub fn with_getters(self, getters: Getters) -> Network {
+        match self {
+            Network::Online(mut http) => {
+                http.getters = getters;
+                Network::Online(http)
+            }
+            Network::Offline => Network::Offline,
+        }
     }
 
     pub fn is_offline(&self) -> bool {
@@ -102,6 +119,7 @@ pub struct Http {
     /// listeners close before the tunnels do.
     tunnel_client: OnceLock<reqwest::blocking::Client>,
     tunnels: Option<Arc<dyn Tunnels>>,
+    getters: Getters,
 }
 
 /// The tunnel a request went through, asked why a connection failed.
@@ -129,7 +147,13 @@ impl Http {
             custom: Mutex::new(HashMap::new()),
             tunnel_client: OnceLock::new(),
             tunnels: None,
+            getters: Getters::default(),
         })
+    }
+
+    /// The getter plugins this network runs for their schemes.
+    pub fn getters(&self) -> &Getters {
+        &self.getters
     }
 
     /// How many times a request to `url` is sent when its connection breaks: once,
@@ -296,6 +320,22 @@ impl Http {
         credentials: bool,
         validators: Option<&Validators>,
     ) -> Result<Opened> {
+        if !getter::is_built_in(url) {
+            let Some(plugin) = self.getters.serving(url) else {
+                return Err(ClientError::UnsupportedScheme {
+                    scheme: getter::scheme(url),
+                });
+            };
+            let bytes = self.getters.get(plugin, url, repo, credentials)?;
+            return Ok(Opened::Body(Box::new(Body {
+                url: url.to_owned(),
+                expected: Some(bytes.len() as u64),
+                validators: Validators::default(),
+                reader: Reader::Plugin(std::io::Cursor::new(bytes)),
+                route: None,
+                plugin: Some(plugin.metadata.name.clone()),
+            })));
+        }
         let (request_url, client, route) = self.route(url, repo)?;
         let mut request = client.get(&request_url);
         if credentials {
@@ -341,8 +381,9 @@ impl Http {
             url: url.to_owned(),
             expected: response.content_length(),
             validators,
-            response,
+            reader: Reader::Http(response),
             route,
+            plugin: None,
         })))
     }
 }
@@ -361,8 +402,10 @@ pub enum Opened {
 pub struct Body {
     /// The URL asked for (a `portforward://` one, not the tunnel's local address).
     url: String,
-    response: reqwest::blocking::Response,
+    reader: Reader,
     route: Option<Route>,
+    /// The getter plugin that wrote the body, when one did.
+    pub plugin: Option<String>,
     /// The response's validators.
     pub validators: Validators,
     /// The length the server announced, if it did.
@@ -381,7 +424,7 @@ impl Body {
         let mut received = 0u64;
         loop {
             let n = self
-                .response
+                .reader
                 .read(&mut buf)
                 .map_err(|e| transport_error(&self.url, self.route.as_ref(), &e))?;
             if n == 0 {
@@ -392,6 +435,22 @@ impl Body {
             if let Some(progress) = progress {
                 progress(received, self.expected);
             }
+        }
+    }
+}
+
+/// Where a body is read from: a response, or what a getter plugin wrote.
+#[derive(Debug)]
+enum Reader {
+    Http(reqwest::blocking::Response),
+    Plugin(std::io::Cursor<Vec<u8>>),
+}
+
+impl Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Reader::Http(response) => response.read(buf),
+            Reader::Plugin(bytes) => bytes.read(buf),
         }
     }
 }

@@ -39,6 +39,20 @@ pub struct Policy {
     pub api: bool,
     /// Whether `?force` replaces a stored version (not `--disable-force-overwrite`).
     pub force_overwrite: bool,
+    /// What the repository may hold (`--max-storage-objects`, `--per-chart-limit`).
+    pub limits: crate::limits::RepositoryLimits,
+    /// `--artifact-hub-repo-id`, served as `/artifacthub-repo.yml`.
+    pub artifact_hub_repo_id: Option<String>,
+    /// Whether `/metrics` is served (not `--disable-metrics`).
+    pub metrics: bool,
+    /// `--context-path` (`/charts`), or empty: what the routes see of a path is without it.
+    pub context_path: String,
+    /// `--metrics-without-auth`: `/metrics` needs no credentials, as ChartMuseum's never does.
+    pub metrics_without_auth: bool,
+    /// Multipart field names taken besides `chart` and `prov`.
+    pub form_fields: upload::FormFields,
+    /// `--json-index`: index.yaml served as JSON.
+    pub json_index: bool,
 }
 
 #[derive(Clone)]
@@ -74,12 +88,25 @@ pub fn router(state: AppState) -> Router {
         .route("/info", get(info))
         .route("/ready", get(ready))
         .route("/metrics", get(metrics))
+        .route(
+            "/artifacthub-repo.yml",
+            get(crate::artifacthub::repository_file),
+        )
         .route("/v2", get(crate::oci::base))
         .route("/v2/", get(crate::oci::base))
         .route("/v2/token", get(crate::oci::token::endpoint))
         .route("/v2/{*rest}", any(crate::oci::dispatch))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// `/metrics` alone, for the root of a server whose other routes are under a context path:
+/// ChartMuseum serves its metrics there, where scrapers already look.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -118,6 +145,7 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         .map(str::to_owned)
         .or_else(|| request.uri().authority().map(|a| a.to_string()))
         .unwrap_or_default();
+    let museum = MuseumRequest::of(&request, &state.policy.context_path);
     let response = if !state.policy.api && (path == "/api" || path.starts_with("/api/")) {
         // ChartMuseum registers none of its API routes then.
         ApiError::not_found("not found").into_response()
@@ -139,6 +167,9 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
     state
         .metrics
         .request(route, method.as_str(), status.as_u16());
+    if path != "/metrics" {
+        museum.record(&state.metrics, &method, status, started, &response);
+    }
     let took_ms = started.elapsed().as_secs_f64() * 1000.0;
     if method == Method::GET || method == Method::HEAD {
         tracing::debug!(%method, %path, status = status.as_u16(), took_ms, "request");
@@ -146,6 +177,82 @@ async fn guard(State(state): State<AppState>, request: Request, next: Next) -> R
         tracing::info!(%method, %path, status = status.as_u16(), took_ms, "request");
     }
     response
+}
+
+/// What ChartMuseum's metrics keep of a request, taken before it is handled.
+struct MuseumRequest {
+    host: String,
+    /// The `url` label: the path as the client sent it (with any context path) and query.
+    url: String,
+    size: u64,
+}
+
+impl MuseumRequest {
+    fn of(request: &Request, context_path: &str) -> MuseumRequest {
+        use crate::metrics::chartmuseum::{depth0_params, url_label};
+        let uri = request.uri();
+        let path_and_query = format!(
+            "{context_path}{}",
+            uri.path_and_query().map_or("/", |p| p.as_str())
+        );
+        // The parameters are those of the path the routes see (without a context path).
+        let params = depth0_params(request.method().as_str(), uri.path());
+        let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let headers = request.headers();
+        let host = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .or_else(|| uri.authority().map(|a| a.to_string()))
+            .unwrap_or_default();
+        // Go's approximation (gin-prometheus): path, method, protocol, headers (the Host
+        // apart), host and the declared body length.
+        let header_bytes: usize = headers
+            .iter()
+            .filter(|(name, _)| *name != header::HOST)
+            .map(|(name, value)| name.as_str().len() + value.len())
+            .sum();
+        let body = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(0);
+        let size = context_path.len()
+            + uri.path().len()
+            + request.method().as_str().len()
+            + "HTTP/1.1".len()
+            + header_bytes
+            + host.len()
+            + body;
+        MuseumRequest {
+            url: url_label(&path_and_query, &params),
+            host,
+            size: size as u64,
+        }
+    }
+
+    fn record(
+        &self,
+        metrics: &Metrics,
+        method: &Method,
+        status: StatusCode,
+        started: Instant,
+        response: &Response,
+    ) {
+        use axum::body::HttpBody;
+        let hint = response.body().size_hint();
+        metrics
+            .museum
+            .record(&crate::metrics::chartmuseum::Request {
+                code: status.as_u16(),
+                method: method.as_str(),
+                host: &self.host,
+                url: &self.url,
+                seconds: started.elapsed().as_secs_f64(),
+                request_size: self.size,
+                response_size: hint.exact().unwrap_or(hint.lower()),
+            });
+    }
 }
 
 /// The client's `X-Request-Id`, or a new random (version 4) UUID, as ChartMuseum answers
@@ -229,7 +336,10 @@ async fn refuse(
     }
     let auth = &state.policy.auth;
     let writes = !matches!(*method, Method::GET | Method::HEAD);
-    let probe = path == "/health" || path == "/ready" || path == "/info";
+    let probe = path == "/health"
+        || path == "/ready"
+        || path == "/info"
+        || (path == "/metrics" && state.policy.metrics_without_auth);
     if !auth.is_enabled() || probe || !(writes || state.policy.auth_reads) {
         return None;
     }
@@ -336,6 +446,9 @@ async fn current_index(repo: &Arc<Repository>) -> Arc<IndexBody> {
 }
 
 async fn index_yaml(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if state.policy.json_index {
+        return crate::index_json::respond(&state, &headers).await;
+    }
     let index = current_index(&state.repo).await;
     let gzip = accepts_gzip(&headers);
     let gzip_etag = index.gzip_etag();
@@ -499,8 +612,13 @@ async fn ready(State(state): State<AppState>) -> Response {
     }
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
+async fn metrics(State(state): State<AppState>, uri: axum::http::Uri) -> Response {
+    if !state.policy.metrics {
+        // ChartMuseum registers no /metrics route then.
+        return not_found(uri).await.into_response();
+    }
     state.metrics.set_charts(state.repo.chart_count());
+    state.metrics.set_chart_names(state.repo.chart_name_count());
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(),

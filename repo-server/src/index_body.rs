@@ -206,6 +206,14 @@ impl IndexBody {
         Pieces::new(self.pieces.iter().map(|p| p.text.clone()).collect())
     }
 
+    /// The whole text, joined.
+    pub fn text(&self) -> Vec<u8> {
+        self.pieces
+            .iter()
+            .flat_map(|p| p.text.iter().copied())
+            .collect()
+    }
+
     /// The gzip form as a response body.
     pub fn gzip(&self) -> Pieces {
         let mut pieces = Vec::with_capacity(self.pieces.len() + 2);

@@ -12,12 +12,16 @@
 //! - [`Server`]: binding, TLS, the periodic sync, graceful shutdown.
 
 mod api;
+mod artifacthub;
 pub mod auth;
 mod chart_contents;
 pub mod chartmuseum;
 pub mod connections;
 mod error;
+pub mod gen_index;
 mod index_body;
+mod index_json;
+mod limits;
 pub mod metrics;
 pub mod names;
 pub mod oci;
@@ -44,10 +48,12 @@ pub use auth::{Auth, AuthFileError};
 pub use connections::{
     OpenFiles, Timeouts, connection_limit, default_max_connections, raise_open_files_limit,
 };
+pub use limits::RepositoryLimits;
 pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
 pub use storage::{
     BucketStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError, WriteMode,
 };
+pub use upload::FormFields;
 
 /// Everything `chartkit serve` configures.
 pub struct ServerOptions {
@@ -69,6 +75,18 @@ pub struct ServerOptions {
     pub limits: Limits,
     /// The most bytes one chart version may add to index.yaml.
     pub max_index_entry_size: usize,
+    /// `--max-storage-objects`, `--per-chart-limit`, `--index-limit`.
+    pub repository_limits: RepositoryLimits,
+    /// `--artifact-hub-repo-id`: served as `/artifacthub-repo.yml`.
+    pub artifact_hub_repo_id: Option<String>,
+    /// `--disable-metrics`: `/metrics` answers 404.
+    pub disable_metrics: bool,
+    /// `--metrics-without-auth`: `/metrics` needs no credentials.
+    pub metrics_without_auth: bool,
+    /// `--chart-form-field`, `--prov-form-field`.
+    pub form_fields: FormFields,
+    /// `--json-index`: index.yaml served as JSON, as ChartMuseum's option writes it.
+    pub json_index: bool,
     /// Uploads received and checked at once; more wait up to [`UPLOAD_WAIT`], then get 503.
     pub max_concurrent_uploads: usize,
     /// How long clients may take over each stage of a connection.
@@ -145,12 +163,16 @@ impl Server {
             // Checking is CPU work: more at once than cores only adds memory.
             concurrent_checks: options.max_concurrent_uploads.clamp(1, cores),
         };
-        let repo = Arc::new(Repository::new(
+        let mut repo = Repository::new(
             options.storage,
             UrlStyle { base: options.url },
             rules,
             Arc::clone(&metrics),
-        ));
+        );
+        if let Some(reads) = options.repository_limits.index_reads {
+            repo = repo.with_sync_reads(reads);
+        }
+        let repo = Arc::new(repo);
         let initial = repo.sync().await?;
         // tokio resolves a host name and tries each of its addresses in turn.
         let listener = tokio::net::TcpListener::bind(options.addr.as_str())
@@ -173,6 +195,13 @@ impl Server {
             delete: !options.disable_delete,
             api: !options.disable_api,
             force_overwrite: !options.disable_force_overwrite,
+            limits: options.repository_limits,
+            artifact_hub_repo_id: options.artifact_hub_repo_id,
+            metrics: !options.disable_metrics,
+            context_path: options.context_path.clone().unwrap_or_default(),
+            metrics_without_auth: options.metrics_without_auth,
+            form_fields: options.form_fields,
+            json_index: options.json_index,
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.
@@ -203,14 +232,16 @@ impl Server {
         }
         let app = match (&tenants, options.context_path.as_deref()) {
             // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
-            // anything else is not found.
-            (None, Some(prefix)) => axum::Router::new().nest(prefix, api::router(state.clone())),
+            // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
+            (None, Some(prefix)) => axum::Router::new()
+                .nest(prefix, api::router(state.clone()))
+                .merge(api::metrics_router(state.clone())),
             (None, None) => api::router(state.clone()),
             // The tenants' router has no routes of its own, only the dispatch, which a
             // nested router would never reach: the prefix is taken off as a service's.
-            (Some(tenants), Some(prefix)) => {
-                axum::Router::new().nest_service(prefix, tenants.router())
-            }
+            (Some(tenants), Some(prefix)) => axum::Router::new()
+                .nest_service(prefix, tenants.router())
+                .merge(api::metrics_router(state.clone())),
             (Some(tenants), None) => tenants.router(),
         };
         Ok(Server {

@@ -1,5 +1,9 @@
 //! Counters for `/metrics`, in Prometheus' text exposition format. A handful of atomics is
-//! all the server needs; a registry library would add more than it saves.
+//! all the server needs; a registry library would add more than it saves. ChartMuseum's
+//! metrics are kept too, under its names ([`chartmuseum`]).
+
+pub mod chartmuseum;
+mod process;
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -19,8 +23,8 @@ pub const ROUTES: [&str; 9] = [
     "auth",
     "other",
 ];
-const STATUSES: [u16; 14] = [
-    200, 201, 204, 304, 400, 401, 403, 404, 405, 409, 413, 500, 503, 0,
+const STATUSES: [u16; 15] = [
+    200, 201, 204, 304, 400, 401, 403, 404, 405, 409, 413, 500, 503, 507, 0,
 ];
 const METHODS: [&str; 5] = ["GET", "HEAD", "POST", "DELETE", "other"];
 
@@ -31,6 +35,9 @@ pub struct Metrics {
     uploads: AtomicU64,
     uploads_rejected: AtomicU64,
     charts: AtomicU64,
+    chart_names: AtomicU64,
+    /// ChartMuseum's request metrics.
+    pub museum: chartmuseum::RequestMetrics,
     index_renders: AtomicU64,
     index_render_micros_total: AtomicU64,
     index_render_micros_last: AtomicU64,
@@ -47,6 +54,8 @@ impl Default for Metrics {
             uploads: AtomicU64::new(0),
             uploads_rejected: AtomicU64::new(0),
             charts: AtomicU64::new(0),
+            chart_names: AtomicU64::new(0),
+            museum: chartmuseum::RequestMetrics::default(),
             index_renders: AtomicU64::new(0),
             index_render_micros_total: AtomicU64::new(0),
             index_render_micros_last: AtomicU64::new(0),
@@ -91,6 +100,10 @@ impl Metrics {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(name.to_owned(), count as u64);
+    }
+
+    pub fn set_chart_names(&self, count: usize) {
+        self.chart_names.store(count as u64, Ordering::Relaxed);
     }
 
     pub fn index_rendered(&self, took: Duration) {
@@ -189,13 +202,56 @@ impl Metrics {
                 "chartkit_http_requests_total{{route=\"{route}\",method=\"{method}\",status=\"{status}\"}} {count}"
             );
         }
+        let charts = self.chart_names.load(Ordering::Relaxed) as usize;
+        let versions = self.charts.load(Ordering::Relaxed) as usize;
+        self.museum.render(&[("", charts, versions)], &mut out);
+        process::render(&mut out);
         out
     }
+}
+
+/// A value as Prometheus' Go client writes it (`strconv.FormatFloat(v, 'g', -1, 64)`):
+/// the shortest digits, in exponent form from 1e+06 up and below 1e-04.
+pub fn go_float(value: f64) -> String {
+    if value.is_nan() {
+        return "NaN".to_owned();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "+Inf" } else { "-Inf" }.to_owned();
+    }
+    if value == 0.0 {
+        return "0".to_owned();
+    }
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..6).contains(&exponent) {
+        return format!("{value}");
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_are_written_as_gos_client_writes_them() {
+        for (value, text) in [
+            (0.0, "0"),
+            (3.0, "3"),
+            (100000.0, "100000"),
+            (1e6, "1e+06"),
+            (2097152.0, "2.097152e+06"),
+            (0.25, "0.25"),
+            (0.000110882, "0.000110882"),
+            (0.000012, "1.2e-05"),
+            (1.8446744073709552e19, "1.8446744073709552e+19"),
+        ] {
+            assert_eq!(go_float(value), text);
+        }
+    }
 
     #[test]
     fn exposition_has_help_type_and_labelled_requests() {

@@ -5,7 +5,9 @@
 //! - The `.prov` is written first and the package second, so once a package is in storage
 //!   (where every replica's listing finds it) its `.prov` is there too. If the package
 //!   cannot be written, the `.prov` is put back as it was.
-//! - A `.prov` is stored only for the exact bytes it signs, whatever the signature policy.
+//! - A `.prov` is stored only for the exact bytes it signs, whatever the signature policy;
+//!   one sent before its package (as ChartMuseum allows) is stored as it is, and judged
+//!   when the package comes: a package it does not sign replaces it as a stale one.
 //! - A package replaced without a new `.prov` loses its old one, which no longer matches.
 //! - A `.prov` is served only while it matches its package (see `api::chart_file`), so a
 //!   pair left inconsistent by a crash or by another tool is never served as if it were
@@ -90,7 +92,7 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
     let (head, body) = request.into_parts();
     let force = asks_force(&head.uri);
     let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
-    let parts = upload::parts(&head.headers, body, "chart").await?;
+    let parts = upload::parts(&head.headers, body, "chart", &state.policy.form_fields).await?;
     let Some((sent_name, data)) = parts.chart else {
         // ChartMuseum's form upload takes a `prov` field alone, as POST /api/prov does.
         if let Some((_, prov)) = parts.prov {
@@ -184,6 +186,11 @@ pub(crate) async fn publish_package(
         }
         .into());
     }
+    let prov_file = provenance.as_ref().map(|p| p.file.clone());
+    let writes: Vec<&str> = std::iter::once(package.file.as_str())
+        .chain(prov_file.as_deref())
+        .collect();
+    crate::limits::check_room(state, &writes, mode)?;
     let (info, prov_info) = match provenance {
         Some(provenance) => write_pair(state, &package, provenance, mode).await?,
         None => {
@@ -201,6 +208,7 @@ pub(crate) async fn publish_package(
     version.created = Some(created_time(info.modified));
     tracing::info!(chart = %package.name, version = %package.version, "chart stored");
     state.repo.insert_package(NewEntry { version, info });
+    crate::limits::keep_newest_versions(state, &package.name, &package.version).await;
     Ok(package)
 }
 
@@ -295,7 +303,7 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
     let (head, body) = request.into_parts();
     let force = asks_force(&head.uri);
     let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
-    let parts = upload::parts(&head.headers, body, "prov").await?;
+    let parts = upload::parts(&head.headers, body, "prov", &state.policy.form_fields).await?;
     let (_, data) = parts.prov.ok_or_else(|| {
         ApiError::bad_request(
             "no provenance in the request: send the .prov as the body, or as a multipart `prov` field",
@@ -307,22 +315,20 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
 /// Stores the provenance of a package in the repository. The caller holds an upload turn.
 async fn publish_provenance(state: &AppState, data: Bytes, force: bool) -> Result<(), ApiError> {
     let provenance = upload::check_provenance(&data)?;
-    let digest = state
+    let Some(digest) = state
         .repo
         .package_digest(&provenance.package_file)
         .and_then(|hex| chartkit_signing::Sha256Digest::from_hex(&hex))
-        .ok_or_else(|| {
-            ApiError::not_found(format!(
-                "{} is not in the repository; upload the chart first, or together with its provenance",
-                provenance.package_file
-            ))
-        })?;
+    else {
+        return store_provenance_ahead(state, provenance, force).await;
+    };
     provenance.require_match(&digest)?;
     if let Some(keyring) = &state.policy.require_signature {
         upload::verify(&provenance, &digest, keyring)?;
     }
     let storage = state.repo.storage();
     let text = Bytes::from(provenance.text.clone());
+    crate::limits::check_room(state, &[&provenance.file], write_mode(state, force))?;
     let info = match storage
         .put(&provenance.file, text.clone(), write_mode(state, force))
         .await
@@ -345,6 +351,27 @@ async fn publish_provenance(state: &AppState, data: Bytes, force: bool) -> Resul
         }
         Err(error) => return Err(error.into()),
     };
+    state.repo.insert_provenance(info);
+    Ok(())
+}
+
+/// A `.prov` sent before its package, which ChartMuseum takes and stores as it is. It is
+/// not served until the package it signs is stored (see `api::chart_file`), and that
+/// upload checks it: against the package's digest, and with `--require-signature` against
+/// the keyring. A package that does not match it replaces it as any stale `.prov`.
+async fn store_provenance_ahead(
+    state: &AppState,
+    provenance: CheckedProvenance,
+    force: bool,
+) -> Result<(), ApiError> {
+    let mode = write_mode(state, force);
+    crate::limits::check_room(state, &[&provenance.file], mode)?;
+    let info = state
+        .repo
+        .storage()
+        .put(&provenance.file, Bytes::from(provenance.text), mode)
+        .await?;
+    tracing::info!(file = %info.name, "provenance stored ahead of its package");
     state.repo.insert_provenance(info);
     Ok(())
 }

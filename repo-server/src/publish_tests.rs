@@ -84,6 +84,7 @@ struct Settings {
     allow_overwrite: bool,
     require_signature: bool,
     max_entry_size: Option<usize>,
+    limits: crate::limits::RepositoryLimits,
 }
 
 fn signer() -> &'static GeneratedKey {
@@ -127,6 +128,16 @@ async fn server(settings: Settings) -> Server {
         delete: true,
         api: true,
         force_overwrite: true,
+        limits: settings.limits,
+        artifact_hub_repo_id: None,
+        metrics: true,
+        context_path: String::new(),
+        metrics_without_auth: false,
+        form_fields: crate::upload::FormFields {
+            chart: "package".to_owned(),
+            prov: "signature".to_owned(),
+        },
+        json_index: false,
     };
     let state = AppState {
         repo: Arc::clone(&repo),
@@ -374,17 +385,142 @@ async fn a_provenance_for_other_bytes_is_refused_even_without_require_signature(
     assert_eq!(server.stored(), ["demo-1.0.0.tgz"]);
 }
 
+impl Server {
+    async fn upload_prov(&self, uri: &str, prov: &[u8]) -> (StatusCode, String) {
+        self.send(Request::post(uri).body(Body::from(prov.to_vec())).unwrap())
+            .await
+    }
+}
+
 #[tokio::test]
-async fn a_provenance_for_a_package_that_is_not_there_is_refused() {
+async fn a_provenance_sent_before_its_package_is_served_once_the_package_comes() {
     let server = server(Settings::default()).await;
-    let chart = package("ghost", "1.0.0", &[]);
-    let prov = sign(&chart, "ghost", "1.0.0");
+    let chart = package("early", "1.0.0", &[]);
+    let prov = sign(&chart, "early", "1.0.0");
+    let (status, body) = server.upload_prov("/api/prov", &prov).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(server.stored(), ["early-1.0.0.tgz.prov"]);
+    // Not served alone: there is nothing yet for it to sign.
+    assert_eq!(
+        server.get("/charts/early-1.0.0.tgz.prov").await.0,
+        StatusCode::NOT_FOUND
+    );
+    // ChartMuseum refuses it again unless forced.
+    assert_eq!(
+        server.upload_prov("/api/prov", &prov).await.0,
+        StatusCode::CONFLICT
+    );
+    assert_eq!(
+        server.upload_prov("/api/prov?force", &prov).await.0,
+        StatusCode::CREATED
+    );
+    assert_eq!(server.upload(&chart).await.0, StatusCode::CREATED);
+    let (status, served) = server.get("/charts/early-1.0.0.tgz.prov").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(served.as_bytes(), &prov[..]);
+}
+
+#[tokio::test]
+async fn a_package_that_a_provenance_sent_ahead_does_not_sign_replaces_it() {
+    let server = server(Settings::default()).await;
+    let signed = package("early", "1.0.0", &[]);
+    let other = package("early", "1.0.0", &[("values.yaml", b"a: 2\n")]);
+    let prov = sign(&signed, "early", "1.0.0");
+    assert_eq!(
+        server.upload_prov("/api/prov", &prov).await.0,
+        StatusCode::CREATED
+    );
+    assert_eq!(server.upload(&other).await.0, StatusCode::CREATED);
+    assert_eq!(server.stored(), ["early-1.0.0.tgz"]);
+}
+
+#[tokio::test]
+async fn a_provenance_sent_ahead_satisfies_require_signature() {
+    let server = server(Settings {
+        require_signature: true,
+        ..Settings::default()
+    })
+    .await;
+    let chart = package("early", "1.0.0", &[]);
+    assert_eq!(server.upload(&chart).await.0, StatusCode::BAD_REQUEST);
+    let prov = sign(&chart, "early", "1.0.0");
+    assert_eq!(
+        server.upload_prov("/api/prov", &prov).await.0,
+        StatusCode::CREATED
+    );
+    assert_eq!(server.upload(&chart).await.0, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn max_storage_objects_refuses_new_files_with_507_but_not_replacements() {
+    let server = server(Settings {
+        allow_overwrite: true,
+        limits: crate::limits::RepositoryLimits {
+            max_objects: Some(2),
+            ..Default::default()
+        },
+        ..Settings::default()
+    })
+    .await;
+    let a = package("a", "1.0.0", &[]);
+    let b = package("b", "1.0.0", &[]);
+    let c = package("c", "1.0.0", &[]);
+    assert_eq!(server.upload(&a).await.0, StatusCode::CREATED);
+    // A package and its .prov are two objects: one more than there is room for.
     let (status, body) = server
-        .send(Request::post("/api/prov").body(Body::from(prov)).unwrap())
+        .upload_parts(&[("chart", &b), ("prov", &sign(&b, "b", "1.0.0"))])
         .await;
-    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-    assert!(body.contains("upload the chart first"), "{body}");
-    assert!(server.stored().is_empty());
+    assert_eq!(status, StatusCode::INSUFFICIENT_STORAGE, "{body}");
+    assert!(
+        body.contains("repo has reached storage limit"),
+        "ChartMuseum's words: {body}"
+    );
+    assert_eq!(server.upload(&b).await.0, StatusCode::CREATED);
+    let (status, body) = server.upload(&c).await;
+    assert_eq!(status, StatusCode::INSUFFICIENT_STORAGE, "{body}");
+    let (status, _) = server
+        .upload_prov("/api/prov", &sign(&a, "a", "1.0.0"))
+        .await;
+    assert_eq!(status, StatusCode::INSUFFICIENT_STORAGE);
+    // Replacing a stored package takes no room.
+    assert_eq!(server.upload(&a).await.0, StatusCode::CREATED);
+    assert_eq!(server.stored(), ["a-1.0.0.tgz", "b-1.0.0.tgz"]);
+}
+
+#[tokio::test]
+async fn per_chart_limit_deletes_the_versions_uploaded_longest_ago() {
+    let server = server(Settings {
+        limits: crate::limits::RepositoryLimits {
+            per_chart: Some(2),
+            ..Default::default()
+        },
+        ..Settings::default()
+    })
+    .await;
+    let old = package("demo", "1.0.0", &[]);
+    assert_eq!(
+        server
+            .upload_parts(&[("chart", &old), ("prov", &sign(&old, "demo", "1.0.0"))])
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+    // Uploaded in this order, so the oldest upload is not the lowest version.
+    for (name, version) in [("other", "1.0.0"), ("demo", "3.0.0"), ("demo", "0.1.0")] {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let chart = package(name, version, &[]);
+        assert_eq!(server.upload(&chart).await.0, StatusCode::CREATED);
+    }
+    assert_eq!(
+        server.stored(),
+        ["demo-0.1.0.tgz", "demo-3.0.0.tgz", "other-1.0.0.tgz"]
+    );
+    let index = server.index().await;
+    assert!(!index.contains("demo-1.0.0.tgz"), "{index}");
+    assert_eq!(
+        server.get("/api/charts/demo/1.0.0").await.0,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -775,4 +911,29 @@ async fn a_form_upload_with_only_a_prov_field_stores_the_provenance_as_chartmuse
     // A form with neither field is still refused.
     let (status, body) = server.upload_parts(&[("unknown", &chart)]).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[tokio::test]
+async fn form_field_names_given_are_taken_besides_chart_and_prov() {
+    let server = server(Settings::default()).await;
+    let chart = package("fields", "1.0.0", &[]);
+    let prov = sign(&chart, "fields", "1.0.0");
+    let (status, body) = server
+        .upload_parts(&[("package", &chart), ("signature", &prov)])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(
+        server.stored(),
+        ["fields-1.0.0.tgz", "fields-1.0.0.tgz.prov"]
+    );
+    let other = package("usual", "1.0.0", &[]);
+    assert_eq!(
+        server.upload_parts(&[("chart", &other)]).await.0,
+        StatusCode::CREATED
+    );
+    // Other names are not a chart.
+    let (status, _) = server
+        .upload_parts(&[("file", &package("stray", "1.0.0", &[]))])
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
 }

@@ -166,7 +166,12 @@ pub struct Repository {
     /// The repository's path on a multi-tenant server (`ORG/REPO`); `None` for the
     /// server's one repository.
     name: Option<String>,
+    /// Packages a sync reads from storage at once (`--index-limit`).
+    sync_reads: usize,
 }
+
+/// Packages a sync reads at once unless `--index-limit` says fewer (or more).
+const SYNC_READS: usize = 32;
 
 /// What a sync with the storage changed.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -199,6 +204,7 @@ impl Repository {
             blocks: Mutex::new(BlockCache::default()),
             metrics,
             name: None,
+            sync_reads: SYNC_READS,
         }
     }
 
@@ -224,11 +230,20 @@ impl Repository {
             blocks: Mutex::new(BlockCache::default()),
             metrics: Arc::clone(&self.metrics),
             name: Some(name.to_owned()),
+            sync_reads: self.sync_reads,
         }
     }
 
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
+    }
+
+    /// Reads at most `reads` packages from storage at once when syncing, as ChartMuseum's
+    /// `--index-limit` bounds its indexer (judging them stays bounded by
+    /// [`PackageRules::concurrent_checks`] too).
+    pub fn with_sync_reads(mut self, reads: usize) -> Repository {
+        self.sync_reads = reads.max(1);
+        self
     }
 
     pub fn storage(&self) -> &Arc<dyn Storage> {
@@ -336,6 +351,30 @@ impl Repository {
 
     pub fn chart_count(&self) -> usize {
         self.read().index.len()
+    }
+
+    /// How many charts (names) the index lists.
+    pub fn chart_name_count(&self) -> usize {
+        self.read().index.entries.len()
+    }
+
+    /// Packages and provenance files known to be in the storage, usable or not: what
+    /// `--max-storage-objects` counts.
+    pub fn object_count(&self) -> usize {
+        let state = self.read();
+        state.packages.len() + state.provenance.len()
+    }
+
+    /// The indexed versions of a chart with when each package was stored.
+    pub fn versions_by_age(&self, name: &str) -> Vec<(String, SystemTime)> {
+        self.read()
+            .packages
+            .values()
+            .filter_map(|known| match &known.entry {
+                Some((n, v)) if n == name => Some((v.clone(), known.info.modified)),
+                _ => None,
+            })
+            .collect()
     }
 
     pub fn has_provenance(&self, file: &str) -> bool {
@@ -549,7 +588,7 @@ impl Repository {
                     let outcome = self.load_entry(&info).await;
                     (info, outcome)
                 })
-                .buffer_unordered(32)
+                .buffer_unordered(self.sync_reads)
                 .collect()
                 .await;
         read.sort_by(|a, b| a.0.name.cmp(&b.0.name));
@@ -818,6 +857,78 @@ mod tests {
         async fn check(&self) -> Result<(), StorageError> {
             self.inner.check().await
         }
+    }
+
+    /// Local storage that counts the reads in flight, each held a moment.
+    struct CountingReads {
+        inner: LocalStorage,
+        in_flight: std::sync::atomic::AtomicUsize,
+        most: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl Storage for CountingReads {
+        fn describe(&self) -> String {
+            self.inner.describe()
+        }
+        async fn list(&self) -> Result<Vec<ObjectInfo>, StorageError> {
+            self.inner.list().await
+        }
+        async fn get(&self, name: &str) -> Result<Option<Bytes>, StorageError> {
+            use std::sync::atomic::Ordering;
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let data = self.inner.get(name).await;
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            data
+        }
+        async fn put(
+            &self,
+            name: &str,
+            data: Bytes,
+            mode: WriteMode,
+        ) -> Result<ObjectInfo, StorageError> {
+            self.inner.put(name, data, mode).await
+        }
+        async fn delete(&self, name: &str) -> Result<bool, StorageError> {
+            self.inner.delete(name).await
+        }
+        async fn check(&self) -> Result<(), StorageError> {
+            self.inner.check().await
+        }
+    }
+
+    #[tokio::test]
+    async fn index_limit_bounds_the_packages_a_sync_reads_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..12 {
+            let version = format!("1.0.{i}");
+            std::fs::write(
+                dir.path().join(format!("a-{version}.tgz")),
+                package("a", &version),
+            )
+            .unwrap();
+        }
+        let storage = Arc::new(CountingReads {
+            inner: LocalStorage::open(dir.path()).unwrap(),
+            in_flight: Default::default(),
+            most: Default::default(),
+        });
+        let rules = PackageRules {
+            concurrent_checks: 8,
+            ..PackageRules::default()
+        };
+        let repo = Repository::new(
+            storage.clone(),
+            UrlStyle::default(),
+            rules,
+            Arc::new(Metrics::default()),
+        )
+        .with_sync_reads(2);
+        assert_eq!(repo.sync().await.unwrap().added, 12);
+        let most = storage.most.load(std::sync::atomic::Ordering::SeqCst);
+        assert!((1..=2).contains(&most), "{most} reads at once");
     }
 
     #[tokio::test]

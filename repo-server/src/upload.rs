@@ -69,9 +69,32 @@ pub struct Parts {
     pub prov: Option<(Option<String>, Bytes)>,
 }
 
-/// Splits a body into its parts: multipart (`chart`, `prov` fields) or a single raw file,
-/// taken as `raw_field`.
-pub async fn parts(headers: &HeaderMap, body: Bytes, raw_field: &str) -> Result<Parts, ApiError> {
+/// The multipart fields an upload's package and provenance come in besides `chart` and
+/// `prov` (ChartMuseum's `--chart-post-form-field-name` and `--prov-post-form-field-name`,
+/// which add a name rather than replace the usual one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormFields {
+    pub chart: String,
+    pub prov: String,
+}
+
+impl Default for FormFields {
+    fn default() -> FormFields {
+        FormFields {
+            chart: "chart".to_owned(),
+            prov: "prov".to_owned(),
+        }
+    }
+}
+
+/// Splits a body into its parts: multipart (`chart`, `prov` fields, or those `fields`
+/// names) or a single raw file, taken as `raw_field`.
+pub async fn parts(
+    headers: &HeaderMap,
+    body: Bytes,
+    raw_field: &str,
+    fields: &FormFields,
+) -> Result<Parts, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -107,6 +130,9 @@ pub async fn parts(headers: &HeaderMap, body: Bytes, raw_field: &str) -> Result<
         let slot = match name.as_str() {
             "chart" => &mut parts.chart,
             "prov" => &mut parts.prov,
+            "" => continue,
+            other if other == fields.chart => &mut parts.chart,
+            other if other == fields.prov => &mut parts.prov,
             _ => continue,
         };
         // Keeping one of two silently would store something the client did not mean.

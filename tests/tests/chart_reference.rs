@@ -312,7 +312,7 @@ fn missing_paths_and_unknown_references_say_what_they_are() {
         ),
         (
             &["show", "chart", "ftp://registry.example/web"],
-            "cannot read charts from ftp:// URLs",
+            "Error: scheme \"ftp\" not supported",
         ),
         (
             &["show", "chart", "oci://registry.example/Web"],

@@ -3,11 +3,12 @@
 //! used as ChartMuseum's documentation shows (uploads with curl's `--data-binary`, helm
 //! with credentials), and the settings it cannot honour refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use chartkit_tests::TestContext;
+use chartkit_tests::chartmuseum::command as chartmuseum;
 use chartkit_tests::server::{ServeProcess, chart_package};
 
 const USER: &str = "chartuser";
@@ -18,30 +19,6 @@ fn client() -> reqwest::blocking::Client {
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap()
-}
-
-/// A `chartmuseum` link to the built binary, in the test's directory.
-fn chartmuseum_link(ctx: &TestContext) -> PathBuf {
-    let link = ctx.path("bin/chartmuseum");
-    if !link.exists() {
-        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(chartkit_tests::chartkit_bin(), &link).unwrap();
-    }
-    link
-}
-
-/// A `chartmuseum` command in an empty environment (so none of ChartMuseum's variables
-/// leak in from the test's), listening on an ephemeral port of 127.0.0.1.
-fn chartmuseum(ctx: &TestContext) -> Command {
-    let mut command = Command::new(chartmuseum_link(ctx));
-    command
-        .current_dir(ctx.dir())
-        .env_clear()
-        .env("HOME", ctx.path(".home"))
-        .env("NO_COLOR", "1")
-        .env("LISTEN_HOST", "127.0.0.1")
-        .env("PORT", "0");
-    command
 }
 
 /// The ChartMuseum Helm chart's usual settings: local storage and basic auth from the

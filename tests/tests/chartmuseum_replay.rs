@@ -7,16 +7,14 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::server::ServeProcess;
 
 /// How many expectations must hold: of the single-repository (depth 0) groups, and in all.
-/// Multi-tenant groups (`--depth` above 0) wait for ChartMuseum's `--depth` routes.
-const DEPTH0_FLOOR: usize = 94;
-const TOTAL_FLOOR: usize = 94;
+const DEPTH0_FLOOR: usize = 114;
+const TOTAL_FLOOR: usize = 2235;
 
 fn fixtures() -> PathBuf {
     chartkit_tests::workspace_root().join("tests/fixtures")
@@ -270,22 +268,6 @@ fn make_packages(ctx: &TestContext) -> PathBuf {
     out
 }
 
-/// A `chartmuseum` link to the built binary, as a deployment starts it.
-fn chartmuseum(ctx: &TestContext) -> Command {
-    let link = ctx.path("bin/chartmuseum");
-    if !link.exists() {
-        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(chartkit_tests::chartkit_bin(), &link).unwrap();
-    }
-    let mut command = Command::new(link);
-    command
-        .current_dir(ctx.dir())
-        .env_clear()
-        .env("HOME", ctx.path(".home"))
-        .env("NO_COLOR", "1");
-    command
-}
-
 /// Starts the group's server; without its optional settings if it refuses them. Returns
 /// the server, or why it did not start.
 fn start(ctx: &TestContext, group: &Group, packages: &Path) -> (Option<ServeProcess>, String) {
@@ -309,11 +291,10 @@ fn start(ctx: &TestContext, group: &Group, packages: &Path) -> (Option<ServeProc
     let fixtures = fixtures().join("chartmuseum-expectations");
     let substitute = |arg: &String| arg.replace("{fixtures}", &fixtures.to_string_lossy());
     let attempt = |optional: &[String]| {
-        let mut command = chartmuseum(ctx);
+        let mut command = chartkit_tests::chartmuseum::command(ctx);
         command
             .arg("--storage=local")
             .arg(format!("--storage-local-rootdir={}", storage.display()))
-            .args(["--port=0", "--listen-host=127.0.0.1"])
             .args(group.args.iter().map(substitute))
             .args(optional.iter().map(substitute));
         ServeProcess::try_spawn(command, ctx.dir())

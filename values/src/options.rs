@@ -8,6 +8,10 @@ use chartkit_yaml::{Map, Value};
 
 use crate::strvals;
 
+/// Reads a value file given as a URL: `Some` with its bytes (or why not) when the
+/// fetcher serves the argument, `None` for a path on disk.
+pub type Fetch<'a> = &'a mut dyn FnMut(&str) -> Option<Result<Vec<u8>, String>>;
+
 /// The value flags of `helm template`/`install`/`lint`.
 #[derive(Debug, Clone, Default)]
 pub struct ValueOptions {
@@ -36,6 +40,9 @@ pub enum OptionsError {
         // Not the error's `source`: its text is part of this message already.
         error: chartkit_yaml::Error,
     },
+    /// A URL the caller's fetcher serves could not be fetched; `reason` names it.
+    #[error("{reason}")]
+    Fetch { url: String, reason: String },
     #[error("failed parsing --set-json data JSON: {0}")]
     JsonObject(String),
     #[error("failed parsing --set-json data {0}")]
@@ -59,6 +66,13 @@ impl ValueOptions {
 
     /// Merges every source into one map, reading `-` from `stdin`.
     pub fn merge(&self, stdin: &mut dyn Read) -> Result<Map, OptionsError> {
+        self.merge_with(stdin, &mut |_| None)
+    }
+
+    /// [`ValueOptions::merge`], with `-f` and `--set-file` arguments that `fetch`
+    /// serves (helm's getters: http(s) and plugins' schemes) read through it; it
+    /// answers `None` for anything to read from disk.
+    pub fn merge_with(&self, stdin: &mut dyn Read, fetch: Fetch<'_>) -> Result<Map, OptionsError> {
         let mut base = Map::new();
         let mut stdin_read = false;
         // Files and stdin are bytes, as Go reads them.
@@ -77,6 +91,12 @@ impl ValueOptions {
                 }
                 // Go's ReadAll of an exhausted stdin gives nothing the second time.
                 return Ok(Vec::new());
+            }
+            if let Some(fetched) = fetch(path) {
+                return fetched.map_err(|reason| OptionsError::Fetch {
+                    url: path.to_owned(),
+                    reason,
+                });
             }
             read_file(path)
         };
@@ -202,6 +222,57 @@ mod tests {
             "a: file\nb:\n  j: 1\nc: \"1\"\nf: lit,eral\nm:\n  w: 3\n  x: 1\ns: stdin\n"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn urls_the_fetcher_serves_are_read_through_it_and_the_rest_from_disk() {
+        let options = ValueOptions {
+            value_files: vec!["s3://b/v.yaml".into(), "s3://b/gone.yaml".into()],
+            file_values: vec!["f=s3://b/f.txt".into()],
+            ..Default::default()
+        };
+        let mut asked = Vec::new();
+        let mut fetch = |url: &str| -> Option<Result<Vec<u8>, String>> {
+            asked.push(url.to_owned());
+            match url {
+                "s3://b/v.yaml" => Some(Ok(b"a: fetched\n".to_vec())),
+                "s3://b/f.txt" => Some(Ok(b"text".to_vec())),
+                _ => Some(Err(format!("plugin \"s3\" failed to fetch {url}"))),
+            }
+        };
+        let error = options
+            .merge_with(&mut std::io::empty(), &mut fetch)
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "plugin \"s3\" failed to fetch s3://b/gone.yaml"
+        );
+        let options = ValueOptions {
+            value_files: vec!["s3://b/v.yaml".into(), "/nonexistent/x.yaml".into()],
+            ..Default::default()
+        };
+        let error = options
+            .merge_with(&mut std::io::empty(), &mut |url| {
+                (url == "s3://b/v.yaml").then(|| Ok(b"a: fetched\n".to_vec()))
+            })
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "open /nonexistent/x.yaml: no such file or directory"
+        );
+        let options = ValueOptions {
+            value_files: vec!["s3://b/v.yaml".into()],
+            file_values: vec!["f=s3://b/f.txt".into()],
+            ..Default::default()
+        };
+        let merged = options
+            .merge_with(&mut std::io::empty(), &mut fetch)
+            .unwrap();
+        assert_eq!(
+            chartkit_yaml::to_yaml(&Value::Map(merged)),
+            "a: fetched\nf: text\n"
+        );
+        assert_eq!(asked[0], "s3://b/v.yaml");
     }
 
     #[test]

@@ -97,9 +97,6 @@ pub fn locate_error(error: LocateError) -> Error {
         }
         error @ LocateError::UnpackedNotVerifiable { .. } => Error::new(error)
             .with_hint("package and sign it (chartkit package --sign), then use the package"),
-        error @ LocateError::UnsupportedScheme { .. } => {
-            Error::new(error).with_hint(REFERENCES.to_owned())
-        }
         error => Error::new(error),
     }
 }

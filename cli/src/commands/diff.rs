@@ -31,8 +31,7 @@ pub fn upgrade(
         true,
         offline,
     )?;
-    let user_values =
-        super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let user_values = super::template::merge_values(&args.values)?;
     chartkit_render::check_installable(&chart)?;
     let values_mode = values_mode(
         args.reuse_values,

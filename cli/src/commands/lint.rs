@@ -16,7 +16,7 @@ pub fn run(args: LintArgs, offline: bool) -> crate::error::Result<ExitCode> {
         ),
         None => None,
     };
-    let values = super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let values = super::template::merge_values(&args.values)?;
     let options = LintOptions {
         limits: super::limits()?,
         values,

@@ -54,6 +54,7 @@ pub fn dispatch(cli: Cli) -> crate::error::Result<ExitCode> {
         repo_support::use_kube(crate::kube::options(kube));
     }
     repo_support::use_locations(&cli.global);
+    repo_support::use_plugin_flags(kube, &cli.global);
     crate::wait_view::lines_when_piped(cli.global.debug);
     let global = &cli.global;
     match cli.command {

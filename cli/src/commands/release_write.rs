@@ -346,8 +346,7 @@ fn run_install(
         true,
         offline,
     )?;
-    let user_values =
-        super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let user_values = super::template::merge_values(&args.values)?;
     chartkit_render::check_installable(&chart)?;
     let options = InstallOptions {
         name,
@@ -457,8 +456,7 @@ pub fn upgrade(
         true,
         offline,
     )?;
-    let user_values =
-        super::template::value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let user_values = super::template::merge_values(&args.values)?;
     chartkit_render::check_installable(&chart)?;
     let values_mode = values_mode(
         args.reuse_values,

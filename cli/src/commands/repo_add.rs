@@ -49,11 +49,13 @@ pub fn run(args: RepoAddArgs, offline: bool) -> crate::error::Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let update = client.update_index(&entry).map_err(|e| {
-        client_error(e).context(format!(
+    let update = client.update_index(&entry).map_err(|e| match e {
+        // helm refuses the scheme before it tries the repository.
+        e @ chartkit_repo_client::ClientError::NoProtocolHandler { .. } => client_error(e),
+        e => client_error(e).context(format!(
             "looks like {:?} is not a valid chart repository or cannot be reached",
             args.url
-        ))
+        )),
     })?;
     for warning in update.warnings() {
         crate::log::warn(warning);

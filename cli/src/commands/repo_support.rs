@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use chartkit_cluster::KubeOptions;
-use chartkit_repo_client::{Access, Client, ClientError, Network, Paths, RepoEntry};
+use chartkit_repo_client::{Access, Client, ClientError, Getters, Network, Paths, RepoEntry};
 
 use crate::cli::RepoAccessArgs;
 use crate::env;
@@ -110,6 +110,34 @@ pub fn use_kube(options: KubeOptions) {
     let _ = KUBE.set(options);
 }
 
+/// helm's global flags as the command gave them, for the settings a getter plugin is
+/// run with; unset on the fast path, where the environment says them.
+static PLUGIN_FLAGS: OnceLock<(crate::cli::KubeArgs, crate::cli::GlobalArgs)> = OnceLock::new();
+
+/// Records the global flags getter plugins are told about.
+pub fn use_plugin_flags(kube: &crate::cli::KubeArgs, global: &crate::cli::GlobalArgs) {
+    let _ = PLUGIN_FLAGS.set((kube.clone(), global.clone()));
+}
+
+/// The getter plugins in Helm's plugin directories, with helm's settings. Unreadable
+/// plugins are passed over, as helm passes them over when collecting getters.
+fn getters() -> Getters {
+    let plugins = chartkit_plugin::find_plugins(&env::helm_plugins(), Some("getter/v1"))
+        .map(|found| found.plugins)
+        .unwrap_or_default();
+    if plugins.is_empty() {
+        return Getters::default();
+    }
+    let settings = match PLUGIN_FLAGS.get() {
+        Some((kube, global)) => super::helm_env::settings(kube, global),
+        None => super::helm_env::settings(
+            &crate::cli::KubeArgs::from_env(),
+            &crate::cli::GlobalArgs::default(),
+        ),
+    };
+    Getters::new(plugins, settings)
+}
+
 /// The client: online unless `--offline` or CHARTKIT_OFFLINE says otherwise.
 pub fn client(offline: bool, timeout_secs: u64) -> crate::error::Result<Client> {
     client_at(paths()?, offline, timeout_secs)
@@ -130,6 +158,7 @@ pub fn client_at(paths: Paths, offline: bool, timeout_secs: u64) -> crate::error
             crate::kube::tunnels(kube),
         )
         .map_err(client_error)?
+        .with_getters(getters())
     };
     let max_index_size = max_index_size()?;
     Ok(Client::new(paths, network)
@@ -188,6 +217,11 @@ pub fn client_error(error: ClientError) -> crate::error::Error {
         )),
         ClientError::IndexTooLarge { limit, .. } => Some(index_limit_hint(*limit)),
         ClientError::Registry(error) => oci_hint(error),
+        ClientError::UnsupportedScheme { scheme } | ClientError::NoProtocolHandler { scheme } => {
+            Some(format!(
+                "chartkit reads http://, https://, portforward:// and oci://; `{scheme}://` needs a getter plugin serving it in Helm's plugin directory (`chartkit plugin list --type getter/v1` shows those installed)"
+            ))
+        }
         ClientError::ChartNotFound { .. } => Some(
             "list the versions with \"chartkit search repo NAME --versions\", or update the index with \"chartkit repo update\"".to_owned(),
         ),

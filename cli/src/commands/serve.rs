@@ -34,13 +34,45 @@ pub fn run_chartmuseum(args: &[String]) -> crate::error::Result<ExitCode> {
     let serve_args =
         std::iter::once("serve".to_owned()).chain(personality.serve_args.iter().cloned());
     let parsed = crate::cli::parse_serve_args(serve_args).map_err(crate::error::Error::new)?;
+    if personality.gen_index {
+        return gen_index(&parsed, &personality);
+    }
     serve(parsed, &personality)
+}
+
+/// ChartMuseum's `--gen-index`: the index the server would serve, on stdout, and exit.
+fn gen_index(args: &ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<ExitCode> {
+    use chartkit_repo_server::gen_index::{GenIndex, generate};
+    let options = GenIndex {
+        storage: open_storage(&args.storage, &chartmuseum.s3)?,
+        url: args.url.clone(),
+        limits: super::limits()?,
+        max_index_entry_size: args.max_index_entry_size,
+        json: args.json_index,
+        context_path: context_path(args.context_path.as_deref())?.unwrap_or_default(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (text, skipped) = runtime.block_on(generate(options))?;
+    for (file, reason) in &skipped {
+        crate::log::warn_with(
+            "skipping a package that is not a usable chart",
+            &[("file", file), ("reason", reason)],
+        );
+    }
+    crate::output::stdout_bytes(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 type ChartMuseum = chartkit_repo_server::chartmuseum::Personality;
 
 fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<ExitCode> {
     init_logging(chartmuseum.debug);
+    for warning in &chartmuseum.warnings {
+        crate::log::warn(warning);
+    }
     let storage = open_storage(&args.storage, &chartmuseum.s3)?;
     let mut auth = Auth::default();
     if let Some(user) = &chartmuseum.basic_auth {
@@ -94,6 +126,19 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
         refresh_interval,
         limits: super::limits()?,
         max_index_entry_size: args.max_index_entry_size,
+        repository_limits: chartkit_repo_server::RepositoryLimits {
+            max_objects: args.max_storage_objects.map(count),
+            per_chart: args.per_chart_limit.map(count),
+            index_reads: args.index_limit.map(count),
+        },
+        artifact_hub_repo_id: args.artifact_hub_repo_id.clone(),
+        disable_metrics: args.disable_metrics,
+        metrics_without_auth: args.metrics_without_auth,
+        form_fields: chartkit_repo_server::FormFields {
+            chart: args.chart_form_field.clone(),
+            prov: args.prov_form_field.clone(),
+        },
+        json_index: args.json_index,
         max_concurrent_uploads: usize::from(args.max_concurrent_uploads),
         timeouts,
         max_connections,
@@ -195,6 +240,11 @@ fn context_path(given: Option<&str>) -> crate::error::Result<Option<String>> {
         crate::error::bail!("--context-path `{given}` is not a plain URL path");
     }
     Ok(Some(format!("/{trimmed}")))
+}
+
+/// A count from the command line, where a larger one than memory can index means no bound.
+fn count(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// A flag's seconds as a duration; it must be positive.

@@ -21,6 +21,33 @@ pub fn value_options(args: &ValueArgs) -> ValueOptions {
     }
 }
 
+/// The user's values, with `-f` and `--set-file` URLs fetched as helm fetches them
+/// (its `readFile`): http(s) and the schemes getter plugins serve through the
+/// repository client's network; anything else is a path on disk.
+pub fn merge_values(args: &ValueArgs) -> crate::error::Result<chartkit_yaml::Map> {
+    let mut fetch = |path: &str| -> Option<Result<Vec<u8>, String>> {
+        chartkit_plugin::getter::scheme_of(path)?;
+        let client = match super::repo_support::client(false, 120) {
+            Ok(client) => client,
+            Err(error) => return Some(Err(error.to_string())),
+        };
+        let chartkit_repo_client::Network::Online(http) = &client.network else {
+            return None;
+        };
+        let is_http = path.starts_with("http://") || path.starts_with("https://");
+        if !is_http && http.getters().serving(path).is_none() {
+            return None;
+        }
+        let entry = chartkit_repo_client::RepoEntry::for_url(path);
+        Some(match http.get(path, &entry, false, None, None) {
+            Ok(chartkit_repo_client::Fetched::Body { bytes, .. }) => Ok(bytes),
+            Ok(chartkit_repo_client::Fetched::NotModified) => Ok(Vec::new()),
+            Err(error) => Err(error.to_string()),
+        })
+    };
+    Ok(value_options(args).merge_with(&mut super::StdinOnDemand, &mut fetch)?)
+}
+
 /// `--validate`: the cluster the chart is rendered for and checked against.
 struct Cluster {
     runtime: tokio::runtime::Runtime,
@@ -121,7 +148,7 @@ pub fn run(
         (Some(name), false) => (name, chart),
     };
     let mut api_versions = args.api_versions.clone();
-    let user_values = value_options(&args.values).merge(&mut super::StdinOnDemand)?;
+    let user_values = merge_values(&args.values)?;
     let path = std::path::Path::new(&chart_path);
     if args.dependency_update && args.source.repo.is_none() && path.is_dir() {
         super::dependency::update_before(

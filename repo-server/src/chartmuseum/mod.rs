@@ -7,6 +7,8 @@
 //! ChartMuseum's default. A setting chartkit cannot honour is refused by name whenever it
 //! differs from its default, so nothing a deployment asks for is silently dropped.
 
+#[cfg(test)]
+mod behaviour_tests;
 mod settings;
 #[cfg(test)]
 mod tests;
@@ -76,6 +78,10 @@ pub struct Personality {
     pub s3: S3Options,
     /// `--debug`: log at debug level.
     pub debug: bool,
+    /// What ChartMuseum would warn of at start (deprecated settings given).
+    pub warnings: Vec<String>,
+    /// `--gen-index`: write the index to stdout and exit rather than serve.
+    pub gen_index: bool,
     /// A local storage directory to create before serving, as ChartMuseum does.
     pub create_dir: Option<PathBuf>,
 }
@@ -400,6 +406,7 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
 
     let mut out = Personality {
         debug: values.bool("debug")?,
+        gen_index: values.bool("genindex")?,
         ..Personality::default()
     };
     let args = &mut out.serve_args;
@@ -501,6 +508,7 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
     if values.bool("depthdynamic")? {
         args.push("--depth-dynamic".to_owned());
     }
+    repository_behaviours(values, args, &mut out.warnings)?;
     let max_upload = values.int("maxuploadsize")?;
     if max_upload <= 0 {
         return Err(values.bad("maxuploadsize", "a positive number of bytes"));
@@ -551,6 +559,88 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
         )));
     }
     Ok(out)
+}
+
+/// Limits, metrics, the Artifact Hub file and the write timeout, as `chartkit serve`'s
+/// flags.
+fn repository_behaviours(
+    values: &Values,
+    args: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) -> Result<(), ChartMuseumError> {
+    // ChartMuseum bounds nothing at 0 or below, except the indexer, whose channel of a
+    // negative size would not start.
+    for (key, flag) in [
+        ("maxstorageobjects", "--max-storage-objects"),
+        ("per-chart-limit", "--per-chart-limit"),
+        ("indexlimit", "--index-limit"),
+    ] {
+        let value = values.int(key)?;
+        if key == "indexlimit" && value < 0 {
+            return Err(values.bad(key, "a whole number, 0 or more"));
+        }
+        if value > 0 {
+            args.extend([flag.to_owned(), value.to_string()]);
+        }
+    }
+    for key in ["disablemetrics", "enforce-semver2"] {
+        if values.is_given(key) {
+            warnings.push(format!(
+                "The configuration option {} has been deprecated",
+                Values::setting(key).flag
+            ));
+        }
+    }
+    // ChartMuseum serves metrics with --enable-metrics only, its --disable-metrics being
+    // read by nothing.
+    // Its /metrics never asks for credentials, nor is it under --context-path.
+    if values.bool("enablemetrics")? {
+        args.push("--metrics-without-auth".to_owned());
+    } else {
+        args.push("--disable-metrics".to_owned());
+    }
+    let artifact_hub = values.text("artifact-hub-repo-id");
+    if !artifact_hub.is_empty() {
+        // ChartMuseum's `ID` (or `=ID`) is the ID of the repository at the root; `REPO=ID`
+        // names a tenant's repository.
+        let id = match artifact_hub.split_once('=') {
+            None => artifact_hub.as_str(),
+            Some(("", id)) => id,
+            Some((repo, _)) => {
+                return Err(ChartMuseumError::Unsupported {
+                    setting: values.describe("artifact-hub-repo-id"),
+                    value: artifact_hub.clone(),
+                    reason: format!(
+                        "`{repo}=` names a tenant's repository, and chartkit serves one repository; give the ID alone"
+                    ),
+                });
+            }
+        };
+        args.extend(["--artifact-hub-repo-id".to_owned(), id.to_owned()]);
+    }
+    if values.bool("json-index")? {
+        args.push("--json-index".to_owned());
+    }
+    for (key, flag) in [
+        ("chartpostformfieldname", "--chart-form-field"),
+        ("provpostformfieldname", "--prov-form-field"),
+    ] {
+        let name = values.text(key);
+        if name != Values::setting(key).default {
+            args.extend([flag.to_owned(), name]);
+        }
+    }
+    // Go's write timeout cuts a response not finished in time; chartkit never cuts a
+    // response that is being sent, which is what a longer timeout (or 0, none) asks.
+    let write_timeout = values.int("writetimeout")?;
+    if (1..30).contains(&write_timeout) {
+        return Err(ChartMuseumError::Unsupported {
+            setting: values.describe("writetimeout"),
+            value: values.text("writetimeout"),
+            reason: "chartkit never cuts a response short, so a write timeout below ChartMuseum's default of 30 seconds is not honoured".to_owned(),
+        });
+    }
+    Ok(())
 }
 
 fn settings_reason_backend(backend: &str) -> String {

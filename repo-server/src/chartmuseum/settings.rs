@@ -68,24 +68,30 @@ const NOT_YET: &str = "chartkit does not implement it yet";
 /// Every setting ChartMuseum reads except `--config` itself.
 #[rustfmt::skip]
 pub static SETTINGS: &[Setting] = &[
-    setting("genindex", "gen-index", "GEN_INDEX", Bool, "false", DefaultOnly("use `chartkit repo index` to write an index.yaml")),
+    setting("genindex", "gen-index", "GEN_INDEX", Bool, "false", Mapped),
     setting("debug", "debug", "DEBUG", Bool, "false", Mapped),
     setting("logjson", "log-json", "LOG_JSON", Bool, "false", DefaultOnly(NOT_YET)),
     setting("loghealth", "log-health", "LOG_HEALTH", Bool, "false", DefaultOnly(NOT_YET)),
     setting("loglatencyinteger", "log-latency-integer", "LOG_LATENCY_INTEGER", Bool, "false", DefaultOnly(NOT_YET)),
-    setting("disablemetrics", "disable-metrics", "DISABLE_METRICS", Bool, "false", DefaultOnly("chartkit always serves /metrics")),
-    setting("enablemetrics", "enable-metrics", "ENABLE_METRICS", Bool, "false", Moot),
+    // Deprecated by ChartMuseum, which reads only --enable-metrics: /metrics is served
+    // with it and not without, whatever this says (a warning names it, as ChartMuseum's).
+    setting("disablemetrics", "disable-metrics", "DISABLE_METRICS", Bool, "false", Mapped),
+    setting("enablemetrics", "enable-metrics", "ENABLE_METRICS", Bool, "false", Mapped),
     setting("disableapi", "disable-api", "DISABLE_API", Bool, "false", Mapped),
     setting("disabledelete", "disable-delete", "DISABLE_DELETE", Bool, "false", Mapped),
-    // chartkit writes no state files: its index is kept in memory and rebuilt from the
-    // packages, which is what ChartMuseum does with the option set.
+    // ChartMuseum keeps its index in `index-cache.yaml` in the storage, to start from it.
+    // chartkit writes no such file (nor reads one: only packages and `.prov` files count),
+    // its index being rebuilt from the packages at start, which is what ChartMuseum does
+    // with the option set.
     setting("disablestatefiles", "disable-statefiles", "DISABLE_STATEFILES", Bool, "false", Moot),
-    setting("json-index", "json-index", "JSON_INDEX", Bool, "false", DefaultOnly(NOT_YET)),
+    setting("json-index", "json-index", "JSON_INDEX", Bool, "false", Mapped),
     setting("allowoverwrite", "allow-overwrite", "ALLOW_OVERWRITE", Bool, "false", Mapped),
     setting("disableforceoverwrite", "disable-force-overwrite", "DISABLE_FORCE_OVERWRITE", Bool, "false", Mapped),
     setting("port", "port", "PORT", Int, "8080", Mapped),
     setting("readtimeout", "read-timeout", "READ_TIMEOUT", Int, "30", Mapped),
-    setting("writetimeout", "write-timeout", "WRITE_TIMEOUT", Int, "30", DefaultOnly("chartkit has no write timeout")),
+    // chartkit never cuts a response short: a longer timeout (or none) is what it does,
+    // a shorter one is refused (see `personality`).
+    setting("writetimeout", "write-timeout", "WRITE_TIMEOUT", Int, "30", Mapped),
     setting("charturl", "chart-url", "CHART_URL", Text, "", Mapped),
     setting("basicauth.user", "basic-auth-user", "BASIC_AUTH_USER", Text, "", Mapped),
     setting("basicauth.pass", "basic-auth-pass", "BASIC_AUTH_PASS", Text, "", Mapped),
@@ -98,7 +104,10 @@ pub static SETTINGS: &[Setting] = &[
     setting("cache.redis.password", "cache-redis-password", "CACHE_REDIS_PASSWORD", Text, "", DefaultOnly(NO_CACHE)),
     setting("cache.redis.db", "cache-redis-db", "CACHE_REDIS_DB", Int, "0", DefaultOnly(NO_CACHE)),
     setting("storage.backend", "storage", "STORAGE", Text, "", Mapped),
-    setting("storage.timestamptolerance", "storage-timestamp-tolerance", "STORAGE_TIMESTAMP_TOLERANCE", Duration, "0s", DefaultOnly(NOT_YET)),
+    // How far a cached index's times may drift from the storage's before ChartMuseum reads
+    // a package again. chartkit has no cached index: it notices a changed package by its
+    // ETag (or size and time) against the one it read, so there is no drift to tolerate.
+    setting("storage.timestamptolerance", "storage-timestamp-tolerance", "STORAGE_TIMESTAMP_TOLERANCE", Duration, "0s", Moot),
     setting("storage.local.rootdir", "storage-local-rootdir", "STORAGE_LOCAL_ROOTDIR", Text, "", Mapped),
     setting("storage.amazon.bucket", "storage-amazon-bucket", "STORAGE_AMAZON_BUCKET", Text, "", Mapped),
     setting("storage.amazon.prefix", "storage-amazon-prefix", "STORAGE_AMAZON_PREFIX", Text, "", Mapped),
@@ -134,11 +143,11 @@ pub static SETTINGS: &[Setting] = &[
     setting("storage.tencent.bucket", "storage-tencent-bucket", "STORAGE_TENCENT_BUCKET", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
     setting("storage.tencent.prefix", "storage-tencent-prefix", "STORAGE_TENCENT_PREFIX", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
     setting("storage.tencent.endpoint", "storage-tencent-endpoint", "STORAGE_TENCENT_ENDPOINT", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
-    setting("chartpostformfieldname", "chart-post-form-field-name", "CHART_POST_FORM_FIELD_NAME", Text, "chart", DefaultOnly("chartkit's upload form field is `chart`")),
-    setting("provpostformfieldname", "prov-post-form-field-name", "PROV_POST_FORM_FIELD_NAME", Text, "prov", DefaultOnly("chartkit's provenance form field is `prov`")),
-    setting("maxstorageobjects", "max-storage-objects", "MAX_STORAGE_OBJECTS", Int, "0", DefaultOnly(NOT_YET)),
+    setting("chartpostformfieldname", "chart-post-form-field-name", "CHART_POST_FORM_FIELD_NAME", Text, "chart", Mapped),
+    setting("provpostformfieldname", "prov-post-form-field-name", "PROV_POST_FORM_FIELD_NAME", Text, "prov", Mapped),
+    setting("maxstorageobjects", "max-storage-objects", "MAX_STORAGE_OBJECTS", Int, "0", Mapped),
     setting("maxuploadsize", "max-upload-size", "MAX_UPLOAD_SIZE", Int, "20971520", Mapped),
-    setting("indexlimit", "index-limit", "INDEX_LIMIT", Int, "0", DefaultOnly(NOT_YET)),
+    setting("indexlimit", "index-limit", "INDEX_LIMIT", Int, "0", Mapped),
     setting("contextpath", "context-path", "CONTEXT_PATH", Text, "", Mapped),
     setting("depth", "depth", "DEPTH", Int, "0", Mapped),
     setting("bearerauth", "bearer-auth", "BEARER_AUTH", Bool, "false", DefaultOnly(NO_JWT)),
@@ -148,12 +157,14 @@ pub static SETTINGS: &[Setting] = &[
     setting("authactionssearchpath", "auth-actions-search-path", "AUTH_ACTIONS_SEARCH_PATH", Text, "", DefaultOnly(NO_JWT)),
     setting("depthdynamic", "depth-dynamic", "DEPTH_DYNAMIC", Bool, "false", Mapped),
     setting("cors.alloworigin", "cors-alloworigin", "CORS_ALLOW_ORIGIN", Text, "", DefaultOnly(NOT_YET)),
-    setting("enforce-semver2", "enforce-semver2", "ENFORCE_SEMVER2", Bool, "false", DefaultOnly(NOT_YET)),
+    // Deprecated, and read by nothing in ChartMuseum; chartkit refuses versions helm
+    // cannot read whatever it says.
+    setting("enforce-semver2", "enforce-semver2", "ENFORCE_SEMVER2", Bool, "false", Moot),
     setting("cacheinterval", "cache-interval", "CACHE_INTERVAL", Duration, "5m0s", Mapped),
     setting("listen.host", "listen-host", "LISTEN_HOST", Text, "0.0.0.0", Mapped),
-    setting("per-chart-limit", "per-chart-limit", "PER_CHART_LIMIT", Int, "0", DefaultOnly(NOT_YET)),
-    setting("web-template-path", "web-template-path", "WEB_TEMPLATE_PATH", Text, "", DefaultOnly(NOT_YET)),
-    setting("artifact-hub-repo-id", "artifact-hub-repo-id", "ARTIFACT_HUB_REPO_ID", Text, "", DefaultOnly(NOT_YET)),
+    setting("per-chart-limit", "per-chart-limit", "PER_CHART_LIMIT", Int, "0", Mapped),
+    setting("web-template-path", "web-template-path", "WEB_TEMPLATE_PATH", Text, "", DefaultOnly("chartkit serves its own page at `/`; custom welcome pages are not implemented")),
+    setting("artifact-hub-repo-id", "artifact-hub-repo-id", "ARTIFACT_HUB_REPO_ID", Text, "", Mapped),
     // chartkit's index follows storage by its own periodic sync, whatever this asks.
     setting("always-regenerate-chart-index", "always-regenerate-chart-index", "ALWAYS_REGENERATE_CHART_INDEX", Bool, "false", Moot),
 ];

@@ -26,6 +26,8 @@ fn defaults_are_chartmuseums() {
             "/data",
             "--addr",
             "0.0.0.0:8080",
+            // ChartMuseum serves metrics only with --enable-metrics.
+            "--disable-metrics",
             "--max-upload-size",
             "20971520",
             "--read-timeout",
