@@ -257,6 +257,10 @@ async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> 
                     let metrics = &tenants.root.state.metrics;
                     metrics
                         .set_repository_charts(repo.name().unwrap_or_default(), repo.chart_count());
+                    metrics.set_repository_chart_names(
+                        repo.name().unwrap_or_default(),
+                        repo.chart_name_count(),
+                    );
                 }
             }
             call(&tenants.root.router, request).await
@@ -362,6 +366,16 @@ mod tests {
             delete: true,
             api: true,
             force_overwrite: true,
+            limits: crate::limits::RepositoryLimits::default(),
+            artifact_hub_repo_id: None,
+            metrics: true,
+            context_path: String::new(),
+            metrics_without_auth: false,
+            form_fields: crate::upload::FormFields {
+                chart: "chart".to_owned(),
+                prov: "prov".to_owned(),
+            },
+            json_index: false,
         };
         Tenants::new(
             depth,
