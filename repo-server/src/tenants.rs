@@ -366,15 +366,12 @@ mod tests {
             delete: true,
             api: true,
             force_overwrite: true,
-            limits: crate::limits::RepositoryLimits::default(),
+            limits: Default::default(),
             artifact_hub_repo_id: None,
             metrics: true,
             context_path: String::new(),
             metrics_without_auth: false,
-            form_fields: crate::upload::FormFields {
-                chart: "chart".to_owned(),
-                prov: "prov".to_owned(),
-            },
+            form_fields: Default::default(),
             json_index: false,
         };
         Tenants::new(

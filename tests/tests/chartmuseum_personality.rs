@@ -153,8 +153,8 @@ fn settings_chartkit_cannot_honour_are_refused_by_name() {
         ),
         (
             &[],
-            &[("GEN_INDEX", "true")],
-            "Error: GEN_INDEX = `true` is not supported",
+            &[("WEB_TEMPLATE_PATH", "/srv/web")],
+            "Error: WEB_TEMPLATE_PATH = `/srv/web` is not supported",
         ),
         (
             &["--cache", "redis"],
@@ -163,8 +163,8 @@ fn settings_chartkit_cannot_honour_are_refused_by_name() {
         ),
         (
             &[],
-            &[("STORAGE", "google"), ("STORAGE_GOOGLE_BUCKET", "b")],
-            "Error: STORAGE_GOOGLE_BUCKET = `b` is not supported",
+            &[("STORAGE", "oracle"), ("STORAGE_ORACLE_BUCKET", "b")],
+            "Error: STORAGE_ORACLE_BUCKET = `b` is not supported",
         ),
         (
             &[],
