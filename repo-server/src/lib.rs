@@ -32,6 +32,7 @@ pub mod repository;
 pub mod request_log;
 pub mod storage;
 pub mod tenancy;
+mod tenant_paths;
 mod tenants;
 mod tls;
 mod upload;
@@ -248,17 +249,22 @@ impl Server {
             .depth
             .is_multi_tenant()
             .then(|| tenants::Tenants::new(options.depth, state.clone()));
-        let routes = match &tenants {
-            Some(tenants) => tenants.router(),
-            None => api::router(state.clone()),
-        };
-        let app = match options.context_path.as_deref() {
+        if let Some(tenants) = &tenants {
+            tenants.discover().await?;
+        }
+        let app = match (&tenants, options.context_path.as_deref()) {
             // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
             // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
-            Some(prefix) => axum::Router::new()
-                .nest(prefix, routes)
+            (None, Some(prefix)) => axum::Router::new()
+                .nest(prefix, api::router(state.clone()))
                 .merge(api::metrics_router(state.clone())),
-            None => routes,
+            (None, None) => api::router(state.clone()),
+            // The tenants' router has no routes of its own, only the dispatch, which a
+            // nested router would never reach: the prefix is taken off as a service's.
+            (Some(tenants), Some(prefix)) => axum::Router::new()
+                .nest_service(prefix, tenants.router())
+                .merge(api::metrics_router(state.clone())),
+            (Some(tenants), None) => tenants.router(),
         };
         Ok(Server {
             listener,

@@ -43,6 +43,8 @@ pub struct Metrics {
     index_render_micros_last: AtomicU64,
     /// Chart versions of each repository of a multi-tenant server, by its path.
     repositories: Mutex<BTreeMap<String, u64>>,
+    /// Each repository's chart names, for ChartMuseum's `chartmuseum_charts_served_total`.
+    repository_names: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Default for Metrics {
@@ -60,6 +62,7 @@ impl Default for Metrics {
             index_render_micros_total: AtomicU64::new(0),
             index_render_micros_last: AtomicU64::new(0),
             repositories: Mutex::new(BTreeMap::new()),
+            repository_names: Mutex::new(BTreeMap::new()),
         }
     }
 }
@@ -97,6 +100,14 @@ impl Metrics {
     /// One repository's chart versions on a multi-tenant server (`name` is its path).
     pub fn set_repository_charts(&self, name: &str, count: usize) {
         self.repositories
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_owned(), count as u64);
+    }
+
+    /// One repository's chart names on a multi-tenant server.
+    pub fn set_repository_chart_names(&self, name: &str, count: usize) {
+        self.repository_names
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(name.to_owned(), count as u64);
@@ -204,7 +215,24 @@ impl Metrics {
         }
         let charts = self.chart_names.load(Ordering::Relaxed) as usize;
         let versions = self.charts.load(Ordering::Relaxed) as usize;
-        self.museum.render(&[("", charts, versions)], &mut out);
+        if repositories.is_empty() {
+            self.museum.render(&[("", charts, versions)], &mut out);
+        } else {
+            // At depth ChartMuseum's gauges are by repository, as its cache holds them.
+            let names = self
+                .repository_names
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let each: Vec<(&str, usize, usize)> = repositories
+                .iter()
+                .map(|(name, versions)| {
+                    let charts = names.get(name).copied().unwrap_or(0);
+                    (name.as_str(), charts as usize, *versions as usize)
+                })
+                .collect();
+            self.museum.render(&each, &mut out);
+        }
         process::render(&mut out);
         out
     }
@@ -277,5 +305,10 @@ mod tests {
         assert!(text.contains("\nchartkit_chart_versions 6\n"), "{text}");
         assert!(text.contains("chartkit_repository_chart_versions{repository=\"org/a\"} 2\n"));
         assert!(text.contains("chartkit_repository_chart_versions{repository=\"org/b\"} 3\n"));
+        metrics.set_repository_chart_names("org/a", 1);
+        let text = metrics.render();
+        assert!(text.contains("chartmuseum_chart_versions_served_total{repo=\"org/a\"} 2\n"));
+        assert!(text.contains("chartmuseum_charts_served_total{repo=\"org/a\"} 1\n"));
+        assert!(text.contains("chartmuseum_charts_served_total{repo=\"org/b\"} 0\n"));
     }
 }

@@ -660,7 +660,11 @@ impl Repository {
             self.invalidate();
         }
         match &self.name {
-            Some(name) => self.metrics.set_repository_charts(name, self.chart_count()),
+            Some(name) => {
+                self.metrics.set_repository_charts(name, self.chart_count());
+                self.metrics
+                    .set_repository_chart_names(name, self.chart_name_count());
+            }
             None => self.metrics.set_charts(self.chart_count()),
         }
         Ok(report)

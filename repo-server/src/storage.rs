@@ -71,6 +71,11 @@ pub trait Storage: Send + Sync + 'static {
         let _ = prefix;
         Ok(Vec::new())
     }
+    /// The names of the subdirectories (key prefixes) directly under this storage, where
+    /// a multi-tenant server keeps its repositories. A storage with none has none.
+    async fn list_dirs(&self) -> Result<Vec<String>, StorageError> {
+        Ok(Vec::new())
+    }
     /// The same storage under `path` (`ORG/REPO`: segments [`crate::names::is_safe`]
     /// already checked): a subdirectory or a longer key prefix, where a multi-tenant
     /// server keeps that repository. Nothing is created until something is written.
@@ -340,6 +345,24 @@ impl Storage for LocalStorage {
         }
     }
 
+    async fn list_dirs(&self) -> Result<Vec<String>, StorageError> {
+        let this = self.clone();
+        blocking(move || {
+            let Some(entries) = this.read_dir()? else {
+                return Ok(Vec::new());
+            };
+            Ok(entries
+                .flatten()
+                .filter_map(|entry| {
+                    let name = entry.file_name().into_string().ok()?;
+                    let meta = std::fs::metadata(entry.path()).ok()?;
+                    (meta.is_dir() && !name.starts_with('.')).then_some(name)
+                })
+                .collect())
+        })
+        .await
+    }
+
     fn scoped(&self, path: &str) -> Result<Arc<dyn Storage>, StorageError> {
         Ok(Arc::new(LocalStorage {
             dir: path
@@ -565,6 +588,20 @@ impl Storage for BucketStorage {
             Ok(_) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(self.failed("checking", "", e)),
         }
+    }
+
+    async fn list_dirs(&self) -> Result<Vec<String>, StorageError> {
+        let listing = self
+            .store
+            .list_with_delimiter(self.prefix.as_ref())
+            .await
+            .map_err(|e| self.failed("listing", "", e))?;
+        Ok(listing
+            .common_prefixes
+            .iter()
+            .filter_map(|prefix| prefix.filename().map(str::to_owned))
+            .filter(|name| !name.starts_with('.'))
+            .collect())
     }
 
     fn scoped(&self, path: &str) -> Result<Arc<dyn Storage>, StorageError> {

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, Method, Uri};
+use axum::http::{HeaderValue, Method, Uri, header};
 use axum::response::{IntoResponse, Response};
 use tower::ServiceExt;
 
@@ -134,7 +134,47 @@ impl Tenants {
         response
     }
 
-    /// Brings every kept repository in line with the storage every `interval`.
+    /// Opens and keeps the repositories with charts in the storage that are not kept yet
+    /// (at `--depth N`: every path N directories deep), so that listings over every
+    /// repository, like the registry's catalog, are complete. With `--depth-dynamic` a
+    /// repository may be at any depth, so only those asked for are known.
+    pub async fn discover(&self) -> Result<(), StorageError> {
+        let Depth::Fixed(depth) = self.depth else {
+            return Ok(());
+        };
+        let storage = self.root.state.repo.storage();
+        for path in crate::tenant_paths::repository_paths(storage, depth).await? {
+            if self.held(&path).is_some() {
+                continue;
+            }
+            let opened = self.open(&path).await?;
+            if opened.state.repo.chart_count() > 0 {
+                self.keep(&path, opened).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every chart of every kept repository as the registry names it (`ORG/REPO/NAME`),
+    /// sorted.
+    fn catalog(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .all_held()
+            .iter()
+            .flat_map(|tenant| {
+                let repo = &tenant.state.repo;
+                let path = repo.name().unwrap_or_default().to_owned();
+                repo.charts()
+                    .into_keys()
+                    .map(move |chart| format!("{path}/{chart}"))
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Brings every kept repository in line with the storage every `interval`, and keeps
+    /// the repositories others wrote meanwhile.
     pub fn spawn_refresh(self: &Arc<Self>, interval: Duration) -> tokio::task::JoinHandle<()> {
         let this = Arc::clone(self);
         tokio::spawn(async move {
@@ -143,7 +183,12 @@ impl Tenants {
             ticker.tick().await;
             loop {
                 ticker.tick().await;
-                for tenant in this.all_held() {
+                // Those found now were read just now: only the others need a sync.
+                let held = this.all_held();
+                if let Err(error) = this.discover().await {
+                    tracing::warn!(%error, "looking for new repositories in storage failed");
+                }
+                for tenant in held {
                     let repo = &tenant.state.repo;
                     if let Err(error) = repo.sync().await {
                         let name = repo.name().unwrap_or_default();
@@ -184,6 +229,26 @@ async fn call(router: &Router, request: Request) -> Response {
 /// Routes one request to the server's own routes or to a repository's.
 async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> Response {
     match tenancy::route(request.uri().path(), tenants.depth) {
+        Route::Server
+            if request.uri().path() == "/v2/_catalog" && request.method() == Method::GET =>
+        {
+            // The root router checks the credentials; the names are every repository's.
+            let params = crate::oci::query_pairs(request.uri().query().unwrap_or(""));
+            let checked = call(&tenants.root.router, request).await;
+            if !checked.status().is_success() {
+                return checked;
+            }
+            let mut page = crate::oci::catalog_page(&tenants.catalog(), &params);
+            for (name, value) in checked.headers() {
+                if !matches!(
+                    *name,
+                    header::CONTENT_LENGTH | header::CONTENT_TYPE | header::LINK
+                ) {
+                    page.headers_mut().insert(name.clone(), value.clone());
+                }
+            }
+            page
+        }
         Route::Server => {
             if request.uri().path() == "/metrics" {
                 // Counted when scraped, as the root repository is.
@@ -192,6 +257,10 @@ async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> 
                     let metrics = &tenants.root.state.metrics;
                     metrics
                         .set_repository_charts(repo.name().unwrap_or_default(), repo.chart_count());
+                    metrics.set_repository_chart_names(
+                        repo.name().unwrap_or_default(),
+                        repo.chart_name_count(),
+                    );
                 }
             }
             call(&tenants.root.router, request).await
@@ -400,5 +469,52 @@ mod tests {
             .map(|t| t.state.repo.name().unwrap().to_owned())
             .collect();
         assert_eq!(held, ["x/y"]);
+    }
+
+    #[tokio::test]
+    async fn the_catalog_lists_every_repository_in_storage_and_new_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("org1/repo1")).unwrap();
+        std::fs::create_dir_all(dir.path().join("org1/empty")).unwrap();
+        std::fs::write(
+            dir.path().join("org1/repo1/db-1.0.0.tgz"),
+            package("db", "1.0.0"),
+        )
+        .unwrap();
+        let tenants = tenants(dir.path(), Depth::Fixed(2));
+        tenants.discover().await.unwrap();
+        let (status, body) = send(&tenants, "GET", "/v2/_catalog", Vec::new()).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body, r#"{"repositories":["org1/repo1/db"]}"#);
+
+        let (status, _) = send(
+            &tenants,
+            "POST",
+            "/api/org2/repo9/charts",
+            package("web", "1.0.0"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+        // Written by another replica: found by the periodic look.
+        std::fs::create_dir_all(dir.path().join("org3/repo3")).unwrap();
+        std::fs::write(
+            dir.path().join("org3/repo3/api-2.0.0.tgz"),
+            package("api", "2.0.0"),
+        )
+        .unwrap();
+        tenants.discover().await.unwrap();
+        let (_, body) = send(&tenants, "GET", "/v2/_catalog?n=2", Vec::new()).await;
+        assert_eq!(
+            body,
+            r#"{"repositories":["org1/repo1/db","org2/repo9/web"]}"#
+        );
+        let (_, body) = send(
+            &tenants,
+            "GET",
+            "/v2/_catalog?last=org2/repo9/web",
+            Vec::new(),
+        )
+        .await;
+        assert_eq!(body, r#"{"repositories":["org3/repo3/api"]}"#);
     }
 }

@@ -494,3 +494,46 @@ fn amazon_storage_from_the_helm_charts_environment() {
     assert_eq!(pulled.status(), 200);
     assert_eq!(pulled.bytes().unwrap().to_vec(), package);
 }
+
+/// ChartMuseum's multi-tenant server behind a context path with a chart URL: its routes
+/// answer under the prefix, the index's chart URLs are CHART_URL + the context path + the
+/// repository, and the registry's catalog names the charts of every repository, those
+/// in the storage before the start as well as those uploaded since.
+#[test]
+fn depth_with_a_context_path_and_a_chart_url() {
+    let ctx = TestContext::new();
+    let before = ctx.path("storage/org0/repo0");
+    std::fs::create_dir_all(&before).unwrap();
+    std::fs::write(before.join("old-1.0.0.tgz"), chart_package("old", "1.0.0")).unwrap();
+    let mut command = chartmuseum(&ctx);
+    command
+        .env("STORAGE", "local")
+        .env("STORAGE_LOCAL_ROOTDIR", "storage")
+        .env("DEPTH", "2")
+        .env("CHART_URL", "https://charts.example.com")
+        .env("CONTEXT_PATH", "my/path/");
+    let server = ServeProcess::spawn(command, ctx.dir());
+    assert!(server.url.ends_with("/my/path"), "{}", server.url);
+    for path in ["", "/health"] {
+        let response = get(&format!("{}{path}", server.url));
+        assert_eq!(response.status(), 200, "{path}");
+    }
+    let upload = post(
+        &format!("{}/api/org1/repo1/charts", server.url),
+        chart_package("web", "1.0.0"),
+    );
+    assert_eq!(upload.status(), 201);
+    let index = get(&format!("{}/org1/repo1/index.yaml", server.url))
+        .text()
+        .unwrap();
+    assert!(
+        index.contains("- https://charts.example.com/my/path/org1/repo1/charts/web-1.0.0.tgz\n"),
+        "{index}"
+    );
+    let catalog = get(&format!("{}/v2/_catalog", server.url));
+    assert_eq!(catalog.status(), 200);
+    assert_eq!(
+        catalog.text().unwrap(),
+        r#"{"repositories":["org0/repo0/old","org1/repo1/web"]}"#
+    );
+}

@@ -7,16 +7,16 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::server::ServeProcess;
 
 /// How many expectations must hold: of the single-repository (depth 0) groups, and in all.
-/// Multi-tenant groups (`--depth` above 0) wait for ChartMuseum's `--depth` routes.
-const DEPTH0_FLOOR: usize = 94;
-const TOTAL_FLOOR: usize = 94;
+/// Two below what holds on a quiet machine: `per-chart-limit`'s reads right after the
+/// upload that prunes an old version have been seen to miss (2 of 8) under load.
+const DEPTH0_FLOOR: usize = 114;
+const TOTAL_FLOOR: usize = 2237;
 
 fn fixtures() -> PathBuf {
     chartkit_tests::workspace_root().join("tests/fixtures")
@@ -270,22 +270,6 @@ fn make_packages(ctx: &TestContext) -> PathBuf {
     out
 }
 
-/// A `chartmuseum` link to the built binary, as a deployment starts it.
-fn chartmuseum(ctx: &TestContext) -> Command {
-    let link = ctx.path("bin/chartmuseum");
-    if !link.exists() {
-        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
-        std::os::unix::fs::symlink(chartkit_tests::chartkit_bin(), &link).unwrap();
-    }
-    let mut command = Command::new(link);
-    command
-        .current_dir(ctx.dir())
-        .env_clear()
-        .env("HOME", ctx.path(".home"))
-        .env("NO_COLOR", "1");
-    command
-}
-
 /// Starts the group's server; without its optional settings if it refuses them. Returns
 /// the server, or why it did not start.
 fn start(ctx: &TestContext, group: &Group, packages: &Path) -> (Option<ServeProcess>, String) {
@@ -309,11 +293,10 @@ fn start(ctx: &TestContext, group: &Group, packages: &Path) -> (Option<ServeProc
     let fixtures = fixtures().join("chartmuseum-expectations");
     let substitute = |arg: &String| arg.replace("{fixtures}", &fixtures.to_string_lossy());
     let attempt = |optional: &[String]| {
-        let mut command = chartmuseum(ctx);
+        let mut command = chartkit_tests::chartmuseum::command(ctx);
         command
             .arg("--storage=local")
             .arg(format!("--storage-local-rootdir={}", storage.display()))
-            .args(["--port=0", "--listen-host=127.0.0.1"])
             .args(group.args.iter().map(substitute))
             .args(optional.iter().map(substitute));
         ServeProcess::try_spawn(command, ctx.dir())
@@ -332,6 +315,15 @@ fn start(ctx: &TestContext, group: &Group, packages: &Path) -> (Option<ServeProc
             }
         }
         Err(log) => (None, last_line(&log)),
+    }
+}
+
+/// `http://HOST:PORT` of a URL that may have a path.
+fn origin(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
     }
 }
 
@@ -485,9 +477,12 @@ fn chartmuseum_server_tests_replayed() {
             ));
             continue;
         };
+        // The expectations' paths are whole, a context path included, as the Go tests
+        // send them: they go to the server's origin, not to the repository URL it prints.
+        let origin = origin(&server.url);
         for repo in &repos {
             for expectation in &group.expectations {
-                let outcome = replay(&client, &server.url, repo, expectation, &packages);
+                let outcome = replay(&client, origin, repo, expectation, &packages);
                 total += 1;
                 if group.depth0() {
                     total0 += 1;
@@ -604,4 +599,13 @@ fn known_package(file: &str) -> bool {
     ]
     .iter()
     .any(|package| file == *package || file.strip_suffix(".prov") == Some(package))
+}
+
+#[test]
+fn expectations_go_to_the_origin_of_a_prefixed_server() {
+    assert_eq!(
+        origin("http://127.0.0.1:8080/my/crazy/path"),
+        "http://127.0.0.1:8080"
+    );
+    assert_eq!(origin("https://127.0.0.1:8080"), "https://127.0.0.1:8080");
 }

@@ -473,11 +473,19 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
 
     let context_path = values.text("contextpath");
     if !context_path.is_empty() {
-        args.extend(["--context-path".to_owned(), context_path]);
+        args.extend(["--context-path".to_owned(), context_path.clone()]);
     }
     let chart_url = values.text("charturl");
     if !chart_url.is_empty() {
-        args.extend(["--url".to_owned(), chart_url]);
+        // ChartMuseum's chart URLs are CHART_URL, then the context path as its server
+        // normalises it, then the repository and `charts/FILE`.
+        let context = context_path.trim_end_matches('/');
+        let context = match context {
+            "" => String::new(),
+            c if c.starts_with('/') => c.to_owned(),
+            c => format!("/{c}"),
+        };
+        args.extend(["--url".to_owned(), format!("{chart_url}{context}")]);
     }
     if values.bool("allowoverwrite")? {
         args.push("--allow-overwrite".to_owned());

@@ -305,3 +305,33 @@ fn depth_and_depth_dynamic_become_serves_own() {
         "--depth is `-1`, not a number of path segments (0 or more)"
     );
 }
+
+#[test]
+fn chart_url_takes_the_context_path_as_chartmuseum_writes_it() {
+    let url_of = |args: &[&str]| {
+        let p = read_with(
+            args,
+            &[("STORAGE", "local"), ("STORAGE_LOCAL_ROOTDIR", "/s")],
+        )
+        .unwrap();
+        let at = p.serve_args.iter().position(|a| a == "--url").unwrap();
+        p.serve_args[at + 1].clone()
+    };
+    let url = "--chart-url=https://charts.example.com";
+    assert_eq!(
+        url_of(&[url, "--context-path=/my/crazy/path"]),
+        "https://charts.example.com/my/crazy/path"
+    );
+    // ChartMuseum adds the missing leading slash and drops a trailing one.
+    assert_eq!(
+        url_of(&[url, "--context-path=charts/"]),
+        "https://charts.example.com/charts"
+    );
+    assert_eq!(url_of(&[url]), "https://charts.example.com");
+    let p = read_with(
+        &["--context-path=/x"],
+        &[("STORAGE", "local"), ("STORAGE_LOCAL_ROOTDIR", "/s")],
+    )
+    .unwrap();
+    assert!(!p.serve_args.iter().any(|a| a == "--url"));
+}

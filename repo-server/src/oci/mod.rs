@@ -259,7 +259,12 @@ fn catalog(state: &AppState, params: &[(String, String)]) -> Response {
         .into_keys()
         .map(|name| format!("{}/{name}", namespace(state)))
         .collect();
-    let (page, next) = paged(&names, params, "/v2/_catalog");
+    catalog_page(&names, params)
+}
+
+/// The catalog's answer listing `names` (sorted), paged as `params` ask.
+pub(crate) fn catalog_page(names: &[String], params: &[(String, String)]) -> Response {
+    let (page, next) = paged(names, params, "/v2/_catalog");
     let body = serde_json::json!({ "repositories": page }).to_string();
     json_page(body, next)
 }
