@@ -41,7 +41,8 @@ pub use connections::{
 };
 pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
 pub use storage::{
-    BucketStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError, WriteMode,
+    BucketStorage, GcsStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError,
+    WriteMode,
 };
 
 /// Everything `chartkit serve` configures.

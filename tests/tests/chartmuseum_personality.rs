@@ -186,8 +186,8 @@ fn settings_chartkit_cannot_honour_are_refused_by_name() {
         ),
         (
             &[],
-            &[("STORAGE", "google"), ("STORAGE_GOOGLE_BUCKET", "b")],
-            "Error: STORAGE_GOOGLE_BUCKET = `b` is not supported",
+            &[("STORAGE", "oracle"), ("STORAGE_ORACLE_BUCKET", "b")],
+            "Error: STORAGE_ORACLE_BUCKET = `b` is not supported",
         ),
         (
             &[],
