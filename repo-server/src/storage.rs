@@ -31,13 +31,22 @@ pub struct ObjectInfo {
 pub enum StorageError {
     #[error("`{name}` already exists")]
     AlreadyExists { name: String },
-    #[error("{action} `{name}` in {storage}: {message}")]
+    #[error("{action}{} in {storage}: {message}", named(name))]
     Failed {
         action: &'static str,
         name: String,
         storage: String,
         message: String,
     },
+}
+
+/// ` `NAME`` for an error about one file; nothing for the whole storage (a listing).
+fn named(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!(" `{name}`")
+    }
 }
 
 /// Whether a write may replace an existing file.

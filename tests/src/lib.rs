@@ -2,10 +2,12 @@
 //! reference `helm` when installed, the shared corpus, and archive builders for fixtures.
 
 pub mod archive;
+pub mod chartmuseum;
 pub mod charts;
 pub mod cluster_state;
 pub mod corpus;
 pub mod counting_server;
+pub mod emulators;
 pub mod memory;
 pub mod peers;
 pub mod records;

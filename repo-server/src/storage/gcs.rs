@@ -164,6 +164,13 @@ impl GcsStorage {
         response: reqwest::Response,
     ) -> StorageError {
         let status = response.status();
+        if status == StatusCode::NOT_FOUND && name.is_empty() {
+            return self.failed(
+                action,
+                name,
+                format!("there is no bucket `{}`", self.bucket),
+            );
+        }
         let body = response.text().await.unwrap_or_default();
         let message = serde_json::from_str::<serde_json::Value>(&body)
             .ok()
