@@ -1,6 +1,7 @@
-# chartkit in a minimal image: the static release binary (scripts/build-release) on
-# distroless's static base, running as a non-root user. The default command serves the
-# chart repository in /data on port 8879; deploy/chartkit-serve is the chart that runs it.
+# chartkit in a minimal image: the static release binary (scripts/build-release; the
+# release profile leaves out debug information) on distroless's static base, running as a
+# non-root user. The default command serves the chart repository in /data on port 8879;
+# deploy/chartkit-serve is the chart that runs it.
 #
 #   docker build -t chartkit .
 #   docker run -p 8879:8879 -v charts:/data chartkit
