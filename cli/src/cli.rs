@@ -840,7 +840,10 @@ pub struct AddonResolveArgs {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Directory of chart packages, or s3://BUCKET[/PREFIX] (credentials, region and
-    /// endpoint from the AWS_* environment variables; AWS_ENDPOINT_URL for MinIO and the like).
+    /// endpoint from the AWS_* environment variables; AWS_ENDPOINT_URL for MinIO and the like),
+    /// gs://BUCKET[/PREFIX] (GOOGLE_APPLICATION_CREDENTIALS; STORAGE_EMULATOR_HOST for an
+    /// emulator) or az://CONTAINER[/PREFIX] (AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_ACCESS_KEY;
+    /// AZURE_STORAGE_ENDPOINT for Azurite).
     #[arg(default_value = ".")]
     pub storage: String,
     /// Address to listen on, HOST:PORT; the host is an IP address or a name such as

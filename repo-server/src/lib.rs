@@ -54,7 +54,8 @@ pub use connections::{
 pub use limits::RepositoryLimits;
 pub use repository::{PackageRules, Repository, SyncReport, UrlStyle};
 pub use storage::{
-    BucketStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError, WriteMode,
+    BucketStorage, GcsStorage, LocalStorage, ObjectInfo, S3Options, Storage, StorageError,
+    WriteMode,
 };
 pub use upload::FormFields;
 

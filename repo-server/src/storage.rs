@@ -1,6 +1,12 @@
 //! Where packages and provenance files live: a flat namespace of file names, on a local
-//! directory or in an S3-compatible bucket. Every replica of a server over the same storage
-//! sees the same files; the index is derived from them, never stored.
+//! directory, in an S3-compatible bucket, an Azure Blob container (`azure`) or a Google
+//! Cloud Storage bucket (`gcs`). Every replica of a server over the same storage sees the
+//! same files; the index is derived from them, never stored.
+
+mod azure;
+mod gcs;
+
+pub use gcs::GcsStorage;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -25,13 +31,22 @@ pub struct ObjectInfo {
 pub enum StorageError {
     #[error("`{name}` already exists")]
     AlreadyExists { name: String },
-    #[error("{action} `{name}` in {storage}: {message}")]
+    #[error("{action}{} in {storage}: {message}", named(name))]
     Failed {
         action: &'static str,
         name: String,
         storage: String,
         message: String,
     },
+}
+
+/// ` `NAME`` for an error about one file; nothing for the whole storage (a listing).
+fn named(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!(" `{name}`")
+    }
 }
 
 /// Whether a write may replace an existing file.
@@ -402,19 +417,8 @@ impl BucketStorage {
     /// variables (ChartMuseum's `--storage-amazon-region` and `-endpoint`); what `options`
     /// leaves out still comes from the environment.
     pub fn open_s3_with(url: &str, options: &S3Options) -> Result<BucketStorage, StorageError> {
-        let failed = |message: String| StorageError::Failed {
-            action: "opening",
-            name: url.to_owned(),
-            storage: "object storage".to_owned(),
-            message,
-        };
-        let rest = url
-            .strip_prefix("s3://")
-            .ok_or_else(|| failed("expected s3://BUCKET[/PREFIX]".to_owned()))?;
-        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-        if bucket.is_empty() {
-            return Err(failed("the bucket name is empty".to_owned()));
-        }
+        let failed = |message: String| opening_failed(url, message);
+        let (bucket, prefix) = bucket_and_prefix(url, &["s3"], "s3://BUCKET[/PREFIX]")?;
         let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
         let endpoint = options.endpoint.clone().or_else(|| {
             std::env::var("AWS_ENDPOINT_URL")
@@ -438,12 +442,15 @@ impl BucketStorage {
             builder = builder.with_virtual_hosted_style_request(true);
         }
         let store = builder.build().map_err(|e| failed(e.to_string()))?;
-        let prefix = prefix.trim_matches('/');
-        Ok(BucketStorage {
-            store: Arc::new(store),
+        Ok(BucketStorage::new(Arc::new(store), prefix, url))
+    }
+
+    fn new(store: Arc<dyn object_store::ObjectStore>, prefix: &str, url: &str) -> BucketStorage {
+        BucketStorage {
+            store,
             prefix: (!prefix.is_empty()).then(|| object_store::path::Path::from(prefix)),
             url: url.trim_end_matches('/').to_owned(),
-        })
+        }
     }
 
     fn path(&self, name: &str) -> object_store::path::Path {
@@ -618,9 +625,57 @@ impl Storage for BucketStorage {
     }
 }
 
+fn opening_failed(url: &str, message: String) -> StorageError {
+    StorageError::Failed {
+        action: "opening",
+        name: url.to_owned(),
+        storage: "object storage".to_owned(),
+        message,
+    }
+}
+
+/// `SCHEME://BUCKET[/PREFIX]` split into the bucket (or container) and the prefix without
+/// its slashes; `schemes` are the ones accepted, `form` says what was expected.
+fn bucket_and_prefix<'a>(
+    url: &'a str,
+    schemes: &[&str],
+    form: &str,
+) -> Result<(&'a str, &'a str), StorageError> {
+    let rest = schemes
+        .iter()
+        .find_map(|scheme| {
+            url.strip_prefix(scheme)
+                .and_then(|rest| rest.strip_prefix("://"))
+        })
+        .ok_or_else(|| opening_failed(url, format!("expected {form}")))?;
+    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+    if bucket.is_empty() {
+        return Err(opening_failed(url, "the bucket name is empty".to_owned()));
+    }
+    Ok((bucket, prefix.trim_matches('/')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bucket_urls_split_into_bucket_and_prefix() {
+        assert_eq!(
+            bucket_and_prefix("gs://charts/team/a/", &["gs"], "gs://B").unwrap(),
+            ("charts", "team/a")
+        );
+        assert_eq!(
+            bucket_and_prefix("azure://c", &["az", "azure"], "az://C").unwrap(),
+            ("c", "")
+        );
+        let wrong = bucket_and_prefix("s3://c", &["gs"], "gs://BUCKET[/PREFIX]").unwrap_err();
+        assert_eq!(
+            wrong.to_string(),
+            "opening `s3://c` in object storage: expected gs://BUCKET[/PREFIX]"
+        );
+        assert!(bucket_and_prefix("gs:///p", &["gs"], "gs://B").is_err());
+    }
 
     #[tokio::test]
     async fn local_create_is_exclusive_and_listing_hides_temporaries() {

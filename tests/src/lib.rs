@@ -7,6 +7,7 @@ pub mod charts;
 pub mod cluster_state;
 pub mod corpus;
 pub mod counting_server;
+pub mod emulators;
 pub mod memory;
 pub mod peers;
 pub mod records;

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use crate::error::Context;
 use chartkit_repo_server::{
-    Auth, BucketStorage, LocalStorage, Server, ServerOptions, Storage, Timeouts, TlsFiles,
+    Auth, BucketStorage, GcsStorage, LocalStorage, Server, ServerOptions, Storage, Timeouts,
+    TlsFiles,
 };
 
 use chartkit_repo_server::auth_jwt::{JwtAuth, JwtOptions};
@@ -281,14 +282,18 @@ fn open_storage(
     location: &str,
     s3: &chartkit_repo_server::S3Options,
 ) -> crate::error::Result<Arc<dyn Storage>> {
-    if location.starts_with("s3://") {
-        return Ok(Arc::new(BucketStorage::open_s3_with(location, s3)?));
-    }
     if let Some((scheme, _)) = location.split_once("://") {
-        return Err(with_hint(
-            crate::error::err!("unsupported storage `{location}`"),
-            format!("use a directory or s3://BUCKET[/PREFIX]; `{scheme}://` is not supported"),
-        ));
+        return match scheme {
+            "s3" => Ok(Arc::new(BucketStorage::open_s3_with(location, s3)?)),
+            "gs" => Ok(Arc::new(GcsStorage::open(location)?)),
+            "az" | "azure" => Ok(Arc::new(BucketStorage::open_azure(location)?)),
+            _ => Err(with_hint(
+                crate::error::err!("unsupported storage `{location}`"),
+                format!(
+                    "use a directory, s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX] or az://CONTAINER[/PREFIX]; `{scheme}://` is not supported"
+                ),
+            )),
+        };
     }
     let dir = std::path::Path::new(location);
     if !dir.is_dir() {

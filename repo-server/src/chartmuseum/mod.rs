@@ -420,13 +420,11 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
         }
         "amazon" => {
             let bucket = values.required("storage.amazon.bucket")?;
-            let prefix = values.text("storage.amazon.prefix");
-            let prefix = prefix.trim_matches('/');
-            args.push(if prefix.is_empty() {
-                format!("s3://{bucket}")
-            } else {
-                format!("s3://{bucket}/{prefix}")
-            });
+            args.push(bucket_url(
+                "s3",
+                &bucket,
+                &values.text("storage.amazon.prefix"),
+            ));
             let endpoint = values.text("storage.amazon.endpoint");
             let region = values.text("storage.amazon.region");
             // ChartMuseum's own fallback for S3-compatible servers.
@@ -445,6 +443,25 @@ fn personality(values: &Values) -> Result<Personality, ChartMuseumError> {
                 endpoint: (!endpoint.is_empty()).then_some(endpoint),
                 virtual_hosted_style: !values.bool("storage.amazon.forcepathstyle")?,
             };
+        }
+        // Credentials come from the variables ChartMuseum's backends read
+        // (GOOGLE_APPLICATION_CREDENTIALS; AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_ACCESS_KEY),
+        // which the storage reads too.
+        "google" => {
+            let bucket = values.required("storage.google.bucket")?;
+            args.push(bucket_url(
+                "gs",
+                &bucket,
+                &values.text("storage.google.prefix"),
+            ));
+        }
+        "microsoft" => {
+            let container = values.required("storage.microsoft.container")?;
+            args.push(bucket_url(
+                "az",
+                &container,
+                &values.text("storage.microsoft.prefix"),
+            ));
         }
         other => {
             return Err(ChartMuseumError::Unsupported {
@@ -650,8 +667,18 @@ fn repository_behaviours(
 
 fn settings_reason_backend(backend: &str) -> String {
     format!(
-        "chartkit stores charts in a local directory (`local`) or an S3-compatible bucket (`amazon`), not `{backend}`"
+        "chartkit stores charts in a local directory (`local`), S3 (`amazon`), Google Cloud Storage (`google`) or Azure Blob Storage (`microsoft`), not `{backend}`"
     )
+}
+
+/// `SCHEME://BUCKET[/PREFIX]`, the prefix without its outer slashes.
+fn bucket_url(scheme: &str, bucket: &str, prefix: &str) -> String {
+    let prefix = prefix.trim_matches('/');
+    if prefix.is_empty() {
+        format!("{scheme}://{bucket}")
+    } else {
+        format!("{scheme}://{bucket}/{prefix}")
+    }
 }
 
 /// Creates the local storage directory if it is missing, as ChartMuseum does at start.

@@ -60,7 +60,7 @@ use Support::{DefaultOnly, Mapped, Moot};
 const NO_CACHE: &str =
     "chartkit keeps the repository in its own memory; there is no external cache";
 const ONLY_LOCAL_AND_S3: &str =
-    "chartkit stores charts in a local directory or an S3-compatible bucket";
+    "chartkit stores charts in a local directory, S3, Google Cloud Storage or Azure Blob Storage";
 
 /// Every setting ChartMuseum reads except `--config` itself.
 #[rustfmt::skip]
@@ -112,14 +112,14 @@ pub static SETTINGS: &[Setting] = &[
     setting("storage.amazon.endpoint", "storage-amazon-endpoint", "STORAGE_AMAZON_ENDPOINT", Text, "", Mapped),
     setting("storage.amazon.sse", "storage-amazon-sse", "STORAGE_AMAZON_SSE", Text, "", DefaultOnly("chartkit does not ask S3 for server-side encryption")),
     setting("storage.amazon.forcepathstyle", "storage-amazon-force-path-style", "STORAGE_AMAZON_FORCE_PATH_STYLE", Bool, "true", Mapped),
-    setting("storage.google.bucket", "storage-google-bucket", "STORAGE_GOOGLE_BUCKET", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
-    setting("storage.google.prefix", "storage-google-prefix", "STORAGE_GOOGLE_PREFIX", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
+    setting("storage.google.bucket", "storage-google-bucket", "STORAGE_GOOGLE_BUCKET", Text, "", Mapped),
+    setting("storage.google.prefix", "storage-google-prefix", "STORAGE_GOOGLE_PREFIX", Text, "", Mapped),
     setting("storage.oracle.bucket", "storage-oracle-bucket", "STORAGE_ORACLE_BUCKET", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
     setting("storage.oracle.prefix", "storage-oracle-prefix", "STORAGE_ORACLE_PREFIX", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
     setting("storage.oracle.region", "storage-oracle-region", "STORAGE_ORACLE_REGION", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
     setting("storage.oracle.compartmentid", "storage-oracle-compartmentid", "STORAGE_ORACLE_COMPARTMENTID", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
-    setting("storage.microsoft.container", "storage-microsoft-container", "STORAGE_MICROSOFT_CONTAINER", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
-    setting("storage.microsoft.prefix", "storage-microsoft-prefix", "STORAGE_MICROSOFT_PREFIX", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
+    setting("storage.microsoft.container", "storage-microsoft-container", "STORAGE_MICROSOFT_CONTAINER", Text, "", Mapped),
+    setting("storage.microsoft.prefix", "storage-microsoft-prefix", "STORAGE_MICROSOFT_PREFIX", Text, "", Mapped),
     setting("storage.alibaba.bucket", "storage-alibaba-bucket", "STORAGE_ALIBABA_BUCKET", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
     setting("storage.alibaba.prefix", "storage-alibaba-prefix", "STORAGE_ALIBABA_PREFIX", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),
     setting("storage.alibaba.endpoint", "storage-alibaba-endpoint", "STORAGE_ALIBABA_ENDPOINT", Text, "", DefaultOnly(ONLY_LOCAL_AND_S3)),

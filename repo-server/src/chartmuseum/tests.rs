@@ -190,7 +190,7 @@ fn typed_values_are_checked() {
 }
 
 #[test]
-fn storage_is_required_and_only_local_or_amazon() {
+fn storage_is_required_and_unsupported_backends_are_refused() {
     let error = read_with(&[], &[]).unwrap_err();
     assert_eq!(
         error.to_string(),
@@ -202,14 +202,14 @@ fn storage_is_required_and_only_local_or_amazon() {
         "missing required setting --storage-local-rootdir (STORAGE_LOCAL_ROOTDIR)"
     );
     let error = read_with(
-        &["--storage", "google", "--storage-google-bucket", "b"],
+        &["--storage", "oracle", "--storage-oracle-bucket", "b"],
         &[],
     )
     .unwrap_err();
     assert!(
         error
             .to_string()
-            .starts_with("--storage-google-bucket = `b` is not supported"),
+            .starts_with("--storage-oracle-bucket = `b` is not supported"),
         "{error}"
     );
     let error = read_with(&["--storage", "etcd"], &[]).unwrap_err();
@@ -250,6 +250,41 @@ fn amazon_storage_maps_to_a_bucket_url_and_options() {
     assert_eq!(
         error.to_string(),
         "missing required setting --storage-amazon-region (STORAGE_AMAZON_REGION)"
+    );
+}
+
+#[test]
+fn google_and_microsoft_storage_map_to_bucket_urls() {
+    let p = read_with(
+        &[],
+        &[
+            ("STORAGE", "google"),
+            ("STORAGE_GOOGLE_BUCKET", "charts"),
+            ("STORAGE_GOOGLE_PREFIX", "/team/a/"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(p.serve_args[0], "gs://charts/team/a");
+    assert_eq!(p.create_dir, None);
+    let p = read_with(
+        &[
+            "--storage",
+            "microsoft",
+            "--storage-microsoft-container=charts",
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(p.serve_args[0], "az://charts");
+    let error = read_with(&["--storage", "google"], &[]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "missing required setting --storage-google-bucket (STORAGE_GOOGLE_BUCKET)"
+    );
+    let error = read_with(&["--storage", "microsoft"], &[]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "missing required setting --storage-microsoft-container (STORAGE_MICROSOFT_CONTAINER)"
     );
 }
 
