@@ -70,9 +70,36 @@ pub struct PluginVerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct PluginInstallArgs {
-    /// The plugin: its directory (holding plugin.yaml), a tarball (NAME-VERSION.tgz), or
-    /// an http(s) URL of a tarball.
+    /// The plugin: its directory (holding plugin.yaml), a tarball (NAME-VERSION.tgz), an
+    /// http(s) URL of a tarball, `oci://HOST/PATH/NAME:TAG` (a plugin artifact in a
+    /// registry), or any other URL of a git repository (cloned with `git`, which must be
+    /// on PATH; with `--verify=false`, as git sources have no signature).
     pub source: String,
+    /// For a git repository: the tag, branch or commit to install, or a version range
+    /// its newest matching tag must satisfy (default: the default branch).
+    #[arg(long, value_name = "VERSION", default_value = "")]
+    pub version: String,
+    /// For oci://: identify to the registry with this certificate file.
+    #[arg(long, value_name = "FILE")]
+    pub cert_file: Option<PathBuf>,
+    /// For oci://: the key of --cert-file.
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// For oci://: verify the registry's certificate with this CA bundle.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// For oci://: skip the registry's certificate check.
+    #[arg(long)]
+    pub insecure_skip_tls_verify: bool,
+    /// For oci://: talk to the registry over plain http.
+    #[arg(long)]
+    pub plain_http: bool,
+    /// For oci://: the registry user (default: what `registry login` stored).
+    #[arg(long)]
+    pub username: Option<String>,
+    /// For oci://: the registry password.
+    #[arg(long)]
+    pub password: Option<String>,
     /// Verify a tarball's signature (its `.prov` beside it) before installing; a directory
     /// is never verified. `--verify=false` skips it.
     #[arg(

@@ -10,16 +10,18 @@ pub mod archive;
 mod command;
 pub mod metadata;
 pub mod package;
+pub mod vcs;
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub use archive::{archive_metadata, install_archive, plugin_dir_name};
+pub use archive::{archive_metadata, install_archive, install_archive_as, plugin_dir_name};
 pub use command::{expand, go_platform};
 pub use metadata::{Metadata, MetadataError, PLUGIN_FILE};
 pub use package::{package_dir, signing_metadata_yaml};
+pub use vcs::install_vcs;
 
 /// An installed plugin: its directory and what its `plugin.yaml` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -393,8 +395,9 @@ pub fn uninstall(
 }
 
 /// Updates the plugin named `name` in `plugins_dir`: a linked directory is current by
-/// construction, so its update hook runs; any other install has no source to update
-/// from (helm updates only VCS installs, which chartkit does not make).
+/// construction, so its update hook runs; a VCS install (a git work tree, by helm or
+/// chartkit) is fetched and pulled in place as helm does, then its hook runs; any other
+/// install has no source to update from.
 pub fn update(
     plugins_dir: &Path,
     name: &str,
@@ -402,9 +405,11 @@ pub fn update(
 ) -> Result<Plugin, PluginError> {
     let plugin = find_plugin(&[plugins_dir.to_owned()], name, None)?;
     let is_link = std::fs::symlink_metadata(&plugin.dir).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link {
+    if !is_link && vcs::is_vcs_install(&plugin.dir) {
+        vcs::update_vcs(&plugin.dir)?;
+    } else if !is_link {
         return Err(PluginError::Source(format!(
-            "cannot get information about plugin source of `{}`: only plugins linked from a local directory can be updated; install a newer tarball after `plugin uninstall {name}`",
+            "cannot get information about plugin source of `{}`: only plugins linked from a local directory or installed from a VCS repository can be updated; install a newer tarball after `plugin uninstall {name}`",
             plugin.dir.display()
         )));
     }
