@@ -148,7 +148,7 @@ pub fn install_archive_as(
 ) -> Result<Plugin, PluginError> {
     let entries = read_entries(bytes, archive_name)?;
     let metadata = archive_metadata(bytes, archive_name)?;
-    let target = plugins_dir.join(&name);
+    let target = plugins_dir.join(name);
     if std::fs::symlink_metadata(&target).is_ok() {
         return Err(PluginError::AlreadyExists { path: target });
     }
