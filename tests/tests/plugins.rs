@@ -732,7 +732,7 @@ done
     let out = run_ok(&mut shell);
     assert_eq!(
         stdout(&out),
-        "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\nchartkit install web sh|shop/starter\nchartkit repo remove |shop\n"
+        "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\nchartkit install web sh|shop/\nchartkit repo remove |shop\n"
     );
 
     if Command::new("zsh").arg("-c").arg("true").output().is_err() {
