@@ -9,7 +9,8 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
     /// Install a plugin, as helm does: a local directory is linked into helm's plugin
-    /// directory (HELM_PLUGINS), a tarball (local or http(s)) verified and unpacked
+    /// directory (HELM_PLUGINS), a tarball (local, http(s) or an oci:// plugin artifact)
+    /// verified and unpacked there, a git repository cloned (with `git`) and copied
     /// there; then its install hook runs.
     #[command(visible_alias = "add")]
     Install(PluginInstallArgs),
@@ -19,9 +20,9 @@ pub enum PluginCommand {
     /// Uninstall one or more plugins (their delete hooks run after).
     #[command(visible_alias = "rm", alias = "remove")]
     Uninstall(PluginUninstallArgs),
-    /// Update plugins: one installed from a local directory (a link) has its update
-    /// hook run, as its files are the directory's already; helm updates only plugins it
-    /// installed from a VCS repository, which chartkit does not install from.
+    /// Update plugins: one installed from a git repository is pulled (refused when its
+    /// files were changed), as helm does; one installed from a local directory (a link)
+    /// has its update hook run, as its files are the directory's already.
     Update(PluginUninstallArgs),
     /// Package a plugin directory into NAME-VERSION.tgz, signed (a .prov beside it) by
     /// default, as `helm plugin package` does.

@@ -10,6 +10,7 @@ pub mod archive;
 mod command;
 pub mod metadata;
 pub mod package;
+mod signals;
 pub mod vcs;
 
 use std::collections::BTreeMap;
@@ -74,7 +75,8 @@ pub enum PluginError {
     },
     /// The runtime is one chartkit does not run.
     #[error(
-        "plugin \"{name}\" uses the \"{runtime}\" runtime, which chartkit does not run (only subprocess plugins)"
+        "plugin \"{name}\" uses the \"{runtime}\" runtime, which chartkit does not run: {}",
+        runtime_advice(runtime)
     )]
     Runtime { name: String, runtime: String },
     /// The program could not be started.
@@ -100,6 +102,15 @@ pub enum PluginError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// What to do about a plugin whose runtime chartkit lacks.
+fn runtime_advice(runtime: &str) -> &'static str {
+    if runtime == "extism/v1" {
+        "it is a WebAssembly plugin and chartkit has no Wasm runtime built in; run it with helm 4, or install a build of the plugin with `runtime: subprocess`"
+    } else {
+        "chartkit runs subprocess plugins only; install a build of the plugin with `runtime: subprocess`"
+    }
 }
 
 impl PluginError {
@@ -313,6 +324,13 @@ fn check_installable(
 ) -> Result<(), PluginError> {
     let name = &plugin.metadata.name;
     let command = plugin.metadata.command_name();
+    // Installed, it could never run: refused before anything is written.
+    if plugin.metadata.runtime != "subprocess" {
+        return Err(PluginError::Runtime {
+            name: name.clone(),
+            runtime: plugin.metadata.runtime.clone(),
+        });
+    }
     if plugin.metadata.plugin_type == "cli/v1" && reserved.contains(&command) {
         return Err(PluginError::NameClash {
             name: command.to_owned(),
@@ -483,7 +501,8 @@ pub fn run_hook(
     let env = plugin_env(plugin, env);
     let (program, args) = prepare(plugin, commands, config.expand_hook_args, &[], &env)?;
     let status = command(&program, &args, &env)
-        .status()
+        .spawn()
+        .and_then(|mut child| signals::wait_forwarding(&mut child))
         .map_err(|e| spawn_error(plugin, &program, e))?;
     if status.success() {
         Ok(())
@@ -518,7 +537,8 @@ pub fn run_cli(
         &env,
     )?;
     let status = command(&program, &argv, &env)
-        .status()
+        .spawn()
+        .and_then(|mut child| signals::wait_forwarding(&mut child))
         .map_err(|e| spawn_error(plugin, &program, e))?;
     exit_result(plugin, status)
 }
@@ -529,7 +549,7 @@ fn exit_result(plugin: &Plugin, status: std::process::ExitStatus) -> Result<(), 
     }
     Err(PluginError::Exit {
         name: plugin.metadata.name.clone(),
-        code: status.code().unwrap_or(1),
+        code: signals::exit_code(&status),
     })
 }
 
@@ -645,6 +665,23 @@ mod tests {
         let error = install_dir(&source, &plugins, &["list"], &BTreeMap::new()).unwrap_err();
         assert!(matches!(error, PluginError::NameClash { .. }));
         assert!(!plugins.join("list").exists());
+    }
+
+    #[test]
+    fn wasm_plugins_are_refused_with_what_to_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let source = tmp.path().join("src/extismv1-test");
+        write_plugin(
+            &source,
+            "apiVersion: v1\ntype: cli/v1\nname: extismv1-test\nversion: 0.1.0\nruntime: extism/v1\nruntimeConfig:\n  fileSystem:\n    createTempDir: true\n",
+        );
+        let plugins = tmp.path().join("plugins");
+        let error = install_dir(&source, &plugins, &[], &BTreeMap::new()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "plugin \"extismv1-test\" uses the \"extism/v1\" runtime, which chartkit does not run: it is a WebAssembly plugin and chartkit has no Wasm runtime built in; run it with helm 4, or install a build of the plugin with `runtime: subprocess`"
+        );
+        assert!(std::fs::symlink_metadata(plugins.join("extismv1-test")).is_err());
     }
 
     #[test]
