@@ -1,8 +1,9 @@
 //! A plugin that hangs: helm gives plugin commands and hooks no time limit and neither
-//! does chartkit, so the way out is an interrupt. SIGINT sent to chartkit alone (as
-//! `kill -INT` does, where a terminal's Ctrl-C would reach the whole process group)
-//! reaches the plugin, chartkit waits for it and ends with its status, and an install
-//! whose hook was interrupted leaves nothing installed and nothing running.
+//! does chartkit, so the way out is an interrupt. SIGINT sent to chartkit alone (`kill
+//! -INT PID`) is passed on to the plugin's program, chartkit waits for it and ends with
+//! its status; SIGINT sent as a terminal's Ctrl-C sends it (to the whole process group)
+//! ends a hanging install hook, and the install is undone: nothing installed, nothing
+//! running.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -36,9 +37,15 @@ fn alive(pid: &str) -> bool {
         .success()
 }
 
-/// Starts `command`, waits for the plugin's pid, interrupts chartkit alone and returns
-/// chartkit's exit code and the plugin's pid.
-fn interrupt(ctx: &TestContext, command: &mut Command) -> (Option<i32>, String) {
+/// Starts `command`, waits for the plugin's pid, interrupts chartkit alone (or, with
+/// `as_terminal`, its whole process group, as Ctrl-C does) and returns chartkit's exit
+/// code and the plugin's pid.
+fn interrupt(ctx: &TestContext, command: &mut Command, as_terminal: bool) -> (Option<i32>, String) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        command.process_group(0);
+    }
     let pidfile = ctx.path("plugin.pid");
     let _ = std::fs::remove_file(&pidfile);
     let mut child: Child = command
@@ -57,7 +64,12 @@ fn interrupt(ctx: &TestContext, command: &mut Command) -> (Option<i32>, String) 
         assert!(Instant::now() < deadline, "the plugin never started");
         std::thread::sleep(Duration::from_millis(50));
     };
-    run_ok(Command::new("kill").args(["-INT", &child.id().to_string()]));
+    let target = if as_terminal {
+        format!("-{}", child.id())
+    } else {
+        child.id().to_string()
+    };
+    run_ok(Command::new("kill").args(["-INT", "--", &target]));
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -86,7 +98,7 @@ fn a_hanging_plugin_is_interrupted_with_chartkit_and_leaves_nothing_behind() {
     );
     executable(&source.join("hang.sh"), HANG);
     run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&source));
-    let (code, pid) = interrupt(&ctx, ctx.chartkit().arg("hang"));
+    let (code, pid) = interrupt(&ctx, ctx.chartkit().arg("hang"), false);
     assert_eq!(code, Some(130));
     assert_eq!(
         std::fs::read_to_string(ctx.path("mark")).unwrap(),
@@ -95,7 +107,8 @@ fn a_hanging_plugin_is_interrupted_with_chartkit_and_leaves_nothing_behind() {
     assert!(!alive(&pid), "the plugin {pid} is still running");
     run_ok(ctx.chartkit().args(["plugin", "uninstall", "hang"]));
 
-    // An install hook that hangs: interrupted, the install is undone.
+    // An install hook that hangs (run through `sh -c`, as helm runs a Helm 3 hook):
+    // Ctrl-C ends it and the install is undone.
     let _ = std::fs::remove_file(ctx.path("mark"));
     let source = ctx.path("src/slow-hook");
     write_file(
@@ -107,6 +120,7 @@ fn a_hanging_plugin_is_interrupted_with_chartkit_and_leaves_nothing_behind() {
     let (code, pid) = interrupt(
         &ctx,
         ctx.chartkit().args(["plugin", "install"]).arg(&source),
+        true,
     );
     assert_eq!(code, Some(1));
     assert!(!alive(&pid), "the hook {pid} is still running");
