@@ -1018,7 +1018,7 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
     );
     let update = ctx.run(&["plugin", "update", "greet-legacy"]);
     assert_eq!(update.status.code(), Some(1));
-    assert!(stderr(&update).contains("only plugins linked from a local directory can be updated"));
+    assert!(stderr(&update).contains("only plugins linked from a local directory or installed from a VCS repository can be updated"));
     run_ok(
         helm(&ctx)
             .unwrap()

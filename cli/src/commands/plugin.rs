@@ -236,9 +236,20 @@ fn install_vcs(
     Ok(ExitCode::SUCCESS)
 }
 
-/// A tarball and its `.prov` (when the server has one) from http(s).
+/// A tarball and its `.prov` (when the server has one) from http(s). As in helm, the
+/// transfer has no overall time limit (a large plugin on a slow link takes what it
+/// takes); connecting has helm's 30 seconds.
 fn download(url: &str) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
-    let client = reqwest::blocking::Client::new();
+    let client = reqwest::blocking::Client::builder()
+        .timeout(None)
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| {
+            err!(
+                "cannot make an HTTP client: {}",
+                chartkit_oci::registry::chain(&e)
+            )
+        })?;
     let get = |url: &str| -> Result<Option<Vec<u8>>> {
         let response = client.get(url).send().map_err(|e| {
             err!(
