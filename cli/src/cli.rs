@@ -338,6 +338,11 @@ pub enum Command {
     Diff(DiffCommand),
     /// Install, list or uninstall Helm plugins, in helm's plugin directory (HELM_PLUGINS),
     /// so that helm and chartkit share them.
+    ///
+    /// A plugin's command (`chartkit NAME ARGS...`) and its hooks run with no time limit,
+    /// as in helm; Ctrl-C, SIGTERM, SIGHUP and SIGQUIT sent to chartkit are passed on to
+    /// the plugin, chartkit waits for it to end and exits with its status (128 + the
+    /// signal when one ended it), and an install whose hook was interrupted is undone.
     #[command(subcommand)]
     Plugin(crate::cli_helm::PluginCommand),
     /// Print the environment helm (and every plugin) works with: `HELM_*` settings and

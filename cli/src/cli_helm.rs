@@ -9,7 +9,8 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Subcommand)]
 pub enum PluginCommand {
     /// Install a plugin, as helm does: a local directory is linked into helm's plugin
-    /// directory (HELM_PLUGINS), a tarball (local or http(s)) verified and unpacked
+    /// directory (HELM_PLUGINS), a tarball (local, http(s) or an oci:// plugin artifact)
+    /// verified and unpacked there, a git repository cloned (with `git`) and copied
     /// there; then its install hook runs.
     #[command(visible_alias = "add")]
     Install(PluginInstallArgs),
@@ -19,9 +20,9 @@ pub enum PluginCommand {
     /// Uninstall one or more plugins (their delete hooks run after).
     #[command(visible_alias = "rm", alias = "remove")]
     Uninstall(PluginUninstallArgs),
-    /// Update plugins: one installed from a local directory (a link) has its update
-    /// hook run, as its files are the directory's already; helm updates only plugins it
-    /// installed from a VCS repository, which chartkit does not install from.
+    /// Update plugins: one installed from a git repository is pulled (refused when its
+    /// files were changed), as helm does; one installed from a local directory (a link)
+    /// has its update hook run, as its files are the directory's already.
     Update(PluginUninstallArgs),
     /// Package a plugin directory into NAME-VERSION.tgz, signed (a .prov beside it) by
     /// default, as `helm plugin package` does.
@@ -70,9 +71,36 @@ pub struct PluginVerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct PluginInstallArgs {
-    /// The plugin: its directory (holding plugin.yaml), a tarball (NAME-VERSION.tgz), or
-    /// an http(s) URL of a tarball.
+    /// The plugin: its directory (holding plugin.yaml), a tarball (NAME-VERSION.tgz), an
+    /// http(s) URL of a tarball, `oci://HOST/PATH/NAME:TAG` (a plugin artifact in a
+    /// registry), or any other URL of a git repository (cloned with `git`, which must be
+    /// on PATH; with `--verify=false`, as git sources have no signature).
     pub source: String,
+    /// For a git repository: the tag, branch or commit to install, or a version range
+    /// its newest matching tag must satisfy (default: the default branch).
+    #[arg(long, value_name = "VERSION", default_value = "")]
+    pub version: String,
+    /// For oci://: identify to the registry with this certificate file.
+    #[arg(long, value_name = "FILE")]
+    pub cert_file: Option<PathBuf>,
+    /// For oci://: the key of --cert-file.
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+    /// For oci://: verify the registry's certificate with this CA bundle.
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// For oci://: skip the registry's certificate check.
+    #[arg(long)]
+    pub insecure_skip_tls_verify: bool,
+    /// For oci://: talk to the registry over plain http.
+    #[arg(long)]
+    pub plain_http: bool,
+    /// For oci://: the registry user (default: what `registry login` stored).
+    #[arg(long)]
+    pub username: Option<String>,
+    /// For oci://: the registry password.
+    #[arg(long)]
+    pub password: Option<String>,
     /// Verify a tarball's signature (its `.prov` beside it) before installing; a directory
     /// is never verified. `--verify=false` skips it.
     #[arg(

@@ -280,7 +280,7 @@ impl KubeOptions {
     }
 
     /// The files that exist, and their merged contents (`None` when there are none).
-    fn load_files(&self) -> Result<(Vec<PathBuf>, Option<Kubeconfig>), ConnectError> {
+    pub(crate) fn load_files(&self) -> Result<(Vec<PathBuf>, Option<Kubeconfig>), ConnectError> {
         let candidates: Vec<PathBuf> = match &self.kubeconfig {
             KubeconfigSource::Explicit(path) => {
                 if !path.exists() {

@@ -14,6 +14,7 @@ pub mod csa_upgrade;
 pub mod discovery;
 pub mod kube_error;
 pub mod manifest;
+pub mod names;
 pub mod portforward;
 pub mod readiness;
 pub mod strategic;

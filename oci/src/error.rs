@@ -50,6 +50,9 @@ pub enum OciError {
     /// The manifest is not a Helm chart manifest.
     #[error("{reference} is not a Helm chart: {reason}")]
     NotAChart { reference: String, reason: String },
+    /// The manifest is not a Helm plugin artifact.
+    #[error("{reference} is not a Helm plugin: {reason}")]
+    NotAPlugin { reference: String, reason: String },
     /// No tag of the repository is a version (or the repository has no tag).
     #[error("unable to locate any tags in provided repository: oci://{locator}")]
     NoTags { locator: String },

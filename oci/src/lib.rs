@@ -7,6 +7,7 @@
 //!   ([`HelmArtifact`]) and read back ([`ChartManifest`]).
 //! - [`Registry`]: the distribution API (tags with paging, manifests, blobs, uploads)
 //!   with Basic auth and the Bearer token flow; every read checked against its digest.
+//! - [`plugin`]: Helm plugins kept in a registry (`plugin install oci://…`).
 //! - [`CredentialsFile`]: helm's registry config (docker's `config.json`, credential
 //!   helpers).
 //!
@@ -17,6 +18,7 @@ pub mod auth;
 pub mod credentials;
 mod error;
 pub mod manifest;
+pub mod plugin;
 pub mod reference;
 pub mod registry;
 pub mod tags;

@@ -129,10 +129,26 @@ pub fn install_archive(
     reserved: &[&str],
     env: &BTreeMap<String, String>,
 ) -> Result<Plugin, PluginError> {
+    let name = plugin_dir_name(archive_name);
+    install_archive_as(bytes, archive_name, &name, prov, plugins_dir, reserved, env)
+}
+
+/// [`install_archive`] into `plugins_dir/name`, the name chosen by the caller (helm names
+/// a plugin from a registry after the reference's repository, not the tarball). The
+/// plugin's files are those under `name/` in the tarball, else at its top, else under
+/// the first directory holding a `plugin.yaml`, the places helm looks.
+pub fn install_archive_as(
+    bytes: &[u8],
+    archive_name: &str,
+    name: &str,
+    prov: Option<&[u8]>,
+    plugins_dir: &Path,
+    reserved: &[&str],
+    env: &BTreeMap<String, String>,
+) -> Result<Plugin, PluginError> {
     let entries = read_entries(bytes, archive_name)?;
     let metadata = archive_metadata(bytes, archive_name)?;
-    let name = plugin_dir_name(archive_name);
-    let target = plugins_dir.join(&name);
+    let target = plugins_dir.join(name);
     if std::fs::symlink_metadata(&target).is_ok() {
         return Err(PluginError::AlreadyExists { path: target });
     }
@@ -150,8 +166,9 @@ pub fn install_archive(
         .prefix(".chartkit-plugin-")
         .tempdir_in(plugins_dir)
         .map_err(io("cannot create a staging directory in", plugins_dir))?;
+    let root = staging.path().join("unpacked");
     for entry in &entries {
-        let path = staging.path().join(&entry.path);
+        let path = root.join(&entry.path);
         match &entry.data {
             None => std::fs::create_dir_all(&path).map_err(io("cannot create", &path))?,
             Some(data) => {
@@ -171,12 +188,11 @@ pub fn install_archive(
             }
         }
     }
-    let unpacked = staging.path().join(&name);
-    if !unpacked.join(crate::PLUGIN_FILE).is_file() {
+    let Some(unpacked) = plugin_root(&root, name) else {
         return Err(PluginError::Source(format!(
-            "plugin.yaml not found in the directory `{name}/` of `{archive_name}`"
+            "plugin.yaml not found in the directory `{name}/` of `{archive_name}`, nor at its top or in another directory"
         )));
-    }
+    };
     let staged = load_dir(&unpacked)?;
     check_installable(&staged, plugins_dir, reserved)?;
     std::fs::rename(&unpacked, &target).map_err(io("cannot move the plugin to", &target))?;
@@ -201,6 +217,27 @@ pub fn install_archive(
         return Err(error);
     }
     Ok(installed)
+}
+
+/// Where the plugin is in an unpacked tarball: `name/`, the top, or the first directory
+/// (in name order) with a `plugin.yaml`.
+fn plugin_root(root: &Path, name: &str) -> Option<PathBuf> {
+    let is_plugin = |dir: &Path| dir.join(crate::PLUGIN_FILE).is_file();
+    let named = root.join(name);
+    if is_plugin(&named) {
+        return Some(named);
+    }
+    if is_plugin(root) {
+        return Some(root.to_owned());
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.into_iter().find(|d| is_plugin(d))
 }
 
 #[cfg(test)]

@@ -11,16 +11,19 @@ mod command;
 pub mod getter;
 pub mod metadata;
 pub mod package;
+mod signals;
+pub mod vcs;
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub use archive::{archive_metadata, install_archive, plugin_dir_name};
+pub use archive::{archive_metadata, install_archive, install_archive_as, plugin_dir_name};
 pub use command::{expand, go_platform};
 pub use metadata::{Metadata, MetadataError, PLUGIN_FILE};
 pub use package::{package_dir, signing_metadata_yaml};
+pub use vcs::install_vcs;
 
 /// An installed plugin: its directory and what its `plugin.yaml` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +76,8 @@ pub enum PluginError {
     },
     /// The runtime is one chartkit does not run.
     #[error(
-        "plugin \"{name}\" uses the \"{runtime}\" runtime, which chartkit does not run (only subprocess plugins)"
+        "plugin \"{name}\" uses the \"{runtime}\" runtime, which chartkit does not run: {}",
+        runtime_advice(runtime)
     )]
     Runtime { name: String, runtime: String },
     /// The program could not be started.
@@ -118,6 +122,15 @@ pub enum PluginError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// What to do about a plugin whose runtime chartkit lacks.
+fn runtime_advice(runtime: &str) -> &'static str {
+    if runtime == "extism/v1" {
+        "it is a WebAssembly plugin and chartkit has no Wasm runtime built in; run it with helm 4, or install a build of the plugin with `runtime: subprocess`"
+    } else {
+        "chartkit runs subprocess plugins only; install a build of the plugin with `runtime: subprocess`"
+    }
 }
 
 impl PluginError {
@@ -331,6 +344,13 @@ fn check_installable(
 ) -> Result<(), PluginError> {
     let name = &plugin.metadata.name;
     let command = plugin.metadata.command_name();
+    // Installed, it could never run: refused before anything is written.
+    if plugin.metadata.runtime != "subprocess" {
+        return Err(PluginError::Runtime {
+            name: name.clone(),
+            runtime: plugin.metadata.runtime.clone(),
+        });
+    }
     if plugin.metadata.plugin_type == "cli/v1" && reserved.contains(&command) {
         return Err(PluginError::NameClash {
             name: command.to_owned(),
@@ -413,8 +433,9 @@ pub fn uninstall(
 }
 
 /// Updates the plugin named `name` in `plugins_dir`: a linked directory is current by
-/// construction, so its update hook runs; any other install has no source to update
-/// from (helm updates only VCS installs, which chartkit does not make).
+/// construction, so its update hook runs; a VCS install (a git work tree, by helm or
+/// chartkit) is fetched and pulled in place as helm does, then its hook runs; any other
+/// install has no source to update from.
 pub fn update(
     plugins_dir: &Path,
     name: &str,
@@ -422,9 +443,11 @@ pub fn update(
 ) -> Result<Plugin, PluginError> {
     let plugin = find_plugin(&[plugins_dir.to_owned()], name, None)?;
     let is_link = std::fs::symlink_metadata(&plugin.dir).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link {
+    if !is_link && vcs::is_vcs_install(&plugin.dir) {
+        vcs::update_vcs(&plugin.dir)?;
+    } else if !is_link {
         return Err(PluginError::Source(format!(
-            "cannot get information about plugin source of `{}`: only plugins linked from a local directory can be updated; install a newer tarball after `plugin uninstall {name}`",
+            "cannot get information about plugin source of `{}`: only plugins linked from a local directory or installed from a VCS repository can be updated; install a newer tarball after `plugin uninstall {name}`",
             plugin.dir.display()
         )));
     }
@@ -501,7 +524,8 @@ pub fn run_hook(
     let env = plugin_env(plugin, env);
     let (program, args) = prepare(plugin, commands, config.expand_hook_args, &[], &env)?;
     let status = command(&program, &args, &env)
-        .status()
+        .spawn()
+        .and_then(|mut child| signals::wait_forwarding(&mut child))
         .map_err(|e| spawn_error(plugin, &program, e))?;
     if status.success() {
         Ok(())
@@ -536,7 +560,8 @@ pub fn run_cli(
         &env,
     )?;
     let status = command(&program, &argv, &env)
-        .status()
+        .spawn()
+        .and_then(|mut child| signals::wait_forwarding(&mut child))
         .map_err(|e| spawn_error(plugin, &program, e))?;
     exit_result(plugin, status)
 }
@@ -547,7 +572,7 @@ fn exit_result(plugin: &Plugin, status: std::process::ExitStatus) -> Result<(), 
     }
     Err(PluginError::Exit {
         name: plugin.metadata.name.clone(),
-        code: status.code().unwrap_or(1),
+        code: signals::exit_code(&status),
     })
 }
 
@@ -663,6 +688,23 @@ mod tests {
         let error = install_dir(&source, &plugins, &["list"], &BTreeMap::new()).unwrap_err();
         assert!(matches!(error, PluginError::NameClash { .. }));
         assert!(!plugins.join("list").exists());
+    }
+
+    #[test]
+    fn wasm_plugins_are_refused_with_what_to_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let source = tmp.path().join("src/extismv1-test");
+        write_plugin(
+            &source,
+            "apiVersion: v1\ntype: cli/v1\nname: extismv1-test\nversion: 0.1.0\nruntime: extism/v1\nruntimeConfig:\n  fileSystem:\n    createTempDir: true\n",
+        );
+        let plugins = tmp.path().join("plugins");
+        let error = install_dir(&source, &plugins, &[], &BTreeMap::new()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "plugin \"extismv1-test\" uses the \"extism/v1\" runtime, which chartkit does not run: it is a WebAssembly plugin and chartkit has no Wasm runtime built in; run it with helm 4, or install a build of the plugin with `runtime: subprocess`"
+        );
+        assert!(std::fs::symlink_metadata(plugins.join("extismv1-test")).is_err());
     }
 
     #[test]

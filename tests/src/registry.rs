@@ -172,6 +172,79 @@ impl RegistryProcess {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Pushes an artifact the way `oras push --artifact-type TYPE REF FILE...` does (an
+    /// OCI image manifest with `artifactType`, the empty config `{}`, one
+    /// `application/vnd.oci.image.layer.v1.tar` layer per file titled with its name), over
+    /// plain http with Basic auth when `user` is given. Returns the manifest's digest.
+    pub fn push_artifact(
+        &self,
+        repository: &str,
+        tag: &str,
+        artifact_type: &str,
+        files: &[(&str, &[u8])],
+        user: Option<(&str, &str)>,
+    ) -> String {
+        let http = reqwest::blocking::Client::new();
+        let base = format!("http://{}/v2/{repository}", self.host);
+        let authed = |request: reqwest::blocking::RequestBuilder| match user {
+            Some((name, password)) => request.basic_auth(name, Some(password)),
+            None => request,
+        };
+        let digest_of = |bytes: &[u8]| {
+            use sha2::Digest as _;
+            format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
+        };
+        let push_blob = |bytes: &[u8]| {
+            let digest = digest_of(bytes);
+            let opened = authed(http.post(format!("{base}/blobs/uploads/")))
+                .send()
+                .expect("open an upload");
+            assert_eq!(opened.status(), 202, "upload session: {:?}", opened.text());
+            let location = opened.headers()["location"].to_str().unwrap().to_owned();
+            let location = if location.starts_with('/') {
+                format!("http://{}{location}", self.host)
+            } else {
+                location
+            };
+            let separator = if location.contains('?') { '&' } else { '?' };
+            let done = authed(http.put(format!("{location}{separator}digest={digest}")))
+                .header("content-type", "application/octet-stream")
+                .body(bytes.to_vec())
+                .send()
+                .expect("upload a blob");
+            assert_eq!(done.status(), 201, "blob upload: {:?}", done.text());
+            digest
+        };
+        let config = push_blob(b"{}");
+        let layers: Vec<serde_json::Value> = files
+            .iter()
+            .map(|(name, bytes)| {
+                serde_json::json!({
+                    "mediaType": "application/vnd.oci.image.layer.v1.tar",
+                    "digest": push_blob(bytes),
+                    "size": bytes.len(),
+                    "annotations": {"org.opencontainers.image.title": name},
+                })
+            })
+            .collect();
+        let manifest = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "artifactType": artifact_type,
+            "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": config, "size": 2, "data": "e30="},
+            "layers": layers,
+            "annotations": {"org.opencontainers.image.created": "2026-01-01T00:00:00Z"},
+        });
+        let bytes = serde_json::to_vec(&manifest).unwrap();
+        let put = authed(http.put(format!("{base}/manifests/{tag}")))
+            .header("content-type", "application/vnd.oci.image.manifest.v1+json")
+            .body(bytes.clone())
+            .send()
+            .expect("push the manifest");
+        assert_eq!(put.status(), 201, "manifest push: {:?}", put.text());
+        digest_of(&bytes)
+    }
+
     /// Stops the registry (its storage stays).
     pub fn stop(mut self) {
         let _ = self.child.kill();

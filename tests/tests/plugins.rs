@@ -732,7 +732,7 @@ done
     let out = run_ok(&mut shell);
     assert_eq!(
         stdout(&out),
-        "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\nchartkit install web sh|shop/starter\nchartkit repo remove |shop\n"
+        "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\nchartkit install web sh|shop/\nchartkit repo remove |shop\n"
     );
 
     if Command::new("zsh").arg("-c").arg("true").output().is_err() {
@@ -1018,7 +1018,7 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
     );
     let update = ctx.run(&["plugin", "update", "greet-legacy"]);
     assert_eq!(update.status.code(), Some(1));
-    assert!(stderr(&update).contains("only plugins linked from a local directory can be updated"));
+    assert!(stderr(&update).contains("only plugins linked from a local directory or installed from a VCS repository can be updated"));
     run_ok(
         helm(&ctx)
             .unwrap()

@@ -16,6 +16,8 @@ use crate::output::{out, outln};
 /// cobra's directives.
 const DIRECTIVE_DEFAULT: u32 = 0;
 const DIRECTIVE_NO_FILE: u32 = 4;
+/// cobra's `ShellCompDirectiveNoSpace`: no space after the completion (`REPO/`).
+const DIRECTIVE_NO_SPACE: u32 = 2;
 
 /// Commands whose first argument is a release name.
 const RELEASE_COMMANDS: &[&[&str]] = &[
@@ -87,6 +89,9 @@ fn candidates(words: &[String], current: &str, kube: &KubeArgs) -> (Vec<String>,
         positionals += 1;
     }
 
+    if let Some(flag) = value_wanted(words, command, &root) {
+        return flag_values(flag, kube);
+    }
     if current.starts_with('-') {
         let mut flags = Vec::new();
         for arg in command
@@ -137,7 +142,9 @@ fn candidates(words: &[String], current: &str, kube: &KubeArgs) -> (Vec<String>,
         _ => None,
     };
     if chart_position == Some(positionals) {
-        return (repository_charts(), DIRECTIVE_DEFAULT);
+        // helm's `pull` completes no local files.
+        let include_files = !matches!(path.as_slice(), ["pull" | "fetch"]);
+        return chart_candidates(current, include_files);
     }
     match path.as_slice() {
         ["repo", "remove" | "rm" | "update" | "up"] => (repository_names(), DIRECTIVE_NO_FILE),
@@ -164,7 +171,8 @@ fn candidates(words: &[String], current: &str, kube: &KubeArgs) -> (Vec<String>,
     }
 }
 
-/// The repositories of the repository list, for `repo remove` and `repo update`.
+/// The repositories of the repository list, for `repo remove` and `repo update`:
+/// `NAME\tURL` of each, as helm's `compListRepos`.
 fn repository_names() -> Vec<String> {
     super::repo_support::client(true, 5)
         .map(|client| {
@@ -172,7 +180,7 @@ fn repository_names() -> Vec<String> {
                 .repos
                 .repositories
                 .iter()
-                .map(|r| r.name.clone())
+                .map(|r| format!("{}\t{}", r.name, r.url))
                 .collect()
         })
         .unwrap_or_default()
@@ -180,30 +188,160 @@ fn repository_names() -> Vec<String> {
 
 /// `REPO/NAME` of every chart in the cached indexes (nothing is downloaded), where a
 /// command takes a chart; files are offered too, as a chart may be a path.
-fn repository_charts() -> Vec<String> {
-    let Ok(client) = super::repo_support::client(true, 5) else {
-        return Vec::new();
-    };
-    let indexes: Vec<_> = client
-        .repos
-        .repositories
-        .iter()
-        .filter_map(|entry| {
-            client
-                .load_index(entry, chartkit_repo_client::Refresh::Never)
-                .ok()
-        })
-        .collect();
-    let options = chartkit_repo_client::SearchOptions {
-        query: None,
-        regexp: false,
-        versions: false,
-        version: None,
-        devel: false,
-    };
-    chartkit_repo_client::search(&indexes, &options)
-        .map(|hits| hits.into_iter().map(|h| h.name).collect())
-        .unwrap_or_default()
+/// A chart argument as helm's `compListCharts` completes it: `REPO/` for each repository
+/// the word could start (no space after it), the charts of the repository the word
+/// names, the URL schemes, and local files and path prefixes where a local chart fits.
+fn chart_candidates(current: &str, include_files: bool) -> (Vec<String>, u32) {
+    let mut candidates = Vec::new();
+    let (mut no_space, mut no_file) = (false, false);
+    if let Ok(client) = super::repo_support::client(true, 5) {
+        for entry in &client.repos.repositories {
+            let with_slash = format!("{}/", entry.name);
+            if current.starts_with(&with_slash) {
+                if let Ok(index) = client.load_index(entry, chartkit_repo_client::Refresh::Never) {
+                    candidates.extend(
+                        index
+                            .index
+                            .chart_names()
+                            .map(|n| format!("{with_slash}{n}")),
+                    );
+                }
+                no_space = false;
+                break;
+            } else if entry.name.starts_with(current) {
+                candidates.push(format!("{with_slash}\t{}", entry.url));
+                no_space = true;
+            }
+        }
+    }
+    for url in [
+        "oci://\tChart OCI prefix",
+        "https://\tChart URL prefix",
+        "http://\tChart URL prefix",
+        "file://\tChart local URL prefix",
+    ] {
+        // helm compares the word with the whole line, description included, so a typed
+        // `oci://` is still offered `oci://` (and file completion stays on).
+        if current.starts_with(url) {
+            no_file = true;
+            no_space = true;
+        } else if url.starts_with(current) {
+            candidates.push(url.to_owned());
+            no_space = true;
+        }
+    }
+    if include_files
+        && !candidates.is_empty()
+        && !current.is_empty()
+        && let Ok(entries) = std::fs::read_dir(".")
+    {
+        let mut files: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with(current))
+            .collect();
+        files.sort();
+        candidates.extend(files);
+    }
+    if include_files && current.is_empty() {
+        candidates.push("./\tRelative path prefix to local chart".to_owned());
+        candidates.push("/\tAbsolute path prefix to local chart".to_owned());
+    }
+    let mut directive = DIRECTIVE_DEFAULT;
+    if no_file || !include_files {
+        directive |= DIRECTIVE_NO_FILE;
+    }
+    if no_space {
+        directive |= DIRECTIVE_NO_SPACE;
+    }
+    (candidates, directive)
+}
+
+/// The flag whose value is being completed: the last word, when it is a flag taking a
+/// value given without `=`.
+fn value_wanted<'a>(
+    words: &[String],
+    command: &'a clap::Command,
+    root: &'a clap::Command,
+) -> Option<&'a clap::Arg> {
+    let last = words.last()?;
+    let flag = last.strip_prefix('-').filter(|_| !last.contains('='))?;
+    if flag.is_empty() || flag == "-" {
+        return None;
+    }
+    find_flag(command, root, flag).filter(|arg| arg.get_action().takes_values())
+}
+
+/// What helm offers as a flag's value: the cluster's namespaces, the kubeconfig's
+/// contexts (with their clusters), output formats with helm's descriptions, and any
+/// flag's fixed choices. Other values complete as files, as cobra's default.
+fn flag_values(flag: &clap::Arg, kube: &KubeArgs) -> (Vec<String>, u32) {
+    match flag.get_long() {
+        Some("namespace") => match namespaces(kube) {
+            Some(names) => (names, DIRECTIVE_NO_FILE),
+            None => (Vec::new(), DIRECTIVE_DEFAULT),
+        },
+        Some("kube-context") => {
+            let contexts = crate::kube::options(kube)
+                .context_names()
+                .map(|contexts| {
+                    contexts
+                        .into_iter()
+                        .map(|(name, cluster)| format!("{name}\t{cluster}"))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (contexts, DIRECTIVE_NO_FILE)
+        }
+        _ => {
+            let values: Vec<String> = flag
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_owned())
+                .collect();
+            if values.is_empty() {
+                return (Vec::new(), DIRECTIVE_DEFAULT);
+            }
+            let described: Vec<String> = values
+                .iter()
+                .map(|v| match (flag.get_long(), v.as_str()) {
+                    (Some("output"), "table") => {
+                        "table\tOutput result in human-readable format".to_owned()
+                    }
+                    (Some("output"), "json") => "json\tOutput result in JSON format".to_owned(),
+                    (Some("output"), "yaml") => "yaml\tOutput result in YAML format".to_owned(),
+                    _ => v.clone(),
+                })
+                .collect();
+            let mut described = described;
+            if flag.get_long() == Some("output") {
+                // helm lists its formats sorted.
+                described.sort();
+            }
+            (described, DIRECTIVE_NO_FILE)
+        }
+    }
+}
+
+/// The cluster's namespaces, or None when it cannot be asked (then, like helm, the
+/// shell falls back to its own completion).
+fn namespaces(kube: &KubeArgs) -> Option<Vec<String>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    runtime.block_on(async {
+        let connection = crate::kube::options(kube).connect().await.ok()?;
+        let names = tokio::time::timeout(
+            std::time::Duration::from_secs(3),
+            connection.namespace_names(),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        Some(names)
+    })
 }
 
 fn find_flag<'a>(

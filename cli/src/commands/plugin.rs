@@ -52,8 +52,13 @@ fn install(args: PluginInstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Res
     let settings = helm_env::settings(kube, global);
     let source = args.source.as_str();
     let context = || format!("cannot install the plugin `{source}`");
+    if chartkit_oci::is_oci(source) {
+        return install_oci(&args, &plugins_dir, &reserved, &settings);
+    }
     let is_url = source.starts_with("http://") || source.starts_with("https://");
+    let is_archive = source.ends_with(".tgz") || source.ends_with(".tar.gz");
     let path = std::path::Path::new(source);
+    // helm's order: an existing path, then an http(s) tarball, then a VCS repository.
     if !is_url && path.is_dir() {
         outln!("Installing plugin from local directory (development mode)")?;
         let plugin = chartkit_plugin::install_dir(path, &plugins_dir, &reserved, &settings)
@@ -61,10 +66,17 @@ fn install(args: PluginInstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Res
         outln!("Installed plugin: {}", plugin.metadata.name)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let is_archive = source.ends_with(".tgz") || source.ends_with(".tar.gz");
+    if !(path.exists() || is_url && is_archive) {
+        if !chartkit_plugin::vcs::looks_remote(source) {
+            return Err(err!(
+                "cannot get information about plugin source \"{source}\" (if it's a local directory, does it exist?), last error was: Cannot detect VCS"
+            ));
+        }
+        return install_vcs(&args, &plugins_dir, &reserved, &settings);
+    }
     if !is_archive {
         return Err(err!(
-            "cannot get information about plugin source \"{source}\" (if it's a local directory, does it exist?): chartkit installs plugins from directories and .tgz/.tar.gz tarballs (local or http(s)), not from VCS repositories or oci:// yet"
+            "cannot get information about plugin source \"{source}\" (if it's a local directory, does it exist?): a file must be a .tgz or .tar.gz tarball"
         ));
     }
     let (bytes, prov) = if is_url {
@@ -75,35 +87,7 @@ fn install(args: PluginInstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Res
         (bytes, prov)
     };
     let archive_name = source.rsplit('/').next().unwrap_or(source).to_owned();
-    if args.verify {
-        outln!("Verifying plugin signature...")?;
-        let Some(prov) = &prov else {
-            return Err(
-                err!("plugin verification failed: no provenance file (.prov) found")
-                    .context(context())
-                    .with_hint("install with --verify=false to skip the check (not recommended)"),
-            );
-        };
-        let (_, keyring) = super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
-        let verification = chartkit_signing::verify(
-            &String::from_utf8_lossy(prov),
-            &bytes,
-            &archive_name,
-            &keyring,
-        )
-        .map_err(|e| err!("plugin verification failed: {e}"))
-        .with_context(context)?;
-        for signer in &verification.user_ids {
-            outln!("Signed by: {signer}")?;
-        }
-        outln!(
-            "Using Key With Fingerprint: {}",
-            verification.fingerprint.to_uppercase()
-        )?;
-        outln!("Plugin Hash Verified: sha256:{}", verification.sha256)?;
-    } else {
-        outln!("WARNING: Skipping plugin signature verification")?;
-    }
+    verify_or_warn(&args, &bytes, prov.as_deref(), &archive_name, &context())?;
     let plugin = chartkit_plugin::install_archive(
         &bytes,
         &archive_name,
@@ -117,9 +101,155 @@ fn install(args: PluginInstallArgs, kube: &KubeArgs, global: &GlobalArgs) -> Res
     Ok(ExitCode::SUCCESS)
 }
 
-/// A tarball and its `.prov` (when the server has one) from http(s).
+/// Checks a tarball against its `.prov` (printing what helm prints), or warns that
+/// `--verify=false` skips it.
+fn verify_or_warn(
+    args: &PluginInstallArgs,
+    bytes: &[u8],
+    prov: Option<&[u8]>,
+    file_name: &str,
+    context: &str,
+) -> Result<()> {
+    if !args.verify {
+        outln!("WARNING: Skipping plugin signature verification")?;
+        return Ok(());
+    }
+    outln!("Verifying plugin signature...")?;
+    let Some(prov) = prov else {
+        return Err(
+            err!("plugin verification failed: no provenance file (.prov) found")
+                .context(context.to_owned())
+                .with_hint("install with --verify=false to skip the check (not recommended)"),
+        );
+    };
+    let (_, keyring) = super::keyring_or_default(args.keyring.as_deref(), "gpg --export")?;
+    let verification =
+        chartkit_signing::verify(&String::from_utf8_lossy(prov), bytes, file_name, &keyring)
+            .map_err(|e| err!("plugin verification failed: {e}"))
+            .with_context(|| context.to_owned())?;
+    for signer in &verification.user_ids {
+        outln!("Signed by: {signer}")?;
+    }
+    outln!(
+        "Using Key With Fingerprint: {}",
+        verification.fingerprint.to_uppercase()
+    )?;
+    outln!("Plugin Hash Verified: sha256:{}", verification.sha256)?;
+    Ok(())
+}
+
+/// `plugin install oci://HOST/PATH/NAME:TAG`: the plugin artifact pulled with the
+/// registry client `pull oci://` uses (credentials from the flags or `registry login`),
+/// verified against its provenance layer unless `--verify=false`, and installed as
+/// `NAME`, the repository's last part, as helm names it.
+fn install_oci(
+    args: &PluginInstallArgs,
+    plugins_dir: &std::path::Path,
+    reserved: &[&str],
+    settings: &std::collections::BTreeMap<String, String>,
+) -> Result<ExitCode> {
+    let source = args.source.as_str();
+    let context = || format!("cannot install the plugin `{source}`");
+    let reference = chartkit_oci::Reference::parse(source)
+        .map_err(crate::error::Error::new)
+        .with_context(context)?;
+    let name = chartkit_oci::plugin::plugin_name(&reference).to_owned();
+    let target = plugins_dir.join(&name);
+    if std::fs::symlink_metadata(&target).is_ok() {
+        return Err(err!("plugin already exists at `{}`", target.display())
+            .context(context())
+            .with_hint(format!("remove it first: chartkit plugin uninstall {name}")));
+    }
+    let access = chartkit_repo_client::Access {
+        username: args.username.clone(),
+        password: args.password.clone(),
+        ca_file: args.ca_file.clone(),
+        cert_file: args.cert_file.clone(),
+        key_file: args.key_file.clone(),
+        insecure_skip_tls_verify: args.insecure_skip_tls_verify,
+        plain_http: args.plain_http,
+        ..Default::default()
+    };
+    let client = super::repo_support::client(false, 120)?;
+    let registry = client
+        .registry(&reference.registry, &access)
+        .map_err(super::repo_support::client_error)?;
+    let artifact = chartkit_oci::plugin::pull_plugin(&registry, &reference)
+        .map_err(|e| err!("failed to pull plugin from {source}: {e}"))?;
+    let metadata = chartkit_plugin::archive_metadata(&artifact.tarball, &artifact.file_name)
+        .map_err(|e| err!("failed to extract plugin metadata from tarball: {e}"))
+        .with_context(context)?;
+    let file_name = format!("{}-{}.tgz", metadata.name, metadata.version);
+    let prov = artifact.prov.as_ref().map(|(_, bytes)| bytes.as_slice());
+    verify_or_warn(args, &artifact.tarball, prov, &file_name, &context())?;
+    let plugin = chartkit_plugin::install_archive_as(
+        &artifact.tarball,
+        &artifact.file_name,
+        &name,
+        prov,
+        plugins_dir,
+        reserved,
+        settings,
+    )
+    .with_context(context)?;
+    outln!("Installed plugin: {}", plugin.metadata.name)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `plugin install URL` of a git repository, as helm's VCS installer: cloned with `git`
+/// into helm's cache, `--version` checked out, copied into the plugin directory. There is
+/// no signature to check, so helm (and chartkit) ask for `--verify=false`.
+fn install_vcs(
+    args: &PluginInstallArgs,
+    plugins_dir: &std::path::Path,
+    reserved: &[&str],
+    settings: &std::collections::BTreeMap<String, String>,
+) -> Result<ExitCode> {
+    let source = args.source.as_str();
+    if args.verify {
+        return Err(err!(
+            "plugin source does not support verification. Use --verify=false to skip verification"
+        )
+        .with_hint(format!(
+            "`{source}` is not a directory, a tarball or oci://, so it is read as a git repository, which has no .prov to check"
+        )));
+    }
+    outln!("WARNING: Skipping plugin signature verification")?;
+    let [_, cache_home, _] = env::helm_homes();
+    let cache_dir = cache_home
+        .context("cannot locate Helm's cache directory: none of HELM_CACHE_HOME, XDG_CACHE_HOME and HOME is set")?
+        .join("plugins");
+    let plugin = chartkit_plugin::install_vcs(
+        source,
+        &args.version,
+        &cache_dir,
+        plugins_dir,
+        reserved,
+        settings,
+    )
+    .with_context(|| {
+        format!(
+            "cannot get information about plugin source \"{source}\" (if it's a local directory, does it exist?)"
+        )
+    })?;
+    outln!("Installed plugin: {}", plugin.metadata.name)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A tarball and its `.prov` (when the server has one) from http(s). As in helm, the
+/// transfer has no overall time limit (a large plugin on a slow link takes what it
+/// takes); connecting has helm's 30 seconds.
 fn download(url: &str) -> Result<(Vec<u8>, Option<Vec<u8>>)> {
-    let client = reqwest::blocking::Client::new();
+    let client = reqwest::blocking::Client::builder()
+        .timeout(None)
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| {
+            err!(
+                "cannot make an HTTP client: {}",
+                chartkit_oci::registry::chain(&e)
+            )
+        })?;
     let get = |url: &str| -> Result<Option<Vec<u8>>> {
         let response = client.get(url).send().map_err(|e| {
             err!(
