@@ -60,6 +60,35 @@ pub struct Policy {
     pub request_log: crate::request_log::RequestLog,
 }
 
+#[cfg(test)]
+impl Policy {
+    /// What unit tests start from: no auth, overwrites refused, the API and deletes on, a
+    /// 1 MiB upload bound and two upload turns; a test changes what it is about.
+    pub(crate) fn for_tests() -> Policy {
+        Policy {
+            allow_overwrite: false,
+            max_upload_size: 1 << 20,
+            require_signature: None,
+            auth: crate::Auth::default(),
+            auth_reads: false,
+            uploads: crate::publish::UploadSlots::new(2, std::time::Duration::from_secs(1)),
+            delete: true,
+            api: true,
+            force_overwrite: true,
+            limits: Default::default(),
+            artifact_hub_repo_id: None,
+            metrics: true,
+            context_path: String::new(),
+            metrics_without_auth: false,
+            form_fields: Default::default(),
+            json_index: false,
+            jwt: None,
+            cors_allow_origin: None,
+            request_log: Default::default(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct AppState {
     pub repo: Arc<Repository>,

@@ -15,7 +15,6 @@ use chartkit_signing::{GeneratedKey, Keyring};
 use tower::ServiceExt;
 
 use crate::api::{AppState, Policy, router};
-use crate::auth::Auth;
 use crate::metrics::Metrics;
 use crate::publish::UploadSlots;
 use crate::repository::{PackageRules, Repository, UrlStyle};
@@ -120,27 +119,14 @@ async fn server(settings: Settings) -> Server {
         .then(|| Keyring::from_bytes(signer().public.as_str().as_bytes()).unwrap());
     let policy = Policy {
         allow_overwrite: settings.allow_overwrite,
-        max_upload_size: 1 << 20,
         require_signature,
-        auth: Auth::default(),
-        auth_reads: false,
         uploads: UploadSlots::new(2, Duration::from_millis(200)),
-        delete: true,
-        api: true,
-        force_overwrite: true,
         limits: settings.limits,
-        artifact_hub_repo_id: None,
-        metrics: true,
-        context_path: String::new(),
-        metrics_without_auth: false,
         form_fields: crate::upload::FormFields {
             chart: "package".to_owned(),
             prov: "signature".to_owned(),
         },
-        json_index: false,
-        jwt: None,
-        cors_allow_origin: None,
-        request_log: Default::default(),
+        ..Policy::for_tests()
     };
     let state = AppState {
         repo: Arc::clone(&repo),

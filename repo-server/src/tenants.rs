@@ -325,7 +325,6 @@ mod tests {
     use super::*;
     use crate::api::Policy;
     use crate::metrics::Metrics;
-    use crate::publish::UploadSlots;
     use crate::repository::{PackageRules, Repository, UrlStyle};
     use crate::storage::LocalStorage;
 
@@ -356,27 +355,7 @@ mod tests {
             PackageRules::default(),
             Arc::clone(&metrics),
         ));
-        let policy = Policy {
-            allow_overwrite: false,
-            max_upload_size: 1 << 20,
-            require_signature: None,
-            auth: crate::Auth::default(),
-            auth_reads: false,
-            uploads: UploadSlots::new(2, Duration::from_secs(1)),
-            delete: true,
-            api: true,
-            force_overwrite: true,
-            limits: Default::default(),
-            artifact_hub_repo_id: None,
-            metrics: true,
-            context_path: String::new(),
-            metrics_without_auth: false,
-            form_fields: Default::default(),
-            json_index: false,
-            jwt: None,
-            cors_allow_origin: None,
-            request_log: Default::default(),
-        };
+        let policy = Policy::for_tests();
         Tenants::new(
             depth,
             AppState {
