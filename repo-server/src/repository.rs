@@ -801,13 +801,14 @@ pub fn entry_from_package(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::OnceLock;
 
     use super::*;
     use crate::storage::{LocalStorage, WriteMode};
 
-    fn package(name: &str, version: &str) -> Vec<u8> {
+    /// The smallest package a repository takes: a Chart.yaml and nothing else.
+    pub(crate) fn package(name: &str, version: &str) -> Vec<u8> {
         let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: {version}\n");
         let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
             Vec::new(),

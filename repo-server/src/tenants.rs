@@ -325,27 +325,9 @@ mod tests {
     use super::*;
     use crate::api::Policy;
     use crate::metrics::Metrics;
+    use crate::repository::tests::package;
     use crate::repository::{PackageRules, Repository, UrlStyle};
     use crate::storage::LocalStorage;
-
-    fn package(name: &str, version: &str) -> Vec<u8> {
-        let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: {version}\n");
-        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
-            Vec::new(),
-            flate2::Compression::fast(),
-        ));
-        let mut header = tar::Header::new_gnu();
-        header.set_size(chart_yaml.len() as u64);
-        header.set_mode(0o644);
-        builder
-            .append_data(
-                &mut header,
-                format!("{name}/Chart.yaml"),
-                chart_yaml.as_bytes(),
-            )
-            .unwrap();
-        builder.into_inner().unwrap().finish().unwrap()
-    }
 
     fn tenants(dir: &std::path::Path, depth: Depth) -> Arc<Tenants> {
         let metrics = Arc::new(Metrics::default());

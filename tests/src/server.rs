@@ -178,6 +178,15 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
     })
 }
 
+/// A blocking HTTP client for talking to a server a test started: a minute per request,
+/// long enough for a loaded machine, short enough that a hung server fails the test.
+pub fn client() -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

@@ -6,20 +6,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use chartkit_tests::TestContext;
+use chartkit_tests::server::client;
 use chartkit_tests::server::{ServeProcess, chart_package};
 
 const REALM: &str = "https://auth.example.test/oauth2/token";
 const SERVICE: &str = "chartmuseum-test";
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 /// A `chartmuseum` command (a link to the built binary) in an empty environment, on an
 /// ephemeral port of 127.0.0.1, with local storage in `storage`.

@@ -10,14 +10,8 @@ use std::time::Duration;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::chartmuseum::command as chartmuseum;
+use chartkit_tests::server::client;
 use chartkit_tests::server::{ServeProcess, chart_package};
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 fn post(url: &str, body: Vec<u8>) -> (u16, String) {
     let response = client().post(url).body(body).send().expect("upload");

@@ -10,20 +10,13 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use chartkit_tests::TestContext;
+use chartkit_tests::server::client;
 use chartkit_tests::server::{S3Server, ServeProcess, chart_package};
 
 const USER: &str = "museum";
 const PASSWORD: &str = "s3cret-from-the-chart";
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 /// What the chart's deployment renders from its default values.yaml: `env.open`'s
 /// non-empty entries (among them `LOG_JSON: true` and `DISABLE_API: true`).

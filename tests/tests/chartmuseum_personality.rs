@@ -5,21 +5,14 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::chartmuseum::command as chartmuseum;
+use chartkit_tests::server::client;
 use chartkit_tests::server::{ServeProcess, chart_package};
 
 const USER: &str = "chartuser";
 const PASSWORD: &str = "p4ss word:with colon";
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 /// The ChartMuseum Helm chart's usual settings: local storage and basic auth from the
 /// environment, the API on.

@@ -7,14 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chartkit_tests::TestContext;
+use chartkit_tests::server::client;
 use chartkit_tests::server::{S3Server, ServeProcess, chart_package};
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 fn upload(url: &str, body: Vec<u8>) -> reqwest::blocking::Response {
     client()

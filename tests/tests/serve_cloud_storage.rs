@@ -4,18 +4,11 @@
 //! `--storage google` / `--storage microsoft` configure it.
 
 use std::process::Command;
-use std::time::Duration;
 
 use chartkit_tests::TestContext;
 use chartkit_tests::emulators::{Azurite, FakeGcs};
+use chartkit_tests::server::client;
 use chartkit_tests::server::{ServeProcess, chart_package};
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 fn upload(url: &str, body: Vec<u8>) -> reqwest::blocking::Response {
     client()

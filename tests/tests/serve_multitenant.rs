@@ -11,18 +11,12 @@ use std::time::Duration;
 
 use chartkit_tests::charts::{configmap_chart, package_into};
 use chartkit_tests::sandbox::run_ok;
+use chartkit_tests::server::client;
 use chartkit_tests::server::{ServeProcess, chart_package};
 use chartkit_tests::{TestContext, peers, stderr};
 
 const USER: &str = "tenant";
 const PASSWORD: &str = "s3cret";
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 fn start(ctx: &TestContext, storage: &Path, extra: &[&str]) -> ServeProcess {
     std::fs::create_dir_all(storage).unwrap();

@@ -9,18 +9,12 @@ use std::time::Duration;
 
 use chartkit_tests::charts::{configmap_chart, package_into};
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
+use chartkit_tests::server::client;
 use chartkit_tests::server::{ServeProcess, chart_package};
 use chartkit_tests::{TestContext, peers, stderr, stdout};
 use sha2::Digest;
 
 const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
-}
 
 fn digest_of(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))

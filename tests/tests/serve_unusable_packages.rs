@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use chartkit_tests::TestContext;
 use chartkit_tests::archive::{Entry, build, write};
 use chartkit_tests::counting_server::CountingServer;
+use chartkit_tests::server::client;
 use chartkit_tests::server::{S3Server, ServeProcess, chart_package};
 use reqwest::blocking::multipart::{Form, Part};
 
@@ -109,13 +110,6 @@ fn cases() -> Vec<Case> {
             "archive entry `other/Chart.yaml` appears more than once",
         ),
     ]
-}
-
-fn client() -> reqwest::blocking::Client {
-    reqwest::blocking::Client::builder()
-        .timeout(Duration::from_secs(60))
-        .build()
-        .unwrap()
 }
 
 fn get(url: &str) -> reqwest::blocking::Response {
