@@ -14,6 +14,7 @@ pub mod records;
 pub mod registry;
 pub mod sandbox;
 pub mod server;
+pub mod shells;
 pub mod token_service;
 
 use std::ffi::OsStr;

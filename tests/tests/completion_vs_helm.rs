@@ -3,10 +3,7 @@
 //! `REPO/` then `REPO/CHART` for chart arguments, and the same lines seen through real
 //! bash and zsh completion.
 
-use std::path::Path;
-use std::process::Command;
-
-use chartkit_tests::sandbox::{SandboxProcess, run_ok, write_file};
+use chartkit_tests::sandbox::{SandboxProcess, run_ok};
 use chartkit_tests::{TestContext, stdout};
 
 const NAME: &str = "completion_vs_helm";
@@ -110,63 +107,32 @@ fn namespaces_contexts_formats_repositories_and_charts_complete_as_helm_complete
     assert!(namespaces.contains("\nteam-a\n"), "{namespaces}");
 
     // Through bash's completion, as a user sees it.
-    let bin_dir = chartkit_tests::chartkit_bin().parent().unwrap().to_owned();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
+    let bash = chartkit_tests::shells::bash_completions(
+        &ctx,
+        &[
+            "chartkit status -n te",
+            "chartkit list --kube-context ",
+            "chartkit status alpha -o j",
+            "chartkit install web sh",
+            "chartkit install web shop/",
+            "chartkit repo remove st",
+        ],
+        &sandbox.kubeconfig,
     );
-    write_file(
-        ctx.dir(),
-        "complete.bash",
-        r#"source <(chartkit completion bash)
-for line in "chartkit status -n te" "chartkit list --kube-context " "chartkit status alpha -o j" "chartkit install web sh" "chartkit install web shop/" "chartkit repo remove st"; do
-  read -r -a COMP_WORDS <<< "$line"
-  [[ $line == *" " ]] && COMP_WORDS+=("")
-  COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
-  COMPREPLY=()
-  _chartkit
-  echo "$line|${COMPREPLY[*]}"
-done
-"#,
-    );
-    let mut bash = ctx.hermetic(Path::new("bash"));
-    bash.arg("complete.bash")
-        .env("PATH", &path)
-        .env("KUBECONFIG", &sandbox.kubeconfig);
     assert_eq!(
-        stdout(&run_ok(&mut bash)),
-        "chartkit status -n te|team-a\nchartkit list --kube-context |chartkit-sandbox\nchartkit status alpha -o j|json\nchartkit install web sh|shop/\nchartkit install web shop/|shop/other shop/starter\nchartkit repo remove st|store\n"
+        bash,
+        "complete -F _chartkit chartkit\nchartkit status -n te|team-a\nchartkit list --kube-context |chartkit-sandbox\nchartkit status alpha -o j|json\nchartkit install web sh|shop/\nchartkit install web shop/|shop/other shop/starter\nchartkit repo remove st|store\n"
     );
 
-    if Command::new("zsh").arg("-c").arg("true").output().is_err() {
+    // zsh's widget on a pseudo-terminal: `chartkit status -n <TAB>` lists the namespaces.
+    let Some(screen) = chartkit_tests::shells::zsh_screen_after_tab(
+        &ctx,
+        "chartkit status -n ",
+        &sandbox.kubeconfig,
+    ) else {
         chartkit_tests::skip(NAME, "zsh is not installed (apt-get install zsh)");
         return;
-    }
-    // zsh's widget on a pseudo-terminal: `chartkit status -n <TAB>` lists the namespaces.
-    write_file(
-        ctx.dir(),
-        "complete.zsh",
-        r#"zmodload zsh/zpty
-zpty -b shell 'zsh -f -i'
-zpty -w shell 'PS1="%% "; autoload -U compinit; compinit -u; source <(chartkit completion zsh)'
-sleep 1
-zpty -w -n shell $'chartkit status -n \t'
-screen=""
-for i in {1..50}; do
-  sleep 0.1
-  while zpty -r -t shell chunk; do screen+=$chunk; done
-done
-print -r -- "$screen"
-zpty -d shell
-"#,
-    );
-    let mut zsh = ctx.hermetic(Path::new("zsh"));
-    zsh.arg("-f")
-        .arg("complete.zsh")
-        .env("PATH", &path)
-        .env("KUBECONFIG", &sandbox.kubeconfig);
-    let screen = stdout(&run_ok(&mut zsh));
+    };
     assert!(screen.contains("team-a"), "{screen}");
     assert!(screen.contains("kube-system"), "{screen}");
 }

@@ -695,27 +695,7 @@ fn completion_scripts_offer_the_clusters_release_names_in_real_shells() {
         ctx.chartkit()
             .args(["repo", "add", "shop", server.url.as_str()]),
     );
-    let bin_dir = chartkit_tests::chartkit_bin().parent().unwrap().to_owned();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    write_file(
-        ctx.dir(),
-        "complete.bash",
-        r#"source <(chartkit completion bash)
-complete -p chartkit
-for line in "chartkit upgrade " "chartkit upgrade al" "chartkit get manifest " "chartkit up" "chartkit completion " "chartkit install web sh" "chartkit repo remove "; do
-  read -r -a COMP_WORDS <<< "$line"
-  [[ $line == *" " ]] && COMP_WORDS+=("")
-  COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
-  COMPREPLY=()
-  _chartkit
-  echo "$line|${COMPREPLY[*]}"
-done
-"#,
-    );
+    let path = chartkit_tests::shells::path_with_chartkit();
     let bash =
         run_ok(
             sandbox
@@ -724,48 +704,35 @@ done
                 .args(["__complete", "upgrade", ""]),
         );
     assert_eq!(stdout(&bash), "alpha\nbeta\n:4\n");
-    let mut shell = ctx.hermetic(Path::new("bash"));
-    shell
-        .arg("complete.bash")
-        .env("PATH", &path)
-        .env("KUBECONFIG", &sandbox.kubeconfig);
-    let out = run_ok(&mut shell);
+    let bash = chartkit_tests::shells::bash_completions(
+        &ctx,
+        &[
+            "chartkit upgrade ",
+            "chartkit upgrade al",
+            "chartkit get manifest ",
+            "chartkit up",
+            "chartkit completion ",
+            "chartkit install web sh",
+            "chartkit repo remove ",
+        ],
+        &sandbox.kubeconfig,
+    );
     assert_eq!(
-        stdout(&out),
+        bash,
         "complete -F _chartkit chartkit\nchartkit upgrade |alpha beta\nchartkit upgrade al|alpha\nchartkit get manifest |alpha beta\nchartkit up|upgrade\nchartkit completion |bash zsh fish powershell\nchartkit install web sh|shop/\nchartkit repo remove |shop\n"
     );
 
-    if Command::new("zsh").arg("-c").arg("true").output().is_err() {
-        chartkit_tests::skip(NAME, "zsh is not installed (apt-get install zsh)");
-        return;
-    }
     // zsh's completion widget, in an interactive shell on a pseudo-terminal (zpty): the
     // line `chartkit upgrade ` is typed with a TAB, and the listing zsh shows must name
     // both releases.
-    write_file(
-        ctx.dir(),
-        "complete.zsh",
-        r#"zmodload zsh/zpty
-zpty -b shell 'zsh -f -i'
-zpty -w shell 'PS1="%% "; autoload -U compinit; compinit -u; source <(chartkit completion zsh)'
-sleep 1
-zpty -w -n shell $'chartkit upgrade \t'
-screen=""
-for i in {1..50}; do
-  sleep 0.1
-  while zpty -r -t shell chunk; do screen+=$chunk; done
-done
-print -r -- "$screen"
-zpty -d shell
-"#,
-    );
-    let mut zsh = ctx.hermetic(Path::new("zsh"));
-    zsh.arg("-f")
-        .arg("complete.zsh")
-        .env("PATH", &path)
-        .env("KUBECONFIG", &sandbox.kubeconfig);
-    let out = run_ok(&mut zsh);
-    let screen = stdout(&out);
+    let Some(screen) = chartkit_tests::shells::zsh_screen_after_tab(
+        &ctx,
+        "chartkit upgrade ",
+        &sandbox.kubeconfig,
+    ) else {
+        chartkit_tests::skip(NAME, "zsh is not installed (apt-get install zsh)");
+        return;
+    };
     assert!(screen.contains("alpha  beta"), "{screen}");
 }
 
