@@ -69,9 +69,11 @@ pub(crate) async fn keep_newest_versions(state: &AppState, name: &str, version: 
         return;
     }
     // Oldest first; the version just uploaded goes last whatever the storage's clock said.
-    stored.sort_by_key(|(v, modified)| (v == version, *modified));
+    // Uploads a few milliseconds apart can carry the same modification time (file systems
+    // stamp with a coarse clock), so the order this replica learnt of them breaks the tie.
+    stored.sort_by_key(|(v, modified, seq)| (v == version, *modified, *seq));
     let excess = stored.len() - keep.max(1);
-    for (old, _) in stored.into_iter().take(excess) {
+    for (old, _, _) in stored.into_iter().take(excess) {
         match crate::publish::remove_version(state, name, &old).await {
             Ok(_) => {
                 tracing::info!(chart = %name, version = %old, keep, "deleted beyond --per-chart-limit")

@@ -365,13 +365,14 @@ impl Repository {
         state.packages.len() + state.provenance.len()
     }
 
-    /// The indexed versions of a chart with when each package was stored.
-    pub fn versions_by_age(&self, name: &str) -> Vec<(String, SystemTime)> {
+    /// The indexed versions of a chart with when each package was stored, and the change
+    /// number when this replica learnt of it (the order of uploads the clock cannot tell).
+    pub fn versions_by_age(&self, name: &str) -> Vec<(String, SystemTime, u64)> {
         self.read()
             .packages
             .values()
             .filter_map(|known| match &known.entry {
-                Some((n, v)) if n == name => Some((v.clone(), known.info.modified)),
+                Some((n, v)) if n == name => Some((v.clone(), known.info.modified, known.seq)),
                 _ => None,
             })
             .collect()
