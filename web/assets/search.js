@@ -1,21 +1,30 @@
 // Instant search on the chart list. The page works without it: the form is an ordinary GET.
-// Each row carries its searchable text in data-search (lowercase), written by the server.
+// As the reader types, the same query is asked with `fragment=1` and the server's rendering
+// of the results (escaped there, like every page) replaces the list.
 (function () {
   "use strict";
-  var input = document.querySelector("form.search input[type=search]");
-  var rows = document.querySelectorAll("ul.charts li[data-search]");
-  var count = document.querySelector("[data-count]");
-  if (!input || rows.length === 0) { return; }
-  function filter() {
-    var terms = input.value.toLowerCase().split(/\s+/).filter(Boolean);
-    var shown = 0;
-    rows.forEach(function (row) {
-      var text = row.getAttribute("data-search");
-      var match = terms.every(function (term) { return text.indexOf(term) !== -1; });
-      row.hidden = !match;
-      if (match) { shown += 1; }
-    });
-    if (count) { count.textContent = shown + (shown === 1 ? " chart" : " charts"); }
+  var form = document.querySelector("form.search");
+  var results = document.getElementById("results");
+  if (!form || !results || !window.fetch) { return; }
+  var timer = null;
+  var latest = 0;
+  function update() {
+    var params = new URLSearchParams(new FormData(form));
+    var address = form.getAttribute("action") + "?" + params.toString();
+    var request = ++latest;
+    fetch(address + "&fragment=1", { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+      .then(function (html) {
+        if (request !== latest) { return; }
+        results.innerHTML = html;
+        history.replaceState(null, "", address);
+      })
+      .catch(function () { /* the form still submits as usual */ });
   }
-  input.addEventListener("input", filter);
+  function later() {
+    clearTimeout(timer);
+    timer = setTimeout(update, 150);
+  }
+  form.addEventListener("input", later);
+  form.addEventListener("change", later);
 })();

@@ -1,6 +1,8 @@
 //! How much of a chart's files a page carries. A chart may hold megabytes of README or
 //! values; a page that size is slow to send and to render, and the rest is a download away.
 
+/// Charts on one page of the list: 5,000 charts on one page would be megabytes of HTML.
+pub const LIST_PAGE_SIZE: usize = 100;
 /// README Markdown read at most (before rendering).
 pub const README_BYTES: usize = 256 * 1024;
 /// values.yaml shown at most.

@@ -1,13 +1,13 @@
 //! The chart list at `/`: the search form (an ordinary GET, so it works without script) and
-//! the charts that match.
+//! the charts that match, a page of [`limits::LIST_PAGE_SIZE`] at a time.
 
-use crate::html::Html;
+use crate::html::{Html, percent_encode_segment};
 use crate::layout::page;
+use crate::limits;
 use crate::model::{ChartSummary, Site};
 use crate::search::{DeprecatedFilter, ListQuery, search};
 
 pub fn list_page(site: &Site, charts: &[ChartSummary], query: &ListQuery) -> String {
-    let found = search(charts, query);
     let mut body = Html::new();
     body.raw("<h1>Charts</h1><form class=\"search\" method=\"get\" action=\"/\" role=\"search\">")
         .raw("<input type=\"search\" name=\"q\" placeholder=\"Search name, keywords, description, maintainers\" aria-label=\"Search charts\" value=\"")
@@ -31,7 +31,20 @@ pub fn list_page(site: &Site, charts: &[ChartSummary], query: &ListQuery) -> Str
         body.raw(" checked");
     }
     body.raw("> Signed only</label><button type=\"submit\">Search</button></form>");
-    body.raw("<p class=\"muted\" data-count>")
+    body.raw("<div id=\"results\">")
+        .append(&list_results(charts, query))
+        .raw("</div>");
+    page(site, "Charts", &body)
+}
+
+/// The results alone: what the search script asks for (`?fragment=1` on the list's
+/// address) and puts in place of the page's, so there is one renderer for both.
+pub fn list_results(charts: &[ChartSummary], query: &ListQuery) -> Html {
+    let found = search(charts, query);
+    let pages = found.len().div_ceil(limits::LIST_PAGE_SIZE).max(1);
+    let page = query.page.min(pages - 1);
+    let mut body = Html::new();
+    body.raw("<p class=\"muted\">")
         .display(found.len())
         .raw(if found.len() == 1 {
             " chart"
@@ -41,20 +54,54 @@ pub fn list_page(site: &Site, charts: &[ChartSummary], query: &ListQuery) -> Str
         .raw("</p>");
     if found.is_empty() {
         body.raw("<p>No chart matches.</p>");
-    } else {
-        body.raw("<ul class=\"charts\">");
-        for chart in found {
-            chart_row(&mut body, chart);
-        }
-        body.raw("</ul>");
+        return body;
     }
-    page(site, "Charts", &body)
+    body.raw("<ul class=\"charts\">");
+    for chart in found
+        .iter()
+        .skip(page * limits::LIST_PAGE_SIZE)
+        .take(limits::LIST_PAGE_SIZE)
+    {
+        chart_row(&mut body, chart);
+    }
+    body.raw("</ul>");
+    if pages > 1 {
+        body.raw("<nav class=\"pager\">");
+        if page > 0 {
+            page_link(&mut body, query, page - 1, "← Previous");
+        }
+        body.raw(" <span class=\"muted\">Page ")
+            .display(page + 1)
+            .raw(" of ")
+            .display(pages)
+            .raw("</span> ");
+        if page + 1 < pages {
+            page_link(&mut body, query, page + 1, "Next →");
+        }
+        body.raw("</nav>");
+    }
+    body
+}
+
+fn page_link(body: &mut Html, query: &ListQuery, page: usize, label: &'static str) {
+    let mut address = format!(
+        "/?q={}&deprecated={}",
+        percent_encode_segment(&query.text),
+        query.deprecated.as_param()
+    );
+    if query.signed_only {
+        address.push_str("&signed=1");
+    }
+    address.push_str(&format!("&page={page}"));
+    body.raw("<a href=\"")
+        .text(&address)
+        .raw("\">")
+        .raw(label)
+        .raw("</a>");
 }
 
 fn chart_row(body: &mut Html, chart: &ChartSummary) {
-    body.raw("<li data-search=\"")
-        .text(&search_text(chart))
-        .raw("\"><span class=\"chart-name\">");
+    body.raw("<li><span class=\"chart-name\">");
     body.local_link(&["charts", &chart.name], &chart.name)
         .raw("</span> ");
     body.element("<span class=\"version\">", &chart.latest_version, "</span>");
@@ -84,17 +131,4 @@ fn chart_row(body: &mut Html, chart: &ChartSummary) {
             .raw("</div>");
     }
     body.raw("</li>");
-}
-
-/// What the search script looks in: the same fields as the server's search, lowercase.
-fn search_text(chart: &ChartSummary) -> String {
-    let mut text = chart.name.to_lowercase();
-    for part in std::iter::once(chart.description.as_str())
-        .chain(chart.keywords.iter().map(String::as_str))
-        .chain(chart.maintainers.iter().map(|m| m.name.as_str()))
-    {
-        text.push(' ');
-        text.push_str(&part.to_lowercase());
-    }
-    text
 }

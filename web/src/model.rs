@@ -1,7 +1,11 @@
-//! What the pages show, as plain data the server fills in from its repository.
+//! What the pages show, as plain data the server fills in from its repository. The same
+//! structs serialise to the JSON the pages' routes answer scripts with (`Accept:
+//! application/json`), so the page and its JSON cannot drift apart.
+
+use serde::Serialize;
 
 /// The server as the pages name it in install commands.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Site {
     /// The repository's name in `helm repo add NAME URL`.
     pub repo_name: String,
@@ -12,7 +16,7 @@ pub struct Site {
 }
 
 /// One chart in the list: its newest version's metadata.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ChartSummary {
     pub name: String,
     pub latest_version: String,
@@ -27,7 +31,7 @@ pub struct ChartSummary {
     pub icon: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Maintainer {
     pub name: String,
     pub email: Option<String>,
@@ -35,7 +39,7 @@ pub struct Maintainer {
 }
 
 /// A version of a chart as the version list shows it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct VersionSummary {
     pub version: String,
     pub app_version: Option<String>,
@@ -47,7 +51,8 @@ pub struct VersionSummary {
 }
 
 /// What is known of a version's signature.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "lowercase")]
 pub enum Provenance {
     #[default]
     Unsigned,
@@ -59,7 +64,7 @@ pub enum Provenance {
     Invalid { reason: String },
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Dependency {
     pub name: String,
     pub version: String,
@@ -69,7 +74,7 @@ pub struct Dependency {
 }
 
 /// One version of a chart in full, for its page.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ChartDetail {
     pub name: String,
     pub version: String,
@@ -105,7 +110,7 @@ impl ChartDetail {
 }
 
 /// One version's files as the comparison needs them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct VersionFiles {
     pub version: String,
     pub values_yaml: String,

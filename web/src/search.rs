@@ -12,6 +12,8 @@ pub struct ListQuery {
     pub deprecated: DeprecatedFilter,
     /// Only charts whose newest version is signed.
     pub signed_only: bool,
+    /// Which page of results, from 0.
+    pub page: usize,
 }
 
 /// Deprecated charts are hidden unless asked for, as `helm search` hides them.

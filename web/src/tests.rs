@@ -104,15 +104,11 @@ fn list_page_shows_matching_charts_with_links() {
     assert!(html.contains("<span class=\"badge signed\">signed</span>"));
     assert!(html.contains(">2 charts</p>"), "{html}");
     assert!(html.contains("Maintained by Ada"));
-    assert!(
-        html.contains("data-search=\"web a web server http ada\""),
-        "{html}"
-    );
 
     let query = ListQuery {
         text: "gateway".into(),
         deprecated: DeprecatedFilter::Include,
-        signed_only: false,
+        ..Default::default()
     };
     let html = list_page(&site(), &charts, &query);
     assert!(
@@ -311,7 +307,7 @@ fn hostile_chart_data_produces_no_executable_markup() {
     let query = ListQuery {
         text: "\"><script>alert(30)</script>".into(),
         deprecated: DeprecatedFilter::Include,
-        signed_only: false,
+        ..Default::default()
     };
     let pages = [
         (
@@ -454,7 +450,7 @@ fn assert_no_executable_markup(what: &str, html: &str) {
                 "{what}: handler {attribute}={value} on <{name}>"
             );
             assert_ne!(attribute, "style", "{what}: inline style on <{name}>");
-            // Addresses are where a scheme runs; other values (data-search) are only text.
+            // Addresses are where a scheme runs; other attribute values are only text.
             let is_address = matches!(
                 attribute.as_str(),
                 "href"
@@ -488,5 +484,57 @@ fn the_policy_forbids_inline_script_and_style() {
     let html = chart_page(&site(), &detail());
     assert!(!html.contains("<style") && !html.contains(" style="));
     assert!(html.contains(&format!("<link rel=\"stylesheet\" href=\"{STYLE_PATH}\">")));
-    assert!(STYLE_CSS.contains("ul.charts") && SEARCH_JS.contains("data-search"));
+    assert!(STYLE_CSS.contains("ul.charts") && SEARCH_JS.contains("fragment=1"));
+}
+
+#[test]
+fn the_page_data_serialise_as_json_for_scripts() {
+    let json = serde_json::to_value(detail()).unwrap();
+    assert_eq!(json["name"], "web");
+    assert_eq!(
+        json["versions"][0]["provenance"],
+        json!({"status": "verified", "signer": "Ada <ada@example.com>"})
+    );
+    assert_eq!(
+        json["versions"][1]["provenance"],
+        json!({"status": "unsigned"})
+    );
+    assert_eq!(
+        json["values_schema"]["properties"]["replicas"]["default"],
+        1
+    );
+}
+
+#[test]
+fn the_list_is_paged_and_the_pager_keeps_the_query() {
+    let charts: Vec<ChartSummary> = (0..250)
+        .map(|i| summary(&format!("chart-{i:03}"), "x"))
+        .collect();
+    let query = ListQuery {
+        text: "chart".into(),
+        signed_only: false,
+        page: 1,
+        ..Default::default()
+    };
+    let html = list_page(&site(), &charts, &query);
+    assert!(html.contains(">250 charts</p>"), "{html}");
+    assert!(html.contains("/charts/chart-100\"") && html.contains("/charts/chart-199\""));
+    assert!(!html.contains("/charts/chart-099\"") && !html.contains("/charts/chart-200\""));
+    assert!(
+        html.contains("<a href=\"/?q=chart&amp;deprecated=hide&amp;page=0\">← Previous</a>"),
+        "{html}"
+    );
+    assert!(html.contains("Page 2 of 3"));
+    assert!(html.contains("&amp;page=2\">Next →</a>"));
+    // A page past the end shows the last one.
+    let past = ListQuery { page: 99, ..query };
+    let fragment = list_results(&charts, &past);
+    assert!(
+        fragment.as_str().contains("/charts/chart-249\"")
+            && fragment.as_str().contains("Page 3 of 3")
+    );
+    assert!(
+        !fragment.as_str().contains("<html"),
+        "the fragment is the results alone"
+    );
 }
