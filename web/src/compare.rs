@@ -67,7 +67,11 @@ pub fn compare_page(
     if unchanged > 0 {
         body.raw("<p class=\"muted\">")
             .display(unchanged)
-            .raw(" templates unchanged.</p>");
+            .raw(if unchanged == 1 {
+                " template unchanged.</p>"
+            } else {
+                " templates unchanged.</p>"
+            });
     }
     let title = format!("{chart_name} {} → {}", from.version, to.version);
     page(site, &title, &body)

@@ -3,6 +3,8 @@
 
 /// Charts on one page of the list: 5,000 charts on one page would be megabytes of HTML.
 pub const LIST_PAGE_SIZE: usize = 100;
+/// A description in the list at most; the chart's page shows it whole.
+pub const LIST_DESCRIPTION_BYTES: usize = 400;
 /// README Markdown read at most (before rendering).
 pub const README_BYTES: usize = 256 * 1024;
 /// values.yaml shown at most.

@@ -116,7 +116,12 @@ fn chart_row(body: &mut Html, chart: &ChartSummary) {
     if chart.signed {
         body.raw("<span class=\"badge signed\">signed</span>");
     }
-    body.raw("<div>").text(&chart.description).raw("</div>");
+    let (description, cut) = limits::truncate(&chart.description, limits::LIST_DESCRIPTION_BYTES);
+    body.raw("<div>").text(description);
+    if cut {
+        body.raw("…");
+    }
+    body.raw("</div>");
     if !chart.keywords.is_empty() {
         body.raw("<div class=\"keywords\">");
         for keyword in &chart.keywords {

@@ -204,7 +204,7 @@ fn comparison_shows_a_changed_default_and_template_changes() {
         !html.contains("templates/a.yaml"),
         "unchanged templates are only counted"
     );
-    assert!(html.contains("1 templates unchanged."));
+    assert!(html.contains("1 template unchanged."));
 }
 
 /// Payloads as a chart author could write them in each field.
@@ -537,4 +537,37 @@ fn the_list_is_paged_and_the_pager_keeps_the_query() {
         !fragment.as_str().contains("<html"),
         "the fragment is the results alone"
     );
+}
+
+#[test]
+fn a_comparison_too_large_says_so_instead_of_diffing() {
+    let big = "line\n".repeat(limits::COMPARE_BYTES / 4);
+    let from = VersionFiles {
+        version: "1".into(),
+        values_yaml: big.clone(),
+        ..Default::default()
+    };
+    let to = VersionFiles {
+        version: "2".into(),
+        values_yaml: format!("{big}more\n"),
+        ..Default::default()
+    };
+    let html = compare_page(&site(), "web", &from, &to);
+    assert!(
+        html.contains("Too large to compare here (1024 KiB"),
+        "{}",
+        &html[..2000]
+    );
+    assert!(!html.contains("<pre class=\"diff\">"));
+}
+
+#[test]
+fn long_descriptions_are_cut_in_the_list() {
+    let long = "d".repeat(limits::LIST_DESCRIPTION_BYTES * 10);
+    let html = list_page(&site(), &[summary("web", &long)], &ListQuery::default());
+    assert!(html.contains(&format!(
+        "<div>{}…</div>",
+        "d".repeat(limits::LIST_DESCRIPTION_BYTES)
+    )));
+    assert!(!html.contains(&"d".repeat(limits::LIST_DESCRIPTION_BYTES + 1)));
 }
