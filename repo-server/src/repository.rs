@@ -553,6 +553,30 @@ impl Repository {
             .map(|(file, _)| file.clone())
     }
 
+    /// The stored file of each indexed version of `name`, in one pass over the packages.
+    pub fn files_of(&self, name: &str) -> HashMap<String, String> {
+        let state = self.read();
+        state
+            .packages
+            .iter()
+            .filter_map(|(file, known)| match &known.entry {
+                Some((n, version)) if n == name => Some((version.clone(), file.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The (name, version) of every indexed package stored with a provenance file.
+    pub fn signed_versions(&self) -> HashSet<(String, String)> {
+        let state = self.read();
+        state
+            .packages
+            .iter()
+            .filter(|(file, _)| state.provenance.contains_key(&format!("{file}.prov")))
+            .filter_map(|(_, known)| known.entry.clone())
+            .collect()
+    }
+
     /// The chart name and version of an indexed package file.
     pub fn entry_of_file(&self, file: &str) -> Option<(String, String)> {
         self.read().packages.get(file)?.entry.clone()

@@ -328,6 +328,7 @@ fn chart_list(web: &Web, state: &AppState) -> Arc<Vec<ChartSummary>> {
 }
 
 fn summaries(state: &AppState) -> Vec<ChartSummary> {
+    let signed_versions = state.repo.signed_versions();
     state
         .repo
         .charts()
@@ -335,10 +336,7 @@ fn summaries(state: &AppState) -> Vec<ChartSummary> {
         .filter_map(|(name, versions)| {
             let newest = versions.first()?;
             let meta = &newest.metadata;
-            let signed = state
-                .repo
-                .file_of(&name, newest.version())
-                .is_some_and(|file| state.repo.has_provenance(&format!("{file}.prov")));
+            let signed = signed_versions.contains(&(name.clone(), meta.version.clone()));
             Some(ChartSummary {
                 latest_version: meta.version.clone(),
                 app_version: non_empty(&meta.app_version),
@@ -449,9 +447,13 @@ async fn version_summaries(
     site: &Site,
     versions: &[chartkit_index::ChartVersion],
 ) -> Vec<VersionSummary> {
+    let mut by_version = versions
+        .first()
+        .map(|v| state.repo.files_of(v.name()))
+        .unwrap_or_default();
     let files: Vec<Option<String>> = versions
         .iter()
-        .map(|v| state.repo.file_of(v.name(), v.version()))
+        .map(|v| by_version.remove(v.version()))
         .collect();
     // Each read owns what it needs, so the reads can run side by side.
     let jobs: Vec<(Option<String>, String)> = files
