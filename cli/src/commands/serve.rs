@@ -250,6 +250,16 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
                 .clone()
                 .unwrap_or_else(|| format!("{scheme}://{addr}{prefix}"))
         ));
+        if !args.disable_web {
+            banner.push_str(&format!(
+                "Browse it at: {scheme}://{addr}{prefix}{}/\n",
+                if repository_path.starts_with("/PATH") {
+                    ""
+                } else {
+                    &repository_path
+                }
+            ));
+        }
         crate::output::stdout_bytes(banner.as_bytes())?;
         server.run(shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
