@@ -249,6 +249,18 @@ pub async fn list(state: &AppState, headers: &HeaderMap, query: Option<&str>) ->
     })
 }
 
+/// `/` of a server of several repositories: a link to each one's list.
+pub fn repositories(
+    state: &AppState,
+    headers: &HeaderMap,
+    repositories: &[(String, usize)],
+) -> Response {
+    html(chartkit_web::repositories_page(
+        &site(state, headers),
+        repositories,
+    ))
+}
+
 /// The list's query string: `q`, `deprecated`, `signed`, `page` and `fragment`.
 fn list_query(query: &str) -> (ListQuery, bool) {
     let mut list = ListQuery::default();

@@ -140,3 +140,26 @@ fn chart_row(body: &mut Html, site: &Site, chart: &ChartSummary) {
     }
     body.raw("</li>");
 }
+
+/// A server of several repositories (`--depth`): each with its chart count, linked to its
+/// own list at `BASE/PATH/`.
+pub fn repositories_page(site: &Site, repositories: &[(String, usize)]) -> String {
+    let mut body = Html::new();
+    body.raw("<h1>Repositories</h1>");
+    if repositories.is_empty() {
+        body.raw("<p>No repository holds a chart yet.</p>");
+    } else {
+        body.raw("<ul class=\"charts\">");
+        for (path, charts) in repositories {
+            let segments: Vec<&str> = path.split('/').chain([""]).collect();
+            body.raw("<li><span class=\"chart-name\">")
+                .local_link(&site.base_path, &segments, path)
+                .raw("</span> <span class=\"muted\">")
+                .display(charts)
+                .raw(if *charts == 1 { " chart" } else { " charts" })
+                .raw("</span></li>");
+        }
+        body.raw("</ul>");
+    }
+    page(site, "Repositories", &body)
+}

@@ -608,3 +608,14 @@ fn every_link_to_this_server_starts_with_the_base_path() {
     assert!(pages[0].contains("action=\"/museum/org1/repo1/\""));
     assert!(pages[1].contains("src=\"/museum/org1/repo1/_chartkit/search.js\""));
 }
+
+#[test]
+fn the_repositories_of_a_server_link_to_their_lists() {
+    let html = repositories_page(&site(), &[("org/a\"b".into(), 1), ("org/team".into(), 12)]);
+    assert!(
+        html.contains("<a href=\"/org/a%22b/\">org/a&quot;b</a>"),
+        "{html}"
+    );
+    assert!(html.contains("<a href=\"/org/team/\">org/team</a>"));
+    assert!(html.contains("12 charts") && html.contains("1 chart<"));
+}
