@@ -541,6 +541,9 @@ impl Repository {
     /// `1.0.0-2.0.0` make the same file name).
     pub fn file_of(&self, name: &str, version: &str) -> Option<String> {
         let state = self.read();
+        if let Some(file) = usual_file_of(&state, name, version) {
+            return Some(file);
+        }
         state
             .packages
             .iter()
@@ -556,6 +559,18 @@ impl Repository {
     /// The stored file of each indexed version of `name`, in one pass over the packages.
     pub fn files_of(&self, name: &str) -> HashMap<String, String> {
         let state = self.read();
+        let usual = state.index.entries.get(name).and_then(|versions| {
+            versions
+                .iter()
+                .map(|v| {
+                    let version = v.version();
+                    usual_file_of(&state, name, version).map(|file| (version.to_owned(), file))
+                })
+                .collect::<Option<HashMap<String, String>>>()
+        });
+        if let Some(files) = usual {
+            return files;
+        }
         state
             .packages
             .iter()
@@ -753,6 +768,20 @@ impl Repository {
             }
         })
     }
+}
+
+/// `NAME-VERSION.tgz` when that is the stored file of this version, as it nearly always
+/// is: one map lookup, where finding a file through the entries reads all of them (a web
+/// page asks for every version's file). The entry is compared, so an ambiguous name (see
+/// `file_of`) is never taken for another chart's.
+fn usual_file_of(state: &State, name: &str, version: &str) -> Option<String> {
+    let file = format!("{name}-{version}.tgz");
+    let known = state.packages.get(&file)?;
+    known
+        .entry
+        .as_ref()
+        .is_some_and(|(n, v)| n == name && v == version)
+        .then_some(file)
 }
 
 fn insert_entry(state: &mut State, entry: NewEntry, seq: u64) {
@@ -993,6 +1022,39 @@ pub(crate) mod tests {
         assert_eq!(repo.sync().await.unwrap().added, 12);
         let most = storage.most.load(std::sync::atomic::Ordering::SeqCst);
         assert!((1..=2).contains(&most), "{most} reads at once");
+    }
+
+    #[tokio::test]
+    async fn a_version_file_is_found_by_its_usual_name_or_by_its_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        // `a-1.0.0` 2.0.0 under the name `a` 1.0.0-2.0.0 would have: never taken for it.
+        std::fs::write(
+            dir.path().join("a-1.0.0-2.0.0.tgz"),
+            package("a-1.0.0", "2.0.0"),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("a-1.0.0.tgz"), package("a", "1.0.0")).unwrap();
+        // Copied in by hand under another name.
+        std::fs::write(dir.path().join("renamed.tgz"), package("a", "3.0.0")).unwrap();
+        let repo = Repository::new(
+            Arc::new(LocalStorage::open(dir.path()).unwrap()),
+            UrlStyle::default(),
+            PackageRules::default(),
+            Arc::new(Metrics::default()),
+        );
+        assert_eq!(repo.sync().await.unwrap().added, 3);
+        assert_eq!(repo.file_of("a", "1.0.0").as_deref(), Some("a-1.0.0.tgz"));
+        assert_eq!(repo.file_of("a", "3.0.0").as_deref(), Some("renamed.tgz"));
+        assert_eq!(
+            repo.file_of("a-1.0.0", "2.0.0").as_deref(),
+            Some("a-1.0.0-2.0.0.tgz")
+        );
+        assert_eq!(repo.file_of("a", "1.0.0-2.0.0"), None);
+        let files = repo.files_of("a");
+        assert_eq!(files.len(), 2, "{files:?}");
+        assert_eq!(files["1.0.0"], "a-1.0.0.tgz");
+        assert_eq!(files["3.0.0"], "renamed.tgz");
+        assert_eq!(repo.files_of("a-1.0.0")["2.0.0"], "a-1.0.0-2.0.0.tgz");
     }
 
     #[tokio::test]
