@@ -13,6 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chartkit_signing::Keyring;
+use chartkit_web::markdown::RenderedReadme;
 use chartkit_web::{
     ChartDetail, ChartSummary, DeprecatedFilter, ListQuery, Maintainer, Provenance, Site,
     VersionFiles, VersionSummary,
@@ -69,6 +70,8 @@ impl Web {
 #[derive(Debug)]
 struct PackageView {
     readme: Option<String>,
+    /// The README as the page shows it, rendered once rather than on every request.
+    readme_rendered: Option<Arc<RenderedReadme>>,
     values_yaml: Option<String>,
     values_schema: Option<serde_json::Value>,
     templates: Vec<String>,
@@ -77,6 +80,7 @@ struct PackageView {
 impl PackageView {
     fn bytes(&self) -> usize {
         self.readme.as_ref().map_or(0, String::len)
+            + self.readme_rendered.as_ref().map_or(0, |r| r.len())
             + self.values_yaml.as_ref().map_or(0, String::len)
             + self
                 .values_schema
@@ -360,6 +364,7 @@ fn summaries(state: &AppState) -> Vec<ChartSummary> {
                 version_count: versions.len(),
                 icon: non_empty(&meta.icon),
                 name,
+                search_text: Default::default(),
             })
         })
         .collect()
@@ -432,6 +437,7 @@ pub async fn chart(
         deprecated: meta.deprecated,
         dependencies,
         readme: package.readme.clone(),
+        readme_rendered: package.readme_rendered.clone(),
         values_yaml: package.values_yaml.clone(),
         values_schema: package.values_schema.clone(),
         templates: package.templates.clone(),
@@ -620,10 +626,12 @@ async fn package_view(
         return Ok(view);
     }
     let chart = load_package(state, &file).await?;
+    let readme = chart
+        .readme()
+        .map(|f| bounded_text(&f.data, chartkit_web::limits::README_BYTES));
     let view = Arc::new(PackageView {
-        readme: chart
-            .readme()
-            .map(|f| bounded_text(&f.data, chartkit_web::limits::README_BYTES)),
+        readme_rendered: readme.as_deref().map(|r| Arc::new(RenderedReadme::new(r))),
+        readme,
         values_yaml: chart
             .raw_file("values.yaml")
             .map(|f| bounded_text(&f.data, chartkit_web::limits::VALUES_BYTES)),

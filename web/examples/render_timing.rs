@@ -5,18 +5,44 @@
 //! cargo run --release -p chartkit-web --example render_timing [CHARTS] [ROUNDS]
 
 use chartkit_web::{
-    ChartDetail, ChartSummary, ListQuery, Maintainer, Provenance, Site, VersionSummary,
-    chart_page, list_page, list_results,
+    ChartDetail, ChartSummary, ListQuery, Maintainer, Provenance, Site, VersionSummary, chart_page,
+    list_page, list_results,
 };
 use std::hint::black_box;
 use std::time::Instant;
 
 const WORDS: &[&str] = &[
-    "redis", "postgres", "mysql", "kafka", "nginx", "grafana", "prometheus", "loki", "vault",
-    "consul", "etcd", "minio", "keycloak", "harbor", "argo", "istio", "envoy", "traefik",
-    "jenkins", "mongodb", "rabbitmq", "nats", "airflow", "spark", "sentry", "jaeger", "thanos",
+    "redis",
+    "postgres",
+    "mysql",
+    "kafka",
+    "nginx",
+    "grafana",
+    "prometheus",
+    "loki",
+    "vault",
+    "consul",
+    "etcd",
+    "minio",
+    "keycloak",
+    "harbor",
+    "argo",
+    "istio",
+    "envoy",
+    "traefik",
+    "jenkins",
+    "mongodb",
+    "rabbitmq",
+    "nats",
+    "airflow",
+    "spark",
+    "sentry",
+    "jaeger",
+    "thanos",
 ];
-const KINDS: &[&str] = &["operator", "exporter", "gateway", "proxy", "agent", "server"];
+const KINDS: &[&str] = &[
+    "operator", "exporter", "gateway", "proxy", "agent", "server",
+];
 
 fn summaries(count: usize) -> Vec<ChartSummary> {
     (0..count)
@@ -33,7 +59,11 @@ fn summaries(count: usize) -> Vec<ChartSummary> {
                     WORDS[(i * 7) % WORDS.len()],
                     WORDS[(i * 11) % WORDS.len()]
                 ),
-                keywords: vec![word.into(), kind.into(), WORDS[(i * 3) % WORDS.len()].into()],
+                keywords: vec![
+                    word.into(),
+                    kind.into(),
+                    WORDS[(i * 3) % WORDS.len()].into(),
+                ],
                 maintainers: vec![Maintainer {
                     name: "Grace Hopper".into(),
                     email: Some("grace@example.com".into()),
@@ -43,6 +73,7 @@ fn summaries(count: usize) -> Vec<ChartSummary> {
                 signed: i % 100 == 0,
                 version_count: 1 + usize::from(i % 5 == 0),
                 icon: None,
+                search_text: Default::default(),
             }
         })
         .collect()
@@ -56,7 +87,9 @@ fn readme() -> String {
         text.push_str(WORDS[i % WORDS.len()]);
         text.push(' ');
     }
-    text.push_str("\n\n## Parameters\n\n| Name | Description | Value |\n| ---- | ----------- | ----- |\n");
+    text.push_str(
+        "\n\n## Parameters\n\n| Name | Description | Value |\n| ---- | ----------- | ----- |\n",
+    );
     for i in 0..22 {
         text.push_str(&format!(
             "| `key.number{i}` | {} setting for the {} | `{}` |\n",
@@ -118,14 +151,21 @@ fn time(label: &str, rounds: u32, mut render: impl FnMut() -> usize) {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let count = args.next().map_or(5000, |a| a.parse().expect("CHARTS is a number"));
-    let rounds = args.next().map_or(1000, |a| a.parse().expect("ROUNDS is a number"));
+    let count = args
+        .next()
+        .map_or(5000, |a| a.parse().expect("CHARTS is a number"));
+    let rounds = args
+        .next()
+        .map_or(1000, |a| a.parse().expect("ROUNDS is a number"));
     let site = Site {
         repo_name: "bench".into(),
         repo_url: "http://127.0.0.1:8879".into(),
         oci_base: Some("oci://127.0.0.1:8879/charts".into()),
+        base_path: String::new(),
     };
-    let charts = summaries(count);
+    let mut charts = summaries(count);
+    // The server's list comes from the index, in name order.
+    charts.sort_by(|a, b| a.name.cmp(&b.name));
     let all = ListQuery::default();
     let word = ListQuery {
         text: "postgres".into(),
@@ -137,12 +177,14 @@ fn main() {
     };
     let chart = detail();
     println!("{count} charts, {rounds} rounds");
-    time("list page", rounds, || list_page(&site, &charts, &all).len());
+    time("list page", rounds, || {
+        list_page(&site, &charts, &all).len()
+    });
     time("list page ?q=postgres", rounds, || {
         list_page(&site, &charts, &word).len()
     });
     time("list results ?q=postgres+grace", rounds, || {
-        list_results(&charts, &two_words).as_str().len()
+        list_results(&site, &charts, &two_words).as_str().len()
     });
     time("chart page", rounds, || chart_page(&site, &chart).len());
 }

@@ -3,7 +3,7 @@
 use crate::html::Html;
 use crate::layout::page;
 use crate::limits;
-use crate::markdown::render_readme;
+use crate::markdown::RenderedReadme;
 use crate::model::{ChartDetail, Provenance, Site, VersionSummary};
 use crate::schema::schema_fields;
 
@@ -178,14 +178,19 @@ fn version_options(body: &mut Html, chart: &ChartDetail, selected: Option<&str>)
 }
 
 fn readme(body: &mut Html, chart: &ChartDetail) {
-    let Some(markdown) = &chart.readme else {
-        return;
+    let rendered;
+    let readme = match (&chart.readme_rendered, &chart.readme) {
+        (Some(kept), _) => kept.as_ref(),
+        (None, Some(markdown)) => {
+            rendered = RenderedReadme::new(markdown);
+            &rendered
+        }
+        (None, None) => return,
     };
-    let (html, truncated) = render_readme(markdown);
     body.raw("<h2 id=\"readme\">README</h2><div class=\"readme\">")
-        .sanitized(&html)
+        .sanitized(readme.html())
         .raw("</div>");
-    if truncated {
+    if readme.truncated() {
         truncated_note(body, "README", limits::README_BYTES);
     }
 }

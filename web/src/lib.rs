@@ -24,7 +24,7 @@ pub use layout::{
 };
 pub use list::{list_page, list_results, repositories_page};
 pub use model::{
-    ChartDetail, ChartSummary, Dependency, Maintainer, Provenance, Site, VersionFiles,
+    ChartDetail, ChartSummary, Dependency, Maintainer, Provenance, SearchText, Site, VersionFiles,
     VersionSummary,
 };
 pub use search::{DeprecatedFilter, ListQuery};

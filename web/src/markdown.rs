@@ -8,6 +8,40 @@ use crate::limits;
 use pulldown_cmark::{Options, Parser, html::push_html};
 use std::collections::HashSet;
 
+/// A README rendered once, for a server to keep beside the package it came from
+/// ([`crate::ChartDetail::readme_rendered`]): parsing and sanitising a README of a few KB
+/// was most of a chart page's time, and a stored version's README never changes.
+#[derive(Debug, Clone)]
+pub struct RenderedReadme {
+    html: Sanitized,
+    truncated: bool,
+}
+
+impl RenderedReadme {
+    pub fn new(markdown: &str) -> RenderedReadme {
+        let (html, truncated) = render_readme(markdown);
+        RenderedReadme { html, truncated }
+    }
+
+    pub fn html(&self) -> &Sanitized {
+        &self.html
+    }
+
+    /// Whether the Markdown was cut at [`limits::README_BYTES`].
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// Bytes it holds, for a cache's budget.
+    pub fn len(&self) -> usize {
+        self.html.as_str().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.html.as_str().is_empty()
+    }
+}
+
 /// The README rendered and sanitised, and whether the Markdown was cut at
 /// [`limits::README_BYTES`].
 pub fn render_readme(markdown: &str) -> (Sanitized, bool) {

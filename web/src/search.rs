@@ -2,6 +2,7 @@
 //! microseconds, less than sending the page.
 
 use crate::model::ChartSummary;
+use memchr::memmem::Finder;
 
 /// What the list was asked for (`/?q=...&deprecated=...&signed=1`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,6 +52,8 @@ pub fn search<'a>(charts: &'a [ChartSummary], query: &ListQuery) -> Vec<&'a Char
         .split_whitespace()
         .map(str::to_lowercase)
         .collect();
+    // Each term's searcher made once for all the charts.
+    let terms: Vec<Finder> = terms.iter().map(Finder::new).collect();
     let mut found: Vec<(u8, &ChartSummary)> = charts
         .iter()
         .filter(|chart| match query.deprecated {
@@ -66,29 +69,36 @@ pub fn search<'a>(charts: &'a [ChartSummary], query: &ListQuery) -> Vec<&'a Char
 }
 
 /// `None` when a term is missing; lower is better: 0 when every term is in the name.
-fn rank(chart: &ChartSummary, terms: &[String]) -> Option<u8> {
-    let name = chart.name.to_lowercase();
+fn rank(chart: &ChartSummary, terms: &[Finder]) -> Option<u8> {
+    if terms.is_empty() {
+        return Some(0);
+    }
+    let (name, rest) = search_text(chart);
     let mut all_in_name = true;
     for term in terms {
-        if name.contains(term.as_str()) {
+        if term.find(name.as_bytes()).is_some() {
             continue;
         }
         all_in_name = false;
-        let elsewhere = contains(&chart.description, term)
-            || chart.keywords.iter().any(|keyword| contains(keyword, term))
-            || chart
-                .maintainers
-                .iter()
-                .any(|maintainer| contains(&maintainer.name, term));
-        if !elsewhere {
-            return None;
-        }
+        // Found nowhere: the chart does not match.
+        term.find(rest.as_bytes())?;
     }
     Some(if all_in_name { 0 } else { 1 })
 }
 
-fn contains(haystack: &str, lowercase_term: &str) -> bool {
-    haystack.to_lowercase().contains(lowercase_term)
+fn search_text(chart: &ChartSummary) -> &(String, String) {
+    chart.search_text.0.get_or_init(|| {
+        let mut rest = chart.description.to_lowercase();
+        let others = chart
+            .keywords
+            .iter()
+            .chain(chart.maintainers.iter().map(|m| &m.name));
+        for text in others {
+            rest.push('\n');
+            rest.push_str(&text.to_lowercase());
+        }
+        (chart.name.to_lowercase(), rest)
+    })
 }
 
 #[cfg(test)]
@@ -136,6 +146,32 @@ mod tests {
         };
         assert_eq!(names(search(&charts, &query)), ["cache"]);
         assert_eq!(search(&charts, &ListQuery::default()).len(), 5);
+    }
+
+    #[test]
+    fn case_is_ignored_beyond_ascii_and_no_term_spans_two_fields() {
+        let charts = vec![
+            chart("Über", "", &[], ""),
+            chart("street", "Straße", &[], ""),
+            chart("kelvin", "\u{212A}afka", &[], ""),
+            chart("split", "red", &["is"], "Ada"),
+        ];
+        let found = |text: &str| {
+            let query = ListQuery {
+                text: text.into(),
+                ..Default::default()
+            };
+            names(search(&charts, &query))
+        };
+        assert_eq!(found("üBER"), ["Über"]);
+        assert_eq!(found("STRASSE"), Vec::<&str>::new());
+        assert_eq!(found("straße"), ["street"]);
+        // The Kelvin sign lowercases to an ASCII k.
+        assert_eq!(found("kafka"), ["kelvin"]);
+        assert_eq!(found("redis"), Vec::<&str>::new());
+        assert_eq!(found("red is ada"), ["split"]);
+        // Searched again, from the kept text.
+        assert_eq!(found("RED"), ["split"]);
     }
 
     #[test]

@@ -59,6 +59,7 @@ fn detail() -> ChartDetail {
             },
         ],
         readme: Some("# Web chart\n\nInstall it with **care**.\n".into()),
+        readme_rendered: None,
         values_yaml: Some("replicas: 1\nimage:\n  tag: \"1.0\" # <b>not bold</b>\n".into()),
         values_schema: Some(
             json!({"properties": {"replicas": {"type": "integer", "default": 1, "description": "How many pods"}}}),
@@ -121,6 +122,18 @@ fn list_page_shows_matching_charts_with_links() {
         "the search box keeps the query"
     );
     assert!(html.contains("<option value=\"include\" selected>"));
+}
+
+#[test]
+fn a_kept_rendered_readme_makes_the_same_page() {
+    let mut chart = detail();
+    chart.readme = Some(format!("# Notes\n\n{}", "A *long* line.\n".repeat(20_000)));
+    let rendered_each_time = chart_page(&site(), &chart);
+    assert!(rendered_each_time.contains("<em>long</em>"));
+    let kept = markdown::RenderedReadme::new(chart.readme.as_deref().unwrap());
+    assert!(kept.truncated());
+    chart.readme_rendered = Some(std::sync::Arc::new(kept));
+    assert_eq!(chart_page(&site(), &chart), rendered_each_time);
 }
 
 #[test]
