@@ -39,7 +39,7 @@ echo "making $big charts" >&2
 start=$(date +%s.%N)
 packages=$(python3 "$root/bench/make_inputs.py" web "$work/charts" "$big")
 # Every 100th chart signed (all its versions): the list's signed badge and the chart page's
-# provenance come from real .prov files, checked against --web-keyring.
+# provenance come from real .prov files, verified against --keyring.
 "$chartkit" key generate -o "$work/key" --name "Bench Signer" --email bench@example.com >/dev/null
 mkdir -p "$work/unpacked"
 signed=()
@@ -59,7 +59,7 @@ echo "$packages packages ($(du -sh "$work/charts" | cut -f1)) in ${made_s} s, ${
 : >"$work/serve.out"
 start=$(date +%s.%N)
 CHARTKIT_LOG=warn "$chartkit" serve "$work/charts" --addr 127.0.0.1:0 \
-  --web-keyring "$work/key/public.asc" >"$work/serve.out" 2>&1 &
+  --keyring "$work/key/public.asc" >"$work/serve.out" 2>&1 &
 server_pid=$!
 echo "$server_pid" >>"$work/pids"
 url=
@@ -108,7 +108,7 @@ check /index.yaml "$gzip_header" 'application/\(x-\)\?yaml' ''
 grep -qi '^content-encoding: gzip' "$work/headers" || { echo "GET /index.yaml: not gzipped" >&2; exit 1; }
 check / "$html" text/html '<ul class="charts">'
 check "/?q=$word" "$html" text/html "$word"
-check "/charts/$chart" "$html" text/html "$chart"
+check "/charts/$chart" "$html" text/html '<span class="badge verified">'
 matches=$(curl -s -H "$html" "$url/?q=$word&fragment=1" | sed -n 's|^<p class="muted">\([0-9]*\) charts\?</p>.*|\1|p')
 list_bytes=$(curl -s -H "$html" "$url/" | wc -c)
 chart_bytes=$(curl -s -H "$html" "$url/charts/$chart" | wc -c)
