@@ -2,6 +2,7 @@
 //! reference `helm` when installed, the shared corpus, and archive builders for fixtures.
 
 pub mod archive;
+pub mod browser;
 pub mod chartmuseum;
 pub mod charts;
 pub mod cluster_state;
