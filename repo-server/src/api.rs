@@ -528,7 +528,7 @@ async fn root(State(state): State<AppState>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-fn accepts_gzip(headers: &HeaderMap) -> bool {
+pub(crate) fn accepts_gzip(headers: &HeaderMap) -> bool {
     headers
         .get_all(header::ACCEPT_ENCODING)
         .iter()
@@ -547,7 +547,7 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
         })
 }
 
-fn not_modified(headers: &HeaderMap, etags: &[&str]) -> bool {
+pub(crate) fn not_modified(headers: &HeaderMap, etags: &[&str]) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()
