@@ -12,13 +12,13 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use bytes::Bytes;
 use chartkit_index::ChartVersion;
 use sha2::{Digest, Sha256};
 
-use crate::api::{AppState, accepts_gzip, not_modified};
+use crate::api::{AppState, index_response};
 use crate::repository::Repository;
 
 /// The JSON index of one state of the repository, in both encodings, with strong ETags.
@@ -127,36 +127,12 @@ pub fn generated_now() -> String {
     }
 }
 
-/// `GET /index.yaml` with `--json-index`: ChartMuseum's content type (still YAML's), gzip
-/// when the client takes it, a strong ETag per encoding for conditional requests, never
-/// cached without asking.
+/// `GET /index.yaml` with `--json-index`: the kept bytes, answered as the YAML is.
 pub async fn respond(state: &AppState, headers: &HeaderMap) -> Response {
     let index = current(&state.repo, &state.policy.context_path).await;
-    let gzip = accepts_gzip(headers);
-    let gzip_etag = index.gzip_etag();
-    let etag = if gzip { &gzip_etag } else { &index.etag };
-    let mut response = if not_modified(headers, &[index.etag.as_str(), gzip_etag.as_str()]) {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        let body = if gzip { index.gzip() } else { index.text() };
-        let mut response = Response::new(Body::from(body));
-        let h = response.headers_mut();
-        h.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/x-yaml"),
-        );
-        if gzip {
-            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-        }
-        response
-    };
-    let h = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(etag) {
-        h.insert(header::ETAG, value);
-    }
-    h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    index_response(headers, &index.etag, &index.gzip_etag(), |gzip| {
+        Body::from(if gzip { index.gzip() } else { index.text() })
+    })
 }
 
 /// The repository's JSON index, made now (off the async threads) if it changed since.
@@ -175,7 +151,7 @@ async fn current(repo: &Arc<Repository>, context_path: &str) -> Arc<JsonIndex> {
 mod tests {
     use std::io::Read as _;
 
-    use axum::http::Request;
+    use axum::http::{Request, StatusCode, header};
     use tower::ServiceExt as _;
 
     use super::*;
