@@ -967,9 +967,18 @@ pub struct ServeArgs {
     /// Accept only charts with a .prov signed by a key in --keyring.
     #[arg(long = "require-signature", requires = "keyring")]
     pub require_signature: bool,
-    /// Public keys trusted for --require-signature (armored or binary).
-    #[arg(long)]
+    /// Public keys trusted (armored or binary): uploads must be signed by one of them with
+    /// --require-signature, and the web view shows versions they sign as verified.
+    #[arg(long, alias = "web-keyring")]
     pub keyring: Option<PathBuf>,
+    /// Serve no web pages: `/` answers with the plain-text banner only, and `/charts/NAME`
+    /// is not found.
+    #[arg(long = "disable-web")]
+    pub disable_web: bool,
+    /// The repository name the web view's install commands use (`helm repo add NAME URL`);
+    /// by default the first label of the host name the browser used.
+    #[arg(long = "web-repo-name", value_name = "NAME")]
+    pub web_repo_name: Option<String>,
     /// htpasswd file with bcrypt hashes (`htpasswd -B`); uploads and deletes then need basic auth.
     #[arg(long = "basic-auth-file")]
     pub basic_auth_file: Option<PathBuf>,

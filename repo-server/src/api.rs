@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, Request, State};
+use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -58,6 +58,8 @@ pub struct Policy {
     /// The `Access-Control-Allow-Origin` of API answers.
     pub cors_allow_origin: Option<HeaderValue>,
     pub request_log: crate::request_log::RequestLog,
+    /// The web view's settings and caches; `None` with `--disable-web`.
+    pub web: Option<crate::web::Web>,
 }
 
 #[cfg(test)]
@@ -85,6 +87,7 @@ impl Policy {
             jwt: None,
             cors_allow_origin: None,
             request_log: Default::default(),
+            web: None,
         }
     }
 }
@@ -102,7 +105,9 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/", get(root))
         .route("/index.yaml", get(index_yaml))
-        .route("/charts/{file}", get(chart_file))
+        .route("/charts/{file}", get(chart_file_or_page))
+        .route("/charts/{name}/{version}", get(chart_version_page))
+        .route("/_chartkit/{file}", get(crate::web::static_file))
         .route("/api/charts", get(list_charts).post(publish::upload_chart))
         .route("/api/charts/{name}", get(chart_versions))
         .route(
@@ -516,7 +521,14 @@ fn percent_decode(path: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-async fn root(State(state): State<AppState>) -> Response {
+async fn root(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    if let Some(page) = crate::web::list(&state, &headers, query.as_deref()).await {
+        return page;
+    }
     let body = format!(
         "chartkit chart repository: {} chart versions from {}\n\n\
          Use it with:  helm repo add NAME <this URL>\n\
@@ -615,10 +627,37 @@ pub(crate) fn index_response(
     response
 }
 
-async fn chart_file(
+/// `/charts/FILE` downloads a package or its provenance; any other name is a chart's page
+/// in the web view.
+async fn chart_file_or_page(
     State(state): State<AppState>,
     Path(file): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    // A name with a dot that is no chart of this repository is a file name gone wrong,
+    // answered as before the web view; chart names rarely have dots.
+    let page = names::classify(&file).is_none()
+        && (!file.contains('.') || state.repo.chart(&file).is_some());
+    if page && state.policy.web.is_some() {
+        return crate::web::chart(&state, &headers, &file, None).await;
+    }
+    chart_file(state, file).await
+}
+
+/// `/charts/NAME/VERSION` and `/charts/NAME/compare` in the web view.
+async fn chart_version_page(
+    State(state): State<AppState>,
+    Path((name, version)): Path<(String, String)>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    if version == "compare" {
+        return crate::web::compare(&state, &headers, &name, query.as_deref()).await;
+    }
+    crate::web::chart(&state, &headers, &name, Some(&version)).await
+}
+
+async fn chart_file(state: AppState, file: String) -> Result<Response, ApiError> {
     let content_type = match names::classify(&file) {
         Some(FileKind::Package) => "application/gzip",
         Some(FileKind::Provenance) => "application/pgp-signature",

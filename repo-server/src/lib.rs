@@ -36,6 +36,8 @@ mod tenant_paths;
 mod tenants;
 mod tls;
 mod upload;
+pub mod web;
+mod web_cache;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -120,6 +122,8 @@ pub struct ServerOptions {
     pub cors_allow_origin: Option<String>,
     /// How each request is logged.
     pub request_log: request_log::RequestLog,
+    /// The web view (`None` with `--disable-web`).
+    pub web: Option<web::WebOptions>,
 }
 
 /// How long an upload waits for its turn before the server answers 503.
@@ -225,6 +229,7 @@ impl Server {
                 .transpose()
                 .map_err(|_| ServerError::CorsOrigin)?,
             request_log: options.request_log,
+            web: options.web.map(web::Web::new),
         };
         // A session idle past the grace period could only be finished into a blob that
         // garbage collection may already consider abandoned.

@@ -452,4 +452,4 @@ async fn remove_orphan_provenance(
 
 #[cfg(test)]
 #[path = "publish_tests.rs"]
-mod tests;
+pub(crate) mod tests;

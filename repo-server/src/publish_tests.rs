@@ -70,30 +70,33 @@ impl Storage for Faulty {
     }
 }
 
-struct Server {
+pub(crate) struct Server {
     dir: tempfile::TempDir,
     storage: Arc<Faulty>,
     repo: Arc<Repository>,
-    state: AppState,
+    pub state: AppState,
     app: Router,
 }
 
 #[derive(Default)]
-struct Settings {
-    allow_overwrite: bool,
-    require_signature: bool,
-    max_entry_size: Option<usize>,
-    limits: crate::limits::RepositoryLimits,
+pub(crate) struct Settings {
+    pub allow_overwrite: bool,
+    pub require_signature: bool,
+    pub max_entry_size: Option<usize>,
+    pub limits: crate::limits::RepositoryLimits,
+    /// The web view, with the signer's key as its keyring when `require_signature` is set.
+    pub web: bool,
+    pub context_path: String,
 }
 
-fn signer() -> &'static GeneratedKey {
+pub(crate) fn signer() -> &'static GeneratedKey {
     static KEY: OnceLock<GeneratedKey> = OnceLock::new();
     KEY.get_or_init(|| {
         chartkit_signing::generate_key("Test Signer", "signer@example.com", None).unwrap()
     })
 }
 
-async fn server(settings: Settings) -> Server {
+pub(crate) async fn server(settings: Settings) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let storage = Arc::new(Faulty {
         inner: LocalStorage::open(dir.path()).unwrap(),
@@ -126,6 +129,15 @@ async fn server(settings: Settings) -> Server {
             chart: "package".to_owned(),
             prov: "signature".to_owned(),
         },
+        web: settings.web.then(|| {
+            crate::web::Web::new(crate::web::WebOptions {
+                keyring: settings
+                    .require_signature
+                    .then(|| Keyring::from_bytes(signer().public.as_str().as_bytes()).unwrap()),
+                repo_name: None,
+            })
+        }),
+        context_path: settings.context_path,
         ..Policy::for_tests()
     };
     let state = AppState {
@@ -144,7 +156,7 @@ async fn server(settings: Settings) -> Server {
 }
 
 impl Server {
-    async fn send(&self, request: Request<Body>) -> (StatusCode, String) {
+    pub(crate) async fn send(&self, request: Request<Body>) -> (StatusCode, String) {
         let response = self.app.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let body = axum::body::to_bytes(response.into_body(), usize::MAX)
@@ -153,12 +165,12 @@ impl Server {
         (status, String::from_utf8_lossy(&body).into_owned())
     }
 
-    async fn get(&self, uri: &str) -> (StatusCode, String) {
+    pub(crate) async fn get(&self, uri: &str) -> (StatusCode, String) {
         self.send(Request::get(uri).body(Body::empty()).unwrap())
             .await
     }
 
-    async fn upload(&self, package: &[u8]) -> (StatusCode, String) {
+    pub(crate) async fn upload(&self, package: &[u8]) -> (StatusCode, String) {
         self.send(
             Request::post("/api/charts")
                 .body(Body::from(package.to_vec()))
@@ -167,7 +179,7 @@ impl Server {
         .await
     }
 
-    async fn upload_parts(&self, parts: &[(&str, &[u8])]) -> (StatusCode, String) {
+    pub(crate) async fn upload_parts(&self, parts: &[(&str, &[u8])]) -> (StatusCode, String) {
         let (content_type, body) = multipart(parts);
         self.send(
             Request::post("/api/charts")
@@ -206,7 +218,7 @@ impl Server {
 }
 
 /// A package of `name`-`version` with extra files (path inside the chart, content).
-fn package(name: &str, version: &str, extra: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn package(name: &str, version: &str, extra: &[(&str, &[u8])]) -> Vec<u8> {
     let chart_yaml = format!("apiVersion: v2\nname: {name}\nversion: {version}\n");
     let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
         Vec::new(),
@@ -225,7 +237,7 @@ fn package(name: &str, version: &str, extra: &[(&str, &[u8])]) -> Vec<u8> {
     builder.into_inner().unwrap().finish().unwrap()
 }
 
-fn sign(package: &[u8], name: &str, version: &str) -> Vec<u8> {
+pub(crate) fn sign(package: &[u8], name: &str, version: &str) -> Vec<u8> {
     let ring = Keyring::from_bytes(signer().secret.expose().as_bytes()).unwrap();
     let metadata = format!("apiVersion: v2\nname: {name}\nversion: {version}\n");
     chartkit_signing::sign_chart(

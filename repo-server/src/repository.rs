@@ -171,6 +171,9 @@ pub struct Repository {
     name: Option<String>,
     /// Packages a sync reads from storage at once (`--index-limit`).
     sync_reads: usize,
+    /// Counts changes to the index and to the set of provenance files, so what is derived
+    /// from both (the web view's chart list) knows when to be made again.
+    changes: std::sync::atomic::AtomicU64,
 }
 
 /// Packages a sync reads at once unless `--index-limit` says fewer (or more).
@@ -209,6 +212,7 @@ impl Repository {
             metrics,
             name: None,
             sync_reads: SYNC_READS,
+            changes: Default::default(),
         }
     }
 
@@ -236,6 +240,7 @@ impl Repository {
             metrics: Arc::clone(&self.metrics),
             name: Some(name.to_owned()),
             sync_reads: self.sync_reads,
+            changes: Default::default(),
         }
     }
 
@@ -270,6 +275,17 @@ impl Repository {
     fn invalidate(&self) {
         *self.rendered.lock().unwrap_or_else(|e| e.into_inner()) = None;
         *self.json.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.changed();
+    }
+
+    fn changed(&self) {
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+
+    /// A number that grows whenever the index or the set of provenance files changes.
+    pub fn change_count(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The rendered index.yaml if nothing changed since it was rendered.
@@ -428,25 +444,31 @@ impl Repository {
 
     /// Records a provenance file this replica has just stored.
     pub fn insert_provenance(&self, info: ObjectInfo) {
-        let mut state = self.write();
-        state.seq += 1;
-        let seq = state.seq;
-        state.provenance.insert(
-            info.name.clone(),
-            Known {
-                info,
-                seq,
-                entry: None,
-                refused: None,
-            },
-        );
+        {
+            let mut state = self.write();
+            state.seq += 1;
+            let seq = state.seq;
+            state.provenance.insert(
+                info.name.clone(),
+                Known {
+                    info,
+                    seq,
+                    entry: None,
+                    refused: None,
+                },
+            );
+        }
+        self.changed();
     }
 
     /// Forgets a provenance file this replica has just removed.
     pub fn forget_provenance(&self, file: &str) {
-        let mut state = self.write();
-        state.seq += 1;
-        state.provenance.remove(file);
+        {
+            let mut state = self.write();
+            state.seq += 1;
+            state.provenance.remove(file);
+        }
+        self.changed();
     }
 
     /// Forgets a package (and its provenance) this replica has just deleted.
@@ -560,6 +582,30 @@ impl Repository {
             .map(|(file, _)| file.clone())
     }
 
+    /// The stored file of each indexed version of `name`, in one pass over the packages.
+    pub fn files_of(&self, name: &str) -> HashMap<String, String> {
+        let state = self.read();
+        state
+            .packages
+            .iter()
+            .filter_map(|(file, known)| match &known.entry {
+                Some((n, version)) if n == name => Some((version.clone(), file.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The (name, version) of every indexed package stored with a provenance file.
+    pub fn signed_versions(&self) -> HashSet<(String, String)> {
+        let state = self.read();
+        state
+            .packages
+            .iter()
+            .filter(|(file, _)| state.provenance.contains_key(&format!("{file}.prov")))
+            .filter_map(|(_, known)| known.entry.clone())
+            .collect()
+    }
+
     /// The chart name and version of an indexed package file.
     pub fn entry_of_file(&self, file: &str) -> Option<(String, String)> {
         self.read().packages.get(file)?.entry.clone()
@@ -625,6 +671,7 @@ impl Repository {
         let listed: std::collections::HashSet<&str> =
             listing.iter().map(|i| i.name.as_str()).collect();
         let mut changed = false;
+        let mut provenance_changed = false;
         {
             let mut state = self.write();
             for (info, outcome) in read {
@@ -659,8 +706,10 @@ impl Repository {
                     }
                 }
             }
+            let provenance_before = state.provenance.len();
             for info in provenance {
-                state.provenance.insert(
+                let modified = info.modified;
+                let previous = state.provenance.insert(
                     info.name.clone(),
                     Known {
                         info,
@@ -669,6 +718,10 @@ impl Repository {
                         refused: None,
                     },
                 );
+                // A `.prov` replaced in place (re-signed) changes what the web view shows.
+                if previous.is_none_or(|p| p.info.modified != modified) {
+                    provenance_changed = true;
+                }
             }
             let gone: Vec<String> = state
                 .packages
@@ -685,9 +738,14 @@ impl Repository {
             state
                 .provenance
                 .retain(|name, known| known.seq > started_at || listed.contains(name.as_str()));
+            if state.provenance.len() != provenance_before {
+                provenance_changed = true;
+            }
         }
         if changed {
             self.invalidate();
+        } else if provenance_changed {
+            self.changed();
         }
         match &self.name {
             Some(name) => {

@@ -59,8 +59,14 @@ type Shape = &'static [Option<&'static str>];
 
 const INDEX: Shape = &[Some("index.yaml")];
 const FILE: Shape = &[Some("charts"), None];
-/// Non-API routes in ChartMuseum's order.
-const REPOSITORY_ROUTES: [Shape; 2] = [INDEX, FILE];
+/// The web view's pages of a repository (after ChartMuseum's routes, which win): its
+/// list at `/ORG/REPO/` (with the slash: without it the path is ChartMuseum's 404), a
+/// version or comparison page, and the pages' static files.
+const WEB_LIST: Shape = &[Some("")];
+const WEB_VERSION: Shape = &[Some("charts"), None, None];
+const WEB_STATIC: Shape = &[Some("_chartkit"), None];
+/// Non-API routes in ChartMuseum's order, then the web view's.
+const REPOSITORY_ROUTES: [Shape; 5] = [INDEX, FILE, WEB_VERSION, WEB_STATIC, WEB_LIST];
 /// API routes (after `/api/REPO`) in ChartMuseum's order.
 const API_ROUTES: [Shape; 6] = [
     &[Some("charts")],
@@ -142,13 +148,17 @@ fn fits(tail: &[&str], shape: Shape) -> bool {
         })
 }
 
-/// `--depth-dynamic`: the segments before the first route (in ChartMuseum's order) that
-/// fits the end of `segments`.
+/// `--depth-dynamic`: the segments before the first route (in ChartMuseum's order, then
+/// the web view's) that fits the end of `segments`.
 fn dynamic_depth(segments: &[&str], routes: &[Shape]) -> Option<usize> {
-    routes.iter().find_map(|shape| {
-        let before = segments.len().checked_sub(shape.len())?;
-        fits(&segments[before..], shape).then_some(before)
-    })
+    // A route of no segments would make a repository of any path.
+    routes
+        .iter()
+        .filter(|shape| !shape.is_empty())
+        .find_map(|shape| {
+            let before = segments.len().checked_sub(shape.len())?;
+            fits(&segments[before..], shape).then_some(before)
+        })
 }
 
 /// A registry path (`REPOSITORY/NAME/manifests/…` after `/v2/`): at depth N the name has
@@ -216,6 +226,26 @@ mod tests {
             route("/a/index.yaml", Depth::Fixed(1)),
             repo("a", "/index.yaml")
         );
+    }
+
+    #[test]
+    fn a_repository_s_web_pages_are_its_own() {
+        let two = Depth::Fixed(2);
+        let at = |path: &str| Route::Repository {
+            repository: "org/repo".to_owned(),
+            path: path.to_owned(),
+        };
+        assert_eq!(route("/org/repo/", two), at("/"));
+        assert_eq!(route("/org/repo/charts/web", two), at("/charts/web"));
+        assert_eq!(
+            route("/org/repo/charts/web/1.0.0", two),
+            at("/charts/web/1.0.0")
+        );
+        assert_eq!(
+            route("/org/repo/_chartkit/web.css", two),
+            at("/_chartkit/web.css")
+        );
+        assert_eq!(route("/org/repo/", Depth::Dynamic), at("/"));
     }
 
     #[test]

@@ -249,6 +249,31 @@ async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> 
             }
             page
         }
+        Route::Server
+            if request.uri().path() == "/"
+                && request.method() == Method::GET
+                && tenants.root.state.policy.web.is_some()
+                && crate::web::wanted(request.headers()) == crate::web::Wanted::Html =>
+        {
+            // The root router checks the credentials; the page lists every repository.
+            let headers = request.headers().clone();
+            let checked = call(&tenants.root.router, request).await;
+            if !checked.status().is_success() {
+                return checked;
+            }
+            let mut repositories: Vec<(String, usize)> = tenants
+                .all_held()
+                .iter()
+                .filter_map(|t| {
+                    Some((
+                        t.state.repo.name()?.to_owned(),
+                        t.state.repo.chart_name_count(),
+                    ))
+                })
+                .collect();
+            repositories.sort();
+            crate::web::repositories(&tenants.root.state, &headers, &repositories)
+        }
         Route::Server => {
             if request.uri().path() == "/metrics" {
                 // Counted when scraped, as the root repository is.
@@ -337,7 +362,10 @@ mod tests {
             PackageRules::default(),
             Arc::clone(&metrics),
         ));
-        let policy = Policy::for_tests();
+        let policy = Policy {
+            web: Some(crate::web::Web::new(Default::default())),
+            ..Policy::for_tests()
+        };
         Tenants::new(
             depth,
             AppState {
@@ -366,6 +394,57 @@ mod tests {
             .await
             .unwrap();
         (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    #[tokio::test]
+    async fn a_browser_at_the_root_finds_each_repository_and_its_charts() {
+        let dir = tempfile::tempdir().unwrap();
+        let tenants = tenants(dir.path(), Depth::Fixed(2));
+        send(
+            &tenants,
+            "POST",
+            "/api/org/a/charts",
+            package("web", "1.0.0"),
+        )
+        .await;
+        send(
+            &tenants,
+            "POST",
+            "/api/org/b/charts",
+            package("db", "1.0.0"),
+        )
+        .await;
+        let page = |uri: &'static str| {
+            let tenants = Arc::clone(&tenants);
+            async move {
+                let request = Request::get(uri)
+                    .header(axum::http::header::ACCEPT, "text/html")
+                    .body(Body::empty())
+                    .unwrap();
+                let response = tenants.router().oneshot(request).await.unwrap();
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap();
+                String::from_utf8_lossy(&body).into_owned()
+            }
+        };
+        let root = page("/").await;
+        assert!(root.contains("<a href=\"/org/a/\">org/a</a>"), "{root}");
+        assert!(root.contains("<a href=\"/org/b/\">org/b</a>"));
+        let list = page("/org/a/").await;
+        assert!(
+            list.contains("<a href=\"/org/a/charts/web\">web</a>"),
+            "{list}"
+        );
+        assert!(!list.contains("/charts/db"));
+        let chart = page("/org/a/charts/web/1.0.0").await;
+        assert!(
+            chart.contains("href=\"/org/a/charts/web-1.0.0.tgz\""),
+            "{chart}"
+        );
+        // Without text/html the root stays the banner.
+        let (_, banner) = send(&tenants, "GET", "/", Vec::new()).await;
+        assert!(banner.starts_with("chartkit chart repository"), "{banner}");
     }
 
     #[tokio::test]

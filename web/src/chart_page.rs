@@ -11,12 +11,12 @@ pub fn chart_page(site: &Site, chart: &ChartDetail) -> String {
     let mut body = Html::new();
     heading(&mut body, chart);
     install(&mut body, site, chart);
-    versions(&mut body, chart);
+    versions(&mut body, site, chart);
     readme(&mut body, chart);
     values(&mut body, chart);
     schema(&mut body, chart);
     templates(&mut body, chart);
-    dependencies(&mut body, chart);
+    dependencies(&mut body, site, chart);
     people_and_sources(&mut body, chart);
     let title = format!("{} {}", chart.name, chart.version);
     page(site, &title, &body)
@@ -103,23 +103,27 @@ fn install(body: &mut Html, site: &Site, chart: &ChartDetail) {
     }
 }
 
-fn versions(body: &mut Html, chart: &ChartDetail) {
+fn versions(body: &mut Html, site: &Site, chart: &ChartDetail) {
     body.raw("<h2 id=\"versions\">Versions</h2><table class=\"versions\"><thead><tr><th>Version</th><th>App version</th><th>Created</th><th>Provenance</th><th>Download</th></tr></thead><tbody>");
     for version in &chart.versions {
-        version_row(body, chart, version);
+        version_row(body, site, chart, version);
     }
     body.raw("</tbody></table>");
     if chart.versions.len() > 1 {
-        compare_form(body, chart);
+        compare_form(body, site, chart);
     }
 }
 
-fn version_row(body: &mut Html, chart: &ChartDetail, version: &VersionSummary) {
+fn version_row(body: &mut Html, site: &Site, chart: &ChartDetail, version: &VersionSummary) {
     body.raw("<tr><td>");
     if version.version == chart.version {
         body.raw("<strong>").text(&version.version).raw("</strong>");
     } else {
-        body.local_link(&["charts", &chart.name, &version.version], &version.version);
+        body.local_link(
+            &site.base_path,
+            &["charts", &chart.name, &version.version],
+            &version.version,
+        );
     }
     body.raw("</td><td>")
         .text(version.app_version.as_deref().unwrap_or(""))
@@ -144,8 +148,10 @@ fn version_row(body: &mut Html, chart: &ChartDetail, version: &VersionSummary) {
         .raw("</td></tr>");
 }
 
-fn compare_form(body: &mut Html, chart: &ChartDetail) {
-    body.raw("<form class=\"compare\" method=\"get\" action=\"/charts/")
+fn compare_form(body: &mut Html, site: &Site, chart: &ChartDetail) {
+    body.raw("<form class=\"compare\" method=\"get\" action=\"")
+        .text(&site.base_path)
+        .raw("/charts/")
         .text(&crate::html::percent_encode_segment(&chart.name))
         .raw("/compare\"><label>Compare <select name=\"from\">");
     let older = chart
@@ -243,7 +249,7 @@ fn templates(body: &mut Html, chart: &ChartDetail) {
     }
 }
 
-fn dependencies(body: &mut Html, chart: &ChartDetail) {
+fn dependencies(body: &mut Html, site: &Site, chart: &ChartDetail) {
     if chart.dependencies.is_empty() {
         return;
     }
@@ -251,7 +257,11 @@ fn dependencies(body: &mut Html, chart: &ChartDetail) {
     for dependency in &chart.dependencies {
         body.raw("<tr><td>");
         if dependency.on_this_server {
-            body.local_link(&["charts", &dependency.name], &dependency.name);
+            body.local_link(
+                &site.base_path,
+                &["charts", &dependency.name],
+                &dependency.name,
+            );
         } else {
             body.text(&dependency.name);
         }

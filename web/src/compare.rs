@@ -16,12 +16,20 @@ pub fn compare_page(
 ) -> String {
     let mut body = Html::new();
     body.raw("<h1>")
-        .local_link(&["charts", chart_name], chart_name)
+        .local_link(&site.base_path, &["charts", chart_name], chart_name)
         .raw(": ");
-    body.local_link(&["charts", chart_name, &from.version], &from.version)
-        .raw(" → ");
-    body.local_link(&["charts", chart_name, &to.version], &to.version)
-        .raw("</h1>");
+    body.local_link(
+        &site.base_path,
+        &["charts", chart_name, &from.version],
+        &from.version,
+    )
+    .raw(" → ");
+    body.local_link(
+        &site.base_path,
+        &["charts", chart_name, &to.version],
+        &to.version,
+    )
+    .raw("</h1>");
 
     let mut budget = Budget {
         left: limits::COMPARE_BYTES,

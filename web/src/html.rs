@@ -90,9 +90,10 @@ impl Html {
         }
     }
 
-    /// A link to a page of this server, made from escaped path segments.
-    pub fn local_link(&mut self, segments: &[&str], text: &str) -> &mut Self {
-        self.raw("<a href=\"");
+    /// A link to a page of this server under `base` (the site's base path), made from
+    /// escaped path segments.
+    pub fn local_link(&mut self, base: &str, segments: &[&str], text: &str) -> &mut Self {
+        self.raw("<a href=\"").text(base);
         for segment in segments {
             self.raw("/").text(&percent_encode_segment(segment));
         }
@@ -193,7 +194,7 @@ mod tests {
     #[test]
     fn local_link_encodes_segments() {
         let mut html = Html::new();
-        html.local_link(&["charts", "a\"b/c"], "x");
-        assert_eq!(html.as_str(), "<a href=\"/charts/a%22b%2Fc\">x</a>");
+        html.local_link("/ctx", &["charts", "a\"b/c"], "x");
+        assert_eq!(html.as_str(), "<a href=\"/ctx/charts/a%22b%2Fc\">x</a>");
     }
 }

@@ -17,7 +17,7 @@ pub const PAGE_HEADERS: &[(&str, &str)] = &[
     ("x-frame-options", "DENY"),
 ];
 
-/// Where the pages expect the style sheet; a prefix no chart name can take (names are
+/// Where the pages expect the style sheet (under the site's base path); a prefix no chart name can take (names are
 /// lowercase letters, digits and dashes).
 pub const STYLE_PATH: &str = "/_chartkit/web.css";
 /// Where the pages expect the search script.
@@ -37,12 +37,16 @@ pub fn page(site: &Site, title: &str, body: &Html) -> String {
         .raw(" · ")
         .text(display_name(site))
         .raw("</title><link rel=\"stylesheet\" href=\"")
+        .text(&site.base_path)
         .raw(STYLE_PATH)
-        .raw("\"></head><body><header class=\"site\"><a href=\"/\">")
+        .raw("\"></head><body><header class=\"site\"><a href=\"")
+        .text(&site.base_path)
+        .raw("/\">")
         .text(display_name(site))
         .raw("</a></header><main>")
         .append(body)
         .raw("</main><script src=\"")
+        .text(&site.base_path)
         .raw(SCRIPT_PATH)
         .raw("\" defer></script></body></html>\n");
     html.into_string()

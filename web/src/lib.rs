@@ -22,7 +22,7 @@ pub use compare::compare_page;
 pub use layout::{
     CONTENT_SECURITY_POLICY, PAGE_HEADERS, SCRIPT_PATH, SEARCH_JS, STYLE_CSS, STYLE_PATH,
 };
-pub use list::{list_page, list_results};
+pub use list::{list_page, list_results, repositories_page};
 pub use model::{
     ChartDetail, ChartSummary, Dependency, Maintainer, Provenance, Site, VersionFiles,
     VersionSummary,

@@ -9,7 +9,9 @@ use crate::search::{DeprecatedFilter, ListQuery, search};
 
 pub fn list_page(site: &Site, charts: &[ChartSummary], query: &ListQuery) -> String {
     let mut body = Html::new();
-    body.raw("<h1>Charts</h1><form class=\"search\" method=\"get\" action=\"/\" role=\"search\">")
+    body.raw("<h1>Charts</h1><form class=\"search\" method=\"get\" action=\"")
+        .text(&site.base_path)
+        .raw("/\" role=\"search\">")
         .raw("<input type=\"search\" name=\"q\" placeholder=\"Search name, keywords, description, maintainers\" aria-label=\"Search charts\" value=\"")
         .text(&query.text)
         .raw("\"><label>Deprecated <select name=\"deprecated\">");
@@ -32,14 +34,14 @@ pub fn list_page(site: &Site, charts: &[ChartSummary], query: &ListQuery) -> Str
     }
     body.raw("> Signed only</label><button type=\"submit\">Search</button></form>");
     body.raw("<div id=\"results\">")
-        .append(&list_results(charts, query))
+        .append(&list_results(site, charts, query))
         .raw("</div>");
     page(site, "Charts", &body)
 }
 
 /// The results alone: what the search script asks for (`?fragment=1` on the list's
 /// address) and puts in place of the page's, so there is one renderer for both.
-pub fn list_results(charts: &[ChartSummary], query: &ListQuery) -> Html {
+pub fn list_results(site: &Site, charts: &[ChartSummary], query: &ListQuery) -> Html {
     let found = search(charts, query);
     let pages = found.len().div_ceil(limits::LIST_PAGE_SIZE).max(1);
     let page = query.page.min(pages - 1);
@@ -62,13 +64,13 @@ pub fn list_results(charts: &[ChartSummary], query: &ListQuery) -> Html {
         .skip(page * limits::LIST_PAGE_SIZE)
         .take(limits::LIST_PAGE_SIZE)
     {
-        chart_row(&mut body, chart);
+        chart_row(&mut body, site, chart);
     }
     body.raw("</ul>");
     if pages > 1 {
         body.raw("<nav class=\"pager\">");
         if page > 0 {
-            page_link(&mut body, query, page - 1, "← Previous");
+            page_link(&mut body, site, query, page - 1, "← Previous");
         }
         body.raw(" <span class=\"muted\">Page ")
             .display(page + 1)
@@ -76,16 +78,17 @@ pub fn list_results(charts: &[ChartSummary], query: &ListQuery) -> Html {
             .display(pages)
             .raw("</span> ");
         if page + 1 < pages {
-            page_link(&mut body, query, page + 1, "Next →");
+            page_link(&mut body, site, query, page + 1, "Next →");
         }
         body.raw("</nav>");
     }
     body
 }
 
-fn page_link(body: &mut Html, query: &ListQuery, page: usize, label: &'static str) {
+fn page_link(body: &mut Html, site: &Site, query: &ListQuery, page: usize, label: &'static str) {
     let mut address = format!(
-        "/?q={}&deprecated={}",
+        "{}/?q={}&deprecated={}",
+        site.base_path,
         percent_encode_segment(&query.text),
         query.deprecated.as_param()
     );
@@ -100,9 +103,9 @@ fn page_link(body: &mut Html, query: &ListQuery, page: usize, label: &'static st
         .raw("</a>");
 }
 
-fn chart_row(body: &mut Html, chart: &ChartSummary) {
+fn chart_row(body: &mut Html, site: &Site, chart: &ChartSummary) {
     body.raw("<li><span class=\"chart-name\">");
-    body.local_link(&["charts", &chart.name], &chart.name)
+    body.local_link(&site.base_path, &["charts", &chart.name], &chart.name)
         .raw("</span> ");
     body.element("<span class=\"version\">", &chart.latest_version, "</span>");
     if let Some(app_version) = &chart.app_version {
@@ -136,4 +139,27 @@ fn chart_row(body: &mut Html, chart: &ChartSummary) {
             .raw("</div>");
     }
     body.raw("</li>");
+}
+
+/// A server of several repositories (`--depth`): each with its chart count, linked to its
+/// own list at `BASE/PATH/`.
+pub fn repositories_page(site: &Site, repositories: &[(String, usize)]) -> String {
+    let mut body = Html::new();
+    body.raw("<h1>Repositories</h1>");
+    if repositories.is_empty() {
+        body.raw("<p>No repository holds a chart yet.</p>");
+    } else {
+        body.raw("<ul class=\"charts\">");
+        for (path, charts) in repositories {
+            let segments: Vec<&str> = path.split('/').chain([""]).collect();
+            body.raw("<li><span class=\"chart-name\">")
+                .local_link(&site.base_path, &segments, path)
+                .raw("</span> <span class=\"muted\">")
+                .display(charts)
+                .raw(if *charts == 1 { " chart" } else { " charts" })
+                .raw("</span></li>");
+        }
+        body.raw("</ul>");
+    }
+    page(site, "Repositories", &body)
 }

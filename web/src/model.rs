@@ -13,6 +13,9 @@ pub struct Site {
     pub repo_url: String,
     /// `oci://HOST/PATH` when the server answers OCI clients too.
     pub oci_base: Option<String>,
+    /// The path the pages are under (`--context-path`, a tenant's `/ORG/REPO`), without a
+    /// trailing slash; empty at the root. Every link to a page of this server starts with it.
+    pub base_path: String,
 }
 
 /// One chart in the list: its newest version's metadata.

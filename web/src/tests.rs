@@ -8,6 +8,7 @@ fn site() -> Site {
         repo_name: "team".into(),
         repo_url: "https://charts.example.com".into(),
         oci_base: Some("oci://charts.example.com/team".into()),
+        base_path: String::new(),
     }
 }
 
@@ -528,7 +529,7 @@ fn the_list_is_paged_and_the_pager_keeps_the_query() {
     assert!(html.contains("&amp;page=2\">Next →</a>"));
     // A page past the end shows the last one.
     let past = ListQuery { page: 99, ..query };
-    let fragment = list_results(&charts, &past);
+    let fragment = list_results(&site(), &charts, &past);
     assert!(
         fragment.as_str().contains("/charts/chart-249\"")
             && fragment.as_str().contains("Page 3 of 3")
@@ -570,4 +571,51 @@ fn long_descriptions_are_cut_in_the_list() {
         "d".repeat(limits::LIST_DESCRIPTION_BYTES)
     )));
     assert!(!html.contains(&"d".repeat(limits::LIST_DESCRIPTION_BYTES + 1)));
+}
+
+#[test]
+fn every_link_to_this_server_starts_with_the_base_path() {
+    let site = Site {
+        base_path: "/museum/org1/repo1".into(),
+        ..site()
+    };
+    let mut chart = detail();
+    // Download addresses are the server's to give, with its base path.
+    for version in &mut chart.versions {
+        version.package_url = format!("{}{}", site.base_path, version.package_url);
+    }
+    let pages = [
+        list_page(
+            &site,
+            &[summary("web", "A web server")],
+            &ListQuery::default(),
+        ),
+        chart_page(&site, &chart),
+    ];
+    for html in &pages {
+        for attribute in ["href=\"/", "src=\"/", "action=\"/"] {
+            for (at, _) in html.match_indices(attribute) {
+                let rest = &html[at + attribute.len() - 1..];
+                assert!(
+                    rest.starts_with("/museum/org1/repo1/"),
+                    "a local address outside the base path: {}",
+                    &rest[..rest.len().min(60)]
+                );
+            }
+        }
+    }
+    assert!(pages[0].contains("href=\"/museum/org1/repo1/charts/web\""));
+    assert!(pages[0].contains("action=\"/museum/org1/repo1/\""));
+    assert!(pages[1].contains("src=\"/museum/org1/repo1/_chartkit/search.js\""));
+}
+
+#[test]
+fn the_repositories_of_a_server_link_to_their_lists() {
+    let html = repositories_page(&site(), &[("org/a\"b".into(), 1), ("org/team".into(), 12)]);
+    assert!(
+        html.contains("<a href=\"/org/a%22b/\">org/a&quot;b</a>"),
+        "{html}"
+    );
+    assert!(html.contains("<a href=\"/org/team/\">org/team</a>"));
+    assert!(html.contains("12 charts") && html.contains("1 chart<"));
 }

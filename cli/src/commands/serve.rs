@@ -104,10 +104,17 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
             "add --basic-auth-file, --bearer-token-file or --auth-jwt-cert",
         ));
     }
-    let require_signature = match (&args.keyring, args.require_signature) {
-        (Some(path), true) => Some(super::read_keyring(path)?),
-        _ => None,
+    let read_keyring = || args.keyring.as_deref().map(super::read_keyring).transpose();
+    let require_signature = if args.require_signature {
+        read_keyring()?
+    } else {
+        None
     };
+    let keyring = read_keyring()?;
+    let web = (!args.disable_web).then(|| chartkit_repo_server::web::WebOptions {
+        keyring,
+        repo_name: args.web_repo_name.clone(),
+    });
     let refresh_interval = seconds("--refresh-interval", args.refresh_interval)?;
     let timeouts = Timeouts {
         read_header: seconds("--read-header-timeout", args.read_header_timeout)?,
@@ -175,6 +182,7 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
             health: args.log_health,
             latency_integer: args.log_latency_integer,
         },
+        web,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -242,6 +250,16 @@ fn serve(args: ServeArgs, chartmuseum: &ChartMuseum) -> crate::error::Result<Exi
                 .clone()
                 .unwrap_or_else(|| format!("{scheme}://{addr}{prefix}"))
         ));
+        if !args.disable_web {
+            banner.push_str(&format!(
+                "Browse it at: {scheme}://{addr}{prefix}{}/\n",
+                if repository_path.starts_with("/PATH") {
+                    ""
+                } else {
+                    &repository_path
+                }
+            ));
+        }
         crate::output::stdout_bytes(banner.as_bytes())?;
         server.run(shutdown_signal()).await?;
         Ok(ExitCode::SUCCESS)
