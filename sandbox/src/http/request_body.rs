@@ -24,7 +24,7 @@ pub const MAX_BODY: usize = 3 * 1024 * 1024;
 
 /// How much of an oversized body, past [`MAX_BODY`], is read and dropped so the 413
 /// reaches the client.
-pub const DRAIN_AT_MOST: u64 = 4 * MAX_BODY as u64;
+const DRAIN_AT_MOST: u64 = 4 * MAX_BODY as u64;
 
 /// How long the rest of an oversized body may take to arrive.
 const DRAIN_TIME: Duration = Duration::from_secs(10);
@@ -41,7 +41,8 @@ async fn read_body_within(
     limit: usize,
     drain_at_most: u64,
 ) -> ApiResult<Bytes> {
-    if let Some(declared) = declared_length(headers)
+    let declared = declared_length(headers);
+    if let Some(declared) = declared
         && declared > limit as u64
     {
         let past_limit = declared - limit as u64;
@@ -50,7 +51,7 @@ async fn read_body_within(
         }
         return Err(ApiError::too_large(limit));
     }
-    let mut read = BytesMut::new();
+    let mut read = BytesMut::with_capacity(declared.unwrap_or(0) as usize);
     while let Some(frame) = body.frame().await {
         let frame =
             frame.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
