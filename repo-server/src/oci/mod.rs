@@ -51,6 +51,23 @@ pub struct Registry {
     pub tls: bool,
 }
 
+#[cfg(test)]
+impl Registry {
+    /// What unit tests of other parts of the server start from: the `charts` namespace,
+    /// Helm charts only, no credentials, plain HTTP.
+    pub(crate) fn for_tests() -> Registry {
+        Registry {
+            namespace: "charts".to_owned(),
+            uploads: Uploads::new(8, std::time::Duration::from_secs(60)).unwrap(),
+            artifacts: false,
+            gc: gc::GcSettings::default(),
+            recent: gc::RecentBlobs::default(),
+            tokens: None,
+            tls: false,
+        }
+    }
+}
+
 fn api_version(response: &mut Response) {
     response.headers_mut().insert(
         "docker-distribution-api-version",
