@@ -62,11 +62,15 @@ struct Site {
 
 impl Site {
     async fn start(test: &str) -> Option<Site> {
-        Site::start_with(test, &[]).await
+        Site::start_with(test, |_| Vec::new()).await
     }
 
-    /// [`Site::start`] with more arguments for `chartkit serve`.
-    async fn start_with(test: &str, serve_args: &[&str]) -> Option<Site> {
+    /// [`Site::start`] with more arguments for `chartkit serve`, made once the test's
+    /// directory exists (for files they name).
+    async fn start_with(
+        test: &str,
+        serve_args: impl FnOnce(&TestContext) -> Vec<String>,
+    ) -> Option<Site> {
         let corpus = chartkit_tests::corpus::corpus_or_skip(test)?;
         let browser = Browser::start_or_skip(test).await?;
         let ctx = TestContext::new();
@@ -86,7 +90,8 @@ impl Site {
             "--web-keyring",
             keyring.to_str().unwrap(),
         ];
-        args.extend_from_slice(serve_args);
+        let extra = serve_args(&ctx);
+        args.extend(extra.iter().map(String::as_str));
         let server = ServeProcess::start(ctx.chartkit(), &args, ctx.dir());
         Some(Site {
             browser,
@@ -566,7 +571,10 @@ async fn a_hostile_chart_runs_no_script_on_any_page() {
 #[ignore = "GET /PREFIX/ is not found under --context-path (repo-server/src/lib.rs nests the router)"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_a_context_path_the_pages_find_their_style_script_and_links() {
-    let Some(site) = Site::start_with("web_context_path", &["--context-path", "/team"]).await
+    let Some(site) = Site::start_with("web_context_path", |_| {
+        vec!["--context-path".into(), "/team".into()]
+    })
+    .await
     else {
         return;
     };
@@ -652,4 +660,80 @@ async fn under_a_context_path_the_pages_find_their_style_script_and_links() {
         heading_link, 200,
         "the comparison's heading links to the chart's page"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_auth_reads_a_signed_in_browser_reads_pages_and_searches() {
+    let Some(site) = Site::start_with("web_auth_reads", |ctx| {
+        let htpasswd = ctx.path("htpasswd");
+        chartkit_tests::server::write_htpasswd(&htpasswd, &[("reader", "s3cret")]);
+        vec![
+            "--basic-auth-file".into(),
+            htpasswd.display().to_string(),
+            "--auth-reads".into(),
+        ]
+    })
+    .await
+    else {
+        return;
+    };
+    let browser = &site.browser;
+    // Without credentials: the browser is asked for them, nothing of the list is shown.
+    browser.goto(&site.url("/")).await;
+    assert_eq!(
+        browser
+            .eval("return document.querySelectorAll('#results').length;")
+            .await,
+        0,
+        "the list is not shown without credentials"
+    );
+    // Signed in: credentials given once in an address, which the browser then keeps for
+    // the origin as it keeps what a person types into its prompt. The pages are then
+    // opened without them (a script cannot fetch from a page whose address holds
+    // credentials): the page, its style sheet and the search script's requests all pass.
+    let signed_in = site
+        .url("/")
+        .replacen("http://", "http://reader:s3cret@", 1);
+    browser.goto(&signed_in).await;
+    browser.goto(&site.url("/")).await;
+    let names = text_of(browser, "#results").await;
+    assert!(names.contains("webapp"), "{names}");
+    assert_eq!(
+        browser
+            .eval(
+                "return Array.from(document.styleSheets).some(sheet => sheet.cssRules.length > 0);"
+            )
+            .await,
+        true,
+        "the style sheet loaded with the page's credentials"
+    );
+    browser.eval("window.__samePage = 42; return true;").await;
+    input_search(browser, "podinfo").await;
+    wait_for(
+        browser,
+        "the search script's results behind --auth-reads",
+        "const r = document.getElementById('results'); \
+         return r.textContent.includes('podinfo') && !r.textContent.includes('webapp');",
+    )
+    .await;
+    assert_eq!(browser.eval("return window.__samePage;").await, 42);
+    browser
+        .client
+        .find(fantoccini::Locator::LinkText("podinfo"))
+        .await
+        .expect("the result's link")
+        .click()
+        .await
+        .unwrap();
+    wait_for(
+        browser,
+        "podinfo's page behind --auth-reads",
+        "return location.pathname === '/charts/podinfo' && document.readyState === 'complete';",
+    )
+    .await;
+    assert!(
+        text_of(browser, ".readme").await.contains("Podinfo"),
+        "podinfo's README is on its page"
+    );
+    assert_no_script_ran(browser, "podinfo's page behind --auth-reads").await;
 }
