@@ -164,35 +164,10 @@ fn query(request: &Request) -> Vec<(String, String)> {
     query_pairs(request.uri().query().unwrap_or(""))
 }
 
-/// A query string's decoded pairs, in order (a key may repeat).
+/// A query string's decoded pairs, in order (a key may repeat), decoded as Go's
+/// `url.ParseQuery` and browsers' forms do (`+` is a space).
 pub(crate) fn query_pairs(q: &str) -> Vec<(String, String)> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(byte) = text
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
 fn param<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -1085,7 +1060,12 @@ mod tests {
 
     #[test]
     fn query_values_are_decoded() {
-        assert_eq!(decode("sha256%3Aab"), "sha256:ab");
-        assert_eq!(decode("a%2"), "a%2");
+        let pairs = query_pairs("digest=sha256%3Aab&n=a%2&scope=repository:x:pull+push");
+        assert_eq!(pairs[0].1, "sha256:ab");
+        assert_eq!(pairs[1].1, "a%2");
+        assert_eq!(
+            pairs[2].1, "repository:x:pull push",
+            "as Go's url.ParseQuery"
+        );
     }
 }
