@@ -261,9 +261,27 @@ impl Server {
         let app = match (&tenants, options.context_path.as_deref()) {
             // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
             // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
-            (None, Some(prefix)) => axum::Router::new()
-                .nest(prefix, api::router(state.clone()))
-                .merge(api::metrics_router(state.clone())),
+            (None, Some(prefix)) => {
+                // A nested router's `/` is the prefix alone; the prefix with its slash (the
+                // web view's address, where its links and search form point) is the same.
+                let slash_root = tower::ServiceExt::map_request(
+                    api::router(state.clone()),
+                    |mut request: axum::extract::Request| {
+                        let root = match request.uri().query() {
+                            Some(query) => format!("/?{query}"),
+                            None => "/".to_owned(),
+                        };
+                        if let Ok(uri) = root.parse() {
+                            *request.uri_mut() = uri;
+                        }
+                        request
+                    },
+                );
+                axum::Router::new()
+                    .route_service(&format!("{prefix}/"), slash_root)
+                    .nest(prefix, api::router(state.clone()))
+                    .merge(api::metrics_router(state.clone()))
+            }
             (None, None) => api::router(state.clone()),
             // The tenants' router has no routes of its own, only the dispatch, which a
             // nested router would never reach: the prefix is taken off as a service's.

@@ -26,7 +26,7 @@ use crate::web_cache::Bounded;
 /// How the web view is set up (`--disable-web` leaves it out of the policy).
 #[derive(Debug, Default)]
 pub struct WebOptions {
-    /// Keys versions are verified against (`--web-keyring`, else `--require-signature`'s).
+    /// Keys versions are verified against (`--keyring`).
     pub keyring: Option<Keyring>,
     /// The name in `helm repo add NAME …` (`--web-repo-name`).
     pub repo_name: Option<String>,

@@ -87,7 +87,7 @@ impl Site {
         hostile_versions(&ctx, &repo);
         let mut args = vec![
             repo.to_str().unwrap(),
-            "--web-keyring",
+            "--keyring",
             keyring.to_str().unwrap(),
         ];
         let extra = serve_args(&ctx);
@@ -567,11 +567,8 @@ async fn a_hostile_chart_runs_no_script_on_any_page() {
     assert_policy_blocks_inline_script(browser, "the hostile chart").await;
 }
 
-// Ignored until the server answers `/team/`: `--context-path` nests the API router
-// (repo-server/src/lib.rs), whose `/` route then matches `/team` only, while the address the
-// server prints, the pages' home link, the search form's action and so the search script's
-// requests are all `/team/`, which is not found. Run with `--ignored` to see it.
-#[ignore = "GET /PREFIX/ is not found under --context-path (repo-server/src/lib.rs nests the router)"]
+// The address the server prints, the pages' home link and the search form's action are
+// `/team/` (the prefix with its slash), which the nested router alone would not answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_a_context_path_the_pages_find_their_style_script_and_links() {
     let Some(site) = Site::start_with("web_context_path", |_| {
