@@ -36,6 +36,7 @@ mod tenant_paths;
 mod tenants;
 mod tls;
 mod upload;
+mod upload_body;
 pub mod web;
 mod web_cache;
 
