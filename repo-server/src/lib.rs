@@ -259,20 +259,7 @@ impl Server {
         if let Some(tenants) = &tenants {
             tenants.discover().await?;
         }
-        let app = match (&tenants, options.context_path.as_deref()) {
-            // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
-            // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
-            (None, Some(prefix)) => axum::Router::new()
-                .nest(prefix, api::router(state.clone()))
-                .merge(api::metrics_router(state.clone())),
-            (None, None) => api::router(state.clone()),
-            // The tenants' router has no routes of its own, only the dispatch, which a
-            // nested router would never reach: the prefix is taken off as a service's.
-            (Some(tenants), Some(prefix)) => axum::Router::new()
-                .nest_service(prefix, tenants.router())
-                .merge(api::metrics_router(state.clone())),
-            (Some(tenants), None) => tenants.router(),
-        };
+        let app = app(&state, tenants.as_ref(), options.context_path.as_deref());
         Ok(Server {
             listener,
             app,
@@ -419,6 +406,29 @@ impl Server {
             tracing::warn!("requests still running after 30 seconds; stopping anyway");
         }
         Ok(())
+    }
+}
+
+/// Every route the server answers: one repository's or the tenants' dispatch, under the
+/// context path if there is one.
+pub(crate) fn app(
+    state: &api::AppState,
+    tenants: Option<&Arc<tenants::Tenants>>,
+    context_path: Option<&str>,
+) -> axum::Router {
+    match (tenants, context_path) {
+        // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
+        // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
+        (None, Some(prefix)) => axum::Router::new()
+            .nest(prefix, api::router(state.clone()))
+            .merge(api::metrics_router(state.clone())),
+        (None, None) => api::router(state.clone()),
+        // The tenants' router has no routes of its own, only the dispatch, which a
+        // nested router would never reach: the prefix is taken off as a service's.
+        (Some(tenants), Some(prefix)) => axum::Router::new()
+            .nest_service(prefix, tenants.router())
+            .merge(tenants.metrics_router()),
+        (Some(tenants), None) => tenants.router(),
     }
 }
 
