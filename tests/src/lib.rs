@@ -12,6 +12,7 @@ pub mod emulators;
 pub mod gpg;
 pub mod memory;
 pub mod peers;
+pub mod raw_http;
 pub mod records;
 pub mod registry;
 pub mod sandbox;

@@ -3,11 +3,10 @@
 //! answer (kubectl, a plain socket), chunked, or after waiting for `100 Continue` (curl).
 //! A server that stopped reading and closed made those clients see a broken pipe.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::Command;
 
 use chartkit_tests::TestContext;
+use chartkit_tests::raw_http;
 use chartkit_tests::sandbox::SandboxProcess;
 use chartkit_tests::stderr;
 
@@ -32,19 +31,6 @@ fn host_port(sandbox: &SandboxProcess) -> &str {
         .expect("a plain-HTTP sandbox")
 }
 
-/// The status code and body of a raw HTTP/1.1 answer read to the connection's end.
-fn status_and_body(answer: &[u8]) -> (u16, serde_json::Value) {
-    let text = String::from_utf8_lossy(answer);
-    let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
-    let code = head
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("a status line: {head}"));
-    let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
-    (code, body)
-}
-
 fn assert_too_large(code: u16, status: &serde_json::Value) {
     assert_eq!(code, 413, "{status}");
     assert_eq!(status["kind"], "Status");
@@ -56,16 +42,8 @@ fn assert_too_large(code: u16, status: &serde_json::Value) {
 /// Sends `head` then `body` whole, as a client that reads nothing until it has sent
 /// everything, and reads the answer.
 fn send_whole(sandbox: &SandboxProcess, head: &str, body: &[u8]) -> (u16, serde_json::Value) {
-    let mut stream = TcpStream::connect(host_port(sandbox)).expect("connect to the sandbox");
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(body))
-        .expect("the whole body is taken before the answer (no broken pipe)");
-    let mut answer = Vec::new();
-    stream
-        .read_to_end(&mut answer)
-        .expect("the answer is read (no reset)");
-    status_and_body(&answer)
+    let answer = raw_http::send_whole(host_port(sandbox), head, body);
+    (answer.status, answer.json())
 }
 
 #[test]
@@ -85,13 +63,7 @@ fn an_oversized_body_sent_whole_gets_the_413_status() {
         assert_too_large(code, &status);
     }
     // Chunked, with no length to judge by: the bound is found while reading.
-    let mut chunked = Vec::new();
-    for chunk in body.as_bytes().chunks(1 << 20) {
-        write!(chunked, "{:x}\r\n", chunk.len()).unwrap();
-        chunked.extend_from_slice(chunk);
-        chunked.extend_from_slice(b"\r\n");
-    }
-    chunked.extend_from_slice(b"0\r\n\r\n");
+    let chunked = raw_http::chunked(body.as_bytes(), 1 << 20);
     for _ in 0..3 {
         let head = format!(
             "POST {CONFIGMAPS} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\

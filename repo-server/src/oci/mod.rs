@@ -26,7 +26,7 @@ use bytes::Bytes;
 use chartkit_oci::manifest::{self, ChartManifest};
 
 use crate::api::AppState;
-use crate::upload;
+use crate::upload_body;
 use error::{Code, OciError};
 pub use uploads::Uploads;
 
@@ -501,7 +501,8 @@ async fn start_upload(
         // A body, so one of the uploads that may be received at once.
         let _turn = state.policy.uploads.acquire().await?;
         let (head, body) = request.into_parts();
-        let data = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
+        let data =
+            upload_body::read_body(&head.headers, body, state.policy.max_upload_size).await?;
         store_verified(state, &digest, data).await?;
         return Ok(created_blob(repository, &digest));
     }
@@ -567,7 +568,7 @@ async fn append_body(
     }
     let limit = state.policy.max_upload_size;
     let remaining = limit.saturating_sub(usize::try_from(session.size).unwrap_or(usize::MAX));
-    let data = match upload::read_body(&head.headers, body, remaining).await {
+    let data = match upload_body::read_body(&head.headers, body, remaining).await {
         Ok(data) => data,
         Err(error) if error.status == StatusCode::PAYLOAD_TOO_LARGE => {
             // Nothing of an upload that cannot finish is kept.
@@ -668,7 +669,7 @@ async fn put_manifest(
     let _turn = state.policy.uploads.acquire().await?;
     let (head, body) = request.into_parts();
     let limit = MAX_MANIFEST_SIZE.min(state.policy.max_upload_size);
-    let bytes = upload::read_body(&head.headers, body, limit)
+    let bytes = upload_body::read_body(&head.headers, body, limit)
         .await
         .map_err(|e| {
             let status = e.status;
