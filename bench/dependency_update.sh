@@ -12,25 +12,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${RUNS:-5}
 helm=${CHARTKIT_HELM:-$HOME/.cache/chartkit-peers/helm}
 [[ -x $helm ]] || { echo "helm not found at $helm (run shared/tools/get-peers)" >&2; exit 1; }
-chartkit=${CHARTKIT_BIN:-$("$root/scripts/build-release" --quiet)}
-work=$(mktemp -d)
-cleanup() {
-  [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-serve() {
-  local dir=$1 port
-  port=$(free_port)
-  CHARTKIT_LOG=warn "$chartkit" serve "$dir" --addr "127.0.0.1:$port" >"$work/serve-$port.out" 2>&1 &
-  echo $! >>"$work/pids"
-  for _ in $(seq 300); do
-    grep -q '^Listening on' "$work/serve-$port.out" 2>/dev/null && break
-    sleep 0.1
-  done
-  echo "http://127.0.0.1:$port"
-}
+. "$root/bench/lib.sh"
+chartkit=$(bench_chartkit)
+bench_work
 
 # Two repositories of 5 charts × 20 versions, each chart with a few templates and values.
 for repo in one two; do
@@ -47,8 +31,8 @@ for repo in one two; do
     done
   done
 done
-url_one=$(serve "$work/one")
-url_two=$(serve "$work/two")
+url_one=$(bench_serve "$work/one")
+url_two=$(bench_serve "$work/two")
 
 chart=$work/parent
 mkdir -p "$chart"

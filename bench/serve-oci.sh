@@ -9,7 +9,8 @@
 #     does not grow with what is stored.
 # Prints the results and appends them to BENCHMARKS.md.
 # Usage: bench/serve-oci.sh   env: DURATION (wrk seconds, default 10), PUSHES (default 200),
-#                             BIG (default 5000), CONNECTIONS (default 64)
+#                             BIG (default 5000), CONNECTIONS (default 64), CHARTKIT_BIN
+#                             (a release binary built already)
 # Needs: wrk, docker-registry (apt-get install -y wrk docker-registry), python3, curl.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,28 +22,9 @@ for tool in wrk docker-registry python3 curl; do
   command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install -y wrk docker-registry)" >&2; exit 1; }
 done
 
-chartkit=$("$root/scripts/build-release" --quiet)
-work=$(mktemp -d)
-cleanup() {
-  [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# Starts chartkit serve DIR on a free port; prints its URL.
-serve() {
-  local dir=$1 port
-  port=$(free_port)
-  CHARTKIT_LOG=warn "$chartkit" serve "$dir" --addr "127.0.0.1:$port" >"$work/serve-$port.out" 2>&1 &
-  echo $! >>"$work/pids"
-  for _ in $(seq 600); do
-    grep -q '^Listening on' "$work/serve-$port.out" 2>/dev/null && break
-    sleep 0.1
-  done
-  echo "http://127.0.0.1:$port"
-}
+. "$root/bench/lib.sh"
+chartkit=$(bench_chartkit)
+bench_work
 
 # Starts docker-registry with its storage under DIR (Debian's default configuration: the
 # in-memory blob descriptor cache, no access log); prints its URL.
@@ -67,11 +49,8 @@ http:
   addr: 127.0.0.1:$port
 CONF
   docker-registry serve "$dir/config.yml" >"$dir/log" 2>&1 &
-  echo $! >>"$work/pids"
-  for _ in $(seq 200); do
-    curl -sf "http://127.0.0.1:$port/v2/" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
+  bench_track $!
+  bench_wait_url "http://127.0.0.1:$port/v2/"
   echo "http://127.0.0.1:$port"
 }
 
@@ -142,7 +121,7 @@ python3 "$root/bench/make_inputs.py" small "$work/new" "$pushes" new
 # them over both faces), the registry's pushed.
 mkdir -p "$work/store"
 cp "$work/seed"/*.tgz "$work/store/"
-ck=$(serve "$work/store")
+ck=$(bench_serve "$work/store")
 reg=$(registry "$work/registry")
 push "$reg" "$work/seed" >/dev/null
 echo "push: chartkit" >&2
@@ -169,7 +148,7 @@ reg_blob_rps=$(rps "$reg$blob_path")
 
 # 3. chartkit's push latency with BIG charts stored.
 python3 "$root/bench/make_inputs.py" small "$work/late" "$pushes" late
-big_url=$(serve "$work/big")
+big_url=$(bench_serve "$work/big")
 echo "push: chartkit, $big charts stored" >&2
 read -r big_total big_med big_p95 < <(push "$big_url" "$work/late")
 

@@ -9,7 +9,8 @@
 #     repository (sending the index does: it is 50 times larger at 5,000 charts).
 # Appends the results to BENCHMARKS.md.
 # Usage: bench/serve.sh     env: DURATION (wrk seconds, default 10), UPLOADS (default 200),
-#                           BIG (default 5000), CONNECTIONS (default 64)
+#                           BIG (default 5000), CONNECTIONS (default 64), CHARTKIT_BIN
+#                           (a release binary built already)
 # Needs: wrk and nginx (apt-get install -y wrk nginx), python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,31 +23,13 @@ for tool in wrk nginx python3; do
 done
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 
-chartkit=$("$root/scripts/build-release" --quiet)
-work=$(mktemp -d)
+. "$root/bench/lib.sh"
+chartkit=$(bench_chartkit)
+bench_work
 # nginx's workers run as an unprivileged user; mktemp's 0700 would answer them 403.
 chmod 755 "$work"
-# serve() runs inside $(...), so its pids go to a file rather than a shell array.
-cleanup() {
-  [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
+bench_cleanup_more() {
   [[ -f $work/nginx.pid ]] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# Starts chartkit serve DIR on a free port; prints its URL.
-serve() {
-  local dir=$1 port
-  port=$(free_port)
-  CHARTKIT_LOG=warn "$chartkit" serve "$dir" --addr "127.0.0.1:$port" >"$work/serve-$port.out" 2>&1 &
-  echo $! >>"$work/pids"
-  for _ in $(seq 300); do
-    grep -q '^Listening on' "$work/serve-$port.out" 2>/dev/null && break
-    sleep 0.1
-  done
-  echo "http://127.0.0.1:$port"
 }
 
 echo "making inputs: 100 and $big charts, $uploads to upload" >&2
@@ -55,7 +38,7 @@ python3 "$root/bench/make_inputs.py" small "$work/big" "$big"
 python3 "$root/bench/make_inputs.py" small "$work/new" "$uploads" new
 
 # 1. index.yaml throughput.
-url=$(serve "$work/big")
+url=$(bench_serve "$work/big")
 mkdir -p "$work/www"
 curl -sf "$url/index.yaml" -o "$work/www/index.yaml"
 index_bytes=$(stat -c %s "$work/www/index.yaml")
@@ -128,8 +111,8 @@ def stats(times):
 print(stats(uploads), stats(after), stats(steady))
 PY
 }
-small_url=$(serve "$work/small")
-big_url=$(serve "$work/big")
+small_url=$(bench_serve "$work/small")
+big_url=$(bench_serve "$work/big")
 cp -r "$work/new" "$work/new2"
 read -r small_med small_p95 small_after_med small_after_p95 small_get_med small_get_p95 < <(latency "$small_url" "$work/new")
 read -r big_med big_p95 big_after_med big_after_p95 big_get_med big_get_p95 < <(latency "$big_url" "$work/new2")

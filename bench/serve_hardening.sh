@@ -19,15 +19,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 requests=${REQUESTS:-400}
 rounds=${ROUNDS:-20}
-chartkit=${CHARTKIT:-$("$root/scripts/build-release" --quiet)}
-work=$(mktemp -d)
-cleanup() {
-  [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. "$root/bench/lib.sh"
+chartkit=${CHARTKIT:-$(bench_chartkit)}
+bench_work
 
 # Starts chartkit serve on a free port after running a shell snippet (a ulimit); prints
 # the address. Further arguments go to chartkit serve.
@@ -38,11 +32,8 @@ serve() {
   mkdir -p "$work/repo-$port"
   sh -c "$before && exec \"\$0\" \"\$@\"" "$chartkit" serve "$work/repo-$port" \
     --addr "127.0.0.1:$port" "$@" >"$work/serve-$port.out" 2>"$work/serve-$port.err" &
-  echo $! >>"$work/pids"
-  for _ in $(seq 300); do
-    grep -q '^Listening on' "$work/serve-$port.out" 2>/dev/null && break
-    sleep 0.1
-  done
+  bench_track $!
+  bench_wait_listening "$work/serve-$port.out"
   echo "127.0.0.1:$port"
 }
 

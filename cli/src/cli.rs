@@ -969,7 +969,7 @@ pub struct ServeArgs {
     pub require_signature: bool,
     /// Public keys trusted (armored or binary): uploads must be signed by one of them with
     /// --require-signature, and the web view shows versions they sign as verified.
-    #[arg(long, alias = "web-keyring")]
+    #[arg(long)]
     pub keyring: Option<PathBuf>,
     /// Serve no web pages: `/` answers with the plain-text banner only, and `/charts/NAME`
     /// is not found.

@@ -339,7 +339,14 @@ fn helm_binary() -> Option<PathBuf> {
 /// and returns its output lines of the form `key: ...`, with the `%x` dumps of strings
 /// turned into code points.
 fn helm_dump(helm: &PathBuf, text: &str, template: &str, hex_keys: bool) -> Vec<String> {
-    let dir = std::env::temp_dir().join(format!("chartkit-regexp-tables-{}", std::process::id()));
+    // One directory per call: the tests of this file run helm side by side in one process,
+    // and a shared directory let one test's chart overwrite or remove the other's.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "chartkit-regexp-tables-{}-{call}",
+        std::process::id()
+    ));
     let chart = dir.join("c");
     std::fs::create_dir_all(chart.join("templates")).unwrap();
     std::fs::create_dir_all(chart.join("files")).unwrap();

@@ -584,19 +584,30 @@ async fn index_yaml(State(state): State<AppState>, headers: HeaderMap) -> Respon
         return crate::index_json::respond(&state, &headers).await;
     }
     let index = current_index(&state.repo).await;
-    let gzip = accepts_gzip(&headers);
-    let gzip_etag = index.gzip_etag();
-    let etag = if gzip { &gzip_etag } else { &index.etag };
-    let mut response = if not_modified(&headers, &[index.etag.as_str(), gzip_etag.as_str()]) {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        // The parts are shared with the repository and sent as they are, not copied.
-        let body = if gzip {
+    // The parts are shared with the repository and sent as they are, not copied.
+    index_response(&headers, &index.etag, &index.gzip_etag(), |gzip| {
+        if gzip {
             Body::new(index.gzip())
         } else {
             Body::new(index.identity())
-        };
-        let mut response = Response::new(body);
+        }
+    })
+}
+
+/// index.yaml's answer, YAML or `--json-index`'s JSON alike: ChartMuseum's content type,
+/// gzip when the client takes it (`body(true)`), a strong ETag per encoding with 304 on a
+/// match, never cached without asking.
+pub(crate) fn index_response(
+    headers: &HeaderMap,
+    etag: &str,
+    gzip_etag: &str,
+    body: impl FnOnce(bool) -> Body,
+) -> Response {
+    let gzip = accepts_gzip(headers);
+    let mut response = if not_modified(headers, &[etag, gzip_etag]) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        let mut response = Response::new(body(gzip));
         let h = response.headers_mut();
         h.insert(
             header::CONTENT_TYPE,
@@ -608,7 +619,7 @@ async fn index_yaml(State(state): State<AppState>, headers: HeaderMap) -> Respon
         response
     };
     let h = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(etag) {
+    if let Ok(value) = HeaderValue::from_str(if gzip { gzip_etag } else { etag }) {
         h.insert(header::ETAG, value);
     }
     h.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));

@@ -1,17 +1,75 @@
 //! `--json-index`: index.yaml served as JSON, as ChartMuseum's `--json-index` writes it
 //! (Go's `encoding/json` of its index: `apiVersion`, `generated`, `entries`, `serverInfo`),
 //! which helm reads as it reads YAML, and faster for a large repository.
+//!
+//! The JSON and its gzip form are made once per change of the repository (as ChartMuseum
+//! regenerates its index, `generated` is when that happened) and kept by the
+//! [`Repository`](crate::repository::Repository) beside its YAML, so a request sends
+//! bytes already made.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use bytes::Bytes;
 use chartkit_index::ChartVersion;
 use sha2::{Digest, Sha256};
 
-use crate::api::AppState;
+use crate::api::{AppState, index_response};
+use crate::repository::Repository;
+
+/// The JSON index of one state of the repository, in both encodings, with strong ETags.
+#[derive(Debug)]
+pub struct JsonIndex {
+    /// The `serverInfo.contextPath` it was made with.
+    pub context_path: String,
+    text: Bytes,
+    gzip: Bytes,
+    /// Of the entries only: `generated` changes when the index is made again, and an
+    /// unchanged repository (after a restart, or a change undone) still answers 304.
+    pub etag: String,
+}
+
+impl JsonIndex {
+    pub fn new(
+        charts: &BTreeMap<String, Vec<ChartVersion>>,
+        generated: &str,
+        context_path: &str,
+    ) -> JsonIndex {
+        let text = render(charts, generated, context_path);
+        let entries = text
+            .split_once(r#","entries":"#)
+            .map_or(text.as_str(), |(_, rest)| rest);
+        let etag = format!("\"{}\"", hex::encode(Sha256::digest(entries.as_bytes())));
+        let mut gzip =
+            flate2::write::GzEncoder::new(Vec::with_capacity(text.len() / 4), Default::default());
+        gzip.write_all(text.as_bytes())
+            .and_then(|()| gzip.try_finish())
+            .expect("compressing into memory cannot fail");
+        JsonIndex {
+            context_path: context_path.to_owned(),
+            gzip: Bytes::from(gzip.get_ref().clone()),
+            text: Bytes::from(text),
+            etag,
+        }
+    }
+
+    /// The ETag of the gzip form (distinct, as a strong validator must be per encoding).
+    pub fn gzip_etag(&self) -> String {
+        format!("{}-gzip\"", self.etag.trim_end_matches('"'))
+    }
+
+    pub fn text(&self) -> Bytes {
+        self.text.clone()
+    }
+
+    pub fn gzip(&self) -> Bytes {
+        self.gzip.clone()
+    }
+}
 
 /// The index as ChartMuseum's JSON: entries by chart name in byte order (Go sorts a map's
 /// keys so), each chart's versions newest first, `generated` to the second.
@@ -69,49 +127,127 @@ pub fn generated_now() -> String {
     }
 }
 
-/// `GET /index.yaml` with `--json-index`: ChartMuseum's content type (still YAML's), a
-/// strong ETag of the body for conditional requests, never cached without asking.
+/// `GET /index.yaml` with `--json-index`: the kept bytes, answered as the YAML is.
 pub async fn respond(state: &AppState, headers: &HeaderMap) -> Response {
-    let repo = Arc::clone(&state.repo);
-    let context_path = state.policy.context_path.clone();
-    let body = tokio::task::spawn_blocking(move || {
-        render(&repo.charts(), &generated_now(), &context_path)
+    let index = current(&state.repo, &state.policy.context_path).await;
+    index_response(headers, &index.etag, &index.gzip_etag(), |gzip| {
+        Body::from(if gzip { index.gzip() } else { index.text() })
     })
-    .await
-    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-    // `generated` changes every second; the ETag is of the entries, so an unchanged
-    // repository still answers 304.
-    let entries = body
-        .split_once(r#","entries":"#)
-        .map_or(body.as_str(), |(_, rest)| rest);
-    let etag = format!("\"{}\"", hex::encode(Sha256::digest(entries.as_bytes())));
-    let matched = headers
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|tag| tag.trim().trim_start_matches("W/") == etag || tag.trim() == "*");
-    let mut response = if matched {
-        StatusCode::NOT_MODIFIED.into_response()
-    } else {
-        let mut response = Response::new(Body::from(body));
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/x-yaml"),
-        );
-        response
-    };
-    let h = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&etag) {
-        h.insert(header::ETAG, value);
+}
+
+/// The repository's JSON index, made now (off the async threads) if it changed since.
+async fn current(repo: &Arc<Repository>, context_path: &str) -> Arc<JsonIndex> {
+    if let Some(index) = repo.made_json_index(context_path) {
+        return index;
     }
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    let repo = Arc::clone(repo);
+    let context_path = context_path.to_owned();
+    tokio::task::spawn_blocking(move || repo.json_index(&context_path))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read as _;
+
+    use axum::http::{Request, StatusCode, header};
+    use tower::ServiceExt as _;
+
     use super::*;
+    use crate::api::{Policy, router};
+    use crate::metrics::Metrics;
+    use crate::repository::tests::package;
+    use crate::repository::{PackageRules, UrlStyle};
+    use crate::storage::LocalStorage;
+
+    async fn get(app: &axum::Router, gzip: bool) -> (HeaderMap, Bytes) {
+        let mut request = Request::get("/index.yaml");
+        if gzip {
+            request = request.header(header::ACCEPT_ENCODING, "gzip");
+        }
+        let response = app
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (headers, body)
+    }
+
+    fn gunzip(bytes: &[u8]) -> Bytes {
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut text)
+            .unwrap();
+        Bytes::from(text)
+    }
+
+    #[tokio::test]
+    async fn the_index_is_made_once_per_change_and_served_as_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let metrics = Arc::new(Metrics::default());
+        let repo = Arc::new(Repository::new(
+            Arc::new(LocalStorage::open(dir.path()).unwrap()),
+            UrlStyle::default(),
+            PackageRules::default(),
+            Arc::clone(&metrics),
+        ));
+        let app = router(AppState {
+            repo: Arc::clone(&repo),
+            policy: Arc::new(Policy {
+                json_index: true,
+                ..Policy::for_tests()
+            }),
+            metrics,
+            registry: Arc::new(crate::oci::Registry::for_tests()),
+        });
+        let upload = |name: &str| {
+            let request = Request::post("/api/charts")
+                .body(Body::from(package(name, "1.0.0")))
+                .unwrap();
+            let app = app.clone();
+            async move {
+                let response = app.oneshot(request).await.unwrap();
+                assert_eq!(response.status(), StatusCode::CREATED);
+            }
+        };
+        upload("first").await;
+        let (headers, first) = get(&app, false).await;
+        assert!(first.starts_with(br#"{"apiVersion":"v1","generated":"#));
+        // Made once: a request a second later (when `generated` would read differently)
+        // gets the same bytes, and the same made index.
+        let made = repo
+            .made_json_index("")
+            .expect("kept after the first request");
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let (_, again) = get(&app, false).await;
+        assert_eq!(again, first);
+        assert!(Arc::ptr_eq(
+            &made,
+            &repo.made_json_index("").expect("still kept")
+        ));
+        // The gzip form is of the same bytes, with its own ETag.
+        let (gzip_headers, gzipped) = get(&app, true).await;
+        assert_eq!(gzip_headers[header::CONTENT_ENCODING], "gzip");
+        assert_eq!(gunzip(&gzipped), first);
+        assert_ne!(gzip_headers[header::ETAG], headers[header::ETAG]);
+        assert_eq!(get(&app, true).await.1, gzipped);
+
+        // An upload changes them, in both encodings.
+        upload("second").await;
+        assert!(repo.made_json_index("").is_none(), "dropped on the change");
+        let (changed_headers, changed) = get(&app, false).await;
+        assert_ne!(changed, first);
+        assert_ne!(changed_headers[header::ETAG], headers[header::ETAG]);
+        let parsed: serde_json::Value = serde_json::from_slice(&changed).unwrap();
+        assert_eq!(parsed["entries"]["second"][0]["version"], "1.0.0");
+        assert_eq!(gunzip(&get(&app, true).await.1), changed);
+    }
 
     #[test]
     fn the_index_is_chartmuseums_json() {

@@ -36,6 +36,7 @@ mod tenant_paths;
 mod tenants;
 mod tls;
 mod upload;
+mod upload_body;
 pub mod web;
 mod web_cache;
 
@@ -258,20 +259,7 @@ impl Server {
         if let Some(tenants) = &tenants {
             tenants.discover().await?;
         }
-        let app = match (&tenants, options.context_path.as_deref()) {
-            // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
-            // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
-            (None, Some(prefix)) => axum::Router::new()
-                .nest(prefix, api::router(state.clone()))
-                .merge(api::metrics_router(state.clone())),
-            (None, None) => api::router(state.clone()),
-            // The tenants' router has no routes of its own, only the dispatch, which a
-            // nested router would never reach: the prefix is taken off as a service's.
-            (Some(tenants), Some(prefix)) => axum::Router::new()
-                .nest_service(prefix, tenants.router())
-                .merge(api::metrics_router(state.clone())),
-            (Some(tenants), None) => tenants.router(),
-        };
+        let app = app(&state, tenants.as_ref(), options.context_path.as_deref());
         Ok(Server {
             listener,
             app,
@@ -418,6 +406,47 @@ impl Server {
             tracing::warn!("requests still running after 30 seconds; stopping anyway");
         }
         Ok(())
+    }
+}
+
+/// Every route the server answers: one repository's or the tenants' dispatch, under the
+/// context path if there is one.
+pub(crate) fn app(
+    state: &api::AppState,
+    tenants: Option<&Arc<tenants::Tenants>>,
+    context_path: Option<&str>,
+) -> axum::Router {
+    match (tenants, context_path) {
+        // Every route under the prefix, as ChartMuseum's `--context-path` puts them;
+        // anything else is not found, but /metrics, which ChartMuseum keeps at the root.
+        (None, Some(prefix)) => {
+            // A nested router's `/` is the prefix alone; the prefix with its slash (the web
+            // view's address, where its links and search form point) is the same.
+            let slash_root = tower::ServiceExt::map_request(
+                api::router(state.clone()),
+                |mut request: axum::extract::Request| {
+                    let root = match request.uri().query() {
+                        Some(query) => format!("/?{query}"),
+                        None => "/".to_owned(),
+                    };
+                    if let Ok(uri) = root.parse() {
+                        *request.uri_mut() = uri;
+                    }
+                    request
+                },
+            );
+            axum::Router::new()
+                .route_service(&format!("{prefix}/"), slash_root)
+                .nest(prefix, api::router(state.clone()))
+                .merge(api::metrics_router(state.clone()))
+        }
+        (None, None) => api::router(state.clone()),
+        // The tenants' router has no routes of its own, only the dispatch, which a
+        // nested router would never reach: the prefix is taken off as a service's.
+        (Some(tenants), Some(prefix)) => axum::Router::new()
+            .nest_service(prefix, tenants.router())
+            .merge(tenants.metrics_router()),
+        (Some(tenants), None) => tenants.router(),
     }
 }
 

@@ -28,6 +28,7 @@ use crate::names::{self, FileKind};
 use crate::repository::{NewEntry, created_time};
 use crate::storage::{ObjectInfo, Storage, StorageError, WriteMode};
 use crate::upload::{self, CheckedPackage, CheckedProvenance};
+use crate::upload_body;
 
 /// How many uploads are read and checked at once, and how long one waits for its turn.
 #[derive(Debug)]
@@ -91,7 +92,7 @@ async fn store_chart(state: &AppState, request: Request) -> Result<(), ApiError>
     let _turn = state.policy.uploads.acquire().await?;
     let (head, body) = request.into_parts();
     let force = asks_force(&head.uri);
-    let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
+    let body = upload_body::read_body(&head.headers, body, state.policy.max_upload_size).await?;
     let parts = upload::parts(&head.headers, body, "chart", &state.policy.form_fields).await?;
     let Some((sent_name, data)) = parts.chart else {
         // ChartMuseum's form upload takes a `prov` field alone, as POST /api/prov does.
@@ -302,7 +303,7 @@ async fn store_provenance(state: &AppState, request: Request) -> Result<(), ApiE
     let _turn = state.policy.uploads.acquire().await?;
     let (head, body) = request.into_parts();
     let force = asks_force(&head.uri);
-    let body = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
+    let body = upload_body::read_body(&head.headers, body, state.policy.max_upload_size).await?;
     let parts = upload::parts(&head.headers, body, "prov", &state.policy.form_fields).await?;
     let (_, data) = parts.prov.ok_or_else(|| {
         ApiError::bad_request(

@@ -144,15 +144,7 @@ pub(crate) async fn server(settings: Settings) -> Server {
         repo: Arc::clone(&repo),
         policy: Arc::new(policy),
         metrics,
-        registry: Arc::new(crate::oci::Registry {
-            namespace: "charts".to_owned(),
-            uploads: crate::oci::Uploads::new(8, Duration::from_secs(60)).unwrap(),
-            artifacts: false,
-            gc: crate::oci::gc::GcSettings::default(),
-            recent: crate::oci::gc::RecentBlobs::default(),
-            tokens: None,
-            tls: false,
-        }),
+        registry: Arc::new(crate::oci::Registry::for_tests()),
     };
     Server {
         app: router(state.clone()),

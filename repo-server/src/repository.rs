@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Semaphore;
 
 use crate::index_body::{BlockCache, IndexBody, Part};
+use crate::index_json::JsonIndex;
 use crate::metrics::Metrics;
 use crate::names::{FileKind, classify};
 use crate::storage::{ObjectInfo, Storage, StorageError};
@@ -162,6 +163,8 @@ pub struct Repository {
     rendered: Mutex<Option<Arc<IndexBody>>>,
     /// The last render's blocks, for the next render to reuse.
     blocks: Mutex<BlockCache>,
+    /// `--json-index`'s index, made when first asked for after a change.
+    json: Mutex<Option<Arc<JsonIndex>>>,
     metrics: Arc<Metrics>,
     /// The repository's path on a multi-tenant server (`ORG/REPO`); `None` for the
     /// server's one repository.
@@ -205,6 +208,7 @@ impl Repository {
             }),
             rendered: Mutex::new(None),
             blocks: Mutex::new(BlockCache::default()),
+            json: Mutex::new(None),
             metrics,
             name: None,
             sync_reads: SYNC_READS,
@@ -232,6 +236,7 @@ impl Repository {
             }),
             rendered: Mutex::new(None),
             blocks: Mutex::new(BlockCache::default()),
+            json: Mutex::new(None),
             metrics: Arc::clone(&self.metrics),
             name: Some(name.to_owned()),
             sync_reads: self.sync_reads,
@@ -269,6 +274,7 @@ impl Repository {
 
     fn invalidate(&self) {
         *self.rendered.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.json.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.changed();
     }
 
@@ -337,6 +343,29 @@ impl Repository {
         let fresh = Arc::new(IndexBody::new(head, blocks, tail));
         self.metrics.index_rendered(started.elapsed());
         *rendered = Some(Arc::clone(&fresh));
+        fresh
+    }
+
+    /// The JSON index if nothing changed since it was made.
+    pub fn made_json_index(&self, context_path: &str) -> Option<Arc<JsonIndex>> {
+        self.json
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .filter(|index| index.context_path == context_path)
+    }
+
+    /// The current JSON index, made now if anything changed since it was last made (call
+    /// it off the async threads). The lock is held while making it, as [`Self::index`]
+    /// holds its own, so a change that lands meanwhile waits and then discards it.
+    pub fn json_index(&self, context_path: &str) -> Arc<JsonIndex> {
+        let mut made = self.json.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(current) = made.as_ref().filter(|i| i.context_path == context_path) {
+            return Arc::clone(current);
+        }
+        let generated = crate::index_json::generated_now();
+        let fresh = Arc::new(JsonIndex::new(&self.charts(), &generated, context_path));
+        *made = Some(Arc::clone(&fresh));
         fresh
     }
 

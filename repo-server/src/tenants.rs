@@ -199,6 +199,27 @@ impl Tenants {
         })
     }
 
+    /// `/metrics` alone, for the root of a server whose other routes are under a context
+    /// path (where ChartMuseum keeps it): answered by the dispatch, as `/metrics` under
+    /// the path is, so both count the repositories when scraped.
+    pub fn metrics_router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .route("/metrics", axum::routing::any(dispatch))
+            .with_state(Arc::clone(self))
+    }
+
+    /// Sets each kept repository's gauges from what it holds now: counted when scraped,
+    /// as the root repository is, so an upload shows at once rather than at the next sync.
+    fn count_repositories(&self) {
+        let metrics = &self.root.state.metrics;
+        for tenant in self.all_held() {
+            let repo = &tenant.state.repo;
+            let name = repo.name().unwrap_or_default();
+            metrics.set_repository_charts(name, repo.chart_count());
+            metrics.set_repository_chart_names(name, repo.chart_name_count());
+        }
+    }
+
     /// Collects the registry's garbage in every kept repository, as the server does in
     /// the root one.
     pub fn spawn_collect(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
@@ -276,17 +297,7 @@ async fn dispatch(State(tenants): State<Arc<Tenants>>, mut request: Request) -> 
         }
         Route::Server => {
             if request.uri().path() == "/metrics" {
-                // Counted when scraped, as the root repository is.
-                for tenant in tenants.all_held() {
-                    let repo = &tenant.state.repo;
-                    let metrics = &tenants.root.state.metrics;
-                    metrics
-                        .set_repository_charts(repo.name().unwrap_or_default(), repo.chart_count());
-                    metrics.set_repository_chart_names(
-                        repo.name().unwrap_or_default(),
-                        repo.chart_name_count(),
-                    );
-                }
+                tenants.count_repositories();
             }
             call(&tenants.root.router, request).await
         }
@@ -372,15 +383,7 @@ mod tests {
                 repo,
                 policy: Arc::new(policy),
                 metrics,
-                registry: Arc::new(crate::oci::Registry {
-                    namespace: "charts".to_owned(),
-                    uploads: crate::oci::Uploads::new(8, Duration::from_secs(60)).unwrap(),
-                    artifacts: false,
-                    gc: crate::oci::gc::GcSettings::default(),
-                    recent: crate::oci::gc::RecentBlobs::default(),
-                    tokens: None,
-                    tls: false,
-                }),
+                registry: Arc::new(crate::oci::Registry::for_tests()),
             },
         )
     }
@@ -556,5 +559,46 @@ mod tests {
         )
         .await;
         assert_eq!(body, r#"{"repositories":["org3/repo3/api"]}"#);
+    }
+
+    #[tokio::test]
+    async fn an_upload_is_counted_at_once_by_metrics_at_the_root_and_under_a_context_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let tenants = tenants(dir.path(), Depth::Fixed(1));
+        let app = crate::app(&tenants.root.state, Some(&tenants), Some("/cp"));
+        let send = |method: &str, uri: &str, body: Vec<u8>| {
+            let request = Request::builder()
+                .method(method)
+                .uri(uri)
+                .body(Body::from(body))
+                .unwrap();
+            let app = app.clone();
+            async move {
+                let response = app.oneshot(request).await.unwrap();
+                let status = response.status();
+                let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap();
+                (status, String::from_utf8_lossy(&body).into_owned())
+            }
+        };
+        for (n, version) in ["1.0.0", "1.1.0"].into_iter().enumerate() {
+            let (status, _) = send("POST", "/cp/api/a/charts", package("web", version)).await;
+            assert_eq!(status, StatusCode::CREATED);
+            // No sync in between: the scrape itself counts.
+            for scraped in ["/metrics", "/cp/metrics"] {
+                let (status, text) = send("GET", scraped, Vec::new()).await;
+                assert_eq!(status, StatusCode::OK, "{scraped}");
+                let versions = format!(
+                    "chartmuseum_chart_versions_served_total{{repo=\"a\"}} {}\n",
+                    n + 1
+                );
+                assert!(text.contains(&versions), "{scraped}:\n{text}");
+                assert!(
+                    text.contains("chartmuseum_charts_served_total{repo=\"a\"} 1\n"),
+                    "{scraped}:\n{text}"
+                );
+            }
+        }
     }
 }

@@ -1,66 +1,14 @@
-//! Uploads: reading a request body within the size limit, ChartMuseum's two request shapes
-//! (a raw package, or multipart with `chart` and `prov` parts), and checking that what
-//! arrived is a chart worth storing before anything is written.
+//! Uploads: ChartMuseum's two request shapes (a raw package, or multipart with `chart` and
+//! `prov` parts), and checking that what arrived is a chart worth storing before anything
+//! is written. The body itself is read by `upload_body`.
 
-use axum::body::Body;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use bytes::Bytes;
 use chartkit_index::ChartVersion;
 use chartkit_signing::{Keyring, Provenance, Sha256Digest};
 
 use crate::error::ApiError;
 use crate::names;
-
-/// Reads a whole body, refusing more than `limit` bytes with 413, and answering 408 when it
-/// stops arriving (the connection gives each body a deadline, `--read-timeout`).
-pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "request body is larger than the server's limit of {limit} bytes (--max-upload-size)"
-            ),
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return Err(too_large());
-    }
-    match axum::body::to_bytes(body, limit).await {
-        Ok(bytes) => Ok(bytes),
-        Err(error) => {
-            let is_limit = std::error::Error::source(&error)
-                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-            if is_limit {
-                Err(too_large())
-            } else if let Some(timed_out) = timed_out(&error) {
-                Err(ApiError::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    timed_out.to_string(),
-                ))
-            } else {
-                Err(ApiError::bad_request(format!(
-                    "cannot read the request body: {error}"
-                )))
-            }
-        }
-    }
-}
-
-/// The body's deadline, if that is why reading it failed.
-fn timed_out(error: &axum::Error) -> Option<&crate::connections::BodyTimedOut> {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(error) = cause {
-        if let Some(timed_out) = error.downcast_ref() {
-            return Some(timed_out);
-        }
-        cause = error.source();
-    }
-    None
-}
 
 /// What an upload request carried.
 #[derive(Debug, Default)]

@@ -27,7 +27,7 @@ use crate::web_cache::Bounded;
 /// How the web view is set up (`--disable-web` leaves it out of the policy).
 #[derive(Debug, Default)]
 pub struct WebOptions {
-    /// Keys versions are verified against (`--web-keyring`, else `--require-signature`'s).
+    /// Keys versions are verified against (`--keyring`).
     pub keyring: Option<Keyring>,
     /// The name in `helm repo add NAME …` (`--web-repo-name`).
     pub repo_name: Option<String>,
@@ -284,41 +284,7 @@ fn list_query(query: &str) -> (ListQuery, bool) {
 
 /// `application/x-www-form-urlencoded` pairs, as a browser sends a GET form.
 fn form_pairs(query: &str) -> Vec<(String, String)> {
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            (form_decode(key), form_decode(value))
-        })
-        .collect()
-}
-
-fn form_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                match text
-                    .get(i + 1..i + 3)
-                    .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-                {
-                    Some(byte) => {
-                        out.push(byte);
-                        i += 3;
-                        continue;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            other => out.push(other),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::oci::query_pairs(query)
 }
 
 /// The chart list, made again when the repository has changed since it was made.
@@ -799,8 +765,10 @@ mod tests {
         assert_eq!(query.deprecated, DeprecatedFilter::Only);
         assert!(query.signed_only && fragment);
         assert_eq!(query.page, 2);
-        assert_eq!(form_decode("100%"), "100%");
-        assert_eq!(form_decode("%zz%4"), "%zz%4");
+        assert_eq!(
+            form_pairs("q=100%&x=%zz%4"),
+            [("q".into(), "100%".into()), ("x".into(), "%zz%4".into())]
+        );
     }
 
     #[test]

@@ -61,6 +61,21 @@ pub fn configmap_chart(ctx: &TestContext, name: &str, version: &str) -> std::pat
     dir
 }
 
+/// [`configmap_chart`] packaged by `command` (helm or chartkit) into the context's `out/`;
+/// the package's path.
+pub fn configmap_package(
+    ctx: &TestContext,
+    command: &mut std::process::Command,
+    name: &str,
+    version: &str,
+) -> std::path::PathBuf {
+    package_into(
+        command,
+        &configmap_chart(ctx, name, version),
+        &ctx.path("out"),
+    )
+}
+
 /// `package` of `chart` into `out` by `command` (helm or chartkit, which print the same
 /// line); the package's path.
 pub fn package_into(

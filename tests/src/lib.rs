@@ -2,14 +2,17 @@
 //! reference `helm` when installed, the shared corpus, and archive builders for fixtures.
 
 pub mod archive;
+pub mod browser;
 pub mod chartmuseum;
 pub mod charts;
 pub mod cluster_state;
 pub mod corpus;
 pub mod counting_server;
 pub mod emulators;
+pub mod gpg;
 pub mod memory;
 pub mod peers;
+pub mod raw_http;
 pub mod records;
 pub mod registry;
 pub mod sandbox;
@@ -152,6 +155,18 @@ impl TestContext {
     /// A `helm` command in this context, if helm is installed.
     pub fn helm(&self) -> Option<Command> {
         peers::helm().map(|helm| self.hermetic(&helm))
+    }
+
+    /// [`TestContext::helm`], with a skip message for `test` when helm is not installed.
+    pub fn helm_or_skip(&self, test: &str) -> Option<Command> {
+        let command = self.helm();
+        if command.is_none() {
+            skip(
+                test,
+                "helm is not installed (run ../shared/tools/get-peers)",
+            );
+        }
+        command
     }
 
     /// Writes a chart named `demo` (apiVersion v2, version 0.1.0) with the given files

@@ -45,6 +45,26 @@ pub fn registry_binary() -> Option<PathBuf> {
         .find(|candidate| candidate.is_file())
 }
 
+/// `registry login HOST --username USER --password PASSWORD --plain-http` by `command`
+/// (helm or chartkit, which take the same flags), which must succeed; its output.
+pub fn login(
+    command: &mut Command,
+    host: &str,
+    user: &str,
+    password: &str,
+) -> std::process::Output {
+    crate::sandbox::run_ok(command.args([
+        "registry",
+        "login",
+        host,
+        "--username",
+        user,
+        "--password",
+        password,
+        "--plain-http",
+    ]))
+}
+
 impl RegistryProcess {
     /// Starts a registry under `dir`, or skips (`None`) when `docker-registry` is missing
     /// outside CI.
@@ -74,14 +94,12 @@ impl RegistryProcess {
             token_service = Some(service);
         } else if !options.users.is_empty() {
             let htpasswd = dir.join("htpasswd");
-            let lines: String = options
+            let users: Vec<(&str, &str)> = options
                 .users
                 .iter()
-                .map(|(user, password)| {
-                    format!("{user}:{}\n", bcrypt::hash(password, 4).expect("bcrypt"))
-                })
+                .map(|(user, password)| (user.as_str(), password.as_str()))
                 .collect();
-            std::fs::write(&htpasswd, lines).expect("write htpasswd");
+            crate::server::write_htpasswd(&htpasswd, &users);
             auth = format!(
                 "auth:\n  htpasswd:\n    realm: chartkit-test\n    path: {}\n",
                 htpasswd.display()

@@ -22,6 +22,15 @@ impl ServeProcess {
         ServeProcess::start_at(command, args, "127.0.0.1:0", log_dir)
     }
 
+    /// Starts `chartkit serve STORAGE EXTRA...` over a directory (made if missing) from
+    /// `ctx`'s hermetic chartkit, logging into `ctx`'s directory.
+    pub fn start_on(ctx: &crate::TestContext, storage: &Path, extra: &[&str]) -> ServeProcess {
+        std::fs::create_dir_all(storage).expect("storage directory");
+        let mut args = vec![storage.to_str().expect("a UTF-8 path")];
+        args.extend_from_slice(extra);
+        ServeProcess::start(ctx.chartkit(), &args, ctx.dir())
+    }
+
     /// Starts `chartkit serve ARGS --addr ADDR` and waits for its "Listening on" line.
     pub fn start_at(
         mut command: Command,
@@ -77,6 +86,12 @@ impl ServeProcess {
             stderr_log,
             startup,
         })
+    }
+
+    /// `127.0.0.1:PORT`: the server as an OCI registry host.
+    pub fn host(&self) -> String {
+        let host = self.url.trim_start_matches("http://");
+        host.trim_start_matches("https://").to_owned()
     }
 
     /// The server's log so far.
@@ -153,6 +168,14 @@ impl S3Server {
         );
     }
 
+    /// `chartkit serve ARGS` with this server's endpoint and credentials, from `ctx`'s
+    /// hermetic chartkit.
+    pub fn serve(&self, ctx: &crate::TestContext, args: &[&str]) -> ServeProcess {
+        let mut command = ctx.chartkit();
+        self.configure(&mut command);
+        ServeProcess::start(command, args, ctx.dir())
+    }
+
     /// Points a chartkit command at this server.
     pub fn configure(&self, command: &mut Command) {
         command
@@ -208,4 +231,35 @@ pub fn chart_package(name: &str, version: &str) -> Vec<u8> {
             template.as_bytes(),
         ),
     ])
+}
+
+/// Writes an htpasswd file at `path` with each user's bcrypt hash (cost 4, fast for tests),
+/// as `--basic-auth-file` and the registry read it.
+pub fn write_htpasswd(path: &Path, users: &[(&str, &str)]) {
+    let lines: String = users
+        .iter()
+        .map(|(user, password)| format!("{user}:{}\n", bcrypt::hash(password, 4).expect("bcrypt")))
+        .collect();
+    std::fs::write(path, lines).expect("write htpasswd");
+}
+
+/// `POST URL/api/charts` with a package as the body (ChartMuseum's upload).
+pub fn upload(url: &str, package: Vec<u8>) -> reqwest::blocking::Response {
+    client()
+        .post(format!("{url}/api/charts"))
+        .body(package)
+        .send()
+        .expect("upload")
+}
+
+/// The text of `URL/index.yaml`, which must be served (200).
+pub fn index_yaml(url: &str) -> String {
+    let response = client()
+        .get(format!("{url}/index.yaml"))
+        .send()
+        .expect("index.yaml");
+    let status = response.status();
+    let text = response.text().expect("index.yaml's body");
+    assert_eq!(status, 200, "GET {url}/index.yaml: {text}");
+    text
 }

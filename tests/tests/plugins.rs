@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use chartkit_tests::gpg::keyrings_or_skip;
 use chartkit_tests::sandbox::{run_ok, write_file};
 use chartkit_tests::{TestContext, stderr, stdout};
 
@@ -93,14 +94,6 @@ fn executable(path: &Path, text: &str) {
     }
 }
 
-fn helm(ctx: &TestContext) -> Option<Command> {
-    let command = ctx.helm();
-    if command.is_none() {
-        chartkit_tests::skip(NAME, "helm is not installed");
-    }
-    command
-}
-
 /// What both tools print, with the line that differs by design (which binary ran)
 /// checked to be there.
 fn both(output: &Output) -> (String, String, Option<i32>) {
@@ -110,7 +103,7 @@ fn both(output: &Output) -> (String, String, Option<i32>) {
 #[test]
 fn plugins_installed_by_either_tool_are_listed_run_and_removed_by_both() {
     let ctx = TestContext::new();
-    let Some(mut helm_install) = helm(&ctx) else {
+    let Some(mut helm_install) = ctx.helm_or_skip(NAME) else {
         return;
     };
     let legacy = legacy_plugin(&ctx);
@@ -134,7 +127,9 @@ fn plugins_installed_by_either_tool_are_listed_run_and_removed_by_both() {
 
     // The same table from both.
     let list = stdout(&run_ok(ctx.chartkit().args(["plugin", "list"])));
-    let helm_list = stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"])));
+    let helm_list = stdout(&run_ok(
+        ctx.helm_or_skip(NAME).unwrap().args(["plugin", "list"]),
+    ));
     assert_eq!(list, helm_list);
     assert!(
         list.contains("greet-legacy\t0.1.0  \tcli/v1\tlegacy    \tlocal dev "),
@@ -149,7 +144,7 @@ fn plugins_installed_by_either_tool_are_listed_run_and_removed_by_both() {
     ])));
     assert_eq!(
         only_post,
-        stdout(&run_ok(helm(&ctx).unwrap().args([
+        stdout(&run_ok(ctx.helm_or_skip(NAME).unwrap().args([
             "plugin",
             "list",
             "--type",
@@ -176,7 +171,7 @@ fn plugins_installed_by_either_tool_are_listed_run_and_removed_by_both() {
                     .expect("run the plugin")
             };
             let ours = run(ctx.chartkit());
-            let theirs = run(helm(&ctx).unwrap());
+            let theirs = run(ctx.helm_or_skip(NAME).unwrap());
             assert_eq!(both(&ours), both(&theirs), "{plugin} exiting {exit}");
             assert!(stdout(&ours).contains("HELM_BIN is set"));
             assert_eq!(ours.status.code(), Some(exit.parse().unwrap()));
@@ -210,7 +205,7 @@ fn plugins_installed_by_either_tool_are_listed_run_and_removed_by_both() {
         "removing greet-legacy\nUninstalled plugin: greet-legacy\n"
     );
     run_ok(
-        helm(&ctx)
+        ctx.helm_or_skip(NAME)
             .unwrap()
             .args(["plugin", "uninstall", "greet-v1"]),
     );
@@ -437,7 +432,7 @@ stringData:
 #[test]
 fn post_rendered_templates_are_helms_byte_for_byte() {
     let ctx = TestContext::new();
-    let Some(mut helm_install) = helm(&ctx) else {
+    let Some(mut helm_install) = ctx.helm_or_skip(NAME) else {
         return;
     };
     let plugin = post_renderer_plugin(&ctx);
@@ -458,7 +453,7 @@ fn post_rendered_templates_are_helms_byte_for_byte() {
             ]
             .concat();
             let ours = run_ok(ctx.chartkit().args(&args));
-            let theirs = run_ok(helm(&ctx).unwrap().args(&args));
+            let theirs = run_ok(ctx.helm_or_skip(NAME).unwrap().args(&args));
             assert_eq!(stdout(&ours), stdout(&theirs), "{chart} {extra:?}");
             assert!(stdout(&ours).contains("team: blue"));
             assert_eq!(
@@ -492,7 +487,8 @@ fn post_rendered_templates_are_helms_byte_for_byte() {
             .env(variable, "1")
             .output()
             .unwrap();
-        let theirs = helm(&ctx)
+        let theirs = ctx
+            .helm_or_skip(NAME)
             .unwrap()
             .args(args)
             .env(variable, "1")
@@ -525,7 +521,8 @@ fn post_rendered_templates_are_helms_byte_for_byte() {
                 .args(["template", "rel", &styled, "--post-renderer", "add-label"]),
         );
     assert_eq!(stdout(&by_path), stdout(&by_name));
-    let helm_path = helm(&ctx)
+    let helm_path = ctx
+        .helm_or_skip(NAME)
         .unwrap()
         .args(["template", "rel", &styled, "--post-renderer"])
         .arg(&script)
@@ -574,7 +571,7 @@ fn record_differences(
 fn install_and_upgrade_record_the_post_rendered_manifest_as_helm_does() {
     use chartkit_tests::sandbox::SandboxProcess;
     let ctx = TestContext::new();
-    if helm(&ctx).is_none() || chartkit_tests::peers::kubectl_or_skip(NAME).is_none() {
+    if ctx.helm_or_skip(NAME).is_none() || chartkit_tests::peers::kubectl_or_skip(NAME).is_none() {
         return;
     }
     let plugin = post_renderer_plugin(&ctx);
@@ -739,7 +736,7 @@ fn completion_scripts_offer_the_clusters_release_names_in_real_shells() {
 #[test]
 fn env_and_version_print_what_helm_prints() {
     let ctx = TestContext::new();
-    let Some(_) = helm(&ctx) else {
+    let Some(_) = ctx.helm_or_skip(NAME) else {
         return;
     };
     let setups: [&[(&str, &str)]; 3] = [
@@ -760,7 +757,7 @@ fn env_and_version_print_what_helm_prints() {
             stdout(&run_ok(command.args(args).envs(variables.iter().copied())))
         };
         let ours = run(ctx.chartkit(), &["env"]);
-        let theirs = run(helm(&ctx).unwrap(), &["env"]);
+        let theirs = run(ctx.helm_or_skip(NAME).unwrap(), &["env"]);
         // HELM_BIN names the program that runs; everything else is the same.
         let without_bin = |text: &str| -> String {
             text.lines()
@@ -777,7 +774,7 @@ fn env_and_version_print_what_helm_prints() {
         assert_eq!(
             flagged,
             run(
-                helm(&ctx).unwrap(),
+                ctx.helm_or_skip(NAME).unwrap(),
                 &["--kubeconfig", "/flag/config", "env", "KUBECONFIG"]
             )
         );
@@ -790,7 +787,7 @@ fn env_and_version_print_what_helm_prints() {
         ] {
             assert_eq!(
                 run(ctx.chartkit(), &["env", name]),
-                run(helm(&ctx).unwrap(), &["env", name]),
+                run(ctx.helm_or_skip(NAME).unwrap(), &["env", name]),
                 "{name} {variables:?}"
             );
         }
@@ -809,7 +806,7 @@ fn env_and_version_print_what_helm_prints() {
         )),
         "{full}"
     );
-    let helm_full = stdout(&run_ok(helm(&ctx).unwrap().arg("version")));
+    let helm_full = stdout(&run_ok(ctx.helm_or_skip(NAME).unwrap().arg("version")));
     let shape = |text: &str| -> Vec<String> {
         text.split(", ")
             .map(|field| field.split(':').next().unwrap_or("").to_owned())
@@ -837,36 +834,15 @@ fn env_and_version_print_what_helm_prints() {
 fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
     use chartkit_tests::archive::{Entry, build};
     let ctx = TestContext::new();
-    let Some(_) = helm(&ctx) else {
+    let Some(_) = ctx.helm_or_skip(NAME) else {
         return;
     };
-    let Some(gpg) = chartkit_tests::on_path("gpg") else {
-        chartkit_tests::skip(NAME, "gpg is not installed");
+    if keyrings_or_skip(&ctx, NAME, "Plug <plug@example.com>").is_none() {
         return;
-    };
-    let gnupg = ctx.path("gnupg");
-    std::fs::create_dir_all(&gnupg).unwrap();
-    let gpg = |args: &[&str]| {
-        run_ok(
-            Command::new(&gpg)
-                .env("GNUPGHOME", &gnupg)
-                .args(["--batch", "--pinentry-mode", "loopback", "--passphrase", ""])
-                .args(args),
-        )
-        .stdout
-    };
-    gpg(&[
-        "--quick-gen-key",
-        "Plug <plug@example.com>",
-        "ed25519",
-        "sign",
-        "never",
-    ]);
-    std::fs::write(ctx.path("secring.gpg"), gpg(&["--export-secret-keys"])).unwrap();
-    std::fs::write(ctx.path("pubring.gpg"), gpg(&["--export"])).unwrap();
+    }
     let plugin = legacy_plugin(&ctx);
     run_ok(
-        helm(&ctx)
+        ctx.helm_or_skip(NAME)
             .unwrap()
             .args(["plugin", "package"])
             .arg(&plugin)
@@ -881,7 +857,7 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
             ]),
     );
     run_ok(
-        helm(&ctx)
+        ctx.helm_or_skip(NAME)
             .unwrap()
             .args(["plugin", "package"])
             .arg(&plugin)
@@ -894,11 +870,13 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
     assert!(list.contains("\tsigned    \t"), "{list}");
     assert_eq!(
         list,
-        stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"])))
+        stdout(&run_ok(
+            ctx.helm_or_skip(NAME).unwrap().args(["plugin", "list"])
+        ))
     );
     run_ok(ctx.chartkit().args(["greet-legacy", "x"]));
     run_ok(ctx.chartkit().args(["plugin", "uninstall", "greet-legacy"]));
-    let theirs = stdout(&run_ok(helm(&ctx).unwrap().args(install)));
+    let theirs = stdout(&run_ok(ctx.helm_or_skip(NAME).unwrap().args(install)));
     assert_eq!(ours, theirs);
     assert!(ours.starts_with("Verifying plugin signature...\nSigned by: Plug <plug@example.com>\nUsing Key With Fingerprint: "), "{ours}");
     assert!(
@@ -944,15 +922,15 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
         "pubring.gpg",
     ];
     assert_eq!(
-        stdout(&run_ok(helm(&ctx).unwrap().args(verify))),
+        stdout(&run_ok(ctx.helm_or_skip(NAME).unwrap().args(verify))),
         stdout(&run_ok(ctx.chartkit().args(verify)))
     );
     let verify = ["plugin", "verify", signed, "--keyring", "pubring.gpg"];
     assert_eq!(
-        stdout(&run_ok(helm(&ctx).unwrap().args(verify))),
+        stdout(&run_ok(ctx.helm_or_skip(NAME).unwrap().args(verify))),
         stdout(&run_ok(ctx.chartkit().args(verify)))
     );
-    run_ok(helm(&ctx).unwrap().args([
+    run_ok(ctx.helm_or_skip(NAME).unwrap().args([
         "plugin",
         "install",
         "ours/greet-legacy-0.1.0.tgz",
@@ -981,13 +959,16 @@ fn plugin_tarballs_are_verified_installed_and_refused_as_helm_does() {
         "{ok}"
     );
     assert!(
-        stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"]))).contains("\tunsigned  \t")
+        stdout(&run_ok(
+            ctx.helm_or_skip(NAME).unwrap().args(["plugin", "list"])
+        ))
+        .contains("\tunsigned  \t")
     );
     let update = ctx.run(&["plugin", "update", "greet-legacy"]);
     assert_eq!(update.status.code(), Some(1));
     assert!(stderr(&update).contains("only plugins linked from a local directory or installed from a VCS repository can be updated"));
     run_ok(
-        helm(&ctx)
+        ctx.helm_or_skip(NAME)
             .unwrap()
             .args(["plugin", "uninstall", "greet-legacy"]),
     );
@@ -1050,7 +1031,7 @@ const HUB_ANSWER: &str = r#"{"data":[
 fn search_hub_prints_what_helm_prints_from_a_hub() {
     use chartkit_tests::counting_server::CountingServer;
     let ctx = TestContext::new();
-    let Some(_) = helm(&ctx) else {
+    let Some(_) = ctx.helm_or_skip(NAME) else {
         return;
     };
     write_file(
@@ -1085,7 +1066,7 @@ fn search_hub_prints_what_helm_prints_from_a_hub() {
         ]
         .concat();
         let ours = stdout(&run_ok(ctx.chartkit().args(&args)));
-        let theirs = stdout(&run_ok(helm(&ctx).unwrap().args(&args)));
+        let theirs = stdout(&run_ok(ctx.helm_or_skip(NAME).unwrap().args(&args)));
         assert_eq!(ours, theirs, "{extra:?}");
     }
     let asked: Vec<String> = hub.requests().into_iter().collect();
@@ -1102,7 +1083,12 @@ fn search_hub_prints_what_helm_prints_from_a_hub() {
         ]
         .concat();
         let ours = ctx.chartkit().args(&args).output().unwrap();
-        let theirs = helm(&ctx).unwrap().args(&args).output().unwrap();
+        let theirs = ctx
+            .helm_or_skip(NAME)
+            .unwrap()
+            .args(&args)
+            .output()
+            .unwrap();
         assert_eq!(stdout(&ours), stdout(&theirs), "{extra:?}");
         assert_eq!(ours.status.code(), theirs.status.code(), "{extra:?}");
         assert_eq!(stderr(&ours), stderr(&theirs), "{extra:?}");

@@ -11,7 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use chartkit_tests::registry::{RegistryOptions, RegistryProcess};
+use chartkit_tests::gpg::keyrings_or_skip;
+use chartkit_tests::registry::{RegistryOptions, RegistryProcess, login};
 use chartkit_tests::sandbox::{run_ok, write_file};
 use chartkit_tests::{TestContext, stderr, stdout};
 
@@ -22,14 +23,6 @@ const PASSWORD: &str = "wonderland";
 
 fn plugins_dir(ctx: &TestContext) -> PathBuf {
     ctx.path(".home/data/helm/plugins")
-}
-
-fn helm(ctx: &TestContext) -> Option<Command> {
-    let command = ctx.helm();
-    if command.is_none() {
-        chartkit_tests::skip(NAME, "helm is not installed");
-    }
-    command
 }
 
 fn failed(output: &Output) -> String {
@@ -93,40 +86,12 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// A GnuPG keyring pair for signing plugins (`secring.gpg`, `pubring.gpg` in the
-/// context), or None without gpg.
-fn keyrings(ctx: &TestContext) -> Option<()> {
-    let Some(gpg) = chartkit_tests::on_path("gpg") else {
-        chartkit_tests::skip(NAME, "gpg is not installed");
-        return None;
-    };
-    let gnupg = ctx.path("gnupg");
-    std::fs::create_dir_all(&gnupg).unwrap();
-    let gpg = |args: &[&str]| {
-        run_ok(
-            Command::new(&gpg)
-                .env("GNUPGHOME", &gnupg)
-                .args(["--batch", "--pinentry-mode", "loopback", "--passphrase", ""])
-                .args(args),
-        )
-        .stdout
-    };
-    gpg(&[
-        "--quick-gen-key",
-        "Plug <plug@example.com>",
-        "ed25519",
-        "sign",
-        "never",
-    ]);
-    std::fs::write(ctx.path("secring.gpg"), gpg(&["--export-secret-keys"])).unwrap();
-    std::fs::write(ctx.path("pubring.gpg"), gpg(&["--export"])).unwrap();
-    Some(())
-}
-
 #[test]
 fn plugins_from_a_registry_install_with_both_tools() {
     let ctx = TestContext::new();
-    if helm(&ctx).is_none() || keyrings(&ctx).is_none() {
+    if ctx.helm_or_skip(NAME).is_none()
+        || keyrings_or_skip(&ctx, NAME, "Plug <plug@example.com>").is_none()
+    {
         return;
     }
     let options = RegistryOptions {
@@ -138,7 +103,7 @@ fn plugins_from_a_registry_install_with_both_tools() {
     };
     // A signed plugin, packaged by helm, pushed as a plugin artifact.
     plugin_source(&ctx.path("src/greet"), "greet", "0.3.0");
-    run_ok(helm(&ctx).unwrap().args([
+    run_ok(ctx.helm_or_skip(NAME).unwrap().args([
         "plugin",
         "package",
         "src/greet",
@@ -192,23 +157,25 @@ fn plugins_from_a_registry_install_with_both_tools() {
     let our_files = tree(&plugins_dir(&ctx));
     let our_list = stdout(&run_ok(ctx.chartkit().args(["plugin", "list"])));
     assert_eq!(
-        stdout(&run_ok(helm(&ctx).unwrap().args(["greet", "hi"]))),
+        stdout(&run_ok(
+            ctx.helm_or_skip(NAME).unwrap().args(["greet", "hi"])
+        )),
         "greet 0.3.0: hi\n"
     );
-    run_ok(helm(&ctx).unwrap().args(["plugin", "uninstall", "greet"]));
+    run_ok(
+        ctx.helm_or_skip(NAME)
+            .unwrap()
+            .args(["plugin", "uninstall", "greet"]),
+    );
     assert!(tree(&plugins_dir(&ctx)).is_empty());
 
-    run_ok(helm(&ctx).unwrap().args([
-        "registry",
-        "login",
+    login(
+        &mut ctx.helm_or_skip(NAME).unwrap(),
         &registry.host,
-        "--plain-http",
-        "--username",
         USER,
-        "--password",
         PASSWORD,
-    ]));
-    let theirs = install(&mut helm(&ctx).unwrap(), &[]);
+    );
+    let theirs = install(&mut ctx.helm_or_skip(NAME).unwrap(), &[]);
     assert_eq!(stdout(&ours), stdout(&theirs));
     assert!(
         stdout(&ours).starts_with(
@@ -237,7 +204,9 @@ fn plugins_from_a_registry_install_with_both_tools() {
     );
     assert_eq!(
         our_list,
-        stdout(&run_ok(helm(&ctx).unwrap().args(["plugin", "list"])))
+        stdout(&run_ok(
+            ctx.helm_or_skip(NAME).unwrap().args(["plugin", "list"])
+        ))
     );
     assert_eq!(
         stdout(&run_ok(ctx.chartkit().args(["greet", "there"]))),
@@ -253,7 +222,7 @@ fn plugins_from_a_registry_install_with_both_tools() {
     // Without a provenance layer, both refuse to install unverified, and both install
     // with --verify=false.
     plugin_source(&ctx.path("src/bare"), "bare", "1.0.0");
-    run_ok(helm(&ctx).unwrap().args([
+    run_ok(ctx.helm_or_skip(NAME).unwrap().args([
         "plugin",
         "package",
         "src/bare",
@@ -270,7 +239,7 @@ fn plugins_from_a_registry_install_with_both_tools() {
         Some((USER, PASSWORD)),
     );
     let bare_ref = registry.oci("plugins/bare:1.0.0");
-    for tool in [ctx.chartkit(), helm(&ctx).unwrap()] {
+    for tool in [ctx.chartkit(), ctx.helm_or_skip(NAME).unwrap()] {
         let mut tool = tool;
         let error = failed(
             &tool
@@ -296,21 +265,25 @@ fn plugins_from_a_registry_install_with_both_tools() {
     let ours = unverified(ctx.chartkit());
     let files = tree(&plugins_dir(&ctx));
     run_ok(ctx.chartkit().args(["plugin", "uninstall", "bare"]));
-    assert_eq!(ours, unverified(helm(&ctx).unwrap()));
+    assert_eq!(ours, unverified(ctx.helm_or_skip(NAME).unwrap()));
     assert_eq!(files, tree(&plugins_dir(&ctx)));
     run_ok(ctx.chartkit().args(["plugin", "uninstall", "bare"]));
 
     // A chart is not a plugin: both say which media type they expected.
-    run_ok(helm(&ctx).unwrap().args(["create", "web"]));
-    run_ok(helm(&ctx).unwrap().args(["package", "web", "-d", "pkg"]));
-    run_ok(helm(&ctx).unwrap().args([
+    run_ok(ctx.helm_or_skip(NAME).unwrap().args(["create", "web"]));
+    run_ok(
+        ctx.helm_or_skip(NAME)
+            .unwrap()
+            .args(["package", "web", "-d", "pkg"]),
+    );
+    run_ok(ctx.helm_or_skip(NAME).unwrap().args([
         "push",
         "pkg/web-0.1.0.tgz",
         &registry.oci("plugins"),
         "--plain-http",
     ]));
     let chart_ref = registry.oci("plugins/web:0.1.0");
-    for tool in [ctx.chartkit(), helm(&ctx).unwrap()] {
+    for tool in [ctx.chartkit(), ctx.helm_or_skip(NAME).unwrap()] {
         let mut tool = tool;
         let error = failed(
             &tool
@@ -369,7 +342,7 @@ fn git_repository(ctx: &TestContext) -> Option<PathBuf> {
 #[test]
 fn plugins_from_a_git_repository_install_with_both_tools_at_a_tag() {
     let ctx = TestContext::new();
-    if helm(&ctx).is_none() {
+    if ctx.helm_or_skip(NAME).is_none() {
         return;
     }
     let Some(repository) = git_repository(&ctx) else {
@@ -379,7 +352,7 @@ fn plugins_from_a_git_repository_install_with_both_tools_at_a_tag() {
     let installed = plugins_dir(&ctx).join("gitplug");
 
     // Without --verify=false both refuse: a repository has no signature.
-    for tool in [ctx.chartkit(), helm(&ctx).unwrap()] {
+    for tool in [ctx.chartkit(), ctx.helm_or_skip(NAME).unwrap()] {
         let mut tool = tool;
         let error = failed(&tool.args(["plugin", "install", &url]).output().unwrap());
         assert!(
@@ -405,7 +378,7 @@ fn plugins_from_a_git_repository_install_with_both_tools_at_a_tag() {
             let run = stdout(&run_ok(ctx.chartkit().args(["gitplug", "x"])));
             (stdout(&output), files, run)
         };
-        let theirs = install(helm(&ctx).unwrap());
+        let theirs = install(ctx.helm_or_skip(NAME).unwrap());
         assert_eq!(
             theirs.2,
             format!("gitplug {expected}: x\n"),
@@ -418,7 +391,11 @@ fn plugins_from_a_git_repository_install_with_both_tools_at_a_tag() {
             installed.join(".git").is_dir(),
             "a VCS install keeps its work tree"
         );
-        run_ok(helm(&ctx).unwrap().args(["plugin", "uninstall", "gitplug"]));
+        run_ok(
+            ctx.helm_or_skip(NAME)
+                .unwrap()
+                .args(["plugin", "uninstall", "gitplug"]),
+        );
         assert!(!installed.exists());
     }
     assert_eq!(
@@ -435,7 +412,7 @@ fn plugins_from_a_git_repository_install_with_both_tools_at_a_tag() {
     run_ok(ctx.chartkit().args(["plugin", "uninstall", "gitplug"]));
 
     // A version nothing satisfies: both say so, and nothing is installed.
-    for tool in [ctx.chartkit(), helm(&ctx).unwrap()] {
+    for tool in [ctx.chartkit(), ctx.helm_or_skip(NAME).unwrap()] {
         let mut tool = tool;
         let error = failed(
             &tool

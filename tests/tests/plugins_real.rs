@@ -32,15 +32,6 @@ fn copy_fixture(ctx: &TestContext, relative: &str) -> PathBuf {
     target.join(Path::new(relative).file_name().unwrap())
 }
 
-/// helm in `ctx`, or `None` (the test skipped) when helm is not installed.
-fn helm(ctx: &TestContext) -> Option<Command> {
-    let command = ctx.helm();
-    if command.is_none() {
-        chartkit_tests::skip(NAME, "helm is not installed");
-    }
-    command
-}
-
 /// The two contexts: plugins installed by helm in the first, by chartkit in the second.
 struct Pair {
     by_helm: TestContext,
@@ -58,7 +49,8 @@ impl Pair {
     fn install_part(&self, relative: &str, part: &str) {
         let source = copy_fixture(&self.by_helm, relative).join(part);
         let theirs = run_ok(
-            helm(&self.by_helm)
+            self.by_helm
+                .helm_or_skip(NAME)
                 .unwrap()
                 .args(["plugin", "install"])
                 .arg(&source),
@@ -95,7 +87,7 @@ impl Pair {
         let mut first = None;
         for (how, ctx) in self.contexts() {
             let ours = ctx.chartkit().args(args).output().unwrap();
-            let theirs = helm(ctx).unwrap().args(args).output().unwrap();
+            let theirs = ctx.helm_or_skip(NAME).unwrap().args(args).output().unwrap();
             assert_eq!(
                 shown(&ours),
                 shown(&theirs),
@@ -119,7 +111,7 @@ fn helms_own_test_plugins_work_the_same_installed_and_run_by_either_tool() {
         by_helm: TestContext::new(),
         by_chartkit: TestContext::new(),
     };
-    if helm(&pair.by_helm).is_none() {
+    if pair.by_helm.helm_or_skip(NAME).is_none() {
         return;
     }
     for plugin in [
@@ -279,7 +271,7 @@ fn helm_git_serves_a_git_repository_to_both_tools() {
         by_helm: TestContext::new(),
         by_chartkit: TestContext::new(),
     };
-    if helm(&pair.by_helm).is_none() {
+    if pair.by_helm.helm_or_skip(NAME).is_none() {
         return;
     }
     pair.install("helm-git");
@@ -296,7 +288,11 @@ fn helm_git_serves_a_git_repository_to_both_tools() {
 
         // Each tool adds the repository under its own name; the same words.
         let ours = run_ok(ctx.chartkit().args(["repo", "add", "ck", &repo_url]));
-        let theirs = run_ok(helm(ctx).unwrap().args(["repo", "add", "hm", &repo_url]));
+        let theirs = run_ok(
+            ctx.helm_or_skip(NAME)
+                .unwrap()
+                .args(["repo", "add", "hm", &repo_url]),
+        );
         assert_eq!(
             stdout(&ours).replace("\"ck\"", "\"hm\""),
             stdout(&theirs),
@@ -322,7 +318,7 @@ fn helm_git_serves_a_git_repository_to_both_tools() {
                     .arg(&ours_dir),
             );
             let theirs = run_ok(
-                helm(ctx)
+                ctx.helm_or_skip(NAME)
                     .unwrap()
                     .args(&args)
                     .arg("--untar")
@@ -341,7 +337,7 @@ fn helm_git_serves_a_git_repository_to_both_tools() {
         // Rendering a chart given by --repo.
         let template = ["template", "rel", "web", "--repo", &repo_url];
         let ours = run_ok(ctx.chartkit().args(template));
-        let theirs = run_ok(helm(ctx).unwrap().args(template));
+        let theirs = run_ok(ctx.helm_or_skip(NAME).unwrap().args(template));
         assert_eq!(stdout(&ours), stdout(&theirs), "{how}");
         assert!(stdout(&ours).contains("kind: Deployment"));
 
@@ -357,7 +353,7 @@ fn helm_git_serves_a_git_repository_to_both_tools() {
             );
             let mut command = match tool {
                 "chartkit" => ctx.chartkit(),
-                _ => helm(ctx).unwrap(),
+                _ => ctx.helm_or_skip(NAME).unwrap(),
             };
             run_ok(command.args(["dependency", "update"]).arg(&parent));
             let unpacked = ctx.path(&format!("dep-{tool}"));
@@ -419,7 +415,7 @@ fn the_parts_of_helm_secrets_that_need_no_sops_work_the_same() {
         by_helm: TestContext::new(),
         by_chartkit: TestContext::new(),
     };
-    if helm(&pair.by_helm).is_none() {
+    if pair.by_helm.helm_or_skip(NAME).is_none() {
         return;
     }
     // The sub-plugins link to the scripts at the top of the plugin's repository.
@@ -427,7 +423,12 @@ fn the_parts_of_helm_secrets_that_need_no_sops_work_the_same() {
     for (_, ctx) in pair.contexts() {
         let getter = ctx.path("src/helm-secrets/plugins/helm-secrets-getter");
         match std::ptr::eq(ctx, &pair.by_helm) {
-            true => run_ok(helm(ctx).unwrap().args(["plugin", "install"]).arg(&getter)),
+            true => run_ok(
+                ctx.helm_or_skip(NAME)
+                    .unwrap()
+                    .args(["plugin", "install"])
+                    .arg(&getter),
+            ),
             false => run_ok(ctx.chartkit().args(["plugin", "install"]).arg(&getter)),
         };
     }
@@ -486,12 +487,19 @@ fn the_parts_of_helm_secrets_that_need_no_sops_work_the_same() {
         };
         let ours = noop(ctx.chartkit());
         assert_eq!(stdout(&ours), "password: plain\n", "{how}");
-        assert_eq!(stdout(&ours), stdout(&noop(helm(ctx).unwrap())), "{how}");
+        assert_eq!(
+            stdout(&ours),
+            stdout(&noop(ctx.helm_or_skip(NAME).unwrap())),
+            "{how}"
+        );
 
         // The getter: `secrets://PATH` pulled by both tools is the file itself.
         // With a host (`.`) and a path, as helm takes a URL for a package URL.
         let url = "secrets://./web-0.1.0.tgz";
-        for (tool, mut command) in [("chartkit", ctx.chartkit()), ("helm", helm(ctx).unwrap())] {
+        for (tool, mut command) in [
+            ("chartkit", ctx.chartkit()),
+            ("helm", ctx.helm_or_skip(NAME).unwrap()),
+        ] {
             let dest = ctx.path(&format!("got-{tool}"));
             // helm pull does not create its destination.
             std::fs::create_dir_all(&dest).unwrap();
@@ -527,7 +535,7 @@ fn bad_getter(ctx: &TestContext, script: &str) -> PathBuf {
 #[test]
 fn failing_getters_are_named_with_the_url_they_failed_on() {
     let ctx = TestContext::new();
-    let Some(mut install) = helm(&ctx) else {
+    let Some(mut install) = ctx.helm_or_skip(NAME) else {
         return;
     };
     let dir = bad_getter(
@@ -539,7 +547,12 @@ fn failing_getters_are_named_with_the_url_they_failed_on() {
     // A non-zero exit: helm's status, the plugin, the URL and what it said.
     let url = "bad://bucket/web-1.0.0.tgz";
     let ours = ctx.run(&["pull", url]);
-    let theirs = helm(&ctx).unwrap().args(["pull", url]).output().unwrap();
+    let theirs = ctx
+        .helm_or_skip(NAME)
+        .unwrap()
+        .args(["pull", url])
+        .output()
+        .unwrap();
     assert_eq!(ours.status.code(), theirs.status.code());
     assert_eq!(
         stderr(&ours),
@@ -567,7 +580,12 @@ fn failing_getters_are_named_with_the_url_they_failed_on() {
         vec!["pull", "web", "--repo", "nope://h"],
     ] {
         let ours = ctx.run(&args);
-        let theirs = helm(&ctx).unwrap().args(&args).output().unwrap();
+        let theirs = ctx
+            .helm_or_skip(NAME)
+            .unwrap()
+            .args(&args)
+            .output()
+            .unwrap();
         assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}");
         let first = stderr(&ours).lines().next().unwrap_or_default().to_owned();
         assert_eq!(first, stderr(&theirs).trim_end(), "{args:?}");

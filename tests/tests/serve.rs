@@ -8,24 +8,7 @@ use std::time::{Duration, Instant};
 
 use chartkit_tests::TestContext;
 use chartkit_tests::server::client;
-use chartkit_tests::server::{S3Server, ServeProcess, chart_package};
-
-fn upload(url: &str, body: Vec<u8>) -> reqwest::blocking::Response {
-    client()
-        .post(format!("{url}/api/charts"))
-        .body(body)
-        .send()
-        .expect("upload")
-}
-
-fn index_yaml(url: &str) -> String {
-    client()
-        .get(format!("{url}/index.yaml"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap()
-}
+use chartkit_tests::server::{S3Server, ServeProcess, chart_package, index_yaml, upload};
 
 /// (name, version) pairs listed by the server's API.
 fn listed(url: &str) -> Vec<(String, String)> {
@@ -308,15 +291,7 @@ fn two_replicas_on_one_bucket_see_every_upload() {
     };
     s3.create_bucket("charts");
     let ctx = TestContext::new();
-    let start = || {
-        let mut command = ctx.chartkit();
-        s3.configure(&mut command);
-        ServeProcess::start(
-            command,
-            &["s3://charts/team", "--refresh-interval", "0.5"],
-            ctx.dir(),
-        )
-    };
+    let start = || s3.serve(&ctx, &["s3://charts/team", "--refresh-interval", "0.5"]);
     let a = start();
     let b = start();
     let statuses = upload_200_concurrently(&[a.url.clone(), b.url.clone()], "shared", true);

@@ -8,24 +8,7 @@ use std::process::Command;
 use chartkit_tests::TestContext;
 use chartkit_tests::emulators::{Azurite, FakeGcs};
 use chartkit_tests::server::client;
-use chartkit_tests::server::{ServeProcess, chart_package};
-
-fn upload(url: &str, body: Vec<u8>) -> reqwest::blocking::Response {
-    client()
-        .post(format!("{url}/api/charts"))
-        .body(body)
-        .send()
-        .expect("upload")
-}
-
-fn index_yaml(url: &str) -> String {
-    let response = client()
-        .get(format!("{url}/index.yaml"))
-        .send()
-        .expect("index.yaml");
-    assert_eq!(response.status(), 200);
-    response.text().unwrap()
-}
+use chartkit_tests::server::{ServeProcess, chart_package, index_yaml, upload};
 
 /// helm 4 adds the repository and pulls `web` at `version`; the bytes must be the upload's.
 fn helm_pulls(ctx: &TestContext, url: &str, version: &str, expected: &[u8]) {

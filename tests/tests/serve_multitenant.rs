@@ -9,21 +9,15 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use chartkit_tests::charts::{configmap_chart, package_into};
+use chartkit_tests::charts::configmap_package;
+use chartkit_tests::registry::login;
 use chartkit_tests::sandbox::run_ok;
 use chartkit_tests::server::client;
-use chartkit_tests::server::{ServeProcess, chart_package};
+use chartkit_tests::server::{ServeProcess, chart_package, write_htpasswd};
 use chartkit_tests::{TestContext, peers, stderr};
 
 const USER: &str = "tenant";
 const PASSWORD: &str = "s3cret";
-
-fn start(ctx: &TestContext, storage: &Path, extra: &[&str]) -> ServeProcess {
-    std::fs::create_dir_all(storage).unwrap();
-    let mut args = vec![storage.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    ServeProcess::start(ctx.chartkit(), &args, ctx.dir())
-}
 
 fn upload(url: &str, package: Vec<u8>) -> (u16, String) {
     let response = client().post(url).body(package).send().unwrap();
@@ -60,7 +54,7 @@ fn helm_pull(ctx: &TestContext, helm: &Path, name: &str, url: &str, chart: &str)
 fn depth_two_keeps_each_repository_apart_for_helm() {
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &["--depth", "2"]);
+    let server = ServeProcess::start_on(&ctx, &storage, &["--depth", "2"]);
     let url = &server.url;
 
     let web = chart_package("web", "1.0.0");
@@ -193,7 +187,7 @@ fn a_restarted_server_finds_each_repository_in_its_storage_prefix() {
         chart_package("root", "1.0.0"),
     )
     .unwrap();
-    let server = start(
+    let server = ServeProcess::start_on(
         &ctx,
         &storage,
         &["--depth", "1", "--url", "https://charts.example.com/base"],
@@ -230,7 +224,7 @@ fn a_restarted_server_finds_each_repository_in_its_storage_prefix() {
 fn depth_dynamic_serves_a_repository_at_any_depth() {
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &["--depth-dynamic"]);
+    let server = ServeProcess::start_on(&ctx, &storage, &["--depth-dynamic"]);
     let url = &server.url;
     let cases = [("", "top"), ("/x", "one"), ("/x/y/z", "three")];
     for (path, chart) in cases {
@@ -274,15 +268,11 @@ fn helm_pushes_to_and_pulls_from_a_repositorys_oci_face() {
         return;
     };
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &["--depth", "2"]);
-    let host = server.url.trim_start_matches("http://").to_owned();
+    let server = ServeProcess::start_on(&ctx, &storage, &["--depth", "2"]);
+    let host = server.host();
     let helm = || ctx.hermetic(&helm);
 
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "web", "1.2.3"),
-        &ctx.path("out"),
-    );
+    let pkg = configmap_package(&ctx, &mut helm(), "web", "1.2.3");
     run_ok(
         helm()
             .arg("push")
@@ -438,10 +428,8 @@ fn replicas_on_one_bucket_share_each_repository() {
     s3.create_bucket("charts");
     let ctx = TestContext::new();
     let start = || {
-        let mut command = ctx.chartkit();
-        s3.configure(&mut command);
-        ServeProcess::start(
-            command,
+        s3.serve(
+            &ctx,
             &[
                 "s3://charts/pre",
                 "--depth",
@@ -449,7 +437,6 @@ fn replicas_on_one_bucket_share_each_repository() {
                 "--refresh-interval",
                 "0.5",
             ],
-            ctx.dir(),
         )
     };
     let (first, second) = (start(), start());
@@ -493,7 +480,7 @@ fn replicas_on_one_bucket_share_each_repository() {
 fn the_context_path_comes_before_the_repository() {
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &["--depth", "1", "--context-path", "/cm"]);
+    let server = ServeProcess::start_on(&ctx, &storage, &["--depth", "1", "--context-path", "/cm"]);
     let url = server.url.trim_end_matches("/cm");
     assert_eq!(
         upload(
@@ -515,9 +502,8 @@ fn registry_tokens_are_scoped_to_the_repository_path() {
     const NAME: &str = "registry_tokens_are_scoped_to_the_repository_path";
     let ctx = TestContext::new();
     let htpasswd = ctx.path("htpasswd");
-    let hash = bcrypt::hash(PASSWORD, 4).unwrap();
-    std::fs::write(&htpasswd, format!("{USER}:{hash}\n")).unwrap();
-    let server = start(
+    write_htpasswd(&htpasswd, &[(USER, PASSWORD)]);
+    let server = ServeProcess::start_on(
         &ctx,
         &ctx.path("store"),
         &[
@@ -528,7 +514,7 @@ fn registry_tokens_are_scoped_to_the_repository_path() {
         ],
     );
     let url = &server.url;
-    let host = url.trim_start_matches("http://").to_owned();
+    let host = server.host();
     let refused = client()
         .post(format!("{url}/v2/org/a/web/blobs/uploads/"))
         .send()
@@ -567,21 +553,8 @@ fn registry_tokens_are_scoped_to_the_repository_path() {
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "web", "0.1.0"),
-        &ctx.path("out"),
-    );
-    run_ok(helm().args([
-        "registry",
-        "login",
-        &host,
-        "--username",
-        USER,
-        "--password",
-        PASSWORD,
-        "--plain-http",
-    ]));
+    let pkg = configmap_package(&ctx, &mut helm(), "web", "0.1.0");
+    login(&mut helm(), &host, USER, PASSWORD);
     run_ok(
         helm()
             .arg("push")

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use chartkit_tests::charts::{configmap_chart, package_into};
+use chartkit_tests::charts::{configmap_chart, configmap_package};
+use chartkit_tests::registry::login;
 use chartkit_tests::sandbox::{SandboxProcess, run_ok};
 use chartkit_tests::server::client;
-use chartkit_tests::server::{ServeProcess, chart_package};
+use chartkit_tests::server::{ServeProcess, chart_package, index_yaml, write_htpasswd};
 use chartkit_tests::{TestContext, peers, stderr, stdout};
 use sha2::Digest;
 
@@ -18,18 +19,6 @@ const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
 
 fn digest_of(bytes: &[u8]) -> String {
     format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
-}
-
-/// `127.0.0.1:PORT` of a server.
-fn host(server: &ServeProcess) -> String {
-    server.url.trim_start_matches("http://").to_owned()
-}
-
-fn start(ctx: &TestContext, storage: &Path, extra: &[&str]) -> ServeProcess {
-    std::fs::create_dir_all(storage).unwrap();
-    let mut args = vec![storage.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    ServeProcess::start(ctx.chartkit(), &args, ctx.dir())
 }
 
 fn manifest(url: &str, repository: &str, reference: &str) -> reqwest::blocking::Response {
@@ -49,15 +38,6 @@ fn error_code(response: reqwest::blocking::Response) -> (u16, String) {
         .unwrap_or_else(|| panic!("no errors[0].code in {body}"))
         .to_owned();
     (status, code)
-}
-
-fn index_yaml(url: &str) -> String {
-    client()
-        .get(format!("{url}/index.yaml"))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap()
 }
 
 /// Files in the storage directory whose names start with `prefix`.
@@ -80,21 +60,17 @@ fn helm_pushes_pulls_shows_and_installs_and_index_yaml_has_the_pushed_chart() {
     };
     let helm = || ctx.hermetic(&helm);
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &[]);
-    let base = format!("oci://{}/charts", host(&server));
+    let server = ServeProcess::start_on(&ctx, &storage, &[]);
+    let base = format!("oci://{}/charts", server.host());
 
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "web", "1.0.0+build.7"),
-        &ctx.path("out"),
-    );
+    let pkg = configmap_package(&ctx, &mut helm(), "web", "1.0.0+build.7");
     let pushed = run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
     let digest = chartkit_tests::digest_line(&pushed);
     assert_eq!(manifest(&server.url, "charts/web", &digest).status(), 200);
     assert!(
         stderr(&pushed).starts_with(&format!(
             "Pushed: {}/charts/web:1.0.0_build.7\n",
-            host(&server)
+            server.host()
         )),
         "{}",
         stderr(&pushed)
@@ -216,17 +192,13 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "api", "2.1.0"),
-        &ctx.path("out"),
-    );
+    let pkg = configmap_package(&ctx, &mut helm(), "api", "2.1.0");
     let bytes = std::fs::read(&pkg).unwrap();
 
     // What helm pushes for this package, on a server of its own.
-    let reference = start(&ctx, &ctx.path("reference"), &[]);
+    let reference = ServeProcess::start_on(&ctx, &ctx.path("reference"), &[]);
     run_ok(helm().arg("push").arg(&pkg).args([
-        &format!("oci://{}/charts", host(&reference)),
+        &format!("oci://{}/charts", reference.host()),
         "--plain-http",
     ]));
     let helms: serde_json::Value = manifest(&reference.url, "charts/api", "2.1.0")
@@ -235,7 +207,7 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
 
     // Uploaded through ChartMuseum's API; another copied into the storage by hand.
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &["--refresh-interval", "0.2"]);
+    let server = ServeProcess::start_on(&ctx, &storage, &["--refresh-interval", "0.2"]);
     let saved = client()
         .post(format!("{}/api/charts", server.url))
         .body(bytes.clone())
@@ -273,7 +245,7 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
         helm()
             .args([
                 "pull",
-                &format!("oci://{}/charts/api", host(&server)),
+                &format!("oci://{}/charts/api", server.host()),
                 "--version",
                 "2.1.0",
                 "--plain-http",
@@ -297,7 +269,7 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
         helm()
             .args([
                 "pull",
-                &format!("oci://{}/charts/copied", host(&server)),
+                &format!("oci://{}/charts/copied", server.host()),
                 "--version",
                 "0.3.0",
                 "--plain-http",
@@ -309,7 +281,7 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
 
     // The digest stays across a restart: the manifest built once is kept.
     drop(server);
-    let again = start(&ctx, &storage, &[]);
+    let again = ServeProcess::start_on(&ctx, &storage, &[]);
     let second = manifest(&again.url, "charts/api", &digest);
     assert_eq!(second.status(), 200);
     assert_eq!(digest_of(&second.bytes().unwrap()), digest);
@@ -319,15 +291,11 @@ fn a_chart_uploaded_or_copied_in_is_pulled_with_helms_manifest_whose_digest_stay
 fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
     const NAME: &str = "chartkit_pushes_and_skopeo_inspects_lists_and_copies_out";
     let ctx = TestContext::new();
-    let server = start(&ctx, &ctx.path("store"), &[]);
-    let base = format!("oci://{}/charts", host(&server));
+    let server = ServeProcess::start_on(&ctx, &ctx.path("store"), &[]);
+    let base = format!("oci://{}/charts", server.host());
     let mut digests = Vec::new();
     for version in ["0.1.0", "0.2.0", "0.10.0"] {
-        let pkg = package_into(
-            &mut ctx.chartkit(),
-            &configmap_chart(&ctx, "app", version),
-            &ctx.path("out"),
-        );
+        let pkg = configmap_package(&ctx, &mut ctx.chartkit(), "app", version);
         let pushed = run_ok(
             ctx.chartkit()
                 .arg("push")
@@ -385,14 +353,14 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
         chartkit_tests::skip(NAME, "skopeo is not installed");
         return;
     };
-    let image = format!("docker://{}/charts/app:0.2.0", host(&server));
+    let image = format!("docker://{}/charts/app:0.2.0", server.host());
     let raw =
         run_ok(Command::new(&skopeo).args(["inspect", "--raw", "--tls-verify=false", &image]));
     assert_eq!(digest_of(&raw.stdout), digests[1]);
     let tags = run_ok(Command::new(&skopeo).args([
         "list-tags",
         "--tls-verify=false",
-        &format!("docker://{}/charts/app", host(&server)),
+        &format!("docker://{}/charts/app", server.host()),
     ]));
     let tags: serde_json::Value = serde_json::from_slice(&tags.stdout).unwrap();
     assert_eq!(
@@ -417,12 +385,12 @@ fn chartkit_pushes_and_skopeo_inspects_lists_and_copies_out() {
         digests[1]
     );
     // And in: copied into another server, the chart is in its index.yaml.
-    let other = start(&ctx, &ctx.path("other"), &[]);
+    let other = ServeProcess::start_on(&ctx, &ctx.path("other"), &[]);
     run_ok(Command::new(&skopeo).args([
         "copy",
         "--dest-tls-verify=false",
         &format!("dir:{}", copied.display()),
-        &format!("docker://{}/charts/app:0.2.0", host(&other)),
+        &format!("docker://{}/charts/app:0.2.0", other.host()),
     ]));
     assert!(index_yaml(&other.url).contains("version: 0.2.0"));
     assert_eq!(
@@ -491,7 +459,7 @@ fn put_manifest(
 fn the_specs_error_cases_answer_its_codes_and_leave_nothing() {
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(
+    let server = ServeProcess::start_on(
         &ctx,
         &storage,
         &["--max-upload-size", "100000", "--disable-delete"],
@@ -727,12 +695,8 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
     const NAME: &str = "writes_need_credentials_and_get_the_specs_unauthorized";
     let ctx = TestContext::new();
     let htpasswd = ctx.path("htpasswd");
-    std::fs::write(
-        &htpasswd,
-        format!("ci:{}\n", bcrypt::hash("let-me-in", 4).unwrap()),
-    )
-    .unwrap();
-    let server = start(
+    write_htpasswd(&htpasswd, &[("ci", "let-me-in")]);
+    let server = ServeProcess::start_on(
         &ctx,
         &ctx.path("store"),
         &["--basic-auth-file", htpasswd.to_str().unwrap()],
@@ -746,7 +710,7 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
         format!(
             "Bearer realm=\"{}/v2/token\",service=\"{}\",scope=\"repository:charts/web:pull,push\"",
             server.url,
-            host(&server)
+            server.host()
         )
     );
     assert_eq!(error_code(refused), (401, "UNAUTHORIZED".into()));
@@ -765,12 +729,8 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "web", "0.1.0"),
-        &ctx.path("out"),
-    );
-    let base = format!("oci://{}/charts", host(&server));
+    let pkg = configmap_package(&ctx, &mut helm(), "web", "0.1.0");
+    let base = format!("oci://{}/charts", server.host());
     let anonymous = helm()
         .arg("push")
         .arg(&pkg)
@@ -779,16 +739,7 @@ fn writes_need_credentials_and_get_the_specs_unauthorized() {
         .unwrap();
     assert!(!anonymous.status.success());
     assert!(!index_yaml(&server.url).contains("web"));
-    run_ok(helm().args([
-        "registry",
-        "login",
-        &host(&server),
-        "--username",
-        "ci",
-        "--password",
-        "let-me-in",
-        "--plain-http",
-    ]));
+    login(&mut helm(), &server.host(), "ci", "let-me-in");
     run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
     assert!(index_yaml(&server.url).contains("web"));
     let deleted = client()
@@ -837,8 +788,8 @@ fn a_provenance_layer_is_the_repositorys_prov_file_both_ways() {
         let prov = std::fs::read(out.join(format!("{name}-1.2.3.tgz.prov"))).unwrap();
         (pkg, prov)
     };
-    let server = start(&ctx, &ctx.path("store"), &[]);
-    let base = format!("oci://{}/charts", host(&server));
+    let server = ServeProcess::start_on(&ctx, &ctx.path("store"), &[]);
+    let base = format!("oci://{}/charts", server.host());
     let verify = |chart: &str| {
         let out = ctx.path(&format!("verified-{chart}"));
         std::fs::create_dir_all(&out).unwrap();
@@ -911,15 +862,7 @@ fn two_replicas_on_one_bucket_share_both_faces() {
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let start = || {
-        let mut command = ctx.chartkit();
-        s3.configure(&mut command);
-        ServeProcess::start(
-            command,
-            &["s3://charts/team", "--refresh-interval", "0.3"],
-            ctx.dir(),
-        )
-    };
+    let start = || s3.serve(&ctx, &["s3://charts/team", "--refresh-interval", "0.3"]);
     let (a, b) = (start(), start());
     let wait_for = |url: &str, text: &str| {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -933,16 +876,12 @@ fn two_replicas_on_one_bucket_share_both_faces() {
     };
 
     // Pushed to A, pulled from B with the same digest.
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "pushed", "1.0.0"),
-        &ctx.path("out"),
-    );
+    let pkg = configmap_package(&ctx, &mut helm(), "pushed", "1.0.0");
     let pushed = run_ok(
         helm()
             .arg("push")
             .arg(&pkg)
-            .args([&format!("oci://{}/charts", host(&a)), "--plain-http"]),
+            .args([&format!("oci://{}/charts", a.host()), "--plain-http"]),
     );
     wait_for(&b.url, "pushed");
     let out = ctx.path("pulled");
@@ -951,7 +890,7 @@ fn two_replicas_on_one_bucket_share_both_faces() {
         helm()
             .args([
                 "pull",
-                &format!("oci://{}/charts/pushed", host(&b)),
+                &format!("oci://{}/charts/pushed", b.host()),
                 "--version",
                 "1.0.0",
                 "--plain-http",
@@ -991,7 +930,7 @@ fn two_replicas_on_one_bucket_share_both_faces() {
         helm()
             .args([
                 "pull",
-                &format!("oci://{}/charts/uploaded@{digest}", host(&a)),
+                &format!("oci://{}/charts/uploaded@{digest}", a.host()),
                 "--plain-http",
                 "-d",
             ])
@@ -1013,16 +952,10 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
         return;
     };
     let storage = ctx.path("store");
-    let mut server = start(&ctx, &storage, &[]);
-    let base = format!("oci://{}/charts", host(&server));
+    let mut server = ServeProcess::start_on(&ctx, &storage, &[]);
+    let base = format!("oci://{}/charts", server.host());
     let packages: Vec<PathBuf> = (0..8)
-        .map(|i| {
-            package_into(
-                &mut ctx.hermetic(&helm),
-                &configmap_chart(&ctx, &format!("c{i}"), "1.0.0"),
-                &ctx.path("out"),
-            )
-        })
+        .map(|i| configmap_package(&ctx, &mut ctx.hermetic(&helm), &format!("c{i}"), "1.0.0"))
         .collect();
     let (tx, rx) = std::sync::mpsc::channel();
     let pushes: Vec<_> = packages
@@ -1051,7 +984,7 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
         .collect();
     assert!(!acknowledged.is_empty());
 
-    let again = start(&ctx, &storage, &[]);
+    let again = ServeProcess::start_on(&ctx, &storage, &[]);
     let out = ctx.path("pulled");
     std::fs::create_dir_all(&out).unwrap();
     for (i, digest) in &acknowledged {
@@ -1059,7 +992,7 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
             ctx.hermetic(&helm)
                 .args([
                     "pull",
-                    &format!("oci://{}/charts/c{i}", host(&again)),
+                    &format!("oci://{}/charts/c{i}", again.host()),
                     "--version",
                     "1.0.0",
                     "--plain-http",
@@ -1079,7 +1012,7 @@ fn every_push_acknowledged_before_a_sigkill_is_there_after_the_restart() {
 fn with_oci_artifacts_other_manifests_sit_beside_the_charts() {
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &["--oci-artifacts"]);
+    let server = ServeProcess::start_on(&ctx, &storage, &["--oci-artifacts"]);
     let url = server.url.as_str();
     let r = "charts/demo";
     let package = chart_package("demo", "1.0.0");
@@ -1177,17 +1110,13 @@ fn with_oci_artifacts_other_manifests_sit_beside_the_charts() {
 #[test]
 fn oci_namespace_moves_the_charts_and_the_default_answers_name_unknown() {
     let ctx = TestContext::new();
-    let server = start(&ctx, &ctx.path("store"), &["--oci-namespace", "team"]);
-    let pkg = package_into(
-        &mut ctx.chartkit(),
-        &configmap_chart(&ctx, "web", "0.1.0"),
-        &ctx.path("out"),
-    );
+    let server = ServeProcess::start_on(&ctx, &ctx.path("store"), &["--oci-namespace", "team"]);
+    let pkg = configmap_package(&ctx, &mut ctx.chartkit(), "web", "0.1.0");
     let pushed = run_ok(
         ctx.chartkit()
             .arg("push")
             .arg(&pkg)
-            .args([&format!("oci://{}/team", host(&server)), "--plain-http"]),
+            .args([&format!("oci://{}/team", server.host()), "--plain-http"]),
     );
     assert_eq!(
         digest_of(&manifest(&server.url, "team/web", "0.1.0").bytes().unwrap()),
@@ -1201,7 +1130,7 @@ fn oci_namespace_moves_the_charts_and_the_default_answers_name_unknown() {
         .chartkit()
         .arg("push")
         .arg(&pkg)
-        .args([&format!("oci://{}/charts", host(&server)), "--plain-http"])
+        .args([&format!("oci://{}/charts", server.host()), "--plain-http"])
         .output()
         .unwrap();
     assert!(!refused.status.success());
@@ -1225,17 +1154,13 @@ fn deleting_a_manifest_deletes_the_chart_version_on_both_faces() {
     const NAME: &str = "deleting_a_manifest_deletes_the_chart_version_on_both_faces";
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(&ctx, &storage, &[]);
+    let server = ServeProcess::start_on(&ctx, &storage, &[]);
     let url = server.url.as_str();
-    let base = format!("oci://{}/charts", host(&server));
+    let base = format!("oci://{}/charts", server.host());
     let helm = peers::helm_or_skip(NAME);
     // helm's own pushes where helm is here, chartkit's otherwise: the server cannot tell.
     let push = |version: &str| {
-        let pkg = package_into(
-            &mut ctx.chartkit(),
-            &configmap_chart(&ctx, "web", version),
-            &ctx.path("out"),
-        );
+        let pkg = configmap_package(&ctx, &mut ctx.chartkit(), "web", version);
         let mut command = match &helm {
             Some(helm) => ctx.hermetic(helm),
             None => ctx.chartkit(),
@@ -1369,7 +1294,7 @@ fn deleting_a_manifest_deletes_the_chart_version_on_both_faces() {
 fn garbage_collection_removes_unshared_blobs_and_abandoned_uploads() {
     let ctx = TestContext::new();
     let storage = ctx.path("store");
-    let server = start(
+    let server = ServeProcess::start_on(
         &ctx,
         &storage,
         &[
@@ -1508,7 +1433,7 @@ fn the_upload_directory_a_killed_server_left_is_removed_at_start() {
 #[test]
 fn registry_uploads_take_upload_turns_and_keep_within_the_size_limit() {
     let ctx = TestContext::new();
-    let server = start(
+    let server = ServeProcess::start_on(
         &ctx,
         &ctx.path("store"),
         &["--max-concurrent-uploads", "1", "--max-upload-size", "300"],
@@ -1517,12 +1442,12 @@ fn registry_uploads_take_upload_turns_and_keep_within_the_size_limit() {
     let session = start_upload(&url, "charts/web");
     // A chunk whose body arrives slowly holds the only upload turn...
     let location = session.trim_start_matches(&url).to_owned();
-    let mut slow = std::net::TcpStream::connect(host(&server)).unwrap();
+    let mut slow = std::net::TcpStream::connect(server.host()).unwrap();
     use std::io::Write;
     write!(
         slow,
         "PATCH {location} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/octet-stream\r\nContent-Length: 200\r\n\r\n",
-        host(&server)
+        server.host()
     )
     .unwrap();
     slow.write_all(&[0u8; 10]).unwrap();
@@ -1559,13 +1484,9 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
     const NAME: &str = "the_token_flow_serves_helm_and_skopeo_with_credentials";
     let ctx = TestContext::new();
     let htpasswd = ctx.path("htpasswd");
-    std::fs::write(
-        &htpasswd,
-        format!("ci:{}\n", bcrypt::hash("let-me-in", 4).unwrap()),
-    )
-    .unwrap();
+    write_htpasswd(&htpasswd, &[("ci", "let-me-in")]);
     let storage = ctx.path("store");
-    let server = start(
+    let server = ServeProcess::start_on(
         &ctx,
         &storage,
         &["--basic-auth-file", htpasswd.to_str().unwrap()],
@@ -1577,11 +1498,11 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
     let ping = client().get(format!("{url}/v2/")).send().unwrap();
     assert_eq!(
         ping.headers()["www-authenticate"],
-        format!("Bearer realm=\"{realm}\",service=\"{}\"", host(&server))
+        format!("Bearer realm=\"{realm}\",service=\"{}\"", server.host())
     );
     assert_eq!(error_code(ping), (401, "UNAUTHORIZED".into()));
     let token = |credentials: Option<(&str, &str)>, scope: &str| {
-        let mut request = client().get(format!("{realm}?service={}&scope={scope}", host(&server)));
+        let mut request = client().get(format!("{realm}?service={}&scope={scope}", server.host()));
         if let Some((user, password)) = credentials {
             request = request.basic_auth(user, Some(password));
         }
@@ -1634,7 +1555,7 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
         (401, "UNAUTHORIZED".into())
     );
     // Another replica over the same storage accepts the token (the key is in the storage).
-    let replica = start(
+    let replica = ServeProcess::start_on(
         &ctx,
         &storage,
         &["--basic-auth-file", htpasswd.to_str().unwrap()],
@@ -1660,22 +1581,9 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
     assert_eq!(refused.status(), 401);
 
     // chartkit's own client: login, push and pull through tokens.
-    let base = format!("oci://{}/charts", host(&server));
-    let ours = package_into(
-        &mut ctx.chartkit(),
-        &configmap_chart(&ctx, "ours", "0.3.0"),
-        &ctx.path("out"),
-    );
-    run_ok(ctx.chartkit().args([
-        "registry",
-        "login",
-        &host(&server),
-        "--username",
-        "ci",
-        "--password",
-        "let-me-in",
-        "--plain-http",
-    ]));
+    let base = format!("oci://{}/charts", server.host());
+    let ours = configmap_package(&ctx, &mut ctx.chartkit(), "ours", "0.3.0");
+    login(&mut ctx.chartkit(), &server.host(), "ci", "let-me-in");
     let pushed = run_ok(
         ctx.chartkit()
             .arg("push")
@@ -1698,25 +1606,12 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "web", "0.1.0"),
-        &ctx.path("out"),
-    );
-    let login = run_ok(helm().args([
-        "registry",
-        "login",
-        &host(&server),
-        "--username",
-        "ci",
-        "--password",
-        "let-me-in",
-        "--plain-http",
-    ]));
+    let pkg = configmap_package(&ctx, &mut helm(), "web", "0.1.0");
+    let logged_in = login(&mut helm(), &server.host(), "ci", "let-me-in");
     assert!(
-        stderr(&login).contains("Login Succeeded"),
+        stderr(&logged_in).contains("Login Succeeded"),
         "{}",
-        stderr(&login)
+        stderr(&logged_in)
     );
     let pushed = run_ok(helm().arg("push").arg(&pkg).args([&base, "--plain-http"]));
     let out = ctx.path("pulled");
@@ -1733,7 +1628,7 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
     );
     // A wrong password does not log in.
     let wrong = helm()
-        .args(["registry", "login", &host(&server), "--username", "ci"])
+        .args(["registry", "login", &server.host(), "--username", "ci"])
         .args(["--password", "wrong", "--plain-http"])
         .output()
         .unwrap();
@@ -1743,7 +1638,7 @@ fn the_token_flow_serves_helm_and_skopeo_with_credentials() {
         chartkit_tests::skip(NAME, "skopeo is not installed");
         return;
     };
-    let image = format!("docker://{}/charts/web:0.1.0", host(&server));
+    let image = format!("docker://{}/charts/web:0.1.0", server.host());
     let copied = ctx.path("copied");
     run_ok(Command::new(&skopeo).args([
         "copy",
@@ -1778,12 +1673,8 @@ fn docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_depen
         return;
     };
     let helm = || ctx.hermetic(&helm);
-    let server = start(&ctx, &ctx.path("store"), &[]);
-    let pkg = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "web", "0.1.0"),
-        &ctx.path("out"),
-    );
+    let server = ServeProcess::start_on(&ctx, &ctx.path("store"), &[]);
+    let pkg = configmap_package(&ctx, &mut helm(), "web", "0.1.0");
     // Uploaded through ChartMuseum's API: the registry face's manifest is built for it.
     let saved = client()
         .post(format!("{}/api/charts", server.url))
@@ -1843,7 +1734,7 @@ fn docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_depen
         ]));
     };
     sync(
-        format!("{}/charts/web", host(&server)),
+        format!("{}/charts/web", server.host()),
         format!("{}/mirror", registry.host),
     );
     let mirrored = client()
@@ -1856,11 +1747,7 @@ fn docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_depen
         .unwrap();
     assert_eq!(mirrored.status(), 200);
     assert_eq!(digest_of(&mirrored.bytes().unwrap()), digest);
-    let api = package_into(
-        &mut helm(),
-        &configmap_chart(&ctx, "api", "2.0.0"),
-        &ctx.path("out"),
-    );
+    let api = configmap_package(&ctx, &mut helm(), "api", "2.0.0");
     let pushed = run_ok(
         helm()
             .arg("push")
@@ -1869,7 +1756,7 @@ fn docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_depen
     );
     sync(
         format!("{}/elsewhere/api", registry.host),
-        format!("{}/charts", host(&server)),
+        format!("{}/charts", server.host()),
     );
     assert!(index_yaml(&server.url).contains("version: 2.0.0"));
     assert_eq!(
@@ -1884,7 +1771,7 @@ fn docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_depen
         app.join("Chart.yaml"),
         format!(
             "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n  - name: web\n    version: ^0.1.0\n    repository: oci://{}/charts\n",
-            host(&server)
+            server.host()
         ),
     )
     .unwrap();
@@ -1899,7 +1786,7 @@ fn docker_registry_proxies_it_skopeo_syncs_both_ways_and_helm_resolves_oci_depen
     );
     let lock = std::fs::read_to_string(app.join("Chart.lock")).unwrap();
     assert!(
-        lock.contains(&format!("repository: oci://{}/charts", host(&server))),
+        lock.contains(&format!("repository: oci://{}/charts", server.host())),
         "{lock}"
     );
 }

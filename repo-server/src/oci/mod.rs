@@ -26,7 +26,7 @@ use bytes::Bytes;
 use chartkit_oci::manifest::{self, ChartManifest};
 
 use crate::api::AppState;
-use crate::upload;
+use crate::upload_body;
 use error::{Code, OciError};
 pub use uploads::Uploads;
 
@@ -49,6 +49,23 @@ pub struct Registry {
     pub tokens: Option<token::Tokens>,
     /// Whether the server speaks HTTPS (for the token service's address).
     pub tls: bool,
+}
+
+#[cfg(test)]
+impl Registry {
+    /// What unit tests of other parts of the server start from: the `charts` namespace,
+    /// Helm charts only, no credentials, plain HTTP.
+    pub(crate) fn for_tests() -> Registry {
+        Registry {
+            namespace: "charts".to_owned(),
+            uploads: Uploads::new(8, std::time::Duration::from_secs(60)).unwrap(),
+            artifacts: false,
+            gc: gc::GcSettings::default(),
+            recent: gc::RecentBlobs::default(),
+            tokens: None,
+            tls: false,
+        }
+    }
 }
 
 fn api_version(response: &mut Response) {
@@ -147,35 +164,10 @@ fn query(request: &Request) -> Vec<(String, String)> {
     query_pairs(request.uri().query().unwrap_or(""))
 }
 
-/// A query string's decoded pairs, in order (a key may repeat).
+/// A query string's decoded pairs, in order (a key may repeat), decoded as Go's
+/// `url.ParseQuery` and browsers' forms do (`+` is a space).
 pub(crate) fn query_pairs(q: &str) -> Vec<(String, String)> {
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(byte) = text
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
 fn param<'a>(params: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -509,7 +501,8 @@ async fn start_upload(
         // A body, so one of the uploads that may be received at once.
         let _turn = state.policy.uploads.acquire().await?;
         let (head, body) = request.into_parts();
-        let data = upload::read_body(&head.headers, body, state.policy.max_upload_size).await?;
+        let data =
+            upload_body::read_body(&head.headers, body, state.policy.max_upload_size).await?;
         store_verified(state, &digest, data).await?;
         return Ok(created_blob(repository, &digest));
     }
@@ -575,7 +568,7 @@ async fn append_body(
     }
     let limit = state.policy.max_upload_size;
     let remaining = limit.saturating_sub(usize::try_from(session.size).unwrap_or(usize::MAX));
-    let data = match upload::read_body(&head.headers, body, remaining).await {
+    let data = match upload_body::read_body(&head.headers, body, remaining).await {
         Ok(data) => data,
         Err(error) if error.status == StatusCode::PAYLOAD_TOO_LARGE => {
             // Nothing of an upload that cannot finish is kept.
@@ -676,7 +669,7 @@ async fn put_manifest(
     let _turn = state.policy.uploads.acquire().await?;
     let (head, body) = request.into_parts();
     let limit = MAX_MANIFEST_SIZE.min(state.policy.max_upload_size);
-    let bytes = upload::read_body(&head.headers, body, limit)
+    let bytes = upload_body::read_body(&head.headers, body, limit)
         .await
         .map_err(|e| {
             let status = e.status;
@@ -1068,7 +1061,12 @@ mod tests {
 
     #[test]
     fn query_values_are_decoded() {
-        assert_eq!(decode("sha256%3Aab"), "sha256:ab");
-        assert_eq!(decode("a%2"), "a%2");
+        let pairs = query_pairs("digest=sha256%3Aab&n=a%2&scope=repository:x:pull+push");
+        assert_eq!(pairs[0].1, "sha256:ab");
+        assert_eq!(pairs[1].1, "a%2");
+        assert_eq!(
+            pairs[2].1, "repository:x:pull push",
+            "as Go's url.ParseQuery"
+        );
     }
 }

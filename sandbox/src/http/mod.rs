@@ -6,6 +6,7 @@ mod audit;
 pub mod discovery;
 mod openapi;
 pub mod path;
+mod request_body;
 pub mod table;
 mod table_apps;
 mod table_cluster;
@@ -21,8 +22,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Body;
-use bytes::Bytes;
-use http_body_util::BodyExt as _;
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
@@ -41,8 +40,8 @@ pub const SHUTDOWN_PATH: &str = "/.chartkit/shutdown";
 /// The header carrying the shutdown secret.
 pub const SHUTDOWN_HEADER: &str = "x-chartkit-shutdown";
 
-/// Largest request body accepted, as the API server's limit (3 MiB).
-pub const MAX_BODY: usize = 3 * 1024 * 1024;
+pub use request_body::MAX_BODY;
+use request_body::read_body;
 
 /// What every request handler shares.
 pub struct App {
@@ -313,18 +312,6 @@ fn version_info(cluster: &Cluster) -> Value {
     })
 }
 
-/// Reads a body within the limit.
-async fn read_body(body: Body) -> ApiResult<Bytes> {
-    let limited = http_body_util::Limited::new(body, MAX_BODY);
-    match limited.collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(ApiError::too_large(MAX_BODY)),
-        Err(e) => Err(ApiError::bad_request(format!(
-            "reading the request body: {e}"
-        ))),
-    }
-}
-
 /// A write's options; `kind` names them in errors (`CreateOptions`, `UpdateOptions`,
 /// `PatchOptions`).
 fn write_options(q: &Query, headers: &HeaderMap, kind: &str) -> ApiResult<WriteOptions> {
@@ -574,7 +561,7 @@ async fn resource_request(
         }
         (&Method::POST, true) => {
             let mut opts = write_options(&q, &headers, "CreateOptions")?;
-            let body = read_body(req.into_body()).await?;
+            let body = read_body(&headers, req.into_body()).await?;
             let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             opts.duplicates = crate::body::duplicate_fields(&body);
             if let Some(resp) = crate::virtual_resources::create(cluster, &target, &object)? {
@@ -585,14 +572,14 @@ async fn resource_request(
         }
         (&Method::POST, false) => {
             // Subresources created by POST: eviction, token, binding.
-            let body = read_body(req.into_body()).await?;
+            let body = read_body(&headers, req.into_body()).await?;
             let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             crate::virtual_resources::post_subresource(cluster, &target, &object)
                 .map(|v| json_response(201, &v))
         }
         (&Method::PUT, false) => {
             let mut opts = write_options(&q, &headers, "UpdateOptions")?;
-            let body = read_body(req.into_body()).await?;
+            let body = read_body(&headers, req.into_body()).await?;
             let object = crate::body::parse_object_for(&expect, &content_type, &body)?;
             opts.duplicates = crate::body::duplicate_fields(&body);
             if target.subresource == "finalize" {
@@ -607,13 +594,13 @@ async fn resource_request(
             let kind = PatchType::from_content_type(&content_type)
                 .ok_or_else(|| ApiError::unsupported_patch_type(def.custom.is_some()))?;
             let opts = write_options(&q, &headers, "PatchOptions")?;
-            let body = read_body(req.into_body()).await?;
+            let body = read_body(&headers, req.into_body()).await?;
             let written = cluster.patch(&target, kind, &body, &opts)?;
             let code = if written.created { 201 } else { 200 };
             finish_write(cluster, written, code).await
         }
         (&Method::DELETE, named) => {
-            let body = read_body(req.into_body()).await?;
+            let body = read_body(&headers, req.into_body()).await?;
             let opts = delete_options(&q, &content_type, &body)?;
             if named {
                 let lo = list_options(&q)?;
