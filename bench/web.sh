@@ -14,7 +14,8 @@
 # Prints p50/p99/requests per second and, for the pages, pass/fail against p99 < 20 ms, as
 # Markdown (copy it into BENCHMARKS.md).
 # Usage: bench/web.sh     env: BIG (charts, default 5000), DURATION (wrk seconds, default 15),
-#                         CONNECTIONS (default 32), WORD (searched for, default postgres)
+#                         CONNECTIONS (default 32), WORD (searched for, default postgres),
+#                         CHARTKIT_BIN (a release binary built already; bench/lib.sh)
 # Needs: wrk (apt-get install -y wrk), python3, curl.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,13 +28,9 @@ for tool in wrk python3 curl; do
   command -v "$tool" >/dev/null || { echo "$tool not found (apt-get install -y wrk)" >&2; exit 1; }
 done
 
-chartkit=$("$root/scripts/build-release" --quiet)
-work=$(mktemp -d)
-cleanup() {
-  [[ -f $work/pids ]] && while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$work/pids"
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$root/bench/lib.sh"
+chartkit=$(bench_chartkit)
+bench_work
 
 echo "making $big charts" >&2
 start=$(date +%s.%N)
@@ -55,13 +52,14 @@ done
 made_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 echo "$packages packages ($(du -sh "$work/charts" | cut -f1)) in ${made_s} s, ${#signed[@]} signed" >&2
 
-# The server binds port 0 and prints the address it got.
+# The server binds port 0 and prints the address it got (no free_port race); its pid is
+# kept for its peak memory at the end.
 : >"$work/serve.out"
 start=$(date +%s.%N)
 CHARTKIT_LOG=warn "$chartkit" serve "$work/charts" --addr 127.0.0.1:0 \
   --keyring "$work/key/public.asc" >"$work/serve.out" 2>&1 &
 server_pid=$!
-echo "$server_pid" >>"$work/pids"
+bench_track "$server_pid"
 url=
 for _ in $(seq 1200); do
   url=$(sed -n 's|^Listening on \(http://[^/]*\)/$|\1|p' "$work/serve.out")
