@@ -347,25 +347,7 @@ async fn search_finds_charts_by_typing_and_by_submitting_the_form() {
     browser.screenshot("web-list").await;
 
     // With the script: typing changes the results in place, no page is loaded.
-    browser.eval("window.__samePage = 42; return true;").await;
-    let input = browser
-        .client
-        .find(fantoccini::Locator::Css("form.search input[name=q]"))
-        .await
-        .expect("the search box");
-    input.send_keys("webapp").await.unwrap();
-    wait_for(
-        browser,
-        "the results to show webapp alone",
-        "const r = document.getElementById('results'); \
-         return !!r && r.textContent.includes('webapp') && !r.textContent.includes('grafana');",
-    )
-    .await;
-    assert_eq!(
-        browser.eval("return window.__samePage;").await,
-        42,
-        "the results changed without loading a page"
-    );
+    search_in_place(browser, "webapp", "webapp", "grafana").await;
     let link = browser
         .eval("return Array.from(document.querySelectorAll('#results a')).map(a => a.getAttribute('href'));")
         .await;
@@ -380,8 +362,7 @@ async fn search_finds_charts_by_typing_and_by_submitting_the_form() {
     browser.screenshot("web-search").await;
 
     // Submitting the form: an ordinary GET with the query in the address.
-    input.clear().await.unwrap();
-    input.send_keys("visualizing").await.unwrap();
+    input_search(browser, "visualizing").await;
     let form = browser
         .client
         .form(fantoccini::Locator::Css("form.search"))
@@ -439,6 +420,43 @@ async fn search_finds_charts_by_typing_and_by_submitting_the_form() {
     assert_no_script_ran(browser, "hostile chart in the search results").await;
 }
 
+/// Types `query` into the search box and waits until the search script has put results
+/// showing `shown` and not `hidden` in place, on the same page (no page was loaded).
+async fn search_in_place(browser: &Browser, query: &str, shown: &str, hidden: &str) {
+    browser.eval("window.__samePage = 42; return true;").await;
+    input_search(browser, query).await;
+    let script = format!(
+        "const r = document.getElementById('results'); \
+         return !!r && r.textContent.includes({shown:?}) && !r.textContent.includes({hidden:?});"
+    );
+    wait_for(
+        browser,
+        &format!("the search for {query} to show {shown} without {hidden}"),
+        &script,
+    )
+    .await;
+    assert_eq!(
+        browser.eval("return window.__samePage;").await,
+        42,
+        "the results of {query} changed without loading a page"
+    );
+}
+
+/// Follows the link reading `text` and waits until the page at `path` has loaded.
+async fn follow(browser: &Browser, text: &str, path: &str) {
+    browser
+        .client
+        .find(fantoccini::Locator::LinkText(text))
+        .await
+        .unwrap_or_else(|_| panic!("no link reads {text}"))
+        .click()
+        .await
+        .unwrap();
+    let script =
+        format!("return location.pathname === {path:?} && document.readyState === 'complete';");
+    wait_for(browser, &format!("{path} to load"), &script).await;
+}
+
 async fn input_search(browser: &Browser, text: &str) {
     let input = browser
         .client
@@ -483,18 +501,7 @@ async fn chart_page_shows_readme_values_versions_and_signer_and_the_comparison_t
     browser.screenshot("web-chart").await;
 
     // The older version's page: unsigned, its own values.
-    let older = browser
-        .client
-        .find(fantoccini::Locator::LinkText("1.0.0"))
-        .await
-        .expect("a link to 1.0.0");
-    older.click().await.unwrap();
-    wait_for(
-        browser,
-        "1.0.0's page",
-        "return location.pathname === '/charts/webapp/1.0.0' && document.readyState === 'complete';",
-    )
-    .await;
+    follow(browser, "1.0.0", "/charts/webapp/1.0.0").await;
     assert!(
         text_of(browser, "pre.values")
             .await
@@ -614,31 +621,8 @@ async fn under_a_context_path_the_pages_find_their_style_script_and_links() {
         );
     }
 
-    browser.eval("window.__samePage = 42; return true;").await;
-    input_search(browser, "webapp").await;
-    wait_for(
-        browser,
-        "the search script's results under /team",
-        "const r = document.getElementById('results'); \
-         return r.textContent.includes('webapp') && !r.textContent.includes('grafana');",
-    )
-    .await;
-    assert_eq!(browser.eval("return window.__samePage;").await, 42);
-
-    browser
-        .client
-        .find(fantoccini::Locator::LinkText("webapp"))
-        .await
-        .expect("the result's link")
-        .click()
-        .await
-        .unwrap();
-    wait_for(
-        browser,
-        "webapp's page under /team",
-        "return location.pathname === '/team/charts/webapp' && document.readyState === 'complete';",
-    )
-    .await;
+    search_in_place(browser, "webapp", "webapp", "grafana").await;
+    follow(browser, "webapp", "/team/charts/webapp").await;
     assert_eq!(text_of(browser, ".readme h1").await, "Webapp chart");
     let form = browser
         .client
@@ -707,30 +691,8 @@ async fn behind_auth_reads_a_signed_in_browser_reads_pages_and_searches() {
         true,
         "the style sheet loaded with the page's credentials"
     );
-    browser.eval("window.__samePage = 42; return true;").await;
-    input_search(browser, "podinfo").await;
-    wait_for(
-        browser,
-        "the search script's results behind --auth-reads",
-        "const r = document.getElementById('results'); \
-         return r.textContent.includes('podinfo') && !r.textContent.includes('webapp');",
-    )
-    .await;
-    assert_eq!(browser.eval("return window.__samePage;").await, 42);
-    browser
-        .client
-        .find(fantoccini::Locator::LinkText("podinfo"))
-        .await
-        .expect("the result's link")
-        .click()
-        .await
-        .unwrap();
-    wait_for(
-        browser,
-        "podinfo's page behind --auth-reads",
-        "return location.pathname === '/charts/podinfo' && document.readyState === 'complete';",
-    )
-    .await;
+    search_in_place(browser, "podinfo", "podinfo", "webapp").await;
+    follow(browser, "podinfo", "/charts/podinfo").await;
     assert!(
         text_of(browser, ".readme").await.contains("Podinfo"),
         "podinfo's README is on its page"
@@ -803,30 +765,8 @@ async fn each_repository_of_a_depth_server_has_its_own_pages() {
         "the style sheet loaded under /org/one/"
     );
 
-    browser.eval("window.__samePage = 42; return true;").await;
-    input_search(&browser, "visualizing").await;
-    wait_for(
-        &browser,
-        "the search script's results in org/one",
-        "const r = document.getElementById('results'); \
-         return r.textContent.includes('grafana') && !r.textContent.includes('podinfo');",
-    )
-    .await;
-    assert_eq!(browser.eval("return window.__samePage;").await, 42);
-    browser
-        .client
-        .find(fantoccini::Locator::LinkText("grafana"))
-        .await
-        .expect("the result's link")
-        .click()
-        .await
-        .unwrap();
-    wait_for(
-        &browser,
-        "grafana's page in org/one",
-        "return location.pathname === '/org/one/charts/grafana' && document.readyState === 'complete';",
-    )
-    .await;
+    search_in_place(&browser, "visualizing", "grafana", "podinfo").await;
+    follow(&browser, "grafana", "/org/one/charts/grafana").await;
     let package = browser
         .eval(
             "const a = Array.from(document.querySelectorAll('table.versions a')).find(a => a.textContent === 'package'); \
