@@ -24,17 +24,26 @@ async fn load(
         .repo
         .file_of(name, entry.version())
         .ok_or_else(not_found)?;
+    load_file(state, &file).await
+}
+
+/// A stored package file loaded with every file kept, inflated and parsed off the async
+/// workers: what ChartMuseum's content routes and the web view read.
+pub(crate) async fn load_file(
+    state: &AppState,
+    file: &str,
+) -> Result<chartkit_chart::Chart, ApiError> {
     let data = state
         .repo
         .storage()
-        .get(&file)
+        .get(file)
         .await?
-        .ok_or_else(not_found)?;
+        .ok_or_else(|| ApiError::not_found(format!("{file} not found")))?;
     let options = chartkit_chart::LoadOptions {
         retain: chartkit_chart::archive::Retain::All,
         ..chartkit_chart::LoadOptions::for_index(state.repo.rules().limits)
     };
-    // Inflating and parsing is CPU work, kept off the async workers.
+    let file = file.to_owned();
     tokio::task::spawn_blocking(move || chartkit_chart::load_archive(&data, &file, &options))
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?

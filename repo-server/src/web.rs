@@ -554,25 +554,6 @@ fn judge_provenance(keyring: Option<&Keyring>, text: &str, file: &str, digest: &
     }
 }
 
-/// Reads a stored package with every file kept, off the async workers.
-async fn load_package(state: &AppState, file: &str) -> Result<chartkit_chart::Chart, ApiError> {
-    let data = state
-        .repo
-        .storage()
-        .get(file)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("{file} not found")))?;
-    let options = chartkit_chart::LoadOptions {
-        retain: chartkit_chart::archive::Retain::All,
-        ..chartkit_chart::LoadOptions::for_index(state.repo.rules().limits)
-    };
-    let file = file.to_owned();
-    tokio::task::spawn_blocking(move || chartkit_chart::load_archive(&data, &file, &options))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
-}
-
 async fn package_view(
     web: &Web,
     state: &AppState,
@@ -591,7 +572,7 @@ async fn package_view(
     {
         return Ok(view);
     }
-    let chart = load_package(state, &file).await?;
+    let chart = crate::chart_contents::load_file(state, &file).await?;
     let readme = chart
         .readme()
         .map(|f| bounded_text(&f.data, chartkit_web::limits::README_BYTES));
@@ -676,7 +657,7 @@ async fn version_files(
             "chart `{name}` has no version `{version}` in this repository"
         ))
     })?;
-    let chart = load_package(state, &file).await?;
+    let chart = crate::chart_contents::load_file(state, &file).await?;
     let mut left = COMPARE_TEMPLATE_BYTES;
     let templates = chart
         .templates
